@@ -1,0 +1,104 @@
+// glia logits: evaluate token ids and write their logits as little-endian float32 [n_ids, n_vocab].
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <bit>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+
+#include "commands.h"
+#include "common_options.h"
+
+namespace glia::cli {
+namespace {
+
+result<std::vector<int32_t>> parse_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(',', i);
+    if (j == std::string::npos) j = text.size();
+    const std::string item = text.substr(i, j - i);
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
+      return make_error("--ids: '{}' is not a token id", item);
+    ids.push_back(int32_t(v));
+    i = j + 1;
+  }
+  if (ids.empty()) return make_error("--ids: no token ids given");
+  return ids;
+}
+
+}  // namespace
+
+command_fn add_logits(CLI::App& app) {
+  auto* cmd = app.add_subcommand("logits", "evaluate token ids and write their logits (float32 [n_ids, n_vocab])");
+  struct opts {
+    session_options s;
+    std::string ids;
+    std::string out;
+    bool one_by_one = false;
+  };
+  auto o = std::make_shared<opts>();
+  add_session_options(cmd, o->s);
+  cmd->add_option("--ids", o->ids, "comma-separated token ids")->required();
+  cmd->add_option("--out", o->out, "output file")->required();
+  cmd->add_flag("--one-by-one", o->one_by_one, "evaluate one token at a time through the KV cache");
+
+  return [o]() {
+    auto ids = parse_ids(o->ids);
+    if (!ids) {
+      fmt::print(stderr, "error: {}\n", ids.message());
+      return 1;
+    }
+    auto s = session::create(o->s);
+    if (!s) {
+      fmt::print(stderr, "error: {}\n", s.message());
+      return 1;
+    }
+    auto& sess = **s;
+    for (size_t i = 0; i < ids->size(); ++i)
+      if ((*ids)[i] < 0 || (*ids)[i] >= sess.n_vocab()) {
+        fmt::print(stderr, "error: token id {} (index {}) is outside the vocabulary (0..{})\n", (*ids)[i], i, sess.n_vocab() - 1);
+        return 1;
+      }
+    if (int64_t(ids->size()) > sess.n_ctx()) {
+      fmt::print(stderr, "error: {} ids do not fit the context of {} tokens (use -c)\n", ids->size(), sess.n_ctx());
+      return 1;
+    }
+    std::vector<float> all, row;
+    if (o->one_by_one) {
+      for (int32_t id : *ids) {
+        const int32_t one[1] = {id};
+        status r = sess.eval(one, false, row);
+        if (!r) {
+          fmt::print(stderr, "error: {}\n", r.message());
+          return 1;
+        }
+        all.insert(all.end(), row.begin(), row.end());
+      }
+    } else {
+      status r = sess.eval(*ids, true, all);
+      if (!r) {
+        fmt::print(stderr, "error: {}\n", r.message());
+        return 1;
+      }
+    }
+    std::ofstream out(o->out, std::ios::binary);
+    // x86-64 and AArch64 Linux are little-endian, which is what the file format promises.
+    static_assert(std::endian::native == std::endian::little);
+    out.write(reinterpret_cast<const char*>(all.data()), std::streamsize(all.size() * sizeof(float)));
+    if (!out) {
+      fmt::print(stderr, "error: cannot write {}\n", o->out);
+      return 1;
+    }
+    fmt::print(stderr, "wrote {} x {} logits to {}\n", ids->size(), sess.n_vocab(), o->out);
+    return 0;
+  };
+}
+
+}  // namespace glia::cli

@@ -1,0 +1,16 @@
+// Subcommands of the glia binary. Each registers its options on the CLI11 app and returns the
+// function to run once parsing succeeded (returning the process exit code).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace glia::cli {
+
+using command_fn = std::function<int()>;
+
+command_fn add_run(CLI::App& app);
+command_fn add_logits(CLI::App& app);
+command_fn add_info(CLI::App& app);
+
+}  // namespace glia::cli

@@ -1,0 +1,29 @@
+// glia: run Llama-family GGUF models locally.
+#include <fmt/core.h>
+
+#include <map>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"glia: run Llama-family language models (GGUF) locally"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "glia 0.1.0");
+  std::map<CLI::App*, glia::cli::command_fn> commands;
+  auto add = [&](glia::cli::command_fn (*reg)(CLI::App&)) {
+    size_t before = app.get_subcommands({}).size();
+    auto fn = reg(app);
+    commands[app.get_subcommands({})[before]] = std::move(fn);
+  };
+  add(glia::cli::add_run);
+  add(glia::cli::add_logits);
+  add(glia::cli::add_info);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  for (auto& [sub, fn] : commands)
+    if (sub->parsed()) return fn();
+  return 1;
+}

@@ -1,0 +1,129 @@
+// The multithreaded CPU backend. Each op computes the same function as the reference backend (the
+// non-hot per-row formulas are the reference's own, from backend/ref/ref_ops.h); the hot loops come
+// from the kernel table picked for the host CPU, and the work is split over a persistent pool.
+//
+// Not meant for concurrent calls from several threads: matmul's activation scratch is guarded, and
+// the pool serializes jobs, but nothing more.
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_ops.h"
+#include "backend/ref/ref_ops.h"
+
+namespace glia {
+namespace cpu {
+namespace {
+
+class cpu_backend final : public backend {
+ public:
+  cpu_backend(int n_threads, const kernel_table& k) : pool_(n_threads), k_(k) {}
+
+  std::string name() const override { return "cpu"; }
+
+  void get_rows(const weight_view& table, const int32_t* ids, int64_t n_ids, float* out) override {
+    parallel_for(pool_, n_ids, table.n_in, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) ref::dequantize_row(table, ids[t], out + t * table.n_in);
+    });
+  }
+
+  void matmul(const weight_view& w, const float* x, int64_t n_tok, float* y) override {
+    std::lock_guard<std::mutex> lk(act_mutex_);
+    cpu::matmul(pool_, k_, w, x, n_tok, y, act_);
+  }
+
+  void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) override {
+    parallel_for(pool_, n_rows, 2 * n, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) ref::rms_norm_row(x + r * n, w, y + r * n, n, eps);
+    });
+  }
+
+  void rope(float* x, int64_t n_tok, int n_head, int head_dim, const int32_t* positions,
+            const rope_params& p) override {
+    // Angles cost a cos and a sin per pair, so they are computed once per token and shared by heads.
+    parallel_for(pool_, n_tok, int64_t(n_head) * head_dim + 16 * p.n_rot, [&](int64_t begin, int64_t end) {
+      std::vector<float> cs(size_t(p.n_rot));
+      for (int64_t t = begin; t < end; ++t) {
+        ref::rope_cos_sin(positions[t], p, cs.data());
+        for (int h = 0; h < n_head; ++h) ref::rope_apply(x + (t * n_head + h) * head_dim, p, cs.data());
+      }
+    });
+  }
+
+  void kv_store(const kv_layer_view& kv, const float* k, const float* v, const int32_t* positions,
+                int64_t n_tok) override {
+    // Tokens of one batch may share a ring slot; as in a sequential store, the last one wins, so
+    // only the last writer of each slot stores.
+    std::vector<uint8_t> is_last(size_t(n_tok), 1);
+    if (n_tok > 1) {
+      std::vector<std::pair<int64_t, int64_t>> slot_tok(static_cast<size_t>(n_tok));
+      for (int64_t t = 0; t < n_tok; ++t) slot_tok[size_t(t)] = {positions[t] % kv.n_slots, t};
+      std::sort(slot_tok.begin(), slot_tok.end());
+      for (size_t i = 0; i + 1 < slot_tok.size(); ++i)
+        if (slot_tok[i].first == slot_tok[i + 1].first) is_last[size_t(slot_tok[i].second)] = 0;
+    }
+    const int64_t per_tok = int64_t(kv.n_kv_head) * (kv.head_dim_k + kv.head_dim_v);
+    parallel_for(pool_, n_tok, per_tok, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t)
+        if (is_last[size_t(t)]) ref::kv_store_token(kv, k, v, t, positions[t]);
+    });
+  }
+
+  void attention(const kv_layer_view& kv, const float* q, const int32_t* positions, int64_t n_tok,
+                 const attention_params& p, float* out) override {
+    cpu::attention(pool_, k_, kv, q, positions, n_tok, p, out);
+  }
+
+  void glu(const float* gate, const float* up, float* out, int64_t n_tok, int64_t n, activation act) override {
+    parallel_for(pool_, n_tok * n, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = ref::activate(gate[i], act) * up[i];
+    });
+  }
+
+  void add(const float* a, const float* b, float* out, int64_t n) override {
+    parallel_for(pool_, n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = a[i] + b[i];
+    });
+  }
+
+  void add_bias(float* x, const float* bias, int64_t n_rows, int64_t n) override {
+    parallel_for(pool_, n_rows, n, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r)
+        for (int64_t i = 0; i < n; ++i) x[r * n + i] += bias[i];
+    });
+  }
+
+  void scale(float* x, float s, int64_t n) override {
+    parallel_for(pool_, n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) x[i] *= s;
+    });
+  }
+
+  void softcap(float* x, float cap, int64_t n) override {
+    parallel_for(pool_, n, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) x[i] = cap * std::tanh(x[i] / cap);
+    });
+  }
+
+ private:
+  thread_pool pool_;
+  const kernel_table& k_;
+  std::mutex act_mutex_;
+  std::vector<uint8_t> act_;  // activations converted to the weight's dot_type
+};
+
+}  // namespace
+
+std::unique_ptr<backend> make_cpu_backend(int n_threads, const kernel_table& k) {
+  if (n_threads <= 0) n_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::make_unique<cpu_backend>(n_threads, k);
+}
+
+}  // namespace cpu
+
+std::unique_ptr<backend> make_cpu_backend(int n_threads) { return cpu::make_cpu_backend(n_threads, cpu::kernels()); }
+
+}  // namespace glia

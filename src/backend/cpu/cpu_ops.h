@@ -1,0 +1,45 @@
+// The heavy ops of the CPU backend as free functions over a thread pool and a kernel table, so the
+// backend class stays a thin dispatcher and tests can run them with any kernel table.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_kernels.h"
+#include "core/thread_pool.h"
+
+namespace glia::cpu {
+
+// Runs f(begin, end) over [0, n) split evenly across the pool, or on the calling thread alone when
+// the whole job (n * cost_per_item, in rough element-operations) is too small to pay for a wake-up.
+template <typename F>
+void parallel_for(thread_pool& pool, int64_t n, int64_t cost_per_item, F&& f) {
+  constexpr int64_t min_parallel_cost = 1 << 15;
+  if (n <= 0) return;
+  if (pool.size() == 1 || n == 1 || n * cost_per_item < min_parallel_cost) {
+    f(int64_t(0), n);
+    return;
+  }
+  pool.run([&](int ith, int nth) {
+    const auto [begin, end] = split_range(n, ith, nth);
+    if (begin < end) f(begin, end);
+  });
+}
+
+// y [n_tok, w.n_out] = x [n_tok, w.n_in] . w^T (backend::matmul). `act` is reusable scratch for the
+// activations converted to the weight's dot_type. Every element is one kernel vec_dot over the full
+// row, so row t of y does not depend on n_tok or on the thread count.
+void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, const float* x, int64_t n_tok,
+            float* y, std::vector<uint8_t>& act);
+
+// backend::attention: parallel over (token, head), streaming over the slots with an online softmax.
+void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv, const float* q,
+               const int32_t* positions, int64_t n_tok, const attention_params& p, float* out);
+
+// The CPU backend running on a given kernel table (tests use scalar_kernels() to check that the
+// threading and tiling alone reproduce the reference bit for bit).
+std::unique_ptr<backend> make_cpu_backend(int n_threads, const kernel_table& k);
+
+}  // namespace glia::cpu

@@ -1,0 +1,435 @@
+// AVX2 + FMA + F16C kernels (this file is compiled with -mavx2 -mfma -mf16c; cpu_kernels.cpp only
+// calls it after checking the host). Everything here is in an anonymous namespace and no header with
+// inline functions is used, so no AVX2-compiled copy of a shared inline function can leak to
+// callers on older CPUs.
+//
+// Block layouts come from quant/block_types.h (header of structs and constants only); the resolver
+// also checks block size and bytes against the type table before any kernel here is used.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "quant/activation.h"
+#include "quant/block_types.h"
+
+namespace glia::cpu {
+namespace {
+
+using quant::block_q4_0;
+using quant::block_q4_k;
+using quant::block_q6_k;
+using quant::block_q8_0;
+using quant::block_q8_k;
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline int hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+  return _mm_cvtsi128_si32(s);
+}
+
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+
+// Sum of signed x[i] * y[i] over 32 int8 pairs, as 8 int32 lanes. maddubs needs an unsigned first
+// operand, so the sign of x moves onto y: |x| * (sign(x) y). Pair sums stay below 2 * 128 * 127.
+inline __m256i dot_i8(__m256i x, __m256i y) {
+  const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+  return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+}
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  __m256 acc2 = _mm256_setzero_ps(), acc3 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+    acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), acc2);
+    acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), acc3);
+  }
+  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+  float s = hsum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+inline __m256 load_f16x8(const uint16_t* p) { return _mm256_cvtph_ps(load128(p)); }
+inline __m256 load_bf16x8(const uint16_t* p) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16));
+}
+inline float bf16(uint16_t h) {
+  const uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+float dot_f32_f16(const float* a, const uint16_t* b, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_f16x8(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), load_f16x8(b + i + 8), acc1);
+  }
+  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_f16x8(b + i), acc0);
+  float s = hsum(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) s += a[i] * half(b[i]);
+  return s;
+}
+
+void axpy_f32(float alpha, const float* x, float* y, int64_t n) {
+  const __m256 va = _mm256_set1_ps(alpha);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] += alpha * x[i];
+}
+
+void axpy_f16(float alpha, const uint16_t* x, float* y, int64_t n) {
+  const __m256 va = _mm256_set1_ps(alpha);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_f16x8(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] += alpha * half(x[i]);
+}
+
+void scale_f32(float* y, float alpha, int64_t n) {
+  const __m256 va = _mm256_set1_ps(alpha);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(va, _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] *= alpha;
+}
+
+float vec_dot_f32(const void* w, const void* a, int64_t n) {
+  return dot_f32(static_cast<const float*>(w), static_cast<const float*>(a), n);
+}
+
+float vec_dot_f16(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const uint16_t*>(wv);
+  const auto* a = static_cast<const uint16_t*>(av);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(load_f16x8(w + i), load_f16x8(a + i), acc0);
+    acc1 = _mm256_fmadd_ps(load_f16x8(w + i + 8), load_f16x8(a + i + 8), acc1);
+  }
+  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(load_f16x8(w + i), load_f16x8(a + i), acc0);
+  float s = hsum(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) s += half(w[i]) * half(a[i]);
+  return s;
+}
+
+float vec_dot_bf16(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const uint16_t*>(wv);
+  const auto* a = static_cast<const uint16_t*>(av);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(load_bf16x8(w + i), load_bf16x8(a + i), acc0);
+    acc1 = _mm256_fmadd_ps(load_bf16x8(w + i + 8), load_bf16x8(a + i + 8), acc1);
+  }
+  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(load_bf16x8(w + i), load_bf16x8(a + i), acc0);
+  float s = hsum(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) s += bf16(w[i]) * bf16(a[i]);
+  return s;
+}
+
+float vec_dot_q8_0(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q8_0*>(wv);
+  const auto* a = static_cast<const block_q8_0*>(av);
+  const int64_t nb = n / 32;
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256 d = _mm256_set1_ps(half(w[b].d) * half(a[b].d));
+    const __m256i p = dot_i8(load256(w[b].qs), load256(a[b].qs));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
+  }
+  return hsum(acc);
+}
+
+float vec_dot_q4_0(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q4_0*>(wv);
+  const auto* a = static_cast<const block_q8_0*>(av);
+  const int64_t nb = n / 32;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i eight = _mm256_set1_epi8(8);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m128i packed = load128(w[b].qs);
+    // Elements 0..15 are the low nibbles, 16..31 the high nibbles.
+    const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(packed), _mm_srli_epi16(packed, 4), 1);
+    const __m256i q = _mm256_sub_epi8(_mm256_and_si256(both, low4), eight);
+    const __m256 d = _mm256_set1_ps(half(w[b].d) * half(a[b].d));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(q, load256(a[b].qs))), acc);
+  }
+  return hsum(acc);
+}
+
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block: entries 0-3 sit in the low 6
+// bits of bytes 0-3 (scales) and 4-7 (mins); entries 4-7 keep their low 4 bits in bytes 8-11 and
+// their top 2 bits in the spare top bits of bytes 0-7.
+inline void k4_scale_min(const uint8_t* s, int j, int& scale, int& min) {
+  if (j < 4) {
+    scale = s[j] & 63;
+    min = s[j + 4] & 63;
+  } else {
+    scale = (s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4);
+    min = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+// value = d * scale_j * q - dmin * min_j, q in 0..15; the min term only needs the activation sums
+// per sub-block, which Q8_K carries (bsums, per 16).
+float vec_dot_q4_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q4_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  const int64_t nb = n / 256;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  __m256 acc = _mm256_setzero_ps();
+  float acc_min = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    int scales[8], mins[8];
+    for (int j = 0; j < 8; ++j) k4_scale_min(w[b].scales, j, scales[j], mins[j]);
+    int sum_min = 0;
+    for (int j = 0; j < 8; ++j) sum_min += mins[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 4; ++j) {
+      const __m256i packed = load256(w[b].qs + 32 * j);
+      const __m256i lo = _mm256_and_si256(packed, low4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+      // Unsigned nibble times signed int8: pair sums stay below 2 * 15 * 128.
+      const __m256i p_lo = _mm256_maddubs_epi16(lo, load256(a[b].qs + 64 * j));
+      const __m256i p_hi = _mm256_maddubs_epi16(hi, load256(a[b].qs + 64 * j + 32));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, _mm256_set1_epi16(int16_t(scales[2 * j]))));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, _mm256_set1_epi16(int16_t(scales[2 * j + 1]))));
+    }
+    const float d = a[b].d * half(w[b].d);
+    const float dmin = a[b].d * half(w[b].dmin);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    acc_min += dmin * float(sum_min);
+  }
+  return hsum(acc) - acc_min;
+}
+
+// value = d * scale_g * (q - 32), q in 0..63 from 4 low bits (ql) and 2 high bits (qh); each
+// 128-element half uses 64 ql bytes, 32 qh bytes and 8 scales (one per 16 elements). The -32 is
+// applied once through the activation group sums: sum_g scale_g * 32 * bsum_g.
+float vec_dot_q6_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q6_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  const int64_t nb = n / 256;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i low2 = _mm256_set1_epi8(0x03);
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const int8_t* sc = w[b].scales;
+    int offset = 0;
+    for (int g = 0; g < 16; ++g) offset += sc[g] * a[b].bsums[g];
+    __m256i sumi = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      const __m256i ql0 = load256(w[b].ql + 64 * h);
+      const __m256i ql1 = load256(w[b].ql + 64 * h + 32);
+      const __m256i qh = load256(w[b].qh + 32 * h);
+      // Bits shifted across byte borders by the 16-bit shifts are masked off by low2/low4.
+      const __m256i q[4] = {
+          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
+          _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
+      };
+      for (int k = 0; k < 4; ++k) {
+        // 16 pair sums: lanes 0-7 cover elements 0-15 (scale 2k), lanes 8-15 elements 16-31.
+        const __m256i p = _mm256_maddubs_epi16(q[k], load256(a[b].qs + 128 * h + 32 * k));
+        const __m256i s = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(sc[8 * h + 2 * k])),
+                                                  _mm_set1_epi16(sc[8 * h + 2 * k + 1]), 1);
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
+      }
+    }
+    acc += a[b].d * half(w[b].d) * float(hsum_i32(sumi) - 32 * offset);
+  }
+  return acc;
+}
+
+// ---- Activation quantizers: bit-exact twins of scalar reference routines. ----------------------
+// Blocks containing a NaN or an infinity go to the reference (its handling of them is not worth
+// mirroring).
+
+inline bool any_nonfinite(const __m256* v, int n) {
+  const __m256 inf = _mm256_set1_ps(__builtin_inff());
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 m = _mm256_setzero_ps();
+  // !(|v| < inf) is true for infinities and NaN.
+  for (int i = 0; i < n; ++i) m = _mm256_or_ps(m, _mm256_cmp_ps(_mm256_andnot_ps(sign, v[i]), inf, _CMP_NLT_UQ));
+  return _mm256_movemask_ps(m) != 0;
+}
+
+inline bool finite(float f) { return f - f == 0.0f; }
+
+inline float hmax(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+inline __m256 abs_ps(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+
+// roundf (halfway cases away from zero), exact for |v| < 2^23: v - trunc(v) is exact there.
+inline __m256 round_half_away(__m256 v) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 frac = _mm256_andnot_ps(sign, _mm256_sub_ps(v, t));
+  const __m256 step = _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(1.0f));
+  return _mm256_add_ps(t, _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ), step));
+}
+
+// Four vectors of 8 int32 (each within int8 range) to 32 int8 in element order.
+inline __m256i pack_i32_to_i8(__m256i a, __m256i b, __m256i c, __m256i d) {
+  // packs work within 128-bit lanes; the permute restores element order.
+  const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+  return _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// Q8_0 blocks: d = amax / 127; q = round(x * id) clamped to [-127, 127]. The table's routine
+// (ggml's quantize_row_q8_0_ref) uses id = 1 / d and roundf; the x86 variant id = 127 / amax
+// and round-half-even.
+template <bool x86>
+void quantize_q8_0(const float* src, void* dst, int64_t n) {
+  auto* out = static_cast<block_q8_0*>(dst);
+  const __m256 lim = _mm256_set1_ps(127.0f);
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const float* x = src + 32 * b;
+    __m256 v[4] = {_mm256_loadu_ps(x), _mm256_loadu_ps(x + 8), _mm256_loadu_ps(x + 16), _mm256_loadu_ps(x + 24)};
+    if (any_nonfinite(v, 4)) {
+      if (x86)
+        quant::quantize_row_q8_0_x86(x, out + b, 32);
+      else
+        type_info(dtype::q8_0).quantize_row(x, out + b, 32);
+      continue;
+    }
+    const float amax =
+        hmax(_mm256_max_ps(_mm256_max_ps(abs_ps(v[0]), abs_ps(v[1])), _mm256_max_ps(abs_ps(v[2]), abs_ps(v[3]))));
+    const float d = amax / 127.0f;
+    const float id = x86 ? (amax != 0.0f ? 127.0f / amax : 0.0f) : (d != 0.0f ? 1.0f / d : 0.0f);
+    const __m256 vid = _mm256_set1_ps(id);
+    __m256i q[4];
+    for (int i = 0; i < 4; ++i) {
+      __m256 r = _mm256_mul_ps(v[i], vid);
+      // 0 * inf (an id that overflowed for a subnormal amax) is NaN, which the reference stores as 0.
+      (void)0;
+      r = x86 ? round_half_away(r) : _mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      r = _mm256_min_ps(_mm256_max_ps(r, _mm256_sub_ps(_mm256_setzero_ps(), lim)), lim);
+      q[i] = _mm256_cvttps_epi32(r);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs), pack_i32_to_i8(q[0], q[1], q[2], q[3]));
+    out[b].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+  }
+}
+
+void quantize_q8_0_table(const float* src, void* dst, int64_t n) { quantize_q8_0<false>(src, dst, n); }
+void quantize_q8_0_x86(const float* src, void* dst, int64_t n) { quantize_q8_0<true>(src, dst, n); }
+
+// Q8_K blocks of 256 (the table's routine): the signed peak (first element of largest magnitude)
+// maps to -127, iscale = -127 / peak, q = min(127, round-half-even(iscale * x)), d = 1 / iscale,
+// and bsums holds the sum of each 16 quants.
+void quantize_q8_k(const float* src, void* dst, int64_t n) {
+  auto* out = static_cast<block_q8_k*>(dst);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const float* x = src + 256 * b;
+    __m256 v[32];
+    for (int i = 0; i < 32; ++i) v[i] = _mm256_loadu_ps(x + 8 * i);
+    if (any_nonfinite(v, 32)) {
+      type_info(dtype::q8_k).quantize_row(x, out + b, 256);
+      continue;
+    }
+    __m256 m = abs_ps(v[0]);
+    for (int i = 1; i < 32; ++i) m = _mm256_max_ps(m, abs_ps(v[i]));
+    const float amax = hmax(m);
+    if (amax == 0.0f) {
+      std::memset(&out[b], 0, sizeof(out[b]));
+      continue;
+    }
+    float peak = 0.0f;
+    const __m256 vmax = _mm256_set1_ps(amax);
+    for (int i = 0; i < 32; ++i) {
+      const int hit = _mm256_movemask_ps(_mm256_cmp_ps(abs_ps(v[31-i]), vmax, _CMP_EQ_OQ));
+      if (hit) {
+        peak = x[8 * i + __builtin_ctz(unsigned(hit))];
+        break;
+      }
+    }
+    const float iscale = -127.0f / peak;
+    if (!finite(iscale)) {  // subnormal peak: the reference's integer trick meets infinities
+      type_info(dtype::q8_k).quantize_row(x, out + b, 256);
+      continue;
+    }
+    const __m256 vs = _mm256_set1_ps(iscale);
+    const __m256i top = _mm256_set1_epi32(127);
+    for (int i = 0; i < 32; i += 4) {
+      __m256i q[4];
+      for (int j = 0; j < 4; ++j) q[j] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(v[i + j], vs)), top);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs + 8 * i), pack_i32_to_i8(q[0], q[1], q[2], q[3]));
+      out[b].bsums[i / 2] = int16_t(hsum_i32(_mm256_add_epi32(q[0], q[1])));
+      out[b].bsums[i / 2 + 1] = int16_t(hsum_i32(_mm256_add_epi32(q[2], q[3])));
+    }
+    out[b].d = 1.0f / iscale;
+  }
+}
+
+// F16 (the table's routine, round to nearest even): F16C does the same conversion, including
+// subnormals and overflow to infinity.
+void quantize_f16(const float* src, void* dst, int64_t n) {
+  auto* out = static_cast<uint16_t*>(dst);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(src + i);
+    if (any_nonfinite(&v, 1)) {
+      type_info(dtype::f16).quantize_row(src + i, out + i, 8);
+      continue;
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  }
+  if (i < n) type_info(dtype::f16).quantize_row(src + i, out + i, n - i);
+}
+
+constexpr quantize_entry avx2_quantizers[] = {
+    {act_quantizer::q8_0, quantize_q8_0_table},
+    {act_quantizer::q8_0_x86, quantize_q8_0_x86},
+    {act_quantizer::q8_k, quantize_q8_k},
+    {act_quantizer::f16, quantize_f16},
+};
+
+constexpr vec_dot_entry avx2_vec_dots[] = {
+    {dtype::f32, 1, 4, dtype::f32, 4, vec_dot_f32},
+    {dtype::f16, 1, 2, dtype::f16, 2, vec_dot_f16},
+    {dtype::bf16, 1, 2, dtype::bf16, 2, vec_dot_bf16},
+    {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), vec_dot_q8_0},
+    {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), vec_dot_q4_0},
+    {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), vec_dot_q4_k},
+    {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), vec_dot_q6_k},
+};
+
+constexpr isa_kernels avx2_record{
+    "avx2",   std::span<const vec_dot_entry>(avx2_vec_dots), std::span<const quantize_entry>(avx2_quantizers), dot_f32, dot_f32_f16, axpy_f32, axpy_f16, scale_f32,
+};
+
+}  // namespace
+
+const isa_kernels& avx2_kernels() { return avx2_record; }
+
+}  // namespace glia::cpu

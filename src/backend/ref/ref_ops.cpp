@@ -1,0 +1,147 @@
+#include "backend/ref/ref_ops.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "core/fp16.h"
+
+namespace glia::ref {
+
+void dequantize_row(const weight_view& w, int64_t r, float* out) {
+  type_info(w.type).dequantize_row(w.row(r), out, w.n_in);
+}
+
+void convert_activation_row(const weight_view& w, const float* x, std::vector<uint8_t>& out) {
+  const auto& dt = type_info(type_info(w.type).dot_type);
+  out.resize(row_bytes(dt, w.n_in));
+  dt.quantize_row(x, out.data(), w.n_in);
+}
+
+float dot_row(const weight_view& w, int64_t r, const uint8_t* act) {
+  return type_info(w.type).vec_dot(w.row(r), act, w.n_in);
+}
+
+void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += double(x[i] * x[i]);
+  const float mean = float(sum / double(n));
+  const float s = 1.0f / std::sqrt(mean + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = w ? (x[i] * s) * w[i] : x[i] * s;
+}
+
+namespace {
+
+// YaRN: the dimension (in pairs' units times two) where the rotation count over the original context
+// equals n_rot (https://arxiv.org/abs/2309.00071, as ggml_rope_yarn_corr_dim computes it).
+float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
+  return float(n_dims) * std::log(float(n_ctx_orig) / (n_rot * 2.0f * float(M_PI))) / (2.0f * std::log(base));
+}
+
+float yarn_ramp(float low, float high, int i0) {
+  const float y = (float(i0 / 2) - low) / std::max(0.001f, high - low);
+  return 1.0f - std::min(1.0f, std::max(0.0f, y));
+}
+
+}  // namespace
+
+void rope_cos_sin(int32_t pos, const rope_params& p, float* cs) {
+  const float theta_scale = std::pow(p.freq_base, -2.0f / float(p.n_rot));
+  float corr_low = 0.0f, corr_high = 0.0f;
+  if (p.ext_factor != 0.0f) {
+    const float start = std::floor(yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_fast, p.freq_base));
+    const float end = std::ceil(yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_slow, p.freq_base));
+    corr_low = std::max(0.0f, start);
+    corr_high = std::min(float(p.n_rot - 1), end);
+  }
+  float theta = float(pos);
+  for (int i0 = 0; i0 < p.n_rot; i0 += 2) {
+    const float ff = p.freq_factors ? p.freq_factors[i0 / 2] : 1.0f;
+    const float theta_extrap = theta / ff;
+    const float theta_interp = p.freq_scale * theta_extrap;
+    float angle = theta_interp;
+    float mscale = p.attn_factor;
+    if (p.ext_factor != 0.0f) {
+      const float ramp_mix = yarn_ramp(corr_low, corr_high, i0) * p.ext_factor;
+      angle = theta_interp * (1.0f - ramp_mix) + theta_extrap * ramp_mix;
+      mscale *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
+    }
+    cs[i0] = std::cos(angle) * mscale;
+    cs[i0 + 1] = std::sin(angle) * mscale;
+    theta *= theta_scale;
+  }
+}
+
+void rope_apply(float* x, const rope_params& p, const float* cs) {
+  const int half = p.n_rot / 2;
+  for (int i = 0; i < half; ++i) {
+    const float c = cs[2 * i], s = cs[2 * i + 1];
+    // normal: pair (2i, 2i+1); neox: pair (i, i + n_rot/2).
+    const int a = p.style == rope_style::normal ? 2 * i : i;
+    const int b = p.style == rope_style::normal ? 2 * i + 1 : i + half;
+    const float x0 = x[a], x1 = x[b];
+    x[a] = x0 * c - x1 * s;
+    x[b] = x0 * s + x1 * c;
+  }
+}
+
+bool slot_visible(int32_t key_pos, int32_t query_pos, int window) {
+  if (key_pos < 0 || key_pos > query_pos) return false;
+  return window <= 0 || query_pos - key_pos < window;
+}
+
+namespace {
+void store_row(const kv_layer_view& kv, void* buf, int64_t slot, int head_dim, const float* src) {
+  const int64_t n = int64_t(kv.n_kv_head) * head_dim;
+  if (kv.type == dtype::f32) {
+    std::memcpy(static_cast<float*>(buf) + slot * n, src, size_t(n) * sizeof(float));
+  } else {
+    uint16_t* dst = static_cast<uint16_t*>(buf) + slot * n;
+    for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_fp16(src[i]);
+  }
+}
+}  // namespace
+
+void kv_store_token(const kv_layer_view& kv, const float* k, const float* v, int64_t t, int32_t pos) {
+  const int64_t slot = pos % kv.n_slots;
+  store_row(kv, kv.k, slot, kv.head_dim_k, k + t * kv.n_kv_head * kv.head_dim_k);
+  store_row(kv, kv.v, slot, kv.head_dim_v, v + t * kv.n_kv_head * kv.head_dim_v);
+  kv.slot_pos[slot] = pos;
+}
+
+void load_kv_row(const kv_layer_view& kv, const void* buf, int64_t slot, int kv_head, int head_dim, float* out) {
+  const int64_t off = (slot * kv.n_kv_head + kv_head) * head_dim;
+  if (kv.type == dtype::f32) {
+    std::memcpy(out, static_cast<const float*>(buf) + off, size_t(head_dim) * sizeof(float));
+  } else {
+    const uint16_t* src = static_cast<const uint16_t*>(buf) + off;
+    for (int d = 0; d < head_dim; ++d) out[d] = fp16_to_f32(src[d]);
+  }
+}
+
+float gelu_tanh_exact(float x) {
+  constexpr float sqrt_2_over_pi = 0.79788456080286535587989211986876f;
+  constexpr float coef_a = 0.044715f;
+  return 0.5f * x * (1.0f + std::tanh(sqrt_2_over_pi * x * (1.0f + coef_a * x * x)));
+}
+
+namespace {
+// GELU of every fp16 value, rounded to fp16: the reference engine's CPU table.
+const float* gelu_fp16_table() {
+  static const std::unique_ptr<float[]> table = [] {
+    auto t = std::make_unique<float[]>(65536);
+    for (uint32_t i = 0; i < 65536; ++i) t[i] = round_fp16(gelu_tanh_exact(fp16_to_f32(uint16_t(i))));
+    return t;
+  }();
+  return table.get();
+}
+}  // namespace
+
+float activate(float x, activation act) {
+  if (act == activation::silu) return x / (1.0f + std::exp(-x));
+  if (x <= -10.0f) return 0.0f;
+  if (x >= 10.0f) return x;
+  return gelu_fp16_table()[f32_to_fp16(x)];
+}
+
+}  // namespace glia::ref

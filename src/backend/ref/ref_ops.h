@@ -1,0 +1,42 @@
+// Per-row building blocks of the reference ops. The optimized backends reuse the ones that are not
+// hot (rope angles, activation formulas) so both compute the same function by construction.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace glia::ref {
+
+// Dequantizes row r of `w` (n_in floats) with the type table's reference routine.
+void dequantize_row(const weight_view& w, int64_t r, float* out);
+// Converts an activation row [w.n_in] to the weight type's dot_type (bytes in `out`).
+void convert_activation_row(const weight_view& w, const float* x, std::vector<uint8_t>& out);
+// Reference dot of weight row r with an activation row already in dot_type.
+float dot_row(const weight_view& w, int64_t r, const uint8_t* act);
+
+// y = x / sqrt(mean(x^2) + eps) * w (w may be null). The sum of squares is accumulated in double, as
+// ggml does.
+void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps);
+
+// cos/sin for every rotated pair at position `pos`: cs[2i] = cos, cs[2i+1] = sin (n_rot values).
+// Follows ggml_rope_ext: theta_i = pos * base^(-2i/n_rot) (accumulated by repeated multiplication in
+// float, as ggml does), divided by freq_factors[i], YaRN-mixed between interpolation and
+// extrapolation when ext_factor != 0, and both scaled by attn_factor (times YaRN's magnitude
+// correction 1 + 0.1 ln(1/freq_scale)).
+void rope_cos_sin(int32_t pos, const rope_params& p, float* cs);
+// Rotates one head of head_dim values in place with angles from rope_cos_sin.
+void rope_apply(float* x, const rope_params& p, const float* cs);
+
+bool slot_visible(int32_t key_pos, int32_t query_pos, int window);
+void kv_store_token(const kv_layer_view& kv, const float* k, const float* v, int64_t t, int32_t pos);
+// Copies (converting from f16 if needed) one head's row of slot s out of a K or V buffer.
+void load_kv_row(const kv_layer_view& kv, const void* buf, int64_t slot, int kv_head, int head_dim, float* out);
+
+// SiLU x / (1 + e^-x), or GELU (tanh approximation) evaluated the way ggml's CPU backend does: on the
+// fp16-rounded input, through a table of fp16 results, exact outside [-10, 10].
+float activate(float x, activation act);
+float gelu_tanh_exact(float x);
+
+}  // namespace glia::ref

@@ -1,0 +1,23 @@
+// What the CPU we run on can do, asked once at startup, so kernels compiled for AVX2 are only
+// called where they are legal.
+#pragma once
+
+namespace glia {
+
+struct cpu_features {
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+};
+
+// Detected once (thread-safe static); all false on non-x86 builds.
+const cpu_features& host_cpu_features();
+
+inline bool has_avx2() { return host_cpu_features().avx2; }
+inline bool has_fma() { return host_cpu_features().fma; }
+inline bool has_f16c() { return host_cpu_features().f16c; }
+
+}  // namespace glia

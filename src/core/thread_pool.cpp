@@ -1,0 +1,113 @@
+#include "core/thread_pool.h"
+
+#include <chrono>
+
+namespace glia {
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// How long a thread spins before it sleeps. Long enough to bridge the gap between two kernels of one
+// forward step (a norm or a rope on thread 0 between two matmuls), short enough that an idle pool
+// goes quiet at once. Past the first few pause iterations the spin yields, so an oversubscribed
+// machine (more threads than cores) still lets the thread we wait for run.
+constexpr auto spin_budget = std::chrono::microseconds(200);
+constexpr int pause_iterations = 256;
+
+template <typename Ready>
+bool spin_until(Ready ready) {
+  for (int i = 0; i < pause_iterations; ++i) {
+    if (ready()) return true;
+    cpu_relax();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    for (int i = 0; i < 16; ++i) {
+      if (ready()) return true;
+      std::this_thread::yield();
+    }
+    if (std::chrono::steady_clock::now() - start > spin_budget) return ready();
+  }
+}
+
+}  // namespace
+
+thread_pool::thread_pool(int n_threads) {
+  if (n_threads <= 0) n_threads = int(std::thread::hardware_concurrency());
+  n_threads_ = n_threads > 0 ? n_threads : 1;
+  workers_.reserve(size_t(n_threads_ - 1));
+  for (int ith = 1; ith < n_threads_; ++ith) workers_.emplace_back([this, ith] { worker_loop(ith); });
+}
+
+thread_pool::~thread_pool() {
+  stop_.store(true, std::memory_order_seq_cst);
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::lock_guard<std::mutex> lk(sleep_mutex_);
+  }
+  job_cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void thread_pool::run(const std::function<void(int, int)>& fn) {
+  if (n_threads_ == 1) {
+    fn(0, 1);
+    return;
+  }
+  std::lock_guard<std::mutex> one_job(run_mutex_);
+  job_ = &fn;
+  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+  // seq_cst store then seq_cst load of the sleeper count, against the worker's seq_cst increment
+  // then load of the generation: one of the two sides always sees the other (no lost wake-up).
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  if (n_sleeping_workers_.load(std::memory_order_seq_cst) > 0) {
+    {
+      std::lock_guard<std::mutex> lk(sleep_mutex_);
+    }
+    job_cv_.notify_all();
+  }
+  fn(0, n_threads_);
+  wait_until_done();
+  job_ = nullptr;
+}
+
+void thread_pool::wait_until_done() {
+  auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (spin_until(done)) return;
+  std::unique_lock<std::mutex> lk(sleep_mutex_);
+  caller_sleeping_.store(true, std::memory_order_seq_cst);
+  done_cv_.wait(lk, [this] { return pending_.load(std::memory_order_seq_cst) == 0; });
+  caller_sleeping_.store(false, std::memory_order_relaxed);
+}
+
+uint64_t thread_pool::wait_for_job(uint64_t seen) {
+  auto changed = [this, seen] { return generation_.load(std::memory_order_acquire) != seen; };
+  if (spin_until(changed)) return generation_.load(std::memory_order_acquire);
+  std::unique_lock<std::mutex> lk(sleep_mutex_);
+  n_sleeping_workers_.fetch_add(1, std::memory_order_seq_cst);
+  job_cv_.wait(lk, [this, seen] { return generation_.load(std::memory_order_seq_cst) != seen; });
+  n_sleeping_workers_.fetch_sub(1, std::memory_order_relaxed);
+  return generation_.load(std::memory_order_acquire);
+}
+
+void thread_pool::worker_loop(int ith) {
+  uint64_t seen = 0;
+  for (;;) {
+    seen = wait_for_job(seen);
+    if (stop_.load(std::memory_order_acquire)) return;
+    (*job_)(ith, n_threads_);
+    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        caller_sleeping_.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> lk(sleep_mutex_);
+      done_cv_.notify_one();
+    }
+  }
+}
+
+}  // namespace glia

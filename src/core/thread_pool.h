@@ -1,0 +1,68 @@
+// A fixed set of persistent worker threads that run one job at a time on all threads.
+//
+// Kernels are short (a decode-step matmul takes tens of microseconds), so the wake-up has to be
+// cheap: workers spin for a little while on an atomic generation counter after each job, which makes
+// back-to-back jobs start within a microsecond or two, and only then sleep on a condition variable so
+// an idle pool burns no CPU. The caller of run() takes part as thread 0.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace glia {
+
+class thread_pool {
+ public:
+  // n_threads <= 0 means one thread per hardware thread. The pool starts n_threads - 1 workers.
+  explicit thread_pool(int n_threads);
+  ~thread_pool();
+  thread_pool(const thread_pool&) = delete;
+  thread_pool& operator=(const thread_pool&) = delete;
+
+  int size() const { return n_threads_; }
+
+  // Runs fn(ith, nth) for ith in [0, nth) with nth = size(), each call on its own thread (ith 0 on
+  // the calling thread), and returns once every call has returned. Calls from several threads at
+  // once are serialized. fn must not call run() on the same pool.
+  void run(const std::function<void(int ith, int nth)>& fn);
+
+ private:
+  void worker_loop(int ith);
+  // Waits until generation_ differs from `seen` (or stop); returns the new generation.
+  uint64_t wait_for_job(uint64_t seen);
+  void wait_until_done();
+
+  int n_threads_ = 1;
+  std::vector<std::thread> workers_;
+  std::mutex run_mutex_;  // one job at a time
+
+  const std::function<void(int, int)>* job_ = nullptr;  // published by generation_ (release)
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};  // workers still running the current job
+  std::atomic<bool> stop_{false};
+
+  // Sleeping side: a waker only takes the mutex when someone is (about to be) asleep.
+  std::mutex sleep_mutex_;
+  std::condition_variable job_cv_;   // workers wait for a new generation
+  std::condition_variable done_cv_;  // the caller waits for pending_ == 0
+  std::atomic<int> n_sleeping_workers_{0};
+  std::atomic<bool> caller_sleeping_{false};
+};
+
+// The [begin, end) part of [0, n) that thread ith of nth handles: contiguous, sizes differ by at
+// most one, and the parts cover [0, n) in order.
+inline std::pair<int64_t, int64_t> split_range(int64_t n, int ith, int nth) {
+  const int64_t base = n / nth;
+  const int64_t extra = n % nth;
+  const int64_t begin = ith * base + (ith < extra ? ith : extra);
+  const int64_t len = base + (ith < extra ? 1 : 0);
+  return {begin, begin + len};
+}
+
+}  // namespace glia

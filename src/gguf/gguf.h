@@ -1,0 +1,148 @@
+// GGUF (v2, v3) reader: maps a file (or reads a caller's buffer), validates every count, length,
+// offset and size before use, and exposes metadata and a tensor index. It knows nothing of models.
+// Spec: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+// Choices where the spec is silent or llama.cpp is looser: every dimension must be >= 1 (no empty
+// tensors), n_dims 1..4, bools must be 0 or 1, tensors may not share bytes (any order and gap is
+// fine), and a file without tensors may end without the padding before the (empty) data section.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/status.h"
+
+namespace glia::gguf {
+
+enum class value_type : uint32_t {
+  u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7,
+  string = 8, array = 9, u64 = 10, i64 = 11, f64 = 12,
+};
+std::string_view value_type_name(value_type t);
+
+// One metadata value. Arrays hold their elements (which may themselves be arrays).
+struct value {
+  value_type type = value_type::u8;
+  value_type elem_type = value_type::u8;  // arrays only
+  std::variant<uint64_t, int64_t, double, bool, std::string, std::vector<value>> data;
+
+  bool is_integer() const;  // any of the eight integer types
+  bool is_float() const;    // f32 or f64
+  std::optional<int64_t> as_int() const;   // integers (u64 above INT64_MAX -> nullopt)
+  std::optional<double> as_float() const;  // floats and integers
+  std::optional<bool> as_bool() const;
+  const std::string* as_string() const;
+  const std::vector<value>* as_array() const;
+};
+
+struct tensor_info {
+  std::string name;
+  uint32_t n_dims = 0;
+  int64_t ne[4] = {1, 1, 1, 1};  // ggml order: ne[0] is the contiguous (row) dimension
+  uint32_t type = 0;             // ggml type id (see quant/types.h)
+  uint64_t offset = 0;           // relative to the start of the data section
+  uint64_t n_bytes = 0;          // validated against the type's block layout
+  const uint8_t* data = nullptr; // points into the mapping / buffer
+
+  int64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+};
+
+// Limits that a caller may tighten (fuzzing, untrusted input). Defaults accept every real model.
+struct read_limits {
+  uint64_t max_string_bytes = uint64_t(1) << 30;
+  uint64_t max_array_elems = uint64_t(1) << 30;
+  uint32_t max_array_depth = 8;
+  uint64_t max_kv = uint64_t(1) << 20;
+  uint64_t max_tensors = uint64_t(1) << 20;
+};
+
+class file {
+ public:
+  // Maps `path` read-only (or reads it fully when use_mmap is false) and validates it.
+  static result<std::shared_ptr<file>> open(const std::string& path, bool use_mmap = true,
+                                            const read_limits& limits = {});
+  // Parses a caller-owned buffer (which must outlive the file object).
+  static result<std::shared_ptr<file>> from_memory(std::span<const uint8_t> bytes,
+                                                   const read_limits& limits = {});
+  ~file();
+  file(const file&) = delete;
+  file& operator=(const file&) = delete;
+
+  uint32_t version() const { return version_; }
+  uint64_t alignment() const { return alignment_; }
+  uint64_t data_offset() const { return data_offset_; }  // start of the tensor data section
+  uint64_t size() const { return size_; }
+
+  // Metadata in file order.
+  const std::vector<std::pair<std::string, value>>& metadata() const { return kv_; }
+  const value* find(std::string_view key) const;
+  std::optional<int64_t> get_int(std::string_view key) const;
+  std::optional<double> get_float(std::string_view key) const;
+  std::optional<bool> get_bool(std::string_view key) const;
+  std::optional<std::string> get_string(std::string_view key) const;
+
+  const std::vector<tensor_info>& tensors() const { return tensors_; }
+  const tensor_info* find_tensor(std::string_view name) const;
+
+ private:
+  file() = default;
+  status parse(const read_limits& limits);
+
+  const uint8_t* base_ = nullptr;
+  uint64_t size_ = 0;
+  void* mapping_ = nullptr;         // mmap'd region, if any
+  std::vector<uint8_t> owned_;      // file contents when not mapped
+  uint32_t version_ = 0;
+  uint64_t alignment_ = 32;
+  uint64_t data_offset_ = 0;
+  std::vector<std::pair<std::string, value>> kv_;
+  std::map<std::string, size_t, std::less<>> kv_index_;
+  std::vector<tensor_info> tensors_;
+  std::map<std::string, size_t, std::less<>> tensor_index_;
+};
+
+// Writes GGUF v3 files (tests, the quantize and synth tools).
+class writer {
+ public:
+  void set(std::string key, value v);  // replaces an existing key, keeps first position
+  void set_u32(std::string key, uint32_t v);
+  void set_i32(std::string key, int32_t v);
+  void set_u64(std::string key, uint64_t v);
+  void set_f32(std::string key, float v);
+  void set_bool(std::string key, bool v);
+  void set_string(std::string key, std::string v);
+  void set_string_array(std::string key, const std::vector<std::string>& v);
+  void set_f32_array(std::string key, const std::vector<float>& v);
+  void set_i32_array(std::string key, const std::vector<int32_t>& v);
+  void remove(std::string_view key);
+  void set_alignment(uint32_t alignment);  // also written as general.alignment when not 32
+
+  // `data` must hold exactly the bytes the type and dims require; it is copied.
+  status add_tensor(std::string name, uint32_t type, std::vector<int64_t> dims, std::span<const uint8_t> data);
+  // Copies every key of an existing file (general.alignment included, which sets the alignment).
+  void copy_metadata(const file& f);
+  // Copies every tensor (name, type, dims, data) of an existing file, in file order.
+  status copy_tensors(const file& f);
+
+  result<std::vector<uint8_t>> to_bytes() const;
+  status write(const std::string& path) const;
+
+ private:
+  struct pending_tensor {
+    std::string name;
+    uint32_t type;
+    std::vector<int64_t> dims;
+    std::vector<uint8_t> data;
+  };
+  std::vector<std::pair<std::string, value>> kv_;
+  std::vector<pending_tensor> tensors_;
+  uint32_t alignment_ = 32;
+};
+
+}  // namespace glia::gguf

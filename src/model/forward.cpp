@@ -1,0 +1,227 @@
+#include "model/forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace glia {
+namespace {
+
+// Times an op through the hook (a no-op when none is set).
+class op_scope {
+ public:
+  op_scope(const op_hook& hook, const char* name) : hook_(hook), name_(name) {
+    if (hook_) hook_(name_, true);
+  }
+  ~op_scope() {
+    if (hook_) hook_(name_, false);
+  }
+
+ private:
+  const op_hook& hook_;
+  const char* name_;
+};
+
+}  // namespace
+
+void forward_pass::tap(const char* name, int layer, const float* data, int64_t n_rows, int64_t n_cols) const {
+  if (tap_) tap_(name, layer, data, n_rows, n_cols, std::span<const int32_t>(s_.pos.data(), size_t(n_rows)));
+}
+
+status forward_pass::check_finite(const float* data, int64_t n_rows, int64_t n_cols, int layer, const char* what) const {
+  for (int64_t r = 0; r < n_rows; ++r)
+    for (int64_t c = 0; c < n_cols; ++c)
+      if (!std::isfinite(data[r * n_cols + c])) {
+        if (layer >= 0)
+          return make_error("non-finite value ({}) in the {} of layer {} at position {}", data[r * n_cols + c], what, layer, s_.pos[size_t(r)]);
+        return make_error("non-finite value ({}) in the {} at position {}", data[r * n_cols + c], what, s_.pos[size_t(r)]);
+      }
+  return {};
+}
+
+status forward_pass::run(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool all_logits,
+                         std::vector<float>& logits) {
+  const family_profile& p = m_.profile;
+  const int64_t n = int64_t(tokens.size());
+  if (n == 0) return make_error("no tokens to evaluate");
+  if (pos0 < 0) return make_error("position {} is negative", pos0);
+  if (int64_t(pos0) + n > cache.n_ctx())
+    return make_error("context overflow: {} tokens at position {} need {} positions, the context holds {}", n, pos0,
+                      int64_t(pos0) + n, cache.n_ctx());
+  for (int64_t i = 0; i < n; ++i)
+    if (tokens[size_t(i)] < 0 || tokens[size_t(i)] >= p.n_vocab)
+      return make_error("token id {} at position {} is outside the vocabulary (0..{})", tokens[size_t(i)], pos0 + i, p.n_vocab - 1);
+
+  logits.assign(size_t(all_logits ? n : 1) * size_t(p.n_vocab), 0.0f);
+  const int64_t ub = cache.n_ubatch();
+  for (int64_t start = 0; start < n; start += ub) {
+    const int64_t len = std::min(ub, n - start);
+    const bool last = start + len == n;
+    float* out = all_logits ? logits.data() + start * p.n_vocab : logits.data();
+    GLIA_TRY(run_chunk(cache, tokens.subspan(size_t(start), size_t(len)), pos0 + int32_t(start), all_logits || last,
+                       all_logits, out));
+  }
+  return {};
+}
+
+status forward_pass::run_chunk(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool want_logits,
+                               bool all_rows, float* logits_out) {
+  const family_profile& p = m_.profile;
+  const model_weights& w = m_.weights;
+  const int64_t n = int64_t(tokens.size());
+  const int64_t n_embd = p.n_embd;
+  s_.pos.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) s_.pos[size_t(i)] = pos0 + int32_t(i);
+  s_.x.resize(size_t(n * n_embd));
+  s_.h.resize(size_t(n * n_embd));
+  s_.o.resize(size_t(n * n_embd));
+
+  {
+    op_scope t(hook_, "embedding");
+    b_.get_rows(w.token_embd, tokens.data(), n, s_.x.data());
+    if (p.embed_scale != 1.0f) b_.scale(s_.x.data(), p.embed_scale, n * n_embd);
+  }
+  tap("inp_embd", -1, s_.x.data(), n, n_embd);
+
+  for (int il = 0; il < p.n_layer; ++il) {
+    attention_block(cache, il, n);
+    ffn_block(il, n);
+    const float out_scale = w.layers[size_t(il)].output_scale;
+    if (out_scale != 1.0f) {
+      op_scope t(hook_, "layer_scale");
+      b_.scale(s_.x.data(), out_scale, n * n_embd);
+    }
+    tap("l_out", il, s_.x.data(), n, n_embd);
+    GLIA_TRY(check_finite(s_.x.data(), n, n_embd, il, "output"));
+  }
+  if (!want_logits) return {};
+
+  // Only the rows whose logits are wanted go through the final norm and the LM head.
+  const int64_t first = all_rows ? 0 : n - 1;
+  const int64_t rows = n - first;
+  const float* xr = s_.x.data() + first * n_embd;
+  {
+    op_scope t(hook_, "final_norm");
+    b_.rms_norm(xr, w.output_norm.data(), s_.h.data(), rows, n_embd, p.norm_eps);
+  }
+  {
+    op_scope t(hook_, "lm_head");
+    b_.matmul(w.output, s_.h.data(), rows, logits_out);
+    if (p.final_softcap > 0.0f) b_.softcap(logits_out, p.final_softcap, rows * p.n_vocab);
+  }
+  if (all_rows) tap("logits", -1, logits_out, rows, p.n_vocab);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < p.n_vocab; ++c)
+      if (!std::isfinite(logits_out[r * p.n_vocab + c]))
+        return make_error("non-finite logit ({}) at position {}, token {}", logits_out[r * p.n_vocab + c], s_.pos[size_t(first + r)], c);
+  return {};
+}
+
+void forward_pass::attention_block(kv_cache& cache, int il, int64_t n) {
+  const family_profile& p = m_.profile;
+  const layer_profile& l = p.layers[size_t(il)];
+  const layer_weights& w = m_.weights.layers[size_t(il)];
+  const int64_t n_embd = p.n_embd;
+  const int64_t q_dim = int64_t(l.n_head) * l.head_dim_k;
+  const int64_t k_dim = int64_t(l.n_head_kv) * l.head_dim_k;
+  const int64_t v_dim = int64_t(l.n_head_kv) * l.head_dim_v;
+  s_.q.resize(size_t(n * q_dim));
+  s_.k.resize(size_t(n * k_dim));
+  s_.v.resize(size_t(n * v_dim));
+  s_.attn.resize(size_t(n * l.n_head * l.head_dim_v));
+
+  {
+    op_scope t(hook_, "attn_norm");
+    b_.rms_norm(s_.x.data(), w.attn_norm.data(), s_.h.data(), n, n_embd, p.norm_eps);
+  }
+  tap("attn_norm", il, s_.h.data(), n, n_embd);
+  {
+    op_scope t(hook_, "qkv_proj");
+    b_.matmul(w.wq, s_.h.data(), n, s_.q.data());
+    b_.matmul(w.wk, s_.h.data(), n, s_.k.data());
+    if (l.v_from_k) std::copy(s_.k.begin(), s_.k.end(), s_.v.begin());
+    else b_.matmul(w.wv, s_.h.data(), n, s_.v.data());
+    if (p.qkv_bias) {
+      b_.add_bias(s_.q.data(), w.bq.data(), n, q_dim);
+      b_.add_bias(s_.k.data(), w.bk.data(), n, k_dim);
+      b_.add_bias(s_.v.data(), w.bv.data(), n, v_dim);
+    }
+  }
+  if (p.qk_norm || p.v_norm) {
+    op_scope t(hook_, "qk_norm");
+    if (p.qk_norm) {
+      b_.rms_norm(s_.q.data(), w.q_norm.data(), s_.q.data(), n * l.n_head, l.head_dim_k, p.norm_eps);
+      b_.rms_norm(s_.k.data(), w.k_norm.data(), s_.k.data(), n * l.n_head_kv, l.head_dim_k, p.norm_eps);
+    }
+    if (p.v_norm) b_.rms_norm(s_.v.data(), nullptr, s_.v.data(), n * l.n_head_kv, l.head_dim_v, p.norm_eps);
+  }
+  {
+    op_scope t(hook_, "rope");
+    rope_params rope = l.rope;
+    if (l.use_rope_freqs) rope.freq_factors = m_.weights.rope_freqs.data();
+    b_.rope(s_.q.data(), n, l.n_head, l.head_dim_k, s_.pos.data(), rope);
+    b_.rope(s_.k.data(), n, l.n_head_kv, l.head_dim_k, s_.pos.data(), rope);
+  }
+  tap("q", il, s_.q.data(), n, q_dim);
+  tap("k", il, s_.k.data(), n, k_dim);
+  tap("v", il, s_.v.data(), n, v_dim);
+  const kv_layer_view kv = cache.layer(il);
+  {
+    op_scope t(hook_, "kv_append");
+    b_.kv_store(kv, s_.k.data(), s_.v.data(), s_.pos.data(), n);
+  }
+  {
+    op_scope t(hook_, "attention");
+    attention_params ap;
+    ap.n_head = l.n_head;
+    ap.scale = l.attn_scale;
+    ap.softcap = p.attn_softcap;
+    ap.window = l.sliding ? l.window : 0;
+    b_.attention(kv, s_.q.data(), s_.pos.data(), n, ap, s_.attn.data());
+  }
+  tap("attn_out", il, s_.attn.data(), n, int64_t(l.n_head) * l.head_dim_v);
+  {
+    op_scope t(hook_, "out_proj");
+    b_.matmul(w.wo, s_.attn.data(), n, s_.o.data());
+  }
+  if (p.post_attn_norm) {
+    op_scope t(hook_, "post_norm");
+    b_.rms_norm(s_.o.data(), w.post_attn_norm.data(), s_.o.data(), n, n_embd, p.norm_eps);
+  }
+  {
+    op_scope t(hook_, "residual");
+    b_.add(s_.x.data(), s_.o.data(), s_.x.data(), n * n_embd);
+  }
+  tap("attn_residual", il, s_.x.data(), n, n_embd);
+}
+
+void forward_pass::ffn_block(int il, int64_t n) {
+  const family_profile& p = m_.profile;
+  const layer_weights& w = m_.weights.layers[size_t(il)];
+  const int64_t n_embd = p.n_embd;
+  s_.gate.resize(size_t(n * w.n_ff));
+  s_.up.resize(size_t(n * w.n_ff));
+  {
+    op_scope t(hook_, "ffn_norm");
+    b_.rms_norm(s_.x.data(), w.ffn_norm.data(), s_.h.data(), n, n_embd, p.norm_eps);
+  }
+  tap("ffn_norm", il, s_.h.data(), n, n_embd);
+  {
+    op_scope t(hook_, "ffn");
+    b_.matmul(w.ffn_gate, s_.h.data(), n, s_.gate.data());
+    b_.matmul(w.ffn_up, s_.h.data(), n, s_.up.data());
+    b_.glu(s_.gate.data(), s_.up.data(), s_.gate.data(), n, w.n_ff, p.ffn_act);
+    b_.matmul(w.ffn_down, s_.gate.data(), n, s_.o.data());
+  }
+  if (p.post_ffn_norm) {
+    op_scope t(hook_, "post_norm");
+    b_.rms_norm(s_.o.data(), w.post_ffn_norm.data(), s_.o.data(), n, n_embd, p.norm_eps);
+  }
+  tap("ffn_out", il, s_.o.data(), n, n_embd);
+  {
+    op_scope t(hook_, "residual");
+    b_.add(s_.x.data(), s_.o.data(), s_.x.data(), n * n_embd);
+  }
+}
+
+}  // namespace glia

@@ -1,0 +1,59 @@
+// The one decoder forward pass for every family: embed -> layers (attention block, FFN block) ->
+// final norm -> LM head. It processes a batch of tokens (prefill, causal) or a single token (decode)
+// with the same code, in chunks of at most n_ubatch tokens.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+
+namespace glia {
+
+// Called with every named intermediate ("attn_norm", "q", "attn_out", "ffn_out", "l_out", "logits"...)
+// as [n_rows, n_cols] floats for the positions of the current chunk; layer is -1 outside layers.
+// The single entry point for tensor dumps and debugging: nothing else in the forward is debug code.
+using tensor_tap = std::function<void(const char* name, int layer, const float* data, int64_t n_rows,
+                                      int64_t n_cols, std::span<const int32_t> positions)>;
+
+// Called around every op with its name (for the profiler): begin = true before, false after.
+using op_hook = std::function<void(const char* op, bool begin)>;
+
+class forward_pass {
+ public:
+  forward_pass(const model& m, backend& b) : m_(m), b_(b) {}
+
+  void set_tap(tensor_tap tap) { tap_ = std::move(tap); }
+  void set_op_hook(op_hook hook) { hook_ = std::move(hook); }
+
+  // Evaluates `tokens` at positions pos0, pos0+1, ... appending their keys and values to `cache`.
+  // Writes logits [n_tokens, n_vocab] when all_logits, else only the last token's [n_vocab].
+  // Errors: token id outside the vocabulary, positions past the context, non-finite activations
+  // (naming the layer and position where they first appeared).
+  status run(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool all_logits,
+             std::vector<float>& logits);
+
+ private:
+  struct scratch {
+    std::vector<float> x, h, q, k, v, attn, o, gate, up;
+    std::vector<int32_t> pos;
+  };
+  status run_chunk(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool want_logits,
+                   bool all_rows, float* logits_out);
+  void attention_block(kv_cache& cache, int il, int64_t n);
+  void ffn_block(int il, int64_t n);
+  status check_finite(const float* data, int64_t n_rows, int64_t n_cols, int layer, const char* what) const;
+  void tap(const char* name, int layer, const float* data, int64_t n_rows, int64_t n_cols) const;
+
+  const model& m_;
+  backend& b_;
+  tensor_tap tap_;
+  op_hook hook_;
+  scratch s_;
+};
+
+}  // namespace glia

@@ -1,0 +1,70 @@
+#include "model/kv_cache.h"
+
+#include <algorithm>
+
+namespace glia {
+namespace {
+
+int64_t slots_for(const layer_profile& l, int n_ctx, int n_ubatch) {
+  if (!l.sliding || l.window <= 0) return n_ctx;
+  return std::min<int64_t>(n_ctx, int64_t(l.window) + n_ubatch - 1);
+}
+
+size_t elem_bytes(dtype t) { return t == dtype::f32 ? 4 : 2; }
+
+}  // namespace
+
+size_t kv_cache::bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type) {
+  size_t total = 0;
+  for (const auto& l : p.layers)
+    total += size_t(slots_for(l, n_ctx, n_ubatch)) * size_t(l.n_head_kv) * size_t(l.head_dim_k + l.head_dim_v) * elem_bytes(type);
+  return total;
+}
+
+result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubatch, dtype type) {
+  if (type != dtype::f16 && type != dtype::f32) return make_error("KV cache type must be f16 or f32");
+  if (n_ctx <= 0) return make_error("context size {} must be positive", n_ctx);
+  if (n_ubatch <= 0) return make_error("batch size {} must be positive", n_ubatch);
+  kv_cache c;
+  c.n_ctx_ = n_ctx;
+  c.n_ubatch_ = n_ubatch;
+  c.type_ = type;
+  for (const auto& l : p.layers) {
+    layer_store s;
+    s.n_slots = slots_for(l, n_ctx, n_ubatch);
+    s.n_kv_head = l.n_head_kv;
+    s.head_dim_k = l.head_dim_k;
+    s.head_dim_v = l.head_dim_v;
+    s.k.resize(size_t(s.n_slots) * size_t(l.n_head_kv) * size_t(l.head_dim_k) * elem_bytes(type));
+    s.v.resize(size_t(s.n_slots) * size_t(l.n_head_kv) * size_t(l.head_dim_v) * elem_bytes(type));
+    s.slot_pos.assign(size_t(s.n_slots), -1);
+    c.layers_.push_back(std::move(s));
+  }
+  return c;
+}
+
+kv_layer_view kv_cache::layer(int il) {
+  layer_store& s = layers_[size_t(il)];
+  kv_layer_view v;
+  v.type = type_;
+  v.k = s.k.data();
+  v.v = s.v.data();
+  v.slot_pos = s.slot_pos.data();
+  v.n_slots = s.n_slots;
+  v.n_kv_head = s.n_kv_head;
+  v.head_dim_k = s.head_dim_k;
+  v.head_dim_v = s.head_dim_v;
+  return v;
+}
+
+size_t kv_cache::bytes() const {
+  size_t total = 0;
+  for (const auto& s : layers_) total += s.k.size() + s.v.size();
+  return total;
+}
+
+void kv_cache::clear() {
+  for (auto& s : layers_) std::fill(s.slot_pos.begin(), s.slot_pos.end(), -1);
+}
+
+}  // namespace glia

@@ -1,0 +1,41 @@
+// Per-layer key/value storage. Full-attention layers keep one slot per context position;
+// sliding-window layers keep a ring of window + n_ubatch - 1 slots, enough for a batch of n_ubatch
+// new tokens to be stored before attention without evicting a key any of them still sees.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/profile.h"
+
+namespace glia {
+
+class kv_cache {
+ public:
+  // type: dtype::f16 (default in the CLI) or dtype::f32.
+  static result<kv_cache> create(const family_profile& p, int n_ctx, int n_ubatch, dtype type);
+  // Bytes the cache would take, to check memory before allocating.
+  static size_t bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type);
+
+  kv_layer_view layer(int il);
+  int n_ctx() const { return n_ctx_; }
+  int n_ubatch() const { return n_ubatch_; }
+  dtype type() const { return type_; }
+  size_t bytes() const;
+  void clear();
+
+ private:
+  struct layer_store {
+    std::vector<uint8_t> k, v;
+    std::vector<int32_t> slot_pos;
+    int64_t n_slots = 0;
+    int n_kv_head = 0, head_dim_k = 0, head_dim_v = 0;
+  };
+  std::vector<layer_store> layers_;
+  int n_ctx_ = 0;
+  int n_ubatch_ = 0;
+  dtype type_ = dtype::f16;
+};
+
+}  // namespace glia

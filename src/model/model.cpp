@@ -1,0 +1,33 @@
+#include "model/model.h"
+
+namespace glia {
+
+result<std::shared_ptr<const model>> load_model(std::shared_ptr<gguf::file> file) {
+  auto profile = profile_from_gguf(*file);
+  if (!profile) return profile.take_error();
+  auto weights = bind_weights(*file, *profile);
+  if (!weights) return weights.take_error();
+  auto m = std::make_shared<model>();
+  m->file = std::move(file);
+  m->profile = std::move(*profile);
+  m->weights = std::move(*weights);
+  return std::shared_ptr<const model>(std::move(m));
+}
+
+result<std::shared_ptr<const model>> load_model(const std::string& path, const load_options& opts) {
+  auto f = gguf::file::open(path, opts.use_mmap);
+  if (!f) return make_error("{}: {}", path, f.message());
+  auto m = load_model(std::move(*f));
+  if (!m) return make_error("{}: {}", path, m.message());
+  return m;
+}
+
+size_t model::decode_weight_bytes() const {
+  auto bytes = [](const weight_view& w) { return w.data ? w.row_stride * size_t(w.n_out) : size_t(0); };
+  size_t total = weights.token_embd.row_stride + bytes(weights.output);
+  for (const auto& l : weights.layers)
+    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.ffn_gate) + bytes(l.ffn_up) + bytes(l.ffn_down);
+  return total;
+}
+
+}  // namespace glia

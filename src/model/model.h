@@ -1,0 +1,30 @@
+// A loaded model: the mapped file, its family profile and its bound weights.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gguf/gguf.h"
+#include "model/profile.h"
+#include "model/weights.h"
+
+namespace glia {
+
+struct model {
+  std::shared_ptr<gguf::file> file;
+  family_profile profile;
+  model_weights weights;
+
+  // Bytes of weights one decode step reads: every layer matrix, the LM head, one embedding row.
+  size_t decode_weight_bytes() const;
+};
+
+struct load_options {
+  bool use_mmap = true;
+};
+
+result<std::shared_ptr<const model>> load_model(const std::string& path, const load_options& opts = {});
+// The same from an already-open file (tests build files in memory).
+result<std::shared_ptr<const model>> load_model(std::shared_ptr<gguf::file> file);
+
+}  // namespace glia

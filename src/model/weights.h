@@ -1,0 +1,46 @@
+// Weights bound by name from a GGUF file. Matrices stay in the file's (quantized) type and point
+// into the mapping; small vectors (norms, biases, scales) are converted to float once at load.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "gguf/gguf.h"
+#include "model/profile.h"
+
+namespace glia {
+
+struct layer_weights {
+  std::vector<float> attn_norm;       // [n_embd]
+  weight_view wq;                     // [n_head * head_dim_k, n_embd]
+  weight_view wk;                     // [n_head_kv * head_dim_k, n_embd]
+  weight_view wv;                     // [n_head_kv * head_dim_v, n_embd]; unset when V = K
+  std::vector<float> bq, bk, bv;      // [n_out of wq/wk/wv] (qkv_bias)
+  std::vector<float> q_norm, k_norm;  // [head_dim_k] (qk_norm)
+  weight_view wo;                     // [n_embd, n_head * head_dim_v]
+  std::vector<float> post_attn_norm;  // [n_embd]
+  std::vector<float> ffn_norm;        // [n_embd]
+  weight_view ffn_gate;               // [n_ff, n_embd]
+  weight_view ffn_up;                 // [n_ff, n_embd]
+  weight_view ffn_down;               // [n_embd, n_ff]
+  std::vector<float> post_ffn_norm;   // [n_embd]
+  float output_scale = 1.0f;          // layer_output_scale
+  int64_t n_ff = 0;
+};
+
+struct model_weights {
+  weight_view token_embd;           // [n_vocab, n_embd]
+  weight_view output;               // [n_vocab, n_embd]; the token embedding when tied
+  bool tied_output = false;
+  std::vector<float> output_norm;   // [n_embd]
+  std::vector<float> rope_freqs;    // [n_rot / 2] frequency divisors, when the file has them
+  std::vector<layer_weights> layers;
+};
+
+// Binds every tensor the profile needs, checking presence, shape and type, with messages naming the
+// tensor, its shape and the shape expected.
+result<model_weights> bind_weights(const gguf::file& f, const family_profile& p);
+
+}  // namespace glia

@@ -1,0 +1,27 @@
+// Scale searches of the k-quant reference quantizers (the algorithms of ggml's make_qx_quants,
+// make_q3_quants and make_qkx2_quants, which llama-quantize runs when no importance matrix is
+// given). Each fits one small group: it picks a scale (and a minimum) and the integer codes `L`.
+#pragma once
+
+#include <cstdint>
+
+namespace glia::quant {
+
+inline constexpr int qk_max_group = 32;  // largest group any search is run on (n <= this)
+
+// Symmetric codes in [-nmax, nmax-1] stored as L + nmax, weighted by x^2: starts from the scale
+// that maps the signed peak to -nmax, then tries 18 nearby inverse scales and keeps the one with
+// the best weighted least-squares fit. Returns the scale (0 for an all-zero group).
+float fit_symmetric_weighted(int n, int nmax, const float* x, int8_t* L);
+
+// As above but refines codes one at a time (coordinate descent, up to 5 sweeps) instead of
+// sweeping the scale; codes stored as L + nmax.
+float fit_symmetric_refined(int n, int nmax, const float* x, int8_t* L);
+
+// Affine codes in [0, nmax]: x ~ scale * L - min_out (min_out >= 0). Starts from the full range,
+// then tries nstep+1 inverse scales (rmin + rdelta*i + nmax) / range, solving the weighted
+// least-squares scale and offset for each code assignment; error is |diff| (use_mad) or diff^2.
+float fit_affine(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* min_out,
+                 float rmin, float rdelta, int nstep, bool use_mad);
+
+}  // namespace glia::quant

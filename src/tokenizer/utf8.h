@@ -1,0 +1,37 @@
+// UTF-8 helpers shared by the tokenizers and the streaming decoder.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace glia::tok {
+
+// Length of the UTF-8 sequence that `lead` starts, judged from its high nibble alone, the way
+// llama.cpp splits text into symbols: continuation bytes and invalid lead bytes count as one-byte
+// (0x80..0xBF) or four-byte (0xF8..0xFF) characters, so any byte string splits without failing.
+inline size_t utf8_lead_length(uint8_t lead) {
+  static constexpr uint8_t lengths[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+  return lengths[lead >> 4];
+}
+
+// Result of inspecting the bytes at the start of a buffer (RFC 3629 well-formedness: no overlong
+// forms, no surrogates, nothing above U+10FFFF).
+struct utf8_scan {
+  enum class kind { complete, incomplete, invalid } what;
+  // complete: length of the character; invalid: bytes to replace by one U+FFFD (the maximal
+  // subpart of an ill-formed sequence, at least 1); incomplete: 0 (more bytes may complete it).
+  size_t length;
+};
+utf8_scan scan_utf8(std::string_view bytes);
+
+// U+FFFD REPLACEMENT CHARACTER.
+inline constexpr std::string_view replacement_char = "\xEF\xBF\xBD";
+
+// Appends the valid UTF-8 of `bytes` to `out`, each ill-formed subpart becoming U+FFFD. Stops before
+// a trailing sequence that is incomplete but could still be completed and returns its offset
+// (bytes.size() when everything was consumed).
+size_t append_valid_utf8(std::string_view bytes, std::string& out);
+
+}  // namespace glia::tok

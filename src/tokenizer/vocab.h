@@ -1,0 +1,100 @@
+// The vocabulary a tokenizer works on: token texts, scores, attributes, special ids and flags, loaded
+// from GGUF metadata (tokenizer.ggml.*) and validated once so the algorithms can trust it.
+// Algorithm-independent: SPM uses it today; byte-level BPE and tokenizer.json loading add to it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+
+namespace glia::gguf {
+class file;
+}
+
+namespace glia::tok {
+
+inline constexpr int32_t no_token = -1;
+
+// Values of tokenizer.ggml.token_type (llama.cpp's LLAMA_TOKEN_TYPE_*).
+enum class token_type : int32_t {
+  undefined = 0, normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6,
+};
+
+// Token attributes as bit flags (llama.cpp's llama_token_attr): load-time fixups add flags such as
+// control (for EOG-looking texts) or rstrip (phi-3) to a token without losing its kind.
+enum class token_attr : uint32_t {
+  none = 0,
+  undefined = 1u << 0,
+  unknown = 1u << 1,
+  unused = 1u << 2,
+  normal = 1u << 3,
+  control = 1u << 4,
+  user_defined = 1u << 5,
+  byte = 1u << 6,
+  lstrip = 1u << 8,  // special-token matching eats whitespace to the token's left
+  rstrip = 1u << 9,  // ... and to its right
+};
+constexpr token_attr operator|(token_attr a, token_attr b) {
+  return static_cast<token_attr>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b));
+}
+constexpr token_attr operator&(token_attr a, token_attr b) {
+  return static_cast<token_attr>(static_cast<uint32_t>(a) & static_cast<uint32_t>(b));
+}
+constexpr token_attr operator~(token_attr a) { return static_cast<token_attr>(~static_cast<uint32_t>(a)); }
+// True when `set` has any of the flags in `any_of`.
+constexpr bool has_any(token_attr set, token_attr any_of) { return (set & any_of) != token_attr::none; }
+
+enum class vocab_kind {
+  spm,  // tokenizer.ggml.model "llama": SentencePiece, score-driven merges with byte fallback
+};
+
+struct token_data {
+  std::string text;  // as stored: SPM writes spaces as U+2581 "▁" and bytes as "<0xNN>"
+  float score = 0.0f;
+  token_attr attr = token_attr::normal;
+};
+
+// Hash for heterogeneous lookup: find(std::string_view) without building a std::string.
+struct text_hash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+struct vocab {
+  vocab_kind kind = vocab_kind::spm;
+  std::string model;  // tokenizer.ggml.model
+  std::vector<token_data> tokens;
+  std::unordered_map<std::string, int32_t, text_hash, std::equal_to<>> ids;  // text -> id
+
+  int32_t bos = no_token, eos = no_token, unk = no_token, pad = no_token;
+  int32_t eot = no_token, eom = no_token;
+  bool add_bos = false, add_eos = false;
+  bool add_space_prefix = false;  // SPM: a " " before the text (and after each special token)
+
+  std::array<int32_t, 256> byte_tokens{};  // byte -> its fallback token, no_token when none
+  std::vector<int32_t> special_tokens;      // control/user-defined/unknown ids, longest text first
+  std::vector<int32_t> eog_ids;             // end-of-generation ids, ascending
+
+  int32_t size() const { return static_cast<int32_t>(tokens.size()); }
+  bool valid(int32_t id) const { return id >= 0 && id < size(); }
+  int32_t find(std::string_view text) const {
+    auto it = ids.find(text);
+    return it == ids.end() ? no_token : it->second;
+  }
+  bool has(int32_t id, token_attr any_of) const { return valid(id) && has_any(tokens[id].attr, any_of); }
+  bool is_eog(int32_t id) const;
+};
+
+// Reads and validates tokenizer.ggml.* from a GGUF file. Errors name the key and the offending value.
+result<vocab> load_vocab_from_gguf(const gguf::file& f);
+
+// The byte a byte token stands for, from its text "<0xNN>"; -1 when the text is not of that form.
+int parse_byte_token(std::string_view text);
+
+}  // namespace glia::tok

@@ -1,0 +1,89 @@
+// Attention properties: batch invariance (bit-exact) and results known from the softmax definition.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backend/backend.h"
+#include "harness.h"
+#include "op_cases.h"
+
+namespace glia::test {
+namespace {
+
+// Each token of a prefill batch must get the bits it gets when it is attended alone.
+TEST(attention, batch_invariant) {
+  for (int nth : {1, 2, 3}) {
+    const auto b = make_cpu_backend(nth);
+    for (const attn_config& c : attention_configs()) {
+      const std::vector<float> batch = run_attention(*b, c.kv, c.attn, 7, 0);
+      const size_t per_tok = size_t(c.attn.n_head) * size_t(c.kv.head_dim_v);
+      for (int64_t t = 0; t < 7; ++t) {
+        const std::vector<float> one = run_attention(*b, c.kv, c.attn, 1, t);
+        EXPECT_TRUE(bit_equal(one.data(), batch.data() + size_t(t) * per_tok, per_tok))
+            << c.name << " token " << t << " threads " << nth;
+      }
+    }
+  }
+}
+
+// A KV cache where every slot holds the same key: all visible scores are equal, so the softmax is
+// uniform and the output is the plain mean of the visible V rows. With a single visible slot the
+// output is that V row itself.
+TEST(attention, uniform_scores_average_values) {
+  const int n_slots = 300, dk = 16, dv = 8, n_head = 2;
+  std::vector<float> k(size_t(n_slots * dk)), v(size_t(n_slots * dv));
+  const auto key = random_floats(size_t(dk), 1);
+  const auto vals = random_floats(size_t(n_slots * dv), 2);
+  for (int s = 0; s < n_slots; ++s) std::copy(key.begin(), key.end(), k.begin() + s * dk);
+  v = vals;
+  std::vector<int32_t> slot_pos(static_cast<size_t>(n_slots));
+  for (int s = 0; s < n_slots; ++s) slot_pos[size_t(s)] = s;
+  kv_layer_view kv{dtype::f32, k.data(), v.data(), slot_pos.data(), n_slots, 1, dk, dv};
+  const auto q = random_floats(size_t(n_head * dk), 3);
+  for (int nth : {1, 3}) {
+    const auto b = make_cpu_backend(nth);
+    for (int32_t pos : {0, 5, 299}) {
+      for (int window : {0, 1, 7}) {
+        attention_params p{n_head, 0.3f, 0.0f, window};
+        std::vector<float> out(size_t(n_head * dv));
+        b->attention(kv, q.data(), &pos, 1, p, out.data());
+        const int first = window > 0 ? std::max(0, pos - window + 1) : 0;
+        for (int h = 0; h < n_head; ++h) {
+          for (int d = 0; d < dv; ++d) {
+            double mean = 0;
+            for (int s = first; s <= pos; ++s) mean += vals[size_t(s * dv + d)];
+            mean /= double(pos - first + 1);
+            EXPECT_NEAR(out[size_t(h * dv + d)], mean, 1e-5) << "pos " << pos << " window " << window;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Two visible keys with scores a and b: weights are e^a / (e^a + e^b) and e^b / (e^a + e^b), even
+// when the larger score arrives second (the online softmax must rescale what it accumulated).
+TEST(attention, two_keys_softmax_weights) {
+  const int n_slots = 130, dk = 4, dv = 3;  // keys in slot 1 and slot 129: two different chunks
+  std::vector<float> k(size_t(n_slots * dk), 0.0f), v(size_t(n_slots * dv), 0.0f);
+  std::vector<int32_t> slot_pos(size_t(n_slots), -1);
+  slot_pos[1] = 10;
+  slot_pos[129] = 11;
+  k[1 * dk + 0] = 1.0f;    // score a = q0 * 1
+  k[129 * dk + 0] = 3.0f;  // score b = q0 * 3
+  const float va[dv] = {1.0f, 0.0f, -2.0f}, vb[dv] = {0.0f, 4.0f, 1.0f};
+  std::copy(va, va + dv, v.begin() + 1 * dv);
+  std::copy(vb, vb + dv, v.begin() + 129 * dv);
+  kv_layer_view kv{dtype::f32, k.data(), v.data(), slot_pos.data(), n_slots, 1, dk, dv};
+  const float q[dk] = {0.7f, 0.0f, 0.0f, 0.0f};
+  const int32_t pos = 11;
+  const auto b = make_cpu_backend(1);
+  attention_params p{1, 1.0f, 0.0f, 0};
+  float out[dv];
+  b->attention(kv, q, &pos, 1, p, out);
+  const double wa = 1.0 / (1.0 + std::exp(0.7 * 3.0 - 0.7)), wb = 1.0 - wa;
+  for (int d = 0; d < dv; ++d) EXPECT_NEAR(out[d], wa * va[d] + wb * vb[d], 1e-6) << d;
+}
+
+}  // namespace
+}  // namespace glia::test

@@ -1,0 +1,290 @@
+// The table of op cases: each builds its inputs from fixed seeds, runs one op on the backend it is
+// given and returns everything the op wrote. ops_test.cpp runs each case on "ref" and on "cpu" with
+// 1, 2 and 3 threads and compares by normalized MSE.
+#include "op_cases.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/fp16.h"
+#include "harness.h"
+
+namespace glia::test {
+namespace {
+
+// The ops whose CPU version evaluates the same per-element formula as the reference must match it
+// exactly; the ones whose kernels reorder float sums get a tolerance far below any model effect.
+constexpr double exact = 0.0;
+constexpr double reordered = 1e-6;
+
+void add_matmul_cases(std::vector<op_case>& cases) {
+  struct shape {
+    int64_t n_out, n_tok;
+  };
+  const shape shapes[] = {{1, 1}, {5, 3}, {67, 17}};
+  for (dtype t : weight_types()) {
+    for (int64_t n_in : awkward_n_in(t)) {
+      for (const shape& s : shapes) {
+        cases.push_back({fmt::format("matmul_{}_in{}_out{}_tok{}", type_label(t), n_in, s.n_out, s.n_tok), reordered,
+                         [=](backend& b) {
+                           const test_weight w = make_weight(t, n_in, s.n_out, uint32_t(n_in * 31 + s.n_out));
+                           const auto x = random_floats(size_t(n_in * s.n_tok), 17, -2.0f, 2.0f);
+                           std::vector<float> y(size_t(s.n_out * s.n_tok));
+                           b.matmul(w.view, x.data(), s.n_tok, y.data());
+                           return y;
+                         }});
+      }
+    }
+  }
+}
+
+void add_get_rows_cases(std::vector<op_case>& cases) {
+  for (dtype t : weight_types()) {
+    const int64_t n_in = awkward_n_in(t).back();
+    cases.push_back({fmt::format("get_rows_{}_in{}", type_label(t), n_in), exact, [=](backend& b) {
+                       const test_weight w = make_weight(t, n_in, 11, 5);
+                       const std::vector<int32_t> ids = {3, 0, 10, 3, 7};
+                       std::vector<float> out(size_t(n_in) * ids.size());
+                       b.get_rows(w.view, ids.data(), int64_t(ids.size()), out.data());
+                       return out;
+                     }});
+  }
+}
+
+void add_norm_cases(std::vector<op_case>& cases) {
+  for (int64_t n : {1, 7, 4097}) {
+    for (int64_t rows : {1, 5}) {
+      for (bool weighted : {false, true}) {
+        cases.push_back({fmt::format("rms_norm_n{}_rows{}_{}", n, rows, weighted ? "w" : "nw"), exact, [=](backend& b) {
+                           auto x = random_floats(size_t(n * rows), 3, -4.0f, 4.0f);
+                           const auto w = random_floats(size_t(n), 4);
+                           b.rms_norm(x.data(), weighted ? w.data() : nullptr, x.data(), rows, n, 1e-5f);  // in place
+                           return x;
+                         }});
+      }
+    }
+  }
+}
+
+void add_rope_cases(std::vector<op_case>& cases) {
+  struct rc {
+    const char* name;
+    int n_head, head_dim, n_rot;
+    rope_style style;
+    bool freq_factors;
+    float ext_factor, freq_scale;
+  };
+  const rc list[] = {
+      {"normal", 3, 8, 8, rope_style::normal, false, 0.0f, 1.0f},
+      {"neox", 2, 64, 64, rope_style::neox, false, 0.0f, 1.0f},
+      {"partial_neox", 5, 40, 16, rope_style::neox, false, 0.0f, 0.25f},
+      {"freq_factors", 2, 64, 64, rope_style::normal, true, 0.0f, 1.0f},
+      {"yarn", 4, 32, 32, rope_style::neox, false, 1.0f, 0.25f},
+  };
+  for (const rc& c : list) {
+    for (int64_t n_tok : {1, 9}) {
+      cases.push_back({fmt::format("rope_{}_tok{}", c.name, n_tok), exact, [=](backend& b) {
+                         auto x = random_floats(size_t(n_tok * c.n_head * c.head_dim), 8);
+                         std::vector<int32_t> pos(static_cast<size_t>(n_tok));
+                         for (int64_t t = 0; t < n_tok; ++t) pos[size_t(t)] = int32_t(t * 37 + 5);
+                         const auto ff = random_floats(size_t(c.n_rot / 2), 9, 1.0f, 8.0f);
+                         rope_params p;
+                         p.n_rot = c.n_rot;
+                         p.style = c.style;
+                         p.freq_base = 10000.0f;
+                         p.freq_scale = c.freq_scale;
+                         p.freq_factors = c.freq_factors ? ff.data() : nullptr;
+                         p.ext_factor = c.ext_factor;
+                         p.n_ctx_orig = 4096;
+                         b.rope(x.data(), n_tok, c.n_head, c.head_dim, pos.data(), p);
+                         return x;
+                       }});
+    }
+  }
+}
+
+void add_elementwise_cases(std::vector<op_case>& cases) {
+  for (int64_t n : {1, 13, 100003}) {
+    cases.push_back({fmt::format("add_n{}", n), exact, [=](backend& b) {
+                       const auto a = random_floats(size_t(n), 1), c = random_floats(size_t(n), 2);
+                       std::vector<float> out(static_cast<size_t>(n));
+                       b.add(a.data(), c.data(), out.data(), n);
+                       return out;
+                     }});
+    cases.push_back({fmt::format("scale_n{}", n), exact, [=](backend& b) {
+                       auto x = random_floats(size_t(n), 3);
+                       b.scale(x.data(), 0.37f, n);
+                       return x;
+                     }});
+    cases.push_back({fmt::format("softcap_n{}", n), exact, [=](backend& b) {
+                       auto x = random_floats(size_t(n), 4, -30.0f, 30.0f);
+                       b.softcap(x.data(), 15.0f, n);
+                       return x;
+                     }});
+  }
+  for (int64_t rows : {1, 3, 300}) {
+    cases.push_back({fmt::format("add_bias_rows{}", rows), exact, [=](backend& b) {
+                       auto x = random_floats(size_t(rows * 333), 5);
+                       const auto bias = random_floats(333, 6);
+                       b.add_bias(x.data(), bias.data(), rows, 333);
+                       return x;
+                     }});
+  }
+  for (activation act : {activation::silu, activation::gelu_tanh}) {
+    for (int64_t n_tok : {1, 4}) {
+      const char* an = act == activation::silu ? "silu" : "gelu";
+      cases.push_back({fmt::format("glu_{}_tok{}", an, n_tok), exact, [=](backend& b) {
+                         const int64_t n = 9001;
+                         const auto g = random_floats(size_t(n * n_tok), 7, -12.0f, 12.0f);
+                         const auto u = random_floats(size_t(n * n_tok), 8);
+                         std::vector<float> out(size_t(n * n_tok));
+                         b.glu(g.data(), u.data(), out.data(), n_tok, n, act);
+                         return out;
+                       }});
+    }
+  }
+}
+
+}  // namespace
+
+// A KV cache of random contents: slots hold a shuffled set of positions with some slots empty.
+kv_fixture::kv_fixture(const kv_shape& s, uint32_t seed) : shape(s) {
+  const size_t nk = size_t(s.n_slots) * size_t(s.n_kv_head) * size_t(s.head_dim_k);
+  const size_t nv = size_t(s.n_slots) * size_t(s.n_kv_head) * size_t(s.head_dim_v);
+  const auto kf = random_floats(nk, seed, -1.5f, 1.5f);
+  const auto vf = random_floats(nv, seed + 1);
+  const size_t elem = s.type == dtype::f16 ? 2 : 4;
+  k.resize(nk * elem);
+  v.resize(nv * elem);
+  auto put = [&](std::vector<uint8_t>& dst, const std::vector<float>& src) {
+    for (size_t i = 0; i < src.size(); ++i) {
+      if (s.type == dtype::f16) {
+        const uint16_t h = f32_to_fp16(src[i]);
+        std::memcpy(dst.data() + 2 * i, &h, 2);
+      } else {
+        std::memcpy(dst.data() + 4 * i, &src[i], 4);
+      }
+    }
+  };
+  put(k, kf);
+  put(v, vf);
+  slot_pos.resize(size_t(s.n_slots));
+  std::iota(slot_pos.begin(), slot_pos.end(), 0);
+  std::mt19937 rng(seed + 2);
+  std::shuffle(slot_pos.begin(), slot_pos.end(), rng);
+  for (int64_t i = 0; i < s.n_slots; i += 5) slot_pos[size_t(i)] = -1;  // empty slots
+}
+
+kv_layer_view kv_fixture::view() {
+  kv_layer_view kv;
+  kv.type = shape.type;
+  kv.k = k.data();
+  kv.v = v.data();
+  kv.slot_pos = slot_pos.data();
+  kv.n_slots = shape.n_slots;
+  kv.n_kv_head = shape.n_kv_head;
+  kv.head_dim_k = shape.head_dim_k;
+  kv.head_dim_v = shape.head_dim_v;
+  return kv;
+}
+
+std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case& a, int64_t n_tok, int64_t first_tok) {
+  kv_fixture f(s, 99);
+  attention_params p;
+  p.n_head = a.n_head;
+  p.scale = a.scale;
+  p.softcap = a.softcap;
+  p.window = a.window;
+  // A fixed batch of attn_max_batch queries at increasing positions near the end of the stored
+  // range, as in a prefill; callers take a sub-range of it.
+  const int64_t total = attn_max_batch;
+  const auto q_all = random_floats(size_t(total * a.n_head * s.head_dim_k), 123);
+  std::vector<int32_t> pos_all(static_cast<size_t>(total));
+  for (int64_t t = 0; t < total; ++t) pos_all[size_t(t)] = int32_t(s.n_slots - total + t);
+  std::vector<float> out(size_t(n_tok * a.n_head * s.head_dim_v));
+  b.attention(f.view(), q_all.data() + first_tok * a.n_head * s.head_dim_k, pos_all.data() + first_tok, n_tok, p,
+              out.data());
+  return out;
+}
+
+std::vector<attn_config> attention_configs() {
+  std::vector<attn_config> out;
+  for (dtype kt : {dtype::f16, dtype::f32}) {
+    const char* tn = kt == dtype::f16 ? "f16" : "f32";
+    out.push_back({fmt::format("mha_{}", tn), {kt, 37, 3, 8, 8}, {3, 0.35f, 0.0f, 0}});
+    out.push_back({fmt::format("gqa_{}", tn), {kt, 61, 2, 64, 64}, {8, 0.125f, 0.0f, 0}});
+    out.push_back({fmt::format("mqa_dkv_{}", tn), {kt, 45, 1, 40, 24}, {5, 0.2f, 0.0f, 0}});
+    out.push_back({fmt::format("softcap_window_{}", tn), {kt, 150, 2, 32, 32}, {4, 0.5f, 2.0f, 8}});
+    out.push_back({fmt::format("long_{}", tn), {kt, 700, 2, 64, 64}, {4, 0.125f, 0.0f, 0}});
+  }
+  return out;
+}
+
+namespace {
+
+void add_attention_cases(std::vector<op_case>& cases) {
+  for (const attn_config& c : attention_configs()) {
+    for (int64_t n_tok : {1, 7}) {
+      cases.push_back({fmt::format("attention_{}_tok{}", c.name, n_tok), reordered,
+                       [=](backend& b) { return run_attention(b, c.kv, c.attn, n_tok, 0); }});
+    }
+  }
+}
+
+void add_kv_store_cases(std::vector<op_case>& cases) {
+  for (dtype kt : {dtype::f16, dtype::f32}) {
+    // 13 tokens into a ring of 8 slots: tokens 0-4 and 8-12 share slots; the later must win.
+    for (int64_t n_slots : {8, 32}) {
+      cases.push_back({fmt::format("kv_store_{}_slots{}", kt == dtype::f16 ? "f16" : "f32", n_slots), exact,
+                       [=](backend& b) {
+                         const kv_shape s{kt, n_slots, 2, 16, 12};
+                         kv_fixture f(s, 7);
+                         const int64_t n_tok = 13;
+                         const auto k = random_floats(size_t(n_tok * 2 * 16), 21);
+                         const auto v = random_floats(size_t(n_tok * 2 * 12), 22);
+                         std::vector<int32_t> pos(static_cast<size_t>(n_tok));
+                         std::iota(pos.begin(), pos.end(), 3);
+                         b.kv_store(f.view(), k.data(), v.data(), pos.data(), n_tok);
+                         // Everything the op wrote, as floats: K, V and the slot positions.
+                         std::vector<float> out;
+                         const size_t elem = kt == dtype::f16 ? 2 : 4;
+                         for (const auto* buf : {&f.k, &f.v}) {
+                           for (size_t i = 0; i < buf->size() / elem; ++i) {
+                             if (kt == dtype::f16) {
+                               uint16_t h;
+                               std::memcpy(&h, buf->data() + 2 * i, 2);
+                               out.push_back(fp16_to_f32(h));
+                             } else {
+                               float x;
+                               std::memcpy(&x, buf->data() + 4 * i, 4);
+                               out.push_back(x);
+                             }
+                           }
+                         }
+                         for (int32_t p : f.slot_pos) out.push_back(float(p));
+                         return out;
+                       }});
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<op_case>& all_op_cases() {
+  static const std::vector<op_case> cases = [] {
+    std::vector<op_case> c;
+    add_matmul_cases(c);
+    add_get_rows_cases(c);
+    add_norm_cases(c);
+    add_rope_cases(c);
+    add_elementwise_cases(c);
+    add_attention_cases(c);
+    add_kv_store_cases(c);
+    return c;
+  }();
+  return cases;
+}
+
+}  // namespace glia::test

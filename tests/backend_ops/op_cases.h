@@ -1,0 +1,56 @@
+// The op-case table of the harness and the attention fixtures shared with the invariance tests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace glia::test {
+
+struct op_case {
+  std::string name;  // [A-Za-z0-9_] only: it becomes part of the gtest name
+  double tol;        // largest normalized MSE against the reference (0: bit-exact)
+  // Builds the inputs from fixed seeds, runs the op on the backend, returns what the op wrote.
+  std::function<std::vector<float>(backend&)> run;
+};
+
+const std::vector<op_case>& all_op_cases();
+
+struct kv_shape {
+  dtype type;
+  int64_t n_slots;
+  int n_kv_head, head_dim_k, head_dim_v;
+};
+
+struct attn_case {
+  int n_head;
+  float scale, softcap;
+  int window;
+};
+
+struct attn_config {
+  std::string name;
+  kv_shape kv;
+  attn_case attn;
+};
+
+// Random K/V contents with shuffled slot positions 0..n_slots-1 and every fifth slot empty.
+struct kv_fixture {
+  kv_fixture(const kv_shape& s, uint32_t seed);
+  kv_layer_view view();
+  kv_shape shape;
+  std::vector<uint8_t> k, v;
+  std::vector<int32_t> slot_pos;
+};
+
+std::vector<attn_config> attention_configs();
+
+// Output of attention for tokens [first_tok, first_tok + n_tok) of a fixed batch of attn_max_batch
+// queries (first_tok + n_tok <= attn_max_batch), so sub-batches can be compared with the full one.
+inline constexpr int64_t attn_max_batch = 8;
+std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case& a, int64_t n_tok, int64_t first_tok);
+
+}  // namespace glia::test

@@ -1,0 +1,111 @@
+// The thread pool: every thread index runs exactly once per job, the caller is thread 0, jobs never
+// overlap or get lost (neither while workers spin nor after they went to sleep), and split_range
+// tiles [0, n).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "core/thread_pool.h"
+
+namespace glia {
+namespace {
+
+TEST(thread_pool, size) {
+  EXPECT_EQ(thread_pool(1).size(), 1);
+  EXPECT_EQ(thread_pool(3).size(), 3);
+  const int hw = int(std::thread::hardware_concurrency());
+  EXPECT_EQ(thread_pool(0).size(), hw > 0 ? hw : 1);
+}
+
+TEST(thread_pool, each_index_once_caller_is_zero) {
+  for (int n : {1, 2, 3, 5}) {
+    thread_pool pool(n);
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    std::vector<std::thread::id> ids(static_cast<size_t>(n));
+    std::atomic<int> bad_nth{0};
+    pool.run([&](int ith, int nth) {
+      if (nth != n) bad_nth.fetch_add(1);
+      hits[size_t(ith)].fetch_add(1);
+      ids[size_t(ith)] = std::this_thread::get_id();
+    });
+    EXPECT_EQ(bad_nth.load(), 0);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(hits[size_t(i)].load(), 1) << i;
+    EXPECT_EQ(ids[0], std::this_thread::get_id());
+    EXPECT_EQ(std::set<std::thread::id>(ids.begin(), ids.end()).size(), size_t(n));
+  }
+}
+
+// Back-to-back jobs (workers still spinning): each job's writes are complete when run() returns.
+TEST(thread_pool, many_back_to_back_jobs) {
+  thread_pool pool(3);
+  std::vector<int64_t> slot(3, 0);  // plain ints: run() must order them
+  for (int job = 0; job < 20000; ++job) pool.run([&](int ith, int) { slot[size_t(ith)] += job; });
+  const int64_t want = int64_t(20000) * 19999 / 2;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(slot[size_t(i)], want) << i;
+}
+
+// Jobs separated by pauses longer than the spin budget: workers are asleep and must be woken.
+TEST(thread_pool, jobs_after_sleep) {
+  thread_pool pool(3);
+  std::atomic<int> total{0};
+  for (int job = 0; job < 20; ++job) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    pool.run([&](int, int) { total.fetch_add(1); });
+  }
+  EXPECT_EQ(total.load(), 60);
+}
+
+// Slow workers: the caller finishes its share first and must wait (spinning, then sleeping).
+TEST(thread_pool, caller_waits_for_slow_workers) {
+  thread_pool pool(3);
+  std::atomic<int> done{0};
+  pool.run([&](int ith, int) {
+    if (ith != 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    done.fetch_add(1);
+  });
+  EXPECT_EQ(done.load(), 3);
+}
+
+// Two threads submitting jobs to one pool: jobs are serialized, none is lost or overlapped.
+TEST(thread_pool, concurrent_submitters) {
+  thread_pool pool(2);
+  std::atomic<int> inside{0}, overlap{0}, total{0};
+  auto submit = [&] {
+    for (int i = 0; i < 2000; ++i)
+      pool.run([&](int ith, int) {
+        if (ith == 0 && inside.fetch_add(1) != 0) overlap.fetch_add(1);
+        total.fetch_add(1);
+        if (ith == 0) inside.fetch_sub(1);
+      });
+  };
+  std::thread a(submit), b(submit);
+  a.join();
+  b.join();
+  EXPECT_EQ(overlap.load(), 0);
+  EXPECT_EQ(total.load(), 2 * 2000 * 2);
+}
+
+TEST(split_range, tiles_evenly_in_order) {
+  for (int64_t n : {0, 1, 2, 7, 64, 1000, 1001}) {
+    for (int nth : {1, 2, 3, 8, 13}) {
+      int64_t expect_begin = 0, min_len = n, max_len = 0;
+      for (int ith = 0; ith < nth; ++ith) {
+        const auto [b, e] = split_range(n, ith, nth);
+        EXPECT_EQ(b, expect_begin) << n << " " << ith << "/" << nth;
+        EXPECT_LE(b, e);
+        min_len = std::min(min_len, e - b);
+        max_len = std::max(max_len, e - b);
+        expect_begin = e;
+      }
+      EXPECT_EQ(expect_begin, n);
+      EXPECT_LE(max_len - min_len, 1);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace glia

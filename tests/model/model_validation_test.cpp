@@ -1,0 +1,189 @@
+// Hyperparameters and tensors that do not fit together are refused with messages that name what is
+// wrong; evaluation errors (bad token ids, context overflow, non-finite values) come back as values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "backend/backend.h"
+#include "model/forward.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "tiny_model.h"
+
+namespace glia {
+namespace {
+
+struct loaded {
+  std::vector<uint8_t> bytes;  // must outlive the model
+  result<std::shared_ptr<const model>> m = error{"not loaded"};
+};
+
+loaded load(const gguf::writer& w) {
+  loaded l;
+  auto bytes = w.to_bytes();
+  if (!bytes) {
+    l.m = bytes.take_error();
+    return l;
+  }
+  l.bytes = std::move(*bytes);
+  auto f = gguf::file::from_memory(l.bytes);
+  if (!f) {
+    l.m = f.take_error();
+    return l;
+  }
+  l.m = load_model(std::move(*f));
+  return l;
+}
+
+std::string load_error(const gguf::writer& w) {
+  loaded l = load(w);
+  return l.m.is_ok() ? std::string("(loaded)") : l.m.message();
+}
+
+TEST(model_validation, tiny_model_loads) {
+  loaded l = load(test::make_tiny_llama({}));
+  ASSERT_TRUE(l.m.is_ok()) << l.m.message();
+  EXPECT_EQ((*l.m)->profile.n_layer, 2);
+  EXPECT_EQ((*l.m)->profile.layers[0].head_dim_k, 8);
+  EXPECT_TRUE((*l.m)->weights.tied_output);
+}
+
+TEST(model_validation, zero_heads) {
+  auto w = test::make_tiny_llama({});
+  w.set_u32("llama.attention.head_count", 0);
+  EXPECT_NE(load_error(w).find("head count 0"), std::string::npos) << load_error(w);
+}
+
+TEST(model_validation, kv_heads_must_divide_heads) {
+  auto w = test::make_tiny_llama({});
+  w.set_u32("llama.attention.head_count_kv", 3);
+  EXPECT_NE(load_error(w).find("KV head count 3"), std::string::npos) << load_error(w);
+}
+
+TEST(model_validation, nan_epsilon) {
+  auto w = test::make_tiny_llama({});
+  w.set_f32("llama.attention.layer_norm_rms_epsilon", std::numeric_limits<float>::quiet_NaN());
+  EXPECT_NE(load_error(w).find("layer_norm_rms_epsilon"), std::string::npos) << load_error(w);
+}
+
+TEST(model_validation, negative_rope_base) {
+  auto w = test::make_tiny_llama({});
+  w.set_f32("llama.rope.freq_base", -1.0f);
+  EXPECT_NE(load_error(w).find("rope.freq_base"), std::string::npos) << load_error(w);
+}
+
+TEST(model_validation, odd_rope_dims_larger_than_head) {
+  auto w = test::make_tiny_llama({});
+  w.set_u32("llama.rope.dimension_count", 9);
+  EXPECT_NE(load_error(w).find("RoPE dimension count 9"), std::string::npos) << load_error(w);
+}
+
+TEST(model_validation, unknown_architecture) {
+  auto w = test::make_tiny_llama({});
+  w.set_string("general.architecture", "mamba");
+  EXPECT_NE(load_error(w).find("architecture 'mamba' is not supported"), std::string::npos) << load_error(w);
+}
+
+TEST(model_validation, missing_tensor_names_expected_shape) {
+  test::tiny_llama_spec s;
+  auto w = test::make_tiny_llama(s);
+  // Rebuild without blk.1.ffn_up.weight.
+  gguf::writer w2;
+  auto full = w.to_bytes();
+  ASSERT_TRUE(full.is_ok());
+  auto f = gguf::file::from_memory(*full);
+  ASSERT_TRUE(f.is_ok());
+  w2.copy_metadata(**f);
+  for (const auto& t : (*f)->tensors()) {
+    if (t.name == "blk.1.ffn_up.weight") continue;
+    std::vector<int64_t> dims(t.ne, t.ne + t.n_dims);
+    ASSERT_TRUE(w2.add_tensor(t.name, t.type, dims, std::span<const uint8_t>(t.data, t.n_bytes)).is_ok());
+  }
+  const std::string e = load_error(w2);
+  EXPECT_NE(e.find("missing tensor blk.1.ffn_up.weight (expected shape [32, 48])"), std::string::npos) << e;
+}
+
+TEST(model_validation, misshaped_tensor) {
+  auto full = test::make_tiny_llama({}).to_bytes();
+  ASSERT_TRUE(full.is_ok());
+  auto f = gguf::file::from_memory(*full);
+  ASSERT_TRUE(f.is_ok());
+  gguf::writer w2;
+  w2.copy_metadata(**f);
+  for (const auto& t : (*f)->tensors()) {
+    std::vector<int64_t> dims(t.ne, t.ne + t.n_dims);
+    if (t.name == "blk.0.attn_k.weight") dims = {16, 32};  // transposed
+    ASSERT_TRUE(w2.add_tensor(t.name, t.type, dims, std::span<const uint8_t>(t.data, t.n_bytes)).is_ok());
+  }
+  const std::string e = load_error(w2);
+  EXPECT_NE(e.find("tensor blk.0.attn_k.weight has shape [16, 32], expected [32, 16]"), std::string::npos) << e;
+}
+
+class tiny_forward : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    l_ = load(test::make_tiny_llama({}));
+    ASSERT_TRUE(l_.m.is_ok()) << l_.m.message();
+    be_ = make_cpu_backend(2);
+    auto c = kv_cache::create((*l_.m)->profile, 16, 8, dtype::f32);
+    ASSERT_TRUE(c.is_ok());
+    cache_ = std::make_unique<kv_cache>(std::move(*c));
+  }
+  loaded l_;
+  std::unique_ptr<backend> be_;
+  std::unique_ptr<kv_cache> cache_;
+};
+
+TEST_F(tiny_forward, token_outside_vocabulary) {
+  forward_pass fwd(**l_.m, *be_);
+  std::vector<int32_t> ids = {1, 2, 64};
+  std::vector<float> logits;
+  status s = fwd.run(*cache_, ids, 0, true, logits);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("token id 64 at position 2 is outside the vocabulary (0..63)"), std::string::npos) << s.message();
+  ids = {-1};
+  EXPECT_FALSE(fwd.run(*cache_, ids, 0, true, logits).is_ok());
+}
+
+TEST_F(tiny_forward, context_overflow) {
+  forward_pass fwd(**l_.m, *be_);
+  std::vector<int32_t> ids(10, 3);
+  std::vector<float> logits;
+  ASSERT_TRUE(fwd.run(*cache_, ids, 0, false, logits).is_ok());
+  status s = fwd.run(*cache_, ids, 10, false, logits);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("context overflow"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("the context holds 16"), std::string::npos) << s.message();
+}
+
+TEST_F(tiny_forward, non_finite_reports_layer_and_position) {
+  // Poison one weight of layer 1's FFN down projection: the first non-finite value appears in the
+  // output of layer 1, at the first position.
+  auto& m = const_cast<model&>(**l_.m);
+  auto* down = const_cast<float*>(static_cast<const float*>(m.weights.layers[1].ffn_down.data));
+  down[3] = std::numeric_limits<float>::infinity();
+  forward_pass fwd(m, *be_);
+  std::vector<int32_t> ids = {5, 6, 7};
+  std::vector<float> logits;
+  status s = fwd.run(*cache_, ids, 0, true, logits);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("layer 1 at position 0"), std::string::npos) << s.message();
+}
+
+TEST_F(tiny_forward, batch_one_by_one_and_chunks_agree) {
+  forward_pass fwd(**l_.m, *be_);
+  std::vector<int32_t> ids = {1, 9, 17, 33, 2, 63, 0, 12, 40, 41, 5};
+  std::vector<float> batch, row, seq;
+  ASSERT_TRUE(fwd.run(*cache_, ids, 0, true, batch).is_ok());
+  cache_->clear();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_TRUE(fwd.run(*cache_, std::span<const int32_t>(&ids[i], 1), int32_t(i), false, row).is_ok());
+    seq.insert(seq.end(), row.begin(), row.end());
+  }
+  ASSERT_EQ(batch.size(), seq.size());
+  for (size_t i = 0; i < batch.size(); ++i) EXPECT_NEAR(batch[i], seq[i], 1e-4f) << i;
+}
+
+}  // namespace
+}  // namespace glia

@@ -1,0 +1,59 @@
+#include "test_support.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace glia::test {
+
+std::string testdata(const std::string& rel) { return std::string(GLIA_TESTDATA) + "/" + rel; }
+
+std::string scratch(const std::string& name) {
+  std::filesystem::create_directories(GLIA_TEST_SCRATCH);
+  return std::string(GLIA_TEST_SCRATCH) + "/" + name;
+}
+
+std::string decompressed(const std::string& rel) {
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  std::string src = testdata(rel);
+  std::string tool;
+  std::string stem = rel;
+  if (rel.ends_with(".xz")) {
+    tool = "xz";
+    stem = rel.substr(0, rel.size() - 3);
+  } else if (rel.ends_with(".gz")) {
+    tool = "gzip";
+    stem = rel.substr(0, rel.size() - 3);
+  } else {
+    return src;
+  }
+  for (auto& c : stem)
+    if (c == '/') c = '_';
+  std::string out = scratch(stem);
+  if (std::filesystem::exists(out)) return out;
+  // Decompress to a temporary name first so that concurrent test processes never read half a file.
+  std::string tmp = out + ".tmp" + std::to_string(::getpid());
+  std::string cmd = tool + " -dc '" + src + "' > '" + tmp + "'";
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot decompress " + src);
+  std::filesystem::rename(tmp, out);
+  return out;
+}
+
+std::vector<unsigned char> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string cli_path() { return GLIA_CLI; }
+
+}  // namespace glia::test

@@ -1,0 +1,21 @@
+// Helpers shared by all tests: where the test-data pack is, a scratch folder, decompression.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace glia::test {
+
+// Absolute path of a file in ../shared/testdata, e.g. testdata("models/brown-f32.gguf").
+std::string testdata(const std::string& rel);
+// Path in the build's scratch folder (created on demand).
+std::string scratch(const std::string& name);
+// Decompresses a .gz or .xz file of the pack into the scratch folder (once) and returns its path.
+std::string decompressed(const std::string& rel);
+// Reads a whole file; empty vector if missing.
+std::vector<unsigned char> read_file(const std::string& path);
+std::string read_text(const std::string& path);
+// Path of the built CLI binary.
+std::string cli_path();
+
+}  // namespace glia::test
