@@ -39,6 +39,7 @@ command_fn add_logits(CLI::App& app) {
   auto* cmd = app.add_subcommand("logits", "evaluate token ids and write their logits (float32 [n_ids, n_vocab])");
   struct opts {
     session_options s;
+    diagnostics_options diag;
     std::string ids;
     std::string out;
     bool one_by_one = false;
@@ -48,6 +49,7 @@ command_fn add_logits(CLI::App& app) {
   cmd->add_option("--ids", o->ids, "comma-separated token ids")->required();
   cmd->add_option("--out", o->out, "output file")->required();
   cmd->add_flag("--one-by-one", o->one_by_one, "evaluate one token at a time through the KV cache");
+  o->diag.add_to(cmd);
 
   return [o]() {
     auto ids = parse_ids(o->ids);
@@ -61,6 +63,7 @@ command_fn add_logits(CLI::App& app) {
       return 1;
     }
     auto& sess = **s;
+    o->diag.start(sess);
     for (size_t i = 0; i < ids->size(); ++i)
       if ((*ids)[i] < 0 || (*ids)[i] >= sess.n_vocab()) {
         fmt::print(stderr, "error: token id {} (index {}) is outside the vocabulary (0..{})\n", (*ids)[i], i, sess.n_vocab() - 1);
@@ -96,6 +99,7 @@ command_fn add_logits(CLI::App& app) {
       fmt::print(stderr, "error: cannot write {}\n", o->out);
       return 1;
     }
+    if (!o->diag.finish(sess)) return 1;
     fmt::print(stderr, "wrote {} x {} logits to {}\n", ids->size(), sess.n_vocab(), o->out);
     return 0;
   };

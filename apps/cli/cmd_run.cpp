@@ -13,6 +13,7 @@ command_fn add_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "complete a prompt");
   struct opts {
     session_options s;
+    diagnostics_options diag;
     std::string prompt;
     int n_predict = 128;
     sampler_params sp;
@@ -28,6 +29,7 @@ command_fn add_run(CLI::App& app) {
   cmd->add_option("--top-p", o->sp.top_p, "top-p (1 = off)")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--min-p", o->sp.min_p, "min-p (0 = off)")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("-s,--seed", o->seed, "random seed (default: random, printed on stderr)");
+  o->diag.add_to(cmd);
 
   return [o]() {
     auto s = session::create(o->s);
@@ -36,6 +38,7 @@ command_fn add_run(CLI::App& app) {
       return 1;
     }
     auto& sess = **s;
+    o->diag.start(sess);
     auto ids = sess.tokenize(o->prompt, true, false);
     if (!ids) {
       fmt::print(stderr, "error: {}\n", ids.message());
@@ -60,6 +63,7 @@ command_fn add_run(CLI::App& app) {
       fmt::print(stderr, "error: {}\n", r.message());
       return 1;
     }
+    if (!o->diag.finish(sess)) return 1;
     fmt::print(stderr, "prompt: {} tokens in {:.3f} s ({:.1f} t/s); generated: {} tokens in {:.3f} s ({:.1f} t/s)\n",
                st.n_prompt, st.prompt_seconds, st.prompt_seconds > 0 ? st.n_prompt / st.prompt_seconds : 0.0,
                st.n_generated, st.decode_seconds, st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0);

@@ -21,3 +21,35 @@ inline void add_session_options(CLI::App* cmd, session_options& o) {
 }
 
 }  // namespace glia::cli
+
+namespace glia::cli {
+
+// --profile / --profile-json / --trace and --dump-tensors: set up before evaluation, written after.
+struct diagnostics_options {
+  bool profile = false;
+  std::string profile_json;
+  std::string trace;
+  std::string dump_pattern;
+  std::string dump_dir = "tensor_dump";
+  int dump_positions = 4;
+
+  void add_to(CLI::App* cmd) {
+    cmd->add_flag("--profile", profile, "print per-op timings and prefill/decode tokens/s on stderr");
+    cmd->add_option("--profile-json", profile_json, "write the per-op profile as JSON to FILE");
+    cmd->add_option("--trace", trace, "write a Chrome trace (chrome://tracing, Perfetto) of every op to FILE");
+    cmd->add_option("--dump-tensors", dump_pattern,
+                    "dump intermediates whose names match PATTERN (glob, comma-separated; e.g. 'blk.3.*,logits')");
+    cmd->add_option("--dump-dir", dump_dir, "folder for --dump-tensors files and index.json")->capture_default_str();
+    cmd->add_option("--dump-positions", dump_positions, "positions to dump per tensor")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  }
+
+  void start(session& s) const {
+    if (profile || !profile_json.empty() || !trace.empty()) s.enable_profiling();
+    if (!dump_pattern.empty()) s.enable_tensor_dump(dump_pattern, dump_dir, dump_positions);
+  }
+
+  // Returns false (after printing why) when a file could not be written.
+  bool finish(session& s) const;
+};
+
+}  // namespace glia::cli

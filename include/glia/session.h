@@ -56,6 +56,18 @@ class session {
   // Forgets the context.
   void reset();
 
+  // Per-op profiling of every following forward call (--profile): a table for people, JSON, and a
+  // Chrome trace.
+  void enable_profiling();
+  std::string profile_table() const;
+  std::string profile_json() const;
+  std::string profile_trace() const;
+
+  // Captures the intermediates whose names match `pattern` (e.g. "blk.*.attn_norm,logits") for the
+  // first n_positions positions; finish_tensor_dump writes them to `dir` and returns statistics.
+  void enable_tensor_dump(const std::string& pattern, const std::string& dir, int n_positions);
+  result<std::string> finish_tensor_dump();
+
   // Evaluates the prompt, then samples up to n_predict tokens, calling on_text with each complete
   // piece of UTF-8 text (return false to stop). Stops at an end-of-generation token.
   status generate(std::span<const int32_t> prompt, int n_predict, sampler& smp,

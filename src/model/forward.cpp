@@ -109,7 +109,7 @@ status forward_pass::run_chunk(kv_cache& cache, std::span<const int32_t> tokens,
     b_.matmul(w.output, s_.h.data(), rows, logits_out);
     if (p.final_softcap > 0.0f) b_.softcap(logits_out, p.final_softcap, rows * p.n_vocab);
   }
-  if (all_rows) tap("logits", -1, logits_out, rows, p.n_vocab);
+  if (tap_) tap_("logits", -1, logits_out, rows, p.n_vocab, std::span<const int32_t>(s_.pos.data() + first, size_t(rows)));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < p.n_vocab; ++c)
       if (!std::isfinite(logits_out[r * p.n_vocab + c]))

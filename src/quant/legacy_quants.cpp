@@ -83,7 +83,7 @@ void quantize_row_q4_0(const float* src, void* dst, int64_t n) {
     const float id = d != 0 ? 1.0f / d : 0.0f;
     b[i].d = f32_to_fp16(d);
     for (int j = 0; j < qk / 2; ++j) {
-      const int lo = truncated_code(src[j] * id + 8.4f, 15);
+      const int lo = truncated_code(src[j] * id + 8.5f, 15);
       const int hi = truncated_code(src[j + 16] * id + 8.5f, 15);
       b[i].qs[j] = uint8_t(lo | hi << 4);
     }

@@ -7,6 +7,8 @@
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "runtime/profiler.h"
+#include "runtime/tensor_dump.h"
 #include "tokenizer/tokenizer.h"
 
 namespace glia {
@@ -18,6 +20,16 @@ struct session::impl {
   std::unique_ptr<kv_cache> cache;
   std::unique_ptr<forward_pass> fwd;
   int32_t n_past = 0;
+  std::unique_ptr<profiler> prof;
+  std::unique_ptr<tensor_dumper> dumper;
+
+  status eval(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& logits, profiler::phase ph) {
+    if (prof) prof->begin_forward(ph, int64_t(tokens.size()));
+    status s = fwd->run(*cache, tokens, n_past, all_logits, logits);
+    if (prof) prof->end_forward();
+    if (s) n_past += int32_t(tokens.size());
+    return s;
+  }
 };
 
 session::session(std::unique_ptr<impl> p) : p_(std::move(p)) {}
@@ -64,9 +76,25 @@ std::string session::detokenize(std::span<const int32_t> ids) const { return p_-
 bool session::is_end_of_generation(int32_t id) const { return p_->tok->is_eog(id); }
 
 status session::eval(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& logits) {
-  GLIA_TRY(p_->fwd->run(*p_->cache, tokens, p_->n_past, all_logits, logits));
-  p_->n_past += int32_t(tokens.size());
-  return {};
+  return p_->eval(tokens, all_logits, logits, tokens.size() == 1 ? profiler::phase::decode : profiler::phase::prefill);
+}
+
+void session::enable_profiling() {
+  p_->prof = std::make_unique<profiler>();
+  p_->fwd->set_op_hook(p_->prof->hook());
+}
+std::string session::profile_table() const { return p_->prof ? p_->prof->table() : std::string(); }
+std::string session::profile_json() const { return p_->prof ? p_->prof->json() : std::string("{}"); }
+std::string session::profile_trace() const { return p_->prof ? p_->prof->chrome_trace() : std::string("{\"traceEvents\": []}"); }
+
+void session::enable_tensor_dump(const std::string& pattern, const std::string& dir, int n_positions) {
+  p_->dumper = std::make_unique<tensor_dumper>(pattern, dir, n_positions);
+  p_->fwd->set_tap(p_->dumper->tap());
+}
+
+result<std::string> session::finish_tensor_dump() {
+  if (!p_->dumper) return make_error("no tensor dump was requested");
+  return p_->dumper->finish();
 }
 
 void session::reset() {
@@ -80,7 +108,7 @@ status session::generate(std::span<const int32_t> prompt, int n_predict, sampler
   generation_stats st;
   std::vector<float> logits;
   auto t0 = clock::now();
-  GLIA_TRY(eval(prompt, false, logits));
+  GLIA_TRY(p_->eval(prompt, false, logits, profiler::phase::prefill));
   st.n_prompt = int(prompt.size());
   st.prompt_seconds = std::chrono::duration<double>(clock::now() - t0).count();
 
@@ -98,7 +126,7 @@ status session::generate(std::span<const int32_t> prompt, int n_predict, sampler
     if (!text.empty() && !on_text(text)) break;
     if (i + 1 == n_predict) break;
     const int32_t next[1] = {id};
-    result = eval(next, false, logits);
+    result = p_->eval(next, false, logits, profiler::phase::decode);
     if (!result) break;
   }
   const std::string tail = dec.flush();

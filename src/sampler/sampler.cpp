@@ -3,126 +3,68 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sampler/random.h"
+
 namespace glia {
 
-candidate_list::candidate_list(std::span<const float> logits) {
-  items_.reserve(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) items_.push_back({int32_t(i), logits[i]});
-}
-
-void candidate_list::sort_desc() {
-  if (sorted_) return;
-  std::stable_sort(items_.begin(), items_.end(), [](const candidate& a, const candidate& b) { return a.logit > b.logit; });
-  sorted_ = true;
-}
-
-void candidate_list::softmax() {
-  sort_desc();
-  if (items_.empty()) return;
-  const float max_l = items_.front().logit;
-  double sum = 0.0;
-  for (auto& c : items_) {
-    c.p = std::exp(c.logit - max_l);
-    sum += c.p;
-  }
-  for (auto& c : items_) c.p = float(c.p / sum);
-}
-
-namespace {
-
-class top_k_stage final : public sampler_stage {
- public:
-  explicit top_k_stage(int k) : k_(k) {}
-  void apply(candidate_list& c) override {
-    if (k_ <= 0 || size_t(k_) >= c.items().size()) return;
-    c.sort_desc();
-    c.items().resize(size_t(k_));
-  }
-
- private:
-  int k_;
-};
-
-class top_p_stage final : public sampler_stage {
- public:
-  explicit top_p_stage(float p) : p_(p) {}
-  void apply(candidate_list& c) override {
-    if (p_ >= 1.0f) return;
-    c.softmax();
-    double mass = 0.0;
-    size_t keep = c.items().size();
-    for (size_t i = 0; i < c.items().size(); ++i) {
-      mass += c.items()[i].p;
-      if (mass >= p_) {
-        keep = i + 1;
-        break;
-      }
-    }
-    c.items().resize(std::max<size_t>(keep, 1));
-  }
-
- private:
-  float p_;
-};
-
-class min_p_stage final : public sampler_stage {
- public:
-  explicit min_p_stage(float p) : p_(p) {}
-  void apply(candidate_list& c) override {
-    if (p_ <= 0.0f) return;
-    c.softmax();
-    const float cut = c.items().front().p * p_;
-    size_t keep = 1;
-    while (keep < c.items().size() && c.items()[keep].p >= cut) ++keep;
-    c.items().resize(keep);
-  }
-
- private:
-  float p_;
-};
-
-class temperature_stage final : public sampler_stage {
- public:
-  explicit temperature_stage(float t) : t_(t) {}
-  void apply(candidate_list& c) override {
-    for (auto& x : c.items()) x.logit /= t_;
-  }
-
- private:
-  float t_;
-};
-
-}  // namespace
-
-std::unique_ptr<sampler_stage> make_top_k(int k) { return std::make_unique<top_k_stage>(k); }
-std::unique_ptr<sampler_stage> make_top_p(float p) { return std::make_unique<top_p_stage>(p); }
-std::unique_ptr<sampler_stage> make_min_p(float p) { return std::make_unique<min_p_stage>(p); }
-std::unique_ptr<sampler_stage> make_temperature(float t) { return std::make_unique<temperature_stage>(t); }
-
 int32_t argmax(std::span<const float> logits) {
+  if (logits.empty()) return -1;
+  // max_element returns the first of equal maxima, i.e. the lowest id.
   return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
-sampler::sampler(const sampler_params& p) : greedy_(p.temperature <= 0.0f), seed_(p.seed), rng_(p.seed) {
-  stages_.push_back(make_top_k(p.top_k));
-  stages_.push_back(make_top_p(p.top_p));
-  stages_.push_back(make_min_p(p.min_p));
+sampler::sampler(const sampler_params& p, token_text_fn token_text)
+    : greedy_(!(p.temperature > 0.0f)), seed_(p.seed), rng_(p.seed) {
+  const size_t min_keep = size_t(std::max(p.min_keep, 0));
+  if (!p.logit_bias.empty()) stages_.push_back(make_logit_bias(p.logit_bias));
+  if (p.repeat_last_n != 0 && (p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f))
+    stages_.push_back(make_penalties({p.repeat_last_n, p.repeat_penalty, p.frequency_penalty, p.presence_penalty}));
+  if (p.dry_multiplier != 0.0f && p.dry_base >= 1.0f && p.dry_penalty_last_n != 0) {
+    dry_params d{p.dry_multiplier, p.dry_base, p.dry_allowed_length, p.dry_penalty_last_n, p.dry_sequence_breakers};
+    stages_.push_back(make_dry(d, std::move(token_text)));
+  }
+  if (p.top_k > 0) stages_.push_back(make_top_k(p.top_k));
+  if (p.typical_p < 1.0f) stages_.push_back(make_typical_p(p.typical_p, min_keep));
+  if (p.top_p < 1.0f) stages_.push_back(make_top_p(p.top_p, min_keep));
+  if (p.min_p > 0.0f) stages_.push_back(make_min_p(p.min_p, min_keep));
+  if (p.xtc_probability > 0.0f && p.xtc_threshold <= 0.5f)
+    stages_.push_back(make_xtc(p.xtc_probability, p.xtc_threshold, mix_seed(p.seed, 1), min_keep));
   if (!greedy_) stages_.push_back(make_temperature(p.temperature));
 }
 
 int32_t sampler::sample(std::span<const float> logits) {
-  if (greedy_) return argmax(logits);
-  candidate_list c(logits);
-  for (auto& s : stages_) s->apply(c);
-  c.mark_unsorted();  // temperature changed the logits: recompute probabilities
-  c.softmax();
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  double r = u(rng_), acc = 0.0;
-  for (const auto& x : c.items()) {
-    acc += x.p;
-    if (r < acc) return x.id;
+  cur_.assign(logits);
+  if (cur_.empty()) return -1;
+  for (auto& s : stages_) s->apply(cur_);
+  if (greedy_) return cur_.best()->id;
+
+  // Draw proportionally to exp(logit - max); -inf (banned) tokens weigh exactly 0 and are never drawn.
+  cur_.softmax();
+  const auto& items = cur_.items();
+  const double max_l = items.front().logit;
+  if (std::isinf(max_l) && max_l < 0) return cur_.best()->id;  // everything banned: nothing better to do
+  double total = 0.0;
+  for (const auto& x : items) total += std::exp(double(x.logit) - max_l);
+  const double target = uniform01(rng_) * total;
+  double acc = 0.0;
+  int32_t last_possible = items.front().id;
+  for (const auto& x : items) {
+    const double w = std::exp(double(x.logit) - max_l);
+    if (w <= 0.0) continue;
+    acc += w;
+    last_possible = x.id;
+    if (acc > target) return x.id;
   }
-  return c.items().back().id;
+  return last_possible;  // rounding left acc a hair short of total
+}
+
+void sampler::accept(int32_t id) {
+  for (auto& s : stages_) s->accept(id);
+}
+
+void sampler::reset() {
+  for (auto& s : stages_) s->reset();
+  rng_.seed(seed_);
 }
 
 }  // namespace glia

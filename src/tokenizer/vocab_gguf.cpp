@@ -218,7 +218,9 @@ void build_byte_table(vocab& v) {
   for (int b = 0; b < 256; ++b) {
     const char name[] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
     int32_t id = v.find(std::string_view(name, sizeof name));
-    if (id == no_token) id = v.find(std::string_view(std::string(1, static_cast<char>(b))));
+    // Else the byte itself as a one-character token (llama.cpp looks that up as a C string, so
+    // byte 0 never matches).
+    if (id == no_token && b != 0) id = v.find(std::string(1, static_cast<char>(b)));
     v.byte_tokens[b] = id;
   }
 }

@@ -213,7 +213,7 @@ TEST(kernels, isa_quantizers_reproduce_reference_bits) {
         std::vector<uint8_t> want(row_bytes(t, len)), got(want.size());
         q.reference(row.data(), want.data(), len);
         q.fast(row.data(), got.data(), len);
-        EXPECT_EQ(want, got) << t.name << " twin from " << q.isa << ", stress row " << row_index << ", n " << len;
+        EXPECT_EQ(want, got) << t.name << " twin " << i << " from " << q.isa << ", stress row " << row_index << ", n " << len;
         ++row_index;
       }
     }

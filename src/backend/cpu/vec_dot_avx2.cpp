@@ -146,17 +146,18 @@ float vec_dot_bf16(const void* wv, const void* av, int64_t n) {
   return s;
 }
 
+// Two accumulators (even and odd blocks) so consecutive blocks do not wait on one FMA chain.
 float vec_dot_q8_0(const void* wv, const void* av, int64_t n) {
   const auto* w = static_cast<const block_q8_0*>(wv);
   const auto* a = static_cast<const block_q8_0*>(av);
   const int64_t nb = n / 32;
-  __m256 acc = _mm256_setzero_ps();
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t b = 0; b < nb; ++b) {
     const __m256 d = _mm256_set1_ps(half(w[b].d) * half(a[b].d));
     const __m256i p = dot_i8(load256(w[b].qs), load256(a[b].qs));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
+    acc[b & 1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[b & 1]);
   }
-  return hsum(acc);
+  return hsum(_mm256_add_ps(acc[0], acc[1]));
 }
 
 float vec_dot_q4_0(const void* wv, const void* av, int64_t n) {
@@ -165,16 +166,16 @@ float vec_dot_q4_0(const void* wv, const void* av, int64_t n) {
   const int64_t nb = n / 32;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i eight = _mm256_set1_epi8(8);
-  __m256 acc = _mm256_setzero_ps();
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t b = 0; b < nb; ++b) {
     const __m128i packed = load128(w[b].qs);
     // Elements 0..15 are the low nibbles, 16..31 the high nibbles.
     const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(packed), _mm_srli_epi16(packed, 4), 1);
     const __m256i q = _mm256_sub_epi8(_mm256_and_si256(both, low4), eight);
     const __m256 d = _mm256_set1_ps(half(w[b].d) * half(a[b].d));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(q, load256(a[b].qs))), acc);
+    acc[b & 1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(q, load256(a[b].qs))), acc[b & 1]);
   }
-  return hsum(acc);
+  return hsum(_mm256_add_ps(acc[0], acc[1]));
 }
 
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block: entries 0-3 sit in the low 6
@@ -331,8 +332,8 @@ void quantize_q8_0(const float* src, void* dst, int64_t n) {
     for (int i = 0; i < 4; ++i) {
       __m256 r = _mm256_mul_ps(v[i], vid);
       // 0 * inf (an id that overflowed for a subnormal amax) is NaN, which the reference stores as 0.
-      (void)0;
-      r = x86 ? round_half_away(r) : _mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      r = _mm256_and_ps(r, _mm256_cmp_ps(r, r, _CMP_ORD_Q));
+      r = x86 ? _mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) : round_half_away(r);
       r = _mm256_min_ps(_mm256_max_ps(r, _mm256_sub_ps(_mm256_setzero_ps(), lim)), lim);
       q[i] = _mm256_cvttps_epi32(r);
     }
@@ -367,7 +368,7 @@ void quantize_q8_k(const float* src, void* dst, int64_t n) {
     float peak = 0.0f;
     const __m256 vmax = _mm256_set1_ps(amax);
     for (int i = 0; i < 32; ++i) {
-      const int hit = _mm256_movemask_ps(_mm256_cmp_ps(abs_ps(v[31-i]), vmax, _CMP_EQ_OQ));
+      const int hit = _mm256_movemask_ps(_mm256_cmp_ps(abs_ps(v[i]), vmax, _CMP_EQ_OQ));
       if (hit) {
         peak = x[8 * i + __builtin_ctz(unsigned(hit))];
         break;

@@ -1,0 +1,102 @@
+#include "runtime/profiler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace glia {
+
+double profiler::now_us() const {
+  return std::chrono::duration<double, std::micro>(clock::now() - origin_).count();
+}
+
+op_hook profiler::hook() {
+  return [this](const char* op, bool begin) {
+    const double t = now_us();
+    if (begin) {
+      open_.emplace_back(op, t);
+      return;
+    }
+    if (open_.empty()) return;
+    const auto [name, start] = open_.back();
+    open_.pop_back();
+    auto& s = ops_[name];
+    s.ms += (t - start) / 1000.0;
+    ++s.calls;
+    if (events_.size() < max_events_) events_.push_back({name, start, t - start});
+  };
+}
+
+void profiler::begin_forward(phase p, int64_t n_tokens) {
+  phase_ = p;
+  phase_tokens_ = n_tokens;
+  forward_start_us_ = now_us();
+}
+
+void profiler::end_forward() {
+  const double dur = now_us() - forward_start_us_;
+  forward_ms_ += dur / 1000.0;
+  const int i = phase_ == phase::prefill ? 0 : 1;
+  tokens_[i] += double(phase_tokens_);
+  phase_ms_[i] += dur / 1000.0;
+  if (events_.size() < max_events_)
+    events_.push_back({phase_ == phase::prefill ? "forward (prefill)" : "forward (decode)", forward_start_us_, dur});
+}
+
+namespace {
+struct row {
+  std::string name;
+  double ms;
+  int64_t calls;
+};
+}  // namespace
+
+// Rows sorted by time, plus "other" (forward time outside any op) so percentages add up to 100.
+static std::vector<row> rows_of(const std::map<std::string, profiler::op_stat>& ops, double forward_ms) {
+  std::vector<row> rows;
+  double op_total = 0.0;
+  for (const auto& [name, s] : ops) {
+    rows.push_back({name, s.ms, s.calls});
+    op_total += s.ms;
+  }
+  std::sort(rows.begin(), rows.end(), [](const row& a, const row& b) { return a.ms > b.ms; });
+  rows.push_back({"other", std::max(0.0, forward_ms - op_total), 0});
+  return rows;
+}
+
+std::string profiler::table() const {
+  std::string out = fmt::format("{:<14} {:>10} {:>8} {:>9}\n", "op", "ms", "%", "calls");
+  const double total = std::max(forward_ms_, 1e-9);
+  for (const auto& r : rows_of(ops_, forward_ms_))
+    out += fmt::format("{:<14} {:>10.3f} {:>7.2f}% {:>9}\n", r.name, r.ms, 100.0 * r.ms / total, r.calls);
+  out += fmt::format("{:<14} {:>10.3f} {:>7.2f}%\n", "total", forward_ms_, 100.0);
+  auto rate = [](double tok, double ms) { return ms > 0 ? tok / (ms / 1000.0) : 0.0; };
+  out += fmt::format("prefill: {} tokens in {:.3f} ms ({:.2f} t/s)\n", int64_t(tokens_[0]), phase_ms_[0], rate(tokens_[0], phase_ms_[0]));
+  out += fmt::format("decode:  {} tokens in {:.3f} ms ({:.2f} t/s)\n", int64_t(tokens_[1]), phase_ms_[1], rate(tokens_[1], phase_ms_[1]));
+  return out;
+}
+
+std::string profiler::json() const {
+  nlohmann::json j;
+  j["ops"] = nlohmann::json::array();
+  const double total = std::max(forward_ms_, 1e-9);
+  for (const auto& r : rows_of(ops_, forward_ms_))
+    j["ops"].push_back({{"op", r.name}, {"ms", r.ms}, {"percent", 100.0 * r.ms / total}, {"calls", r.calls}});
+  j["total_ms"] = forward_ms_;
+  auto phase_json = [](double tok, double ms) {
+    return nlohmann::json{{"tokens", int64_t(tok)}, {"ms", ms}, {"tokens_per_second", ms > 0 ? tok / (ms / 1000.0) : 0.0}};
+  };
+  j["prefill"] = phase_json(tokens_[0], phase_ms_[0]);
+  j["decode"] = phase_json(tokens_[1], phase_ms_[1]);
+  return j.dump(2);
+}
+
+std::string profiler::chrome_trace() const {
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& e : events_)
+    events.push_back({{"name", e.name}, {"cat", "op"}, {"ph", "X"}, {"ts", e.start_us}, {"dur", e.dur_us}, {"pid", 1}, {"tid", 1}});
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+}
+
+}  // namespace glia

@@ -1,0 +1,59 @@
+// What a user sets to control sampling. Defaults are llama.cpp's (common/common.h), so a command line
+// that works there means the same here.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace glia {
+
+struct sampler_params {
+  float temperature = 0.8f;  // 0 = greedy (after the penalties, bias, DRY and XTC have run)
+  int top_k = 40;            // <= 0: off
+  float top_p = 0.95f;       // 1: off
+  float min_p = 0.05f;       // 0: off
+  float typical_p = 1.0f;    // 1: off
+  int min_keep = 0;          // truncating stages keep at least this many (and always one)
+
+  float repeat_penalty = 1.0f;     // 1: off
+  int repeat_last_n = 64;          // history for the three penalties; 0: off, -1: whole context
+  float presence_penalty = 0.0f;   // 0: off
+  float frequency_penalty = 0.0f;  // 0: off
+
+  float dry_multiplier = 0.0f;  // 0: off
+  float dry_base = 1.75f;
+  int dry_allowed_length = 2;
+  int dry_penalty_last_n = -1;  // 0: off, -1: whole context
+  std::vector<std::string> dry_sequence_breakers = {"\n", ":", "\"", "*"};
+
+  float xtc_probability = 0.0f;  // 0: off
+  float xtc_threshold = 0.1f;    // > 0.5: off
+
+  std::map<int32_t, float> logit_bias;  // id -> added to its logit; -inf bans the token
+
+  uint64_t seed = 0;
+};
+
+// Checks ranges so a front end can report bad input; names the field, the value and the limit.
+// (The sampler itself never fails: out-of-range values just switch a stage off or are clamped.)
+status validate(const sampler_params& p);
+
+// A model's metadata as seen by the sampler layer (which may not depend on the GGUF reader): the
+// numeric value of a key, or nullopt when absent or not a number.
+using metadata_lookup = std::function<std::optional<double>(std::string_view key)>;
+
+// Overwrites fields from the sampling defaults a GGUF may carry: general.sampling.{temp, top_k, top_p,
+// min_p, xtc_probability, xtc_threshold, penalty_last_n, penalty_repeat}. (general.sampling.mirostat*
+// and .sequence are not used.) Apply before the user's own settings, which take precedence. A value
+// out of range or not an integer where one is needed is skipped and reported in the returned error;
+// the other keys are still applied.
+status apply_gguf_sampling_defaults(sampler_params& p, const metadata_lookup& lookup);
+
+}  // namespace glia

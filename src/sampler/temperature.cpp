@@ -1,0 +1,29 @@
+#include "sampler/stages.h"
+
+namespace glia {
+namespace {
+
+class temperature_stage final : public sampler_stage {
+ public:
+  explicit temperature_stage(float t) : t_(t) {}
+  void apply(candidate_list& c) override {
+    if (c.empty()) return;
+    if (t_ <= 0.0f) {
+      // The limit t -> 0 puts all mass on the top token.
+      const candidate top = *c.best();
+      c.items().assign(1, top);
+      return;
+    }
+    // Dividing by a positive number keeps the order, so a sorted list stays sorted.
+    for (auto& x : c.items()) x.logit /= t_;
+  }
+
+ private:
+  float t_;
+};
+
+}  // namespace
+
+std::unique_ptr<sampler_stage> make_temperature(float t) { return std::make_unique<temperature_stage>(t); }
+
+}  // namespace glia

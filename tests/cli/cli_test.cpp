@@ -1,0 +1,136 @@
+// Drives the glia binary as a user would and checks what it prints and writes against the pack's
+// goldens (llama.cpp's greedy continuations and logits).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace glia {
+namespace {
+
+struct run_result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+run_result run_cli(const std::string& args) {
+  static int counter = 0;
+  const std::string err_path = test::scratch("cli_stderr_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  const std::string cmd = quote(test::cli_path()) + " " + args + " 2>" + quote(err_path);
+  run_result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = test::read_text(err_path);
+  return r;
+}
+
+nlohmann::json manifest(const std::string& stem) {
+  std::ifstream in(test::testdata("golden/" + stem + ".json"));
+  return nlohmann::json::parse(in);
+}
+
+TEST(cli, run_greedy_prints_the_golden_continuation) {
+  const auto m = manifest("brown-f32");
+  for (const auto& item : m["greedy_continuations"]["items"]) {
+    if (item["prompt_text"].is_null()) continue;
+    const std::string prompt = item["prompt_text"];
+    const std::string want = item["continuation_text"];
+    run_result r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p " + quote(prompt) +
+                           " -n 32 --temp 0");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, want + "\n") << prompt;
+    EXPECT_NE(r.err.find("generated: 32 tokens"), std::string::npos) << r.err;
+  }
+}
+
+TEST(cli, run_same_seed_same_text) {
+  const std::string args = "run -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'It was' -n 24 --temp 0.9 -s 1234";
+  run_result a = run_cli(args), b = run_cli(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_GT(a.out.size(), 10u);
+}
+
+TEST(cli, logits_match_the_golden_rows) {
+  const auto m = manifest("qwen3-F16");
+  const auto& prompt = m["prompts"][0];
+  std::string ids;
+  for (const auto& id : prompt["ids"]) ids += (ids.empty() ? "" : ",") + std::to_string(id.get<int>());
+  const int64_t n_vocab = m["n_vocab"];
+  auto golden = test::read_file(test::testdata(m["logits_file"]));
+  for (const char* mode : {"", " --one-by-one"}) {
+    const std::string out = test::scratch("cli_logits.f32");
+    run_result r = run_cli("logits -m " + quote(test::testdata("models/qwen3-F16.gguf")) + " --ids " + ids +
+                           " --kv-type f32 --out " + quote(out) + mode);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto ours = test::read_file(out);
+    ASSERT_EQ(ours.size(), prompt["ids"].size() * size_t(n_vocab) * 4);
+    const float* o = reinterpret_cast<const float*>(ours.data());
+    const float* g = reinterpret_cast<const float*>(golden.data()) + prompt["row_offset"].get<int64_t>() * n_vocab;
+    float max_abs = 0;
+    for (size_t i = 0; i < prompt["ids"].size() * size_t(n_vocab); ++i) max_abs = std::max(max_abs, std::fabs(o[i] - g[i]));
+    EXPECT_LE(max_abs, 0.03f) << mode;
+  }
+}
+
+TEST(cli, logits_refuses_ids_outside_the_vocabulary) {
+  run_result r = run_cli("logits -m " + quote(test::testdata("models/stories260K.gguf")) + " --ids 1,512 --out " +
+                         quote(test::scratch("x.f32")));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("token id 512"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("outside the vocabulary"), std::string::npos) << r.err;
+}
+
+TEST(cli, logits_refuses_more_ids_than_the_context) {
+  run_result r = run_cli("logits -m " + quote(test::testdata("models/stories260K.gguf")) + " -c 4 --ids 1,2,3,4,5 --out " +
+                         quote(test::scratch("x.f32")));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("do not fit the context of 4"), std::string::npos) << r.err;
+}
+
+TEST(cli, logits_refuses_garbage_ids) {
+  run_result r = run_cli("logits -m " + quote(test::testdata("models/stories260K.gguf")) + " --ids 1,x --out " +
+                         quote(test::scratch("x.f32")));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("'x' is not a token id"), std::string::npos) << r.err;
+}
+
+TEST(cli, info_describes_the_model) {
+  run_result r = run_cli("info -m " + quote(test::testdata("models/gemma3-F16.gguf")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("architecture:    gemma3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sliding attention (window 8)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("F16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory:"), std::string::npos) << r.out;
+}
+
+TEST(cli, bad_model_file_is_a_clear_error) {
+  const std::string bad = test::scratch("not_a_model.gguf");
+  std::ofstream(bad) << "this is not a gguf file at all";
+  run_result r = run_cli("run -m " + quote(bad) + " -p hi -n 1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("error:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("magic"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace glia
