@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
-  libfmt-dev nlohmann-json3-dev libcli11-dev
+  libfmt-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libutf8proc-dev zlib1g-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   liblzma-dev zlib1g-dev xz-utils gzip
 )

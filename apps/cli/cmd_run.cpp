@@ -2,10 +2,13 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "commands.h"
 #include "common_options.h"
+#include "sampling_options.h"
 
 namespace glia::cli {
 
@@ -15,20 +18,22 @@ command_fn add_run(CLI::App& app) {
     session_options s;
     diagnostics_options diag;
     std::string prompt;
+    std::vector<std::string> stop;
+    std::string prompt_file;
     int n_predict = 128;
-    sampler_params sp;
-    bool seed_given = false;
-    int64_t seed = -1;
+    sampling_options sampling;
   };
   auto o = std::make_shared<opts>();
   add_session_options(cmd, o->s);
-  cmd->add_option("-p,--prompt", o->prompt, "prompt text")->required();
+  auto* prompt = cmd->add_option("-p,--prompt", o->prompt, "prompt text");
+  auto* file = cmd->add_option("-f,--file", o->prompt_file, "read the prompt from FILE (exact bytes)")->check(CLI::ExistingFile);
+  prompt->excludes(file);
+  cmd->callback([prompt, file]() {
+    if (prompt->count() == 0 && file->count() == 0) throw CLI::RequiredError("-p or -f");
+  });
+  cmd->add_option("--stop", o->stop, "stop generating at this text (never printed); repeatable")->take_all();
   cmd->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->check(CLI::Range(0, 1 << 24))->capture_default_str();
-  cmd->add_option("--temp", o->sp.temperature, "temperature (0 = greedy)")->check(CLI::Range(0.0, 100.0))->capture_default_str();
-  cmd->add_option("--top-k", o->sp.top_k, "top-k (0 = off)")->capture_default_str();
-  cmd->add_option("--top-p", o->sp.top_p, "top-p (1 = off)")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--min-p", o->sp.min_p, "min-p (0 = off)")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("-s,--seed", o->seed, "random seed (default: random, printed on stderr)");
+  o->sampling.add_to(cmd);
   o->diag.add_to(cmd);
 
   return [o]() {
@@ -39,21 +44,26 @@ command_fn add_run(CLI::App& app) {
     }
     auto& sess = **s;
     o->diag.start(sess);
+    if (!o->prompt_file.empty()) {
+      std::ifstream in(o->prompt_file, std::ios::binary);
+      o->prompt.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
     auto ids = sess.tokenize(o->prompt, true, false);
     if (!ids) {
       fmt::print(stderr, "error: {}\n", ids.message());
       return 1;
     }
-    sampler_params sp = o->sp;
-    if (o->seed >= 0) {
-      sp.seed = uint64_t(o->seed);
-    } else {
-      sp.seed = std::random_device{}();
-      if (sp.temperature > 0) fmt::print(stderr, "seed: {}\n", sp.seed);
+    auto sp = o->sampling.resolve(sess);
+    if (!sp) {
+      fmt::print(stderr, "error: {}\n", sp.message());
+      return 1;
     }
-    sampler smp(sp);
+    sampler smp(*sp, [&sess](int32_t id) { return sess.token_text(id); });
     generation_stats st;
-    status r = sess.generate(*ids, o->n_predict, smp, [](std::string_view text) {
+    generate_options go;
+    go.n_predict = o->n_predict;
+    go.stop = o->stop;
+    status r = sess.generate(*ids, go, smp, [](std::string_view text) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);
       return true;

@@ -10,7 +10,14 @@ namespace glia::cli {
 using command_fn = std::function<int()>;
 
 command_fn add_run(CLI::App& app);
+command_fn add_chat(CLI::App& app);
 command_fn add_logits(CLI::App& app);
 command_fn add_info(CLI::App& app);
+command_fn add_template(CLI::App& app);
+command_fn add_bench(CLI::App& app);
+command_fn add_quantize(CLI::App& app);
+command_fn add_synth(CLI::App& app);
+command_fn add_tokenize(CLI::App&);
+command_fn add_detokenize(CLI::App&);
 
 }  // namespace glia::cli

@@ -16,8 +16,15 @@ int main(int argc, char** argv) {
     commands[app.get_subcommands({})[before]] = std::move(fn);
   };
   add(glia::cli::add_run);
+  add(glia::cli::add_chat);
   add(glia::cli::add_logits);
   add(glia::cli::add_info);
+  add(glia::cli::add_template);
+  add(glia::cli::add_bench);
+  add(glia::cli::add_quantize);
+  add(glia::cli::add_synth);
+  add(glia::cli::add_tokenize);
+  add(glia::cli::add_detokenize);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

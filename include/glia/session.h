@@ -2,9 +2,11 @@
 // generate. No backend or model internals appear here.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,12 +27,21 @@ struct session_options {
   int n_ubatch = 512;       // tokens per forward chunk during prefill
 };
 
+enum class stop_reason { length, end_of_generation, stop_string, cancelled, context_full, callback };
+
+struct generate_options {
+  int n_predict = 128;                         // most tokens to generate (< 0: until the context is full)
+  std::vector<std::string> stop;               // stop strings: generation ends there, and they are never printed
+  const std::atomic<bool>* cancel = nullptr;   // when it becomes true, generation stops after the current token
+};
+
 struct generation_stats {
-  int n_prompt = 0;
+  int n_prompt = 0;      // prompt tokens
+  int n_reused = 0;      // of which were already in the KV cache
   int n_generated = 0;
   double prompt_seconds = 0.0;
   double decode_seconds = 0.0;
-  bool stopped_by_eog = false;
+  stop_reason reason = stop_reason::length;
 };
 
 class session {
@@ -43,7 +54,14 @@ class session {
   int n_vocab() const;
   int n_ctx() const;
   int32_t n_past() const;  // tokens already in the KV cache
+  const std::vector<int32_t>& history() const;  // those tokens
   std::string architecture() const;
+  // A numeric metadata value of the model file (e.g. "general.sampling.temp"), if present.
+  std::optional<double> metadata_number(std::string_view key) const;
+  // A string metadata value (e.g. "tokenizer.chat_template"), if present.
+  std::optional<std::string> metadata_string(std::string_view key) const;
+  // The text of a token as the vocabulary stores it (for DRY sequence breakers, templates).
+  std::string token_text(int32_t id) const;
 
   // Text -> token ids with the model's tokenizer. add_special adds BOS/EOS per the model's flags.
   result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special, bool parse_special = false) const;
@@ -55,6 +73,18 @@ class session {
   status eval(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& logits);
   // Forgets the context.
   void reset();
+
+  // Chat templates. `spec` empty: the model's own template (ChatML when it has none; `fell_back`
+  // says so). Otherwise the name of a built-in (chatml, llama3, gemma, mistral) or a file path.
+  struct chat_format {
+    std::string source;        // Jinja
+    std::string end_of_turn;   // a stop string for built-ins whose marker is not a special token
+    bool fell_back = false;
+  };
+  result<chat_format> chat_template(const std::string& spec) const;
+  // Renders messages (a JSON array of {"role", "content"} objects, as text) with a template, giving it
+  // the model's special tokens.
+  result<std::string> render_chat(const chat_format& fmt, const std::string& messages_json, bool add_generation_prompt) const;
 
   // Per-op profiling of every following forward call (--profile): a table for people, JSON, and a
   // Chrome trace.
@@ -68,9 +98,15 @@ class session {
   void enable_tensor_dump(const std::string& pattern, const std::string& dir, int n_positions);
   result<std::string> finish_tensor_dump();
 
-  // Evaluates the prompt, then samples up to n_predict tokens, calling on_text with each complete
-  // piece of UTF-8 text (return false to stop). Stops at an end-of-generation token.
-  status generate(std::span<const int32_t> prompt, int n_predict, sampler& smp,
+  // Makes the context hold exactly `tokens` and returns the last token's logits, evaluating only
+  // what is not already cached (the longest common prefix with history() is reused). A prompt
+  // longer than the context is an error that names both numbers.
+  status eval_reusing(std::span<const int32_t> tokens, std::vector<float>& logits, int* n_reused = nullptr);
+
+  // Evaluates `prompt` (reusing the cached prefix), then samples tokens, calling on_text with each
+  // complete piece of UTF-8 text (return false to stop). Stops at an end-of-generation token, a stop
+  // string, n_predict tokens, cancellation or a full context (see generation_stats::reason).
+  status generate(std::span<const int32_t> prompt, const generate_options& opts, sampler& smp,
                   const std::function<bool(std::string_view text)>& on_text, generation_stats* stats = nullptr);
 
  private:

@@ -44,6 +44,15 @@ result<header> read_header(byte_cursor& cur, const read_limits& limits) {
     return make_error("file is {} bytes, too short for a GGUF header ({} bytes)", cur.size(), header_bytes);
   uint32_t magic = 0;
   (void)cur.read_le(magic);
+  // The formats llama.cpp used before GGUF (magics from its old llama.cpp loader) get a message that
+  // says what they are rather than only "not GGUF".
+  constexpr std::pair<uint32_t, const char*> legacy[] = {
+      {0x67676d6c, "GGML"}, {0x67676d66, "GGMF"}, {0x67676a74, "GGJT"}, {0x67676c61, "GGLA (LoRA)"}};
+  for (const auto& [m, name] : legacy)
+    if (magic == m)
+      return make_error("legacy {} file (magic 0x{:08x}), a format from before GGUF; convert it to GGUF (llama.cpp's "
+                        "convert_llama_ggml_to_gguf.py)",
+                        name, magic);
   if (magic != gguf_magic)
     return make_error("not a GGUF file: magic is 0x{:08x} (bytes '{}'), expected 0x{:08x} ('GGUF')", magic,
                       printable(std::string_view(reinterpret_cast<const char*>(&magic), 4)), gguf_magic);

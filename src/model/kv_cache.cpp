@@ -63,6 +63,23 @@ size_t kv_cache::bytes() const {
   return total;
 }
 
+bool kv_cache::truncate(int32_t pos) {
+  for (const auto& s : layers_) {
+    if (s.n_slots >= n_ctx_) continue;  // full layer: every position has its own slot
+    // The next token at `pos` sees positions down to pos - (window - 1); a ring of n_slots holds the
+    // last n_slots positions stored, so it still has them iff max_stored - n_slots < pos - window + 1.
+    // The window is not stored here, but n_slots - n_ubatch + 1 is.
+    const int64_t window = s.n_slots - n_ubatch_ + 1;
+    int32_t max_stored = -1;
+    for (int32_t p : s.slot_pos) max_stored = std::max(max_stored, p);
+    if (max_stored >= pos && int64_t(max_stored) - s.n_slots > int64_t(pos) - window) return false;
+  }
+  for (auto& s : layers_)
+    for (auto& p : s.slot_pos)
+      if (p >= pos) p = -1;
+  return true;
+}
+
 void kv_cache::clear() {
   for (auto& s : layers_) std::fill(s.slot_pos.begin(), s.slot_pos.end(), -1);
 }

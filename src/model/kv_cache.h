@@ -24,6 +24,9 @@ class kv_cache {
   dtype type() const { return type_; }
   size_t bytes() const;
   void clear();
+  // Forgets positions >= pos. Returns false (and changes nothing) when a sliding-window ring has
+  // already overwritten keys that positions from `pos` on would need: the caller must then start over.
+  bool truncate(int32_t pos);
 
  private:
   struct layer_store {

@@ -2,12 +2,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/ranges.h>
+#include <utility>
 
 #include "backend/backend.h"
+#include "core/memory_info.h"
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "runtime/builtin_templates.h"
 #include "runtime/profiler.h"
+#include "tokenizer/jinja/chat_template.h"
 #include "runtime/tensor_dump.h"
 #include "tokenizer/tokenizer.h"
 
@@ -20,6 +28,7 @@ struct session::impl {
   std::unique_ptr<kv_cache> cache;
   std::unique_ptr<forward_pass> fwd;
   int32_t n_past = 0;
+  std::vector<int32_t> history;
   std::unique_ptr<profiler> prof;
   std::unique_ptr<tensor_dumper> dumper;
 
@@ -27,7 +36,10 @@ struct session::impl {
     if (prof) prof->begin_forward(ph, int64_t(tokens.size()));
     status s = fwd->run(*cache, tokens, n_past, all_logits, logits);
     if (prof) prof->end_forward();
-    if (s) n_past += int32_t(tokens.size());
+    if (s) {
+      n_past += int32_t(tokens.size());
+      history.insert(history.end(), tokens.begin(), tokens.end());
+    }
     return s;
   }
 };
@@ -55,6 +67,10 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   else if (opts.kv_type == "f32") kv_type = dtype::f32;
   else return make_error("KV cache type '{}' is not supported (f16, f32)", opts.kv_type);
   const int n_ctx = opts.n_ctx > 0 ? opts.n_ctx : std::min(p->m->profile.n_ctx_train, 4096);
+  const size_t kv_bytes = kv_cache::bytes_needed(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type);
+  if (auto avail = available_memory_bytes(); avail && kv_bytes > *avail)
+    return make_error("the KV cache for a context of {} tokens needs {:.1f} MiB, but only {:.1f} MiB of memory is available; use a smaller -c",
+                      n_ctx, double(kv_bytes) / (1 << 20), double(*avail) / (1 << 20));
   auto cache = kv_cache::create(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type);
   if (!cache) return cache.take_error();
   p->cache = std::make_unique<kv_cache>(std::move(*cache));
@@ -66,6 +82,48 @@ int session::n_vocab() const { return int(p_->m->profile.n_vocab); }
 int session::n_ctx() const { return p_->cache->n_ctx(); }
 int32_t session::n_past() const { return p_->n_past; }
 std::string session::architecture() const { return p_->m->profile.arch; }
+
+result<session::chat_format> session::chat_template(const std::string& spec) const {
+  chat_format f;
+  if (spec.empty()) {
+    if (auto t = p_->m->file->get_string("tokenizer.chat_template"); t && !t->empty()) {
+      f.source = *t;
+      return f;
+    }
+    const builtin_template* b = find_builtin_template("chatml");
+    f.source = b->source;
+    f.end_of_turn = b->end_of_turn;
+    f.fell_back = true;
+    return f;
+  }
+  if (const builtin_template* b = find_builtin_template(spec)) {
+    f.source = b->source;
+    f.end_of_turn = b->end_of_turn;
+    return f;
+  }
+  std::ifstream in(spec, std::ios::binary);
+  if (!in)
+    return make_error("--chat-template '{}' is neither a built-in ({}) nor a readable file", spec,
+                      fmt::join(builtin_template_names(), ", "));
+  f.source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return f;
+}
+
+result<std::string> session::render_chat(const chat_format& f, const std::string& messages_json,
+                                         bool add_generation_prompt) const {
+  auto set = jinja::load_chat_templates(*p_->m->file);
+  if (!set) return set.take_error();
+  jinja::chat_inputs in;
+  in.messages = jinja::json::parse(messages_json, nullptr, false);
+  if (in.messages.is_discarded() || !in.messages.is_array()) return make_error("messages must be a JSON array");
+  in.add_generation_prompt = add_generation_prompt;
+  in.tokens = set->tokens;
+  return jinja::render_chat(f.source, in);
+}
+
+std::optional<double> session::metadata_number(std::string_view key) const { return p_->m->file->get_float(key); }
+std::optional<std::string> session::metadata_string(std::string_view key) const { return p_->m->file->get_string(key); }
+std::string session::token_text(int32_t id) const { return p_->tok->token_to_piece(id, true); }
 
 result<std::vector<int32_t>> session::tokenize(std::string_view text, bool add_special, bool parse_special) const {
   return p_->tok->encode(text, add_special, parse_special);
@@ -100,37 +158,138 @@ result<std::string> session::finish_tensor_dump() {
 void session::reset() {
   p_->cache->clear();
   p_->n_past = 0;
+  p_->history.clear();
 }
 
-status session::generate(std::span<const int32_t> prompt, int n_predict, sampler& smp,
+const std::vector<int32_t>& session::history() const { return p_->history; }
+
+status session::eval_reusing(std::span<const int32_t> tokens, std::vector<float>& logits, int* n_reused) {
+  if (tokens.empty()) return make_error("empty prompt");
+  if (int64_t(tokens.size()) > n_ctx())
+    return make_error("the prompt needs {} tokens, but the context holds {}", tokens.size(), n_ctx());
+  size_t common = 0;
+  while (common < tokens.size() && common < p_->history.size() && tokens[common] == p_->history[common]) ++common;
+  // The last token is always evaluated, since its logits are what the caller wants.
+  if (common == tokens.size()) --common;
+  if (common < p_->history.size()) {
+    if (p_->cache->truncate(int32_t(common))) {
+      p_->history.resize(common);
+      p_->n_past = int32_t(common);
+    } else {
+      reset();
+      common = 0;
+    }
+  }
+  if (n_reused) *n_reused = int(common);
+  return p_->eval(tokens.subspan(common), false, logits, profiler::phase::prefill);
+}
+
+namespace {
+
+// Holds back text that might be the start of a stop string, so a stop string split across tokens is
+// never printed.
+class stop_filter {
+ public:
+  explicit stop_filter(const std::vector<std::string>& stops) : stops_(stops) {}
+
+  // Adds text; returns what can be printed now. Sets `hit` when a stop string appeared.
+  std::string push(std::string_view text, bool& hit) {
+    pending_ += text;
+    hit = false;
+    size_t cut = std::string::npos;
+    for (const auto& s : stops_)
+      if (!s.empty()) cut = std::min(cut, pending_.find(s));
+    if (cut != std::string::npos) {
+      hit = true;
+      std::string out = pending_.substr(0, cut);
+      pending_.clear();
+      return out;
+    }
+    // Keep the longest suffix that is a proper prefix of some stop string.
+    size_t keep = 0;
+    for (const auto& s : stops_)
+      for (size_t len = std::min(s.size() - 1, pending_.size()); len > keep; --len)
+        if (pending_.compare(pending_.size() - len, len, s, 0, len) == 0) {
+          keep = len;
+          break;
+        }
+    std::string out = pending_.substr(0, pending_.size() - keep);
+    pending_.erase(0, pending_.size() - keep);
+    return out;
+  }
+  std::string flush() { return std::exchange(pending_, std::string()); }
+
+ private:
+  const std::vector<std::string>& stops_;
+  std::string pending_;
+};
+
+}  // namespace
+
+status session::generate(std::span<const int32_t> prompt, const generate_options& opts, sampler& smp,
                          const std::function<bool(std::string_view)>& on_text, generation_stats* stats) {
   using clock = std::chrono::steady_clock;
   generation_stats st;
   std::vector<float> logits;
   auto t0 = clock::now();
-  GLIA_TRY(p_->eval(prompt, false, logits, profiler::phase::prefill));
+  GLIA_TRY(eval_reusing(prompt, logits, &st.n_reused));
   st.n_prompt = int(prompt.size());
   st.prompt_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  smp.reset();
+  for (int32_t id : prompt) smp.accept(id);
 
   stream_decoder dec(*p_->tok);
+  stop_filter stops(opts.stop);
   auto t1 = clock::now();
   status result;
-  for (int i = 0; i < n_predict; ++i) {
-    const int32_t id = smp.sample(logits);
-    if (p_->tok->is_eog(id)) {
-      st.stopped_by_eog = true;
+  bool open = true;  // false once the callback asked to stop
+  auto emit = [&](const std::string& text) {
+    if (open && !text.empty() && !on_text(text)) open = false;
+  };
+  for (int i = 0;; ++i) {
+    if (opts.n_predict >= 0 && i >= opts.n_predict) {
+      st.reason = stop_reason::length;
       break;
     }
+    if (opts.cancel && opts.cancel->load()) {
+      st.reason = stop_reason::cancelled;
+      break;
+    }
+    const int32_t id = smp.sample(logits);
+    if (p_->tok->is_eog(id)) {
+      st.reason = stop_reason::end_of_generation;
+      break;
+    }
+    smp.accept(id);
     ++st.n_generated;
-    const std::string text = dec.push(id);
-    if (!text.empty() && !on_text(text)) break;
-    if (i + 1 == n_predict) break;
+    bool hit = false;
+    emit(stops.push(dec.push(id), hit));
+    if (hit) {
+      st.reason = stop_reason::stop_string;
+      break;
+    }
+    if (!open) {
+      st.reason = stop_reason::callback;
+      break;
+    }
+    if (opts.n_predict >= 0 && i + 1 >= opts.n_predict) {
+      st.reason = stop_reason::length;
+      break;
+    }
+    if (p_->n_past >= n_ctx()) {
+      st.reason = stop_reason::context_full;
+      break;
+    }
     const int32_t next[1] = {id};
     result = p_->eval(next, false, logits, profiler::phase::decode);
     if (!result) break;
   }
-  const std::string tail = dec.flush();
-  if (!tail.empty()) on_text(tail);
+  if (st.reason != stop_reason::stop_string) {
+    bool hit = false;
+    std::string tail = stops.push(dec.flush(), hit);
+    if (!hit) tail += stops.flush();
+    emit(tail);
+  }
   st.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
   if (stats) *stats = st;
   return result;

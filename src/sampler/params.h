@@ -39,6 +39,8 @@ struct sampler_params {
   std::map<int32_t, float> logit_bias;  // id -> added to its logit; -inf bans the token
 
   uint64_t seed = 0;
+
+  bool operator==(const sampler_params&) const = default;
 };
 
 // Checks ranges so a front end can report bad input; names the field, the value and the limit.

@@ -39,23 +39,27 @@ int32_t sampler::sample(std::span<const float> logits) {
   if (greedy_) return cur_.best()->id;
 
   // Draw proportionally to exp(logit - max); -inf (banned) tokens weigh exactly 0 and are never drawn.
-  cur_.softmax();
-  const auto& items = cur_.items();
-  const double max_l = items.front().logit;
-  if (std::isinf(max_l) && max_l < 0) return cur_.best()->id;  // everything banned: nothing better to do
+  // No sort needed: any fixed order gives the right distribution and the same seed the same token.
+  auto& items = cur_.items();
+  const candidate top = *cur_.best();
+  const double max_l = top.logit;
+  if (std::isinf(max_l) && max_l < 0) return top.id;  // everything banned: nothing better to do
   double total = 0.0;
-  for (const auto& x : items) total += std::exp(double(x.logit) - max_l);
-  const double target = uniform01(rng_) * total;
+  for (auto& x : items) {
+    x.p = float(std::exp(double(x.logit) - max_l));
+    total += x.p;
+  }
+  for (auto& x : items) x.p = float(x.p / total);
+  const double target = uniform01(rng_);
   double acc = 0.0;
-  int32_t last_possible = items.front().id;
+  int32_t last_possible = top.id;
   for (const auto& x : items) {
-    const double w = std::exp(double(x.logit) - max_l);
-    if (w <= 0.0) continue;
-    acc += w;
+    if (x.p <= 0.0f) continue;
+    acc += x.p;
     last_possible = x.id;
     if (acc > target) return x.id;
   }
-  return last_possible;  // rounding left acc a hair short of total
+  return last_possible;  // rounding left the sum a hair short of 1
 }
 
 void sampler::accept(int32_t id) {

@@ -33,8 +33,8 @@ class sampler {
   void reset();
 
   uint64_t seed() const { return seed_; }
-  // The candidates left by the last sample(), before the pick (with p after its softmax when the
-  // pick was a draw): for showing alternatives.
+  // The candidates left by the last sample(), before the pick; after a draw their p are the
+  // probabilities it used (in no particular order): for showing alternatives.
   const candidate_list& last_candidates() const { return cur_; }
 
  private:

@@ -1,4 +1,4 @@
-// XTC, "exclude top choices" (p-e-w, text-generation-webui PR 6335; llama.cpp --xtc-*): removing the
+// XTC, "exclude top choices" (p-e-w for text-generation-webui; llama.cpp --xtc-*): removing the
 // most obvious continuations, while keeping the least likely of the viable ones, breaks clichés.
 #include <algorithm>
 #include <random>

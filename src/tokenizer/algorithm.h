@@ -32,7 +32,8 @@ class algorithm {
   virtual std::string normal_piece(const token_data& t) const = 0;
 };
 
-// The algorithm for v.kind. `v` must outlive the algorithm.
-std::unique_ptr<algorithm> make_algorithm(const vocab& v);
+// The algorithm for v.kind. `v` must outlive the algorithm. Fails when the vocabulary's merges or
+// pipeline are malformed (a regex that does not compile, a merge without two parts).
+result<std::unique_ptr<algorithm>> make_algorithm(const vocab& v);
 
 }  // namespace glia::tok

@@ -1,5 +1,7 @@
 #include "tokenizer/utf8.h"
 
+#include <algorithm>
+
 namespace glia::tok {
 
 namespace {
@@ -59,6 +61,66 @@ size_t append_valid_utf8(std::string_view bytes, std::string& out) {
     }
   }
   return pos;
+}
+
+void append_utf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+uint32_t next_codepoint(std::string_view text, size_t& pos) {
+  const auto b0 = static_cast<uint8_t>(text[pos]);
+  const size_t n = std::min(utf8_lead_length(b0), text.size() - pos);
+  uint32_t cp = n == 1 ? b0 : n == 2 ? (b0 & 0x1F) : n == 3 ? (b0 & 0x0F) : (b0 & 0x07);
+  for (size_t i = 1; i < n; ++i) cp = (cp << 6) | (static_cast<uint8_t>(text[pos + i]) & 0x3F);
+  pos += n;
+  return cp;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  for (size_t pos = 0; pos < text.size();) {
+    // ASCII runs are the common case.
+    if (static_cast<uint8_t>(text[pos]) < 0x80) {
+      ++pos;
+      continue;
+    }
+    const utf8_scan s = scan_utf8(text.substr(pos));
+    if (s.what != utf8_scan::kind::complete) return false;
+    pos += s.length;
+  }
+  return true;
+}
+
+std::string repair_utf8(std::string_view text, repair_mode mode) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const utf8_scan s = scan_utf8(text.substr(pos));
+    if (s.what == utf8_scan::kind::complete) {
+      out.append(text.substr(pos, s.length));
+      pos += s.length;
+      continue;
+    }
+    out.append(replacement_char);
+    // An incomplete sequence at the end is one maximal subpart.
+    const size_t bad = s.what == utf8_scan::kind::incomplete ? text.size() - pos : s.length;
+    pos += mode == repair_mode::per_byte ? 1 : bad;
+  }
+  return out;
 }
 
 }  // namespace glia::tok

@@ -34,4 +34,23 @@ inline constexpr std::string_view replacement_char = "\xEF\xBF\xBD";
 // (bytes.size() when everything was consumed).
 size_t append_valid_utf8(std::string_view bytes, std::string& out);
 
+// Appends the UTF-8 encoding of code point `cp` (<= 0x10FFFF).
+void append_utf8(uint32_t cp, std::string& out);
+
+// Decodes the character at `pos` of well-formed UTF-8 and advances `pos` past it.
+uint32_t next_codepoint(std::string_view text, size_t& pos);
+
+// How ill-formed input becomes well-formed before pre-tokenization (regexes and normalizers need
+// valid UTF-8).
+enum class repair_mode {
+  maximal_subpart,  // one U+FFFD per maximal ill-formed subpart (WHATWG TextDecoder, Unicode ch. 3)
+  per_byte,         // one U+FFFD per byte that does not start a valid character (llama.cpp)
+};
+
+// True when `text` is well-formed UTF-8.
+bool is_valid_utf8(std::string_view text);
+
+// `text` with every ill-formed sequence replaced by U+FFFD as `mode` says.
+std::string repair_utf8(std::string_view text, repair_mode mode);
+
 }  // namespace glia::tok

@@ -1,6 +1,6 @@
 // The vocabulary a tokenizer works on: token texts, scores, attributes, special ids and flags, loaded
 // from GGUF metadata (tokenizer.ggml.*) and validated once so the algorithms can trust it.
-// Algorithm-independent: SPM uses it today; byte-level BPE and tokenizer.json loading add to it.
+// Algorithm-independent: SentencePiece and BPE vocabularies, from GGUF or a Hugging Face tokenizer.json.
 #pragma once
 
 #include <array>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "tokenizer/pipeline.h"
 
 namespace glia::gguf {
 class file;
@@ -52,6 +53,13 @@ constexpr bool has_any(token_attr set, token_attr any_of) { return (set & any_of
 
 enum class vocab_kind {
   spm,  // tokenizer.ggml.model "llama": SentencePiece, score-driven merges with byte fallback
+  bpe,  // merges by rank: byte-level ("gpt2"), SPM-style ("gemma4"), tokenizer.json "BPE" models
+};
+
+// How special-token text is found in the input.
+enum class special_match {
+  longest_token_first,  // llama.cpp: each token, longest text first, splits every plain fragment
+  leftmost_longest,     // Hugging Face: scan left to right, take the longest token starting there
 };
 
 struct token_data {
@@ -68,7 +76,8 @@ struct text_hash {
 
 struct vocab {
   vocab_kind kind = vocab_kind::spm;
-  std::string model;  // tokenizer.ggml.model
+  std::string model;  // tokenizer.ggml.model, or "hf:" + the tokenizer.json model type
+  std::string pre;    // tokenizer.ggml.pre (BPE)
   std::vector<token_data> tokens;
   std::unordered_map<std::string, int32_t, text_hash, std::equal_to<>> ids;  // text -> id
 
@@ -76,6 +85,16 @@ struct vocab {
   int32_t eot = no_token, eom = no_token;
   bool add_bos = false, add_eos = false;
   bool add_space_prefix = false;  // SPM: a " " before the text (and after each special token)
+  // Ids add_special puts around the text: [BOS] / [EOS] from the flags above for GGUF files, the
+  // post-processor's template for tokenizer.json.
+  std::vector<int32_t> prefix_ids, suffix_ids;
+  special_match matching = special_match::longest_token_first;
+
+  // BPE: merges in rank order (first = applied first). A pair listed twice keeps its first rank
+  // (llama.cpp) or its last (tokenizers), as merges_last_wins says.
+  std::vector<std::pair<std::string, std::string>> merges;
+  bool merges_last_wins = false;
+  pipeline_spec pipeline;
 
   std::array<int32_t, 256> byte_tokens{};  // byte -> its fallback token, no_token when none
   std::vector<int32_t> special_tokens;      // control/user-defined/unknown ids, longest text first
@@ -93,6 +112,15 @@ struct vocab {
 
 // Reads and validates tokenizer.ggml.* from a GGUF file. Errors name the key and the offending value.
 result<vocab> load_vocab_from_gguf(const gguf::file& f);
+
+// Load-time passes shared by the GGUF and tokenizer.json loaders.
+// End-of-generation ids (EOS, EOT, EOM and the texts llama.cpp recognizes); force_control also marks
+// those tokens as control tokens, as llama.cpp does for GGUF files.
+void detect_eog(vocab& v, bool force_control);
+// v.special_tokens from the attributes: control, user-defined and unknown tokens, longest text first.
+void build_special_cache(vocab& v);
+// v.byte_tokens: <0xNN> tokens, else the byte itself as a one-character token.
+void build_byte_table(vocab& v);
 
 // The byte a byte token stands for, from its text "<0xNN>"; -1 when the text is not of that form.
 int parse_byte_token(std::string_view text);

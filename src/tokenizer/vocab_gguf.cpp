@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <span>
 #include <string_view>
 
 #include "gguf/gguf.h"
+#include "tokenizer/pre_table.h"
 #include "tokenizer/vocab.h"
 
 namespace glia::tok {
@@ -17,6 +19,8 @@ constexpr std::string_view k_model = "tokenizer.ggml.model";
 constexpr std::string_view k_tokens = "tokenizer.ggml.tokens";
 constexpr std::string_view k_scores = "tokenizer.ggml.scores";
 constexpr std::string_view k_types = "tokenizer.ggml.token_type";
+constexpr std::string_view k_merges = "tokenizer.ggml.merges";
+constexpr std::string_view k_pre = "tokenizer.ggml.pre";
 
 // Fetches an optional array key and checks its element type and length (n_expected 0: any length).
 result<const std::vector<gguf::value>*> get_array(const gguf::file& f, std::string_view key,
@@ -132,11 +136,20 @@ status read_flag(const gguf::file& f, std::string_view key, bool& flag) {
   return {};
 }
 
-status read_specials(const gguf::file& f, vocab& v) {
+// Defaults by model (llama.cpp): SentencePiece <unk> 0, <s> 1, </s> 2, BOS added, space prefix on;
+// byte-level BPE BOS = EOS = 11 (GPT-2's convention), nothing added unless the pre-tokenizer says so;
+// gemma4 no defaults.
+status read_specials(const gguf::file& f, vocab& v, const pre_type* pre) {
   const int32_t n = v.size();
-  // SentencePiece defaults (llama.cpp): <unk> 0, <s> 1, </s> 2; BOS added, EOS not, space prefix on.
-  v.unk = 0, v.bos = 1, v.eos = 2;
-  v.add_bos = true, v.add_eos = false, v.add_space_prefix = true;
+  if (v.kind == vocab_kind::spm) {
+    v.unk = 0, v.bos = 1, v.eos = 2;
+    v.add_bos = true, v.add_eos = false, v.add_space_prefix = true;
+  } else {
+    if (v.model == "gpt2") v.bos = 11, v.eos = 11;
+    if (pre && pre->no_bos) v.bos = no_token;
+    v.add_bos = pre && pre->add_bos;
+    v.add_eos = false, v.add_space_prefix = false;
+  }
   GLIA_TRY(read_special_id(f, "tokenizer.ggml.bos_token_id", v.bos, true, n));
   GLIA_TRY(read_special_id(f, "tokenizer.ggml.eos_token_id", v.eos, true, n));
   GLIA_TRY(read_special_id(f, "tokenizer.ggml.unknown_token_id", v.unk, true, n));
@@ -146,11 +159,63 @@ status read_specials(const gguf::file& f, vocab& v) {
   GLIA_TRY(read_flag(f, "tokenizer.ggml.add_bos_token", v.add_bos));
   GLIA_TRY(read_flag(f, "tokenizer.ggml.add_eos_token", v.add_eos));
   GLIA_TRY(read_flag(f, "tokenizer.ggml.add_space_prefix", v.add_space_prefix));
+  if (v.model == "gemma4") v.add_bos = true;  // llama.cpp forces it for Gemma 4
   if (v.add_bos && v.bos == no_token)
     return make_error("tokenizer.ggml.add_bos_token is true, but tokenizer.ggml.bos_token_id is not set");
   if (v.add_eos && v.eos == no_token)
     return make_error("tokenizer.ggml.add_eos_token is true, but tokenizer.ggml.eos_token_id is not set");
+  if (v.add_bos) v.prefix_ids = {v.bos};
+  if (v.add_eos) v.suffix_ids = {v.eos};
   return {};
+}
+
+// "left right", split at the first space after the first character (llama.cpp), so that a merge
+// whose left part starts with a space survives.
+status read_merges(const gguf::file& f, vocab& v) {
+  auto arr = get_array(f, k_merges, {gguf::value_type::string}, 0);
+  if (!arr) return arr.take_error();
+  if (!*arr) return make_error("{}: missing (a BPE vocabulary needs its merges)", k_merges);
+  v.merges.reserve((*arr)->size());
+  for (size_t i = 0; i < (*arr)->size(); ++i) {
+    const std::string* s = (**arr)[i].as_string();
+    if (!s) return make_error("{}[{}]: not a string", k_merges, i);
+    const size_t sp = s->size() > 1 ? s->find(' ', 1) : std::string::npos;
+    if (sp == std::string::npos || sp + 1 >= s->size())
+      return make_error("{}[{}] = '{}': expected two parts separated by a space", k_merges, i, *s);
+    v.merges.emplace_back(s->substr(0, sp), s->substr(sp + 1));
+  }
+  return {};
+}
+
+// The text pipeline llama.cpp runs for a BPE vocabulary with this pre-tokenizer.
+void set_bpe_pipeline(vocab& v, const pre_type& p) {
+  pipeline_spec& s = v.pipeline;
+  s.dialect = regex_dialect::llama_cpp;
+  s.repair = repair_mode::per_byte;
+  if (!p.byte_encode) {  // SPM-style: spaces become "▁" before the split
+    normalizer_spec n;
+    n.what = normalizer_spec::kind::replace;
+    n.pattern = {" ", false};
+    n.content = "\xE2\x96\x81";
+    s.normalizers.push_back(n);
+  }
+  for (const auto& r : p.regexes) {
+    pre_tokenizer_spec t;
+    t.what = pre_tokenizer_spec::kind::split;
+    t.pattern = {r, true};
+    t.behavior = split_behavior::isolated;
+    s.pre_tokenizers.push_back(t);
+  }
+  if (p.byte_encode) {
+    pre_tokenizer_spec t;
+    t.what = pre_tokenizer_spec::kind::byte_level;
+    t.use_regex = false;
+    s.pre_tokenizers.push_back(t);
+  }
+  s.ignore_merges = p.ignore_merges;
+  s.whole_newline_runs = !p.byte_encode;
+  s.missing = p.byte_encode ? missing_piece::llama_cpp_bytes : missing_piece::llama_cpp_hex;
+  s.cleanup = p.clean_spaces ? cleanup_style::llama_cpp : cleanup_style::none;
 }
 
 // llama.cpp finds end-of-turn / end-of-generation tokens by their text (converters do not always
@@ -171,19 +236,50 @@ bool in(std::string_view text, std::span<const std::string_view> list) {
   return std::find(list.begin(), list.end(), text) != list.end();
 }
 
-void detect_eog(vocab& v) {
-  auto make_control = [&](int32_t id) { v.tokens[id].attr = v.tokens[id].attr | token_attr::control; };
+// Fill-in-the-middle padding / repository / file-separator tokens end generation too (llama.cpp).
+constexpr std::string_view fim_pad_texts[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"};
+constexpr std::string_view fim_rep_texts[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"};
+constexpr std::string_view fim_sep_texts[] = {"<|file_sep|>"};
+
+}  // namespace
+
+void detect_eog(vocab& v, bool force_control) {
+  auto make_control = [&](int32_t id) {
+    if (force_control) v.tokens[id].attr = v.tokens[id].attr | token_attr::control;
+  };
+  int32_t fim_pad = no_token, fim_rep = no_token, fim_sep = no_token;
   // Lowest id first where llama.cpp's (hash-map order) choice is unspecified.
   for (int32_t id = 0; id < v.size(); ++id) {
     const std::string& t = v.tokens[id].text;
     if (v.eot == no_token && in(t, eot_texts)) v.eot = id, make_control(id);
     if (v.eom == no_token && t == "<|eom_id|>") v.eom = id, make_control(id);
+    if (fim_pad == no_token && in(t, fim_pad_texts)) fim_pad = id, make_control(id);
+    if (fim_rep == no_token && in(t, fim_rep_texts)) fim_rep = id, make_control(id);
+    if (fim_sep == no_token && in(t, fim_sep_texts)) fim_sep = id, make_control(id);
     if (in(t, eog_texts)) v.eog_ids.push_back(id), make_control(id);
   }
-  for (int32_t id : {v.eos, v.eot, v.eom})
+  for (int32_t id : {v.eos, v.eot, v.eom, fim_pad, fim_rep, fim_sep})
     if (id != no_token) v.eog_ids.push_back(id);
   std::sort(v.eog_ids.begin(), v.eog_ids.end());
   v.eog_ids.erase(std::unique(v.eog_ids.begin(), v.eog_ids.end()), v.eog_ids.end());
+
+  auto eog_with_text = [&](std::string_view text) {
+    for (int32_t id : v.eog_ids)
+      if (v.tokens[id].text == text) return id;
+    return no_token;
+  };
+  auto drop_eog = [&](int32_t id, token_attr attr) {
+    v.eog_ids.erase(std::find(v.eog_ids.begin(), v.eog_ids.end(), id));
+    if (force_control) v.tokens[id].attr = attr;
+  };
+  // gpt-oss / solar-open: "<|end|>" only ends a message there; gemma4: "</s>" is ordinary text.
+  const int32_t end = eog_with_text("<|end|>");
+  const bool has_call = eog_with_text("<|call|>") != no_token || eog_with_text("<|calls|>") != no_token;
+  if (end != no_token && has_call &&
+      (eog_with_text("<|return|>") != no_token || eog_with_text("<|flush|>") != no_token))
+    drop_eog(end, token_attr::user_defined);
+  const int32_t s = eog_with_text("</s>");
+  if (s != no_token && eog_with_text("<|tool_response>") != no_token) drop_eog(s, token_attr::normal);
 }
 
 void build_special_cache(vocab& v) {
@@ -196,6 +292,8 @@ void build_special_cache(vocab& v) {
     return v.tokens[a].text.size() > v.tokens[b].text.size();
   });
 }
+
+namespace {
 
 // llama.cpp sets per-token strip flags by model name; for Phi-3 every special token eats the
 // whitespace after it, except <unk>, <s> and <|endoftext|>.
@@ -213,6 +311,8 @@ void apply_name_fixups(const gguf::file& f, vocab& v) {
   for (std::string_view t : {"<unk>", "<s>", "<|endoftext|>"}) set_rstrip(v.find(t), false);
 }
 
+}  // namespace
+
 void build_byte_table(vocab& v) {
   static constexpr char hex[] = "0123456789ABCDEF";
   for (int b = 0; b < 256; ++b) {
@@ -224,8 +324,6 @@ void build_byte_table(vocab& v) {
     v.byte_tokens[b] = id;
   }
 }
-
-}  // namespace
 
 int parse_byte_token(std::string_view text) {
   if (text.size() != 6 || !text.starts_with("<0x") || text[5] != '>') return -1;
@@ -247,15 +345,36 @@ result<vocab> load_vocab_from_gguf(const gguf::file& f) {
   if (!m->as_string()) return make_error("{}: expected a string, found {}", k_model, gguf::value_type_name(m->type));
   vocab v;
   v.model = *m->as_string();
-  if (v.model != "llama")
-    return make_error("{} = '{}': unsupported tokenizer (supported: 'llama' (SentencePiece))", k_model, v.model);
-  v.kind = vocab_kind::spm;
+  std::optional<pre_type> pre;
+  if (v.model == "llama") {
+    v.kind = vocab_kind::spm;
+  } else if (v.model == "gpt2" || v.model == "gemma4") {
+    v.kind = vocab_kind::bpe;
+    if (const gguf::value* p = f.find(k_pre)) {
+      if (!p->as_string()) return make_error("{}: expected a string, found {}", k_pre, gguf::value_type_name(p->type));
+      v.pre = *p->as_string();
+    }
+    if (v.model == "gemma4") v.pre = "gemma4";
+    pre = find_pre_type(v.pre);
+    if (!pre) return make_error("{} = '{}': unknown or unsupported pre-tokenizer", k_pre, v.pre);
+  } else {
+    return make_error("{} = '{}': unsupported tokenizer (supported: 'llama' (SentencePiece), 'gpt2' (byte-level "
+                      "BPE), 'gemma4')",
+                      k_model, v.model);
+  }
 
   GLIA_TRY(read_tokens(f, v));
   GLIA_TRY(read_scores(f, v));
   GLIA_TRY(read_types(f, v));
-  GLIA_TRY(read_specials(f, v));
-  detect_eog(v);
+  if (v.kind == vocab_kind::bpe) {
+    GLIA_TRY(read_merges(f, v));
+    set_bpe_pipeline(v, *pre);
+  }
+  GLIA_TRY(read_specials(f, v, pre ? &*pre : nullptr));
+  detect_eog(v, true);
+  // gpt-oss: these structure its output and are always printed (llama.cpp).
+  for (std::string_view t : {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"})
+    if (const int32_t id = v.find(t); id != no_token) v.tokens[id].attr = token_attr::user_defined;
   build_special_cache(v);
   apply_name_fixups(f, v);
   build_byte_table(v);

@@ -7,12 +7,17 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_ops.h"
+#include "core/bandwidth.h"
+#include "core/fp16.h"
 #include "core/thread_pool.h"
 #include "harness.h"
+#include "quant/activation.h"
 
 namespace glia::test {
 namespace {
@@ -67,6 +72,179 @@ TEST(backend_ops, DISABLED_MatmulPerf) {
     fmt::print("{:<7} {:>6.2f} {:>22} {:>22} {:>22} {:>22}  [{}]\n", type_label(t), double(w.bytes.size()) / (1 << 20),
                cell(*ref, w.view), cell(*cpu1, w.view), cell(*cpun, w.view), cell(*cpu1, hot),
                cpu::kernels().vec_dot_isa(t));
+  }
+}
+
+// The weight matrices of TinyLlama-1.1B layers (n_embd 2048, 4 KV heads of 64, n_ff 5632), as
+// random bytes with finite block scales: what a decode step streams (speed does not depend on the
+// values). Q4_K_M files mix Q4_K and Q6_K (attn_v and ffn_down in Q6_K for half the layers); here
+// every other layer gets Q6_K for those two.
+struct layer_stack {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<weight_view> views;
+  double total_bytes = 0;
+  double macs = 0;
+};
+
+layer_stack make_layers(dtype type, int n_layers) {
+  struct shape {
+    int64_t n_out, n_in;
+    bool k_mix;  // Q6_K on odd layers of a Q4_K_M stack
+  };
+  const shape shapes[] = {{2048, 2048, false}, {256, 2048, false}, {256, 2048, true}, {2048, 2048, false},
+                          {5632, 2048, false}, {5632, 2048, false}, {2048, 5632, true}};
+  layer_stack s;
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (int l = 0; l < n_layers; ++l) {
+    for (const shape& sh : shapes) {
+      const dtype t = type == dtype::q4_k && sh.k_mix && l % 2 ? dtype::q6_k : type;
+      const type_traits& tt = type_info(t);
+      const size_t stride = row_bytes(tt, sh.n_in);
+      std::vector<uint8_t> b(stride * size_t(sh.n_out));
+      for (size_t i = 0; i + 8 <= b.size(); i += 8) {  // xorshift: fast filler
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        std::memcpy(b.data() + i, &state, 8);
+      }
+      // Finite scales: overwrite each block's fp16 fields (offsets as in the mm kernel test).
+      const uint16_t d = f32_to_fp16(0.01f);
+      for (size_t blk = 0; blk < b.size() / tt.block_bytes; ++blk) {
+        uint8_t* p = b.data() + blk * tt.block_bytes;
+        if (t == dtype::q6_k) std::memcpy(p + 208, &d, 2);
+        else std::memcpy(p, &d, 2);
+        if (t == dtype::q4_k) std::memcpy(p + 2, &d, 2);
+      }
+      s.views.push_back(weight_view{t, sh.n_in, sh.n_out, nullptr, stride});
+      s.total_bytes += double(b.size());
+      s.macs += double(sh.n_in) * double(sh.n_out);
+      s.bytes.push_back(std::move(b));
+    }
+  }
+  for (size_t i = 0; i < s.views.size(); ++i) s.views[i].data = s.bytes[i].data();
+  return s;
+}
+
+// Decode: one token through 8 TinyLlama layers (far beyond the last-level cache), as GB/s of
+// weights and as a fraction of the read bandwidth measured in the same run.
+TEST(backend_ops, DISABLED_DecodeBandwidthPerf) {
+  const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+  for (int nth : {1, hw}) {
+    bandwidth_options bo;
+    bo.n_threads = nth;
+    bo.n_passes = 3;
+    const auto bw = measure_read_bandwidth(bo);
+    ASSERT_TRUE(bw.is_ok()) << bw.message();
+    const auto b = make_cpu_backend(nth);
+    for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k}) {
+      const layer_stack s = make_layers(t, 8);
+      const auto x = random_floats(5632, 1);
+      std::vector<float> y(5632);
+      const double sec = seconds_per_call([&] {
+        for (const weight_view& w : s.views) b->matmul(w, x.data(), 1, y.data());
+      }, 2.0);
+      const double gbs = s.total_bytes / sec * 1e-9;
+      fmt::print("decode {:<5} {} thr: {:6.1f} MiB/token-of-8-layers {:7.2f} ms  {:6.2f} GB/s = {:5.1f}% of {:.2f} GB/s read bandwidth\n",
+                 type_label(t), nth, s.total_bytes / (1 << 20), sec * 1e3, gbs, 100.0 * gbs / (bw->bytes_per_second * 1e-9),
+                 bw->bytes_per_second * 1e-9);
+    }
+  }
+}
+
+// Prefill: n_tok tokens through one TinyLlama layer's matmuls, as GMAC/s and as matmul-only
+// tokens/s of the 22-layer model.
+TEST(backend_ops, DISABLED_PrefillPerf) {
+  const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+  const int64_t n_tok = 128;
+  const auto x = random_floats(size_t(5632 * n_tok), 2);
+  std::vector<float> y(size_t(5632 * n_tok));
+  for (int nth : {1, hw}) {
+    const auto b = make_cpu_backend(nth);
+    for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k}) {
+      const layer_stack s = make_layers(t, 2);
+      const double sec = seconds_per_call([&] {
+        for (const weight_view& w : s.views) b->matmul(w, x.data(), n_tok, y.data());
+      }, 2.0);
+      const double macs = s.macs * double(n_tok);
+      fmt::print("prefill {:<5} {} thr, {} tokens: {:7.1f} GMAC/s = {:6.1f} t/s for 22 layers of matmuls\n", type_label(t),
+                 nth, n_tok, macs / sec * 1e-9, double(n_tok) / (sec * 11.0));
+    }
+  }
+}
+
+// CPU seconds of the calling thread: on a shared machine, time spent descheduled does not count.
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// Clock cycles this thread gets per CPU second right now, from a chain of dependent integer adds
+// (one cycle each on every x86 core of the last decade): turns kernel times into cycles, which
+// stay comparable when a shared or throttled machine changes speed.
+double cycles_per_cpu_second() {
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    uint64_t v = 0;
+    const int64_t n = 20'000'000;
+    const double t0 = thread_cpu_seconds();
+    for (int64_t i = 0; i < n; i += 4) {
+#if defined(__x86_64__)
+      asm volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(v));
+#else
+      v += 4;
+#endif
+    }
+    best = std::max(best, double(n) / (thread_cpu_seconds() - t0));
+    EXPECT_EQ(v, uint64_t(n));
+  }
+  return best;
+}
+
+// The mm kernels alone on one thread with everything in cache, timed in thread CPU time (so the
+// figures do not depend on how busy the machine is): pack, gemm over 64 tokens, gemv.
+TEST(backend_ops, DISABLED_MmKernelPerf) {
+  const int64_t n_in = 2048, n_out = 64, n_tok = 64;
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
+    const cpu::mm_kernel* mk = cpu::kernels().mm(t);
+    if (!mk) continue;
+    const test_weight w = make_weight(t, n_in, n_out, 3);
+    const type_traits& at = type_info(mk->dot_type);
+    const auto x = random_floats(size_t(n_in * n_tok), 4);
+    const size_t stride = row_bytes(at, n_in);
+    const int64_t nb = n_in / at.block_elems;
+    std::vector<uint8_t> act(stride * size_t(n_tok));
+    std::vector<float> ad(size_t(nb * n_tok));
+    std::vector<int32_t> as(size_t(nb * n_tok));
+    for (int64_t i = 0; i < n_tok; ++i) {
+      quant::activation_quantizer(mk->dot_type)(x.data() + i * n_in, act.data() + size_t(i) * stride, n_in);
+      if (mk->needs_block_sums) mk->block_sums(act.data() + size_t(i) * stride, nb, ad.data() + i * nb, as.data() + i * nb);
+    }
+    const cpu::act_rows a{act.data(), stride, ad.data(), as.data(), nb};
+    cpu::aligned_buffer buf;
+    const size_t panel_bytes = size_t(nb) * mk->packed_block_bytes;
+    uint8_t* panels = buf.get(panel_bytes * size_t(n_out / 8));
+    std::vector<float> y(size_t(n_out * n_tok));
+    auto best = [](auto&& f) {
+      double b = INFINITY;
+      for (int r = 0; r < 7; ++r) {
+        const double t0 = thread_cpu_seconds();
+        for (int i = 0; i < 5; ++i) f();
+        b = std::min(b, (thread_cpu_seconds() - t0) / 5);
+      }
+      return b;
+    };
+    const double s_pack = best([&] {
+      for (int64_t p = 0; p < n_out / 8; ++p) mk->pack(w.view, 8 * p, 8, panels + size_t(p) * panel_bytes);
+    });
+    const double s_gemm = best([&] {
+      for (int64_t p = 0; p < n_out / 8; ++p)
+        mk->gemm(panels + size_t(p) * panel_bytes, nb, a, 0, n_tok, y.data() + 8 * p, size_t(n_out), 8);
+    });
+    const double s_gemv = best([&] { mk->gemv(w.view, 0, n_out, a, 0, y.data()); });
+    const double macs = double(n_in) * double(n_out);
+    const double wbytes = double(w.view.row_stride) * double(n_out);
+    const double hz = cycles_per_cpu_second();
+    fmt::print("{:<5} pack {:5.2f} B/cycle | gemm {:5.1f} MAC/cycle ({} tokens) | gemv {:5.2f} B/cycle of weights  [{:.2f} GHz; 1 thread, in cache]\n",
+               type_label(t), wbytes / s_pack / hz, macs * double(n_tok) / s_gemm / hz, n_tok, wbytes / s_gemv / hz, hz * 1e-9);
   }
 }
 

@@ -35,7 +35,28 @@ TEST(robustness, hundred_thousand_identical_characters) {
   check_long(*tok, "\xF0\x9F\xA6\x99", 100000);  // 🦙: byte fallback
 }
 
-TEST(robustness, arbitrary_bytes_round_trip) {
+std::string utf8(uint32_t cp) {
+  std::string s;
+  if (cp < 0x80) {
+    s += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    s += static_cast<char>(0xC0 | (cp >> 6));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    s += static_cast<char>(0xE0 | (cp >> 12));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    s += static_cast<char>(0xF0 | (cp >> 18));
+    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return s;
+}
+
+// Well-formed UTF-8 round-trips exactly (except a literal U+2581, which SPM reads back as a space).
+TEST(robustness, random_text_round_trips) {
   auto tok = load_vocab_gguf("llama-spm");
   ASSERT_NE(tok, nullptr);
   for (int b = 0; b < 256; ++b) {
@@ -43,12 +64,33 @@ TEST(robustness, arbitrary_bytes_round_trip) {
     EXPECT_EQ(tok->decode(tok->encode(s, false)), s) << "byte " << b;
   }
   std::mt19937 rng(1234);
+  const uint32_t limits[] = {0x80, 0x800, 0x10000, 0x110000};
   for (int i = 0; i < 2000; ++i) {
-    std::string s(rng() % 24, '\0');
-    for (auto& c : s) c = static_cast<char>(rng() % 4 == 0 ? 0x80 + rng() % 128 : rng() % 256);
+    std::string s;
+    for (int n = rng() % 16; n > 0; --n) {
+      uint32_t cp = rng() % limits[rng() % 4];
+      if ((cp >= 0xD800 && cp < 0xE000) || cp == 0x2581) cp = ' ';
+      s += utf8(cp);
+    }
     const auto ids = tok->encode(s, false);
     EXPECT_EQ(tok->decode(ids), s) << ids_str(ids);
-    for (int32_t id : ids) ASSERT_TRUE(id >= 0 && id < tok->n_vocab());
+  }
+}
+
+// Arbitrary bytes never crash and give ids inside the vocabulary. (Not lossless: like llama.cpp, the
+// splitter trusts lead bytes, so a truncated sequence can swallow part of the next "▁".)
+TEST(robustness, arbitrary_bytes_give_valid_ids) {
+  auto tok = load_vocab_gguf("llama-spm");
+  ASSERT_NE(tok, nullptr);
+  std::mt19937 rng(99);
+  for (int i = 0; i < 2000; ++i) {
+    std::string s(rng() % 24, '\0');
+    for (auto& c : s) c = static_cast<char>(rng() % 4 == 0 ? ' ' : rng() % 256);
+    for (bool parse_special : {false, true}) {
+      const auto ids = tok->encode(s, true, parse_special);
+      ASSERT_FALSE(ids.empty());
+      for (int32_t id : ids) ASSERT_TRUE(id >= 0 && id < tok->n_vocab());
+    }
   }
 }
 

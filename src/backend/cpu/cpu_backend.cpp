@@ -2,7 +2,7 @@
 // non-hot per-row formulas are the reference's own, from backend/ref/ref_ops.h); the hot loops come
 // from the kernel table picked for the host CPU, and the work is split over a persistent pool.
 //
-// Not meant for concurrent calls from several threads: matmul's activation scratch is guarded, and
+// Not meant for concurrent calls from several threads: matmul's scratch is guarded, and
 // the pool serializes jobs, but nothing more.
 #include <algorithm>
 #include <cmath>
@@ -31,8 +31,8 @@ class cpu_backend final : public backend {
   }
 
   void matmul(const weight_view& w, const float* x, int64_t n_tok, float* y) override {
-    std::lock_guard<std::mutex> lk(act_mutex_);
-    cpu::matmul(pool_, k_, w, x, n_tok, y, act_);
+    std::lock_guard<std::mutex> lk(matmul_mutex_);
+    cpu::matmul(pool_, k_, w, x, n_tok, y, matmul_);
   }
 
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) override {
@@ -111,8 +111,8 @@ class cpu_backend final : public backend {
  private:
   thread_pool pool_;
   const kernel_table& k_;
-  std::mutex act_mutex_;
-  std::vector<uint8_t> act_;  // activations converted to the weight's dot_type
+  std::mutex matmul_mutex_;
+  matmul_scratch matmul_;
 };
 
 }  // namespace

@@ -57,6 +57,10 @@ bool geometry_matches(const vec_dot_entry& e) {
   return t->dot_type == e.dot_type && a && a->block_bytes == e.dot_block_bytes;
 }
 
+bool geometry_matches(const mm_kernel& e) {
+  return geometry_matches(vec_dot_entry{e.type, e.block_elems, e.block_bytes, e.dot_type, e.dot_block_bytes, nullptr});
+}
+
 quantize_row_fn reference_of(act_quantizer q) {
   switch (q) {
     case act_quantizer::q8_0:
@@ -95,9 +99,13 @@ kernel_table resolve() {
   struct candidate {
     const isa_kernels* isa;
     bool supported;
+    std::span<const mm_kernel> mm[2];
   };
   const cpu_features& f = host_cpu_features();
-  const candidate by_priority[] = {{&avx2_kernels(), f.avx2 && f.fma && f.f16c}};
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
+  // The AVX2 tables are only asked for where the host runs AVX2.
+  const candidate by_priority[] = {
+      {&avx2_kernels(), avx2, {avx2 ? avx2_mm_legacy() : std::span<const mm_kernel>{}, avx2 ? avx2_mm_kquants() : std::span<const mm_kernel>{}}}};
   for (const candidate& c : by_priority) {
     if (!c.supported) continue;
     const isa_kernels* isa = c.isa;
@@ -112,6 +120,18 @@ kernel_table resolve() {
       k.vec_dot_by_id[id] = e.fn;
       k.vec_dot_isa_by_id[id] = isa->name;
       k.isa = isa->name;
+    }
+    for (std::span<const mm_kernel> list : c.mm) {
+      for (const mm_kernel& e : list) {
+        const auto id = uint32_t(e.type);
+        if (id >= kernel_table::max_type_id || !e.pack || !e.gemm || !e.gemv || !geometry_matches(e)) continue;
+        if ((e.needs_block_sums && !e.block_sums) || !e.dot) continue;
+        k.mm_by_id[id] = &e;
+        k.mm_isa_by_id[id] = isa->name;
+        k.vec_dot_by_id[id] = e.dot;
+        k.vec_dot_isa_by_id[id] = isa->name;
+        k.isa = isa->name;
+      }
     }
     for (const quantize_entry& e : isa->quantizers) {
       const quantize_row_fn reference = reference_of(e.reproduces);
@@ -133,6 +153,11 @@ const char* kernel_table::vec_dot_isa(dtype t) const {
   const auto id = uint32_t(t);
   if (id < max_type_id && vec_dot_isa_by_id[id]) return vec_dot_isa_by_id[id];
   return "scalar";
+}
+
+const mm_kernel* kernel_table::mm(dtype t) const {
+  const auto id = uint32_t(t);
+  return id < max_type_id ? mm_by_id[id] : nullptr;
 }
 
 quantize_row_fn kernel_table::quantizer(quantize_row_fn reference) const {

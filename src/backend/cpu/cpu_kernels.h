@@ -1,13 +1,14 @@
 // The hot inner loops of the CPU backend, with one implementation per instruction set. Each ISA file
-// (vec_dot_avx2.cpp today; AVX-512 or NEON later) exports an isa_kernels record; kernels() picks,
+// (kernels_avx2.cpp today; AVX-512 or NEON later) exports an isa_kernels record; kernels() picks,
 // per entry, the first ISA in priority order that the host supports and that has the entry, and
-// falls back to the scalar twins (the type table's reference vec_dot for weights).
+// falls back to the scalar twins (the type table's reference vec_dot and quantize_row).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
+#include "backend/backend.h"
 #include "quant/types.h"
 
 namespace glia::cpu {
@@ -33,6 +34,47 @@ struct quantize_entry {
   quantize_row_fn fn;
 };
 
+// Activations of one matmul converted to the weight's dot_type (bytes identical to the reference
+// conversion), plus per-block values that panel kernels would otherwise recompute for every weight
+// row: the Q8_0 block scale as float and the sum of the block's quants.
+struct act_rows {
+  const uint8_t* data = nullptr;  // [n_tok] rows of `stride` bytes in dot_type
+  size_t stride = 0;
+  const float* d = nullptr;      // [n_tok, nb] block scales (only when the kernel asks for block sums)
+  const int32_t* sum = nullptr;  // [n_tok, nb] sums of the block quants (idem)
+  int64_t nb = 0;                // blocks per row
+  const uint8_t* row(int64_t t) const { return data + size_t(t) * stride; }
+};
+
+// Matmul kernels for one weight type that reproduce the type table's reference vec_dot bit for bit
+// (the same exact integer block sums, then the same float operations in the same order per output),
+// so whichever of them computes an output (and however the work is tiled or threaded) the bits are
+// those of the reference. Weights are used as stored in the file: gemm packs a panel of 8 rows into
+// thread-local scratch (interleaved so that one vector holds the 8 rows) and reuses it for many
+// tokens; gemv reads the rows in place for one token.
+struct mm_kernel {
+  dtype type;
+  int64_t block_elems;
+  size_t block_bytes;
+  dtype dot_type;
+  size_t dot_block_bytes;
+  bool needs_block_sums;      // act_rows.d and .sum must be filled (see block_sums)
+  size_t packed_block_bytes;  // bytes of one block of an 8-row panel
+  // Packs rows [r0, r0 + n_rows) of w (1 <= n_rows <= 8; missing rows repeat the last) into `out`
+  // (nb * packed_block_bytes bytes, 32-byte aligned).
+  void (*pack)(const weight_view& w, int64_t r0, int n_rows, uint8_t* out);
+  // y[t * y_stride + r] = row r of the panel . activation row t0 + t, for t < n_tok and r < n_rows.
+  void (*gemm)(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t y_stride, int n_rows);
+  // y[r - r0] = row r of w . activation row t, for r in [r0, r1).
+  void (*gemv)(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y);
+  // Fills d[0..nb) and sum[0..nb) for one activation row (null when needs_block_sums is false).
+  void (*block_sums)(const uint8_t* act_row, int64_t nb, float* d, int32_t* sum);
+  // The same dot for one row and one activation row in dot_type, on its own (no block sums): the
+  // kernel table's vec_dot for this type, and the spec the batched kernels are tested against.
+  vec_dot_fn dot;
+};
+
 using dot_f32_fn = float (*)(const float* a, const float* b, int64_t n);
 using dot_f32_f16_fn = float (*)(const float* a, const uint16_t* b, int64_t n);
 using axpy_f32_fn = void (*)(float alpha, const float* x, float* y, int64_t n);  // y += alpha x
@@ -52,9 +94,13 @@ struct isa_kernels {
 };
 
 // ISA records, defined in their own files (compiled with that ISA's flags: they must only be called
-// after the host check in cpu_kernels.cpp, and must not define inline functions shared with other
-// files, or the linker could keep the ISA-flavoured copy for everyone).
+// after the host check in cpu_kernels.cpp, and must neither define nor call inline functions shared
+// with other files, or the linker could keep the ISA-flavoured copy for everyone).
 const isa_kernels& avx2_kernels();
+// The AVX2 matmul kernels of the same ISA (mm_legacy_avx2.cpp: Q4_0, Q8_0; mm_kquants_avx2.cpp:
+// Q4_K, Q6_K).
+std::span<const mm_kernel> avx2_mm_legacy();
+std::span<const mm_kernel> avx2_mm_kquants();
 
 // The resolved table for this host.
 struct kernel_table {
@@ -66,6 +112,8 @@ struct kernel_table {
   scale_f32_fn scale_f32 = nullptr;
   static constexpr uint32_t max_type_id = 64;
   vec_dot_fn vec_dot_by_id[max_type_id] = {};
+  const mm_kernel* mm_by_id[max_type_id] = {};
+  const char* mm_isa_by_id[max_type_id] = {};
   const char* vec_dot_isa_by_id[max_type_id] = {};
   struct quantizer_twin {
     quantize_row_fn reference = nullptr;
@@ -80,6 +128,8 @@ struct kernel_table {
   vec_dot_fn vec_dot(dtype t) const;
   // Name of the ISA whose kernel vec_dot(t) returns ("scalar" for the reference).
   const char* vec_dot_isa(dtype t) const;
+  // Panel kernels for weights of type t, or null (matmul then tiles vec_dot calls).
+  const mm_kernel* mm(dtype t) const;
   // Fastest routine with exactly the results of `reference` (a quantize_row_fn); the reference
   // itself when no twin exists.
   quantize_row_fn quantizer(quantize_row_fn reference) const;

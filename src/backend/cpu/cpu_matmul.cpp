@@ -1,63 +1,132 @@
 // Matrix times activations for the CPU backend.
 //
-// Two phases: (1) every activation row is converted once to the weight type's dot_type (split over
-// threads by whole blocks, which are independent, so the bytes equal a one-row conversion); (2) the
-// output is cut into tiles of (token block x row block) handed out through an atomic counter, and
-// each element of a tile is one vec_dot over the full row. The reduction order of an element is
-// therefore fixed by the kernel alone: the same bits whatever n_tok, the tiling or the thread count
-// (batch invariance). Tiles only decide what stays in cache: a row block of weights (about 16 KiB)
-// is reused by every token of the block, and a token block of activations by every row block.
+// Phase 1 converts every activation row once to the weight type's dot_type (split over threads by
+// whole blocks, which are independent, so the bytes equal a one-row conversion), plus the block
+// sums some kernels want. Phase 2 depends on what the kernel table has for the weight type:
+//
+//  - mm kernels (quantized types with ISA twins): few tokens (decode) run gemv over row chunks
+//    handed out through an atomic counter, each chunk read in place once and reused from cache for
+//    every token; many tokens (prefill) pack row blocks of 8-row panels into per-thread scratch and
+//    run the gemm kernel over token tiles, so a weight block is unpacked once per matmul and then
+//    multiplied with many tokens from registers.
+//  - otherwise, tiles of (token block x row block), each element one vec_dot over the full row.
+//
+// In every case an output element gets the arithmetic of the type's vec_dot (the mm kernels are its
+// bit-exact twins), so the bits never depend on n_tok, the path, the tiling or the thread count
+// (batch invariance). Tiles only decide what stays in cache.
 #include <algorithm>
 #include <atomic>
 
 #include "backend/cpu/cpu_ops.h"
+#include "quant/activation.h"
 
 namespace glia::cpu {
+
+uint8_t* aligned_buffer::get(size_t bytes) {
+  if (bytes > capacity_) {
+    raw_.reset(new uint8_t[bytes + 63]);
+    capacity_ = bytes;
+    const auto addr = reinterpret_cast<uintptr_t>(raw_.get());
+    aligned_ = raw_.get() + ((64 - addr % 64) % 64);
+  }
+  return aligned_;
+}
+
 namespace {
 
-constexpr size_t weight_tile_bytes = 16 << 10;      // fits L1 next to one activation row
+constexpr size_t weight_tile_bytes = 16 << 10;       // generic path: fits L1 next to one activation row
 constexpr size_t activation_tile_bytes = 256 << 10;  // stays in L2 across row blocks
+constexpr int64_t gemm_min_tokens = 4;               // below: gemv straight from the weights
+constexpr size_t gemv_chunk_bytes = 32 << 10;        // weight bytes per gemv work item
+constexpr size_t packed_block_target = 192 << 10;    // packed row block, kept in L2
+constexpr size_t gemm_token_tile_bytes = 96 << 10;   // activation rows reused across a row block
 
 // Converts x [n_tok, n_in] to rows of `at` (stride act_stride) in `out` with the quantizer the
 // reference backend uses (ref::convert_activation_row), or its bit-exact ISA twin; matmul_test
-// checks that the two backends agree bit for bit.
+// checks that the two backends agree bit for bit. With `mk`, also fills the block sums it needs.
 void convert_activations(thread_pool& pool, const kernel_table& k, const type_traits& at, const float* x,
-                         int64_t n_tok, int64_t n_in, uint8_t* out, size_t act_stride) {
-  const quantize_row_fn quantize = k.quantizer(at.quantize_row);
+                         int64_t n_tok, int64_t n_in, uint8_t* out, size_t act_stride, const mm_kernel* mk,
+                         float* act_d, int32_t* act_sum) {
+  const quantize_row_fn quantize = k.quantizer(quant::activation_quantizer(at.type));
   const int64_t nb = n_in / at.block_elems;  // blocks per row
+  const bool sums = mk && mk->needs_block_sums;
   parallel_for(pool, n_tok * nb, at.block_elems, [&](int64_t begin, int64_t end) {
     // [begin, end) counts blocks over all rows; convert the part of each row inside it.
     for (int64_t b = begin; b < end;) {
       const int64_t t = b / nb;
       const int64_t first = b % nb;
       const int64_t count = std::min(nb - first, end - b);
-      quantize(x + t * n_in + first * at.block_elems, out + size_t(t) * act_stride + size_t(first) * at.block_bytes,
-                      count * at.block_elems);
+      uint8_t* dst = out + size_t(t) * act_stride + size_t(first) * at.block_bytes;
+      quantize(x + t * n_in + first * at.block_elems, dst, count * at.block_elems);
+      if (sums) mk->block_sums(dst, count, act_d + t * nb + first, act_sum + t * nb + first);
       b += count;
     }
   });
 }
 
-}  // namespace
-
-void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, const float* x, int64_t n_tok,
-            float* y, std::vector<uint8_t>& act) {
-  if (n_tok <= 0 || w.n_out <= 0) return;
-  const type_traits& wt = type_info(w.type);
-  const type_traits& at = type_info(wt.dot_type);
-  const vec_dot_fn dot = k.vec_dot(w.type);
-  const size_t act_stride = row_bytes(at, w.n_in);
-
-  const uint8_t* a = reinterpret_cast<const uint8_t*>(x);
-  if (wt.dot_type != dtype::f32) {
-    act.resize(size_t(n_tok) * act_stride);
-    convert_activations(pool, k, at, x, n_tok, w.n_in, act.data(), act_stride);
-    a = act.data();
+// Runs job(item) for item in [0, n_items) on every thread, items handed out one at a time.
+template <typename F>
+void for_each_item(thread_pool& pool, int64_t n_items, F&& job) {
+  if (pool.size() == 1 || n_items == 1) {
+    for (int64_t i = 0; i < n_items; ++i) job(i, 0);
+    return;
   }
+  std::atomic<int64_t> next{0};
+  pool.run([&](int ith, int) {
+    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n_items;
+         i = next.fetch_add(1, std::memory_order_relaxed))
+      job(i, ith);
+  });
+}
 
+void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
+                 float* y) {
+  const int nth = pool.size();
+  int64_t rows = int64_t(gemv_chunk_bytes / std::max<size_t>(w.row_stride, 1));
+  // Enough chunks for the counter to even out the threads' finishing times.
+  rows = std::min(rows, w.n_out / (8 * int64_t(nth)));
+  rows = std::max<int64_t>(8, rows / 8 * 8);
+  const int64_t n_chunks = (w.n_out + rows - 1) / rows;
+  for_each_item(pool, n_chunks, [&](int64_t i, int) {
+    const int64_t r0 = i * rows, r1 = std::min(w.n_out, r0 + rows);
+    for (int64_t t = 0; t < n_tok; ++t) mk.gemv(w, r0, r1, a, t, y + t * w.n_out + r0);
+  });
+}
+
+void matmul_gemm(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
+                 float* y, std::vector<aligned_buffer>& pack) {
+  const int nth = pool.size();
+  const int64_t n_panels = (w.n_out + 7) / 8;
+  const size_t panel_bytes = size_t(a.nb) * mk.packed_block_bytes;
+  int64_t per_block = std::max<int64_t>(1, int64_t(packed_block_target / panel_bytes));
+  per_block = std::clamp<int64_t>(per_block, 1, std::max<int64_t>(1, n_panels / (2 * int64_t(nth))));
+  const int64_t n_blocks = (n_panels + per_block - 1) / per_block;
+  const int64_t tok_tile = std::min(n_tok, std::max<int64_t>(4, int64_t(gemm_token_tile_bytes / a.stride) / 4 * 4));
+  if (pack.size() < size_t(nth)) pack.resize(size_t(nth));
+  for_each_item(pool, n_blocks, [&](int64_t i, int ith) {
+    const int64_t p0 = i * per_block, p1 = std::min(n_panels, p0 + per_block);
+    uint8_t* buf = pack[size_t(ith)].get(size_t(p1 - p0) * panel_bytes);
+    for (int64_t p = p0; p < p1; ++p) {
+      const int n_rows = int(std::min<int64_t>(8, w.n_out - 8 * p));
+      mk.pack(w, 8 * p, n_rows, buf + size_t(p - p0) * panel_bytes);
+    }
+    for (int64_t t0 = 0; t0 < n_tok; t0 += tok_tile) {
+      const int64_t nt = std::min(tok_tile, n_tok - t0);
+      for (int64_t p = p0; p < p1; ++p) {
+        const int n_rows = int(std::min<int64_t>(8, w.n_out - 8 * p));
+        mk.gemm(buf + size_t(p - p0) * panel_bytes, a.nb, a, t0, nt, y + t0 * w.n_out + 8 * p, size_t(w.n_out),
+                n_rows);
+      }
+    }
+  });
+}
+
+// Tiles of vec_dot calls, for types without mm kernels.
+void matmul_generic(thread_pool& pool, const kernel_table& k, const weight_view& w, const uint8_t* a,
+                    size_t act_stride, int64_t n_tok, float* y) {
+  const vec_dot_fn dot = k.vec_dot(w.type);
   const int nth = pool.size();
   int64_t rows_per_tile = std::max<int64_t>(1, int64_t(weight_tile_bytes / std::max<size_t>(w.row_stride, 1)));
-  // Enough tiles for the atomic counter to balance the threads.
   rows_per_tile = std::clamp<int64_t>(rows_per_tile, 1, std::max<int64_t>(1, w.n_out / (4 * int64_t(nth))));
   const int64_t toks_per_tile =
       std::clamp<int64_t>(int64_t(activation_tile_bytes / std::max<size_t>(act_stride, 1)), 1, n_tok);
@@ -65,7 +134,7 @@ void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, cons
   const int64_t n_tok_tiles = (n_tok + toks_per_tile - 1) / toks_per_tile;
   const int64_t n_tiles = n_row_tiles * n_tok_tiles;
 
-  auto do_tile = [&](int64_t tile) {
+  auto do_tile = [&](int64_t tile, int) {
     // Token-block major: threads sweep the weights together over one block of activations.
     const int64_t t0 = (tile / n_row_tiles) * toks_per_tile;
     const int64_t r0 = (tile % n_row_tiles) * rows_per_tile;
@@ -77,18 +146,45 @@ void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, cons
       for (int64_t r = r0; r < r1; ++r) yt[r] = dot(w.row(r), at_row, w.n_in);
     }
   };
-
   const double macs = double(n_tok) * double(w.n_out) * double(w.n_in);
   if (nth == 1 || n_tiles == 1 || macs < double(1 << 16)) {
-    for (int64_t i = 0; i < n_tiles; ++i) do_tile(i);
+    for (int64_t i = 0; i < n_tiles; ++i) do_tile(i, 0);
     return;
   }
-  std::atomic<int64_t> next{0};
-  pool.run([&](int, int) {
-    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n_tiles;
-         i = next.fetch_add(1, std::memory_order_relaxed))
-      do_tile(i);
-  });
+  for_each_item(pool, n_tiles, do_tile);
+}
+
+}  // namespace
+
+void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, const float* x, int64_t n_tok,
+            float* y, matmul_scratch& s) {
+  if (n_tok <= 0 || w.n_out <= 0) return;
+  const type_traits& wt = type_info(w.type);
+  const type_traits& at = type_info(wt.dot_type);
+  const mm_kernel* mk = k.mm(w.type);
+  const size_t act_stride = row_bytes(at, w.n_in);
+  const int64_t nb = w.n_in / at.block_elems;
+
+  const uint8_t* a = reinterpret_cast<const uint8_t*>(x);
+  if (wt.dot_type != dtype::f32) {
+    s.act.resize(size_t(n_tok) * act_stride);
+    if (mk && mk->needs_block_sums) {
+      s.act_d.resize(size_t(n_tok * nb));
+      s.act_sum.resize(size_t(n_tok * nb));
+    }
+    convert_activations(pool, k, at, x, n_tok, w.n_in, s.act.data(), act_stride, mk, s.act_d.data(),
+                        s.act_sum.data());
+    a = s.act.data();
+  }
+  if (!mk) {
+    matmul_generic(pool, k, w, a, act_stride, n_tok, y);
+    return;
+  }
+  const act_rows rows{a, act_stride, s.act_d.data(), s.act_sum.data(), nb};
+  if (n_tok < gemm_min_tokens)
+    matmul_gemv(pool, *mk, w, rows, n_tok, y);
+  else
+    matmul_gemm(pool, *mk, w, rows, n_tok, y, s.pack);
 }
 
 }  // namespace glia::cpu

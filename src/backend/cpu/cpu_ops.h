@@ -28,18 +28,37 @@ void parallel_for(thread_pool& pool, int64_t n, int64_t cost_per_item, F&& f) {
   });
 }
 
-// y [n_tok, w.n_out] = x [n_tok, w.n_in] . w^T (backend::matmul). `act` is reusable scratch for the
-// activations converted to the weight's dot_type. Every element is one kernel vec_dot over the full
-// row, so row t of y does not depend on n_tok or on the thread count.
+// Grow-only byte buffer aligned for vector loads (kernels' scratch: no allocation once warm).
+class aligned_buffer {
+ public:
+  uint8_t* get(size_t bytes);  // at least `bytes`, 64-byte aligned; contents unspecified
+
+ private:
+  std::unique_ptr<uint8_t[]> raw_;
+  size_t capacity_ = 0;
+  uint8_t* aligned_ = nullptr;
+};
+
+// Reusable buffers of matmul, kept by the backend between calls.
+struct matmul_scratch {
+  std::vector<uint8_t> act;          // [n_tok, row bytes] activations converted to the dot_type
+  std::vector<float> act_d;          // [n_tok, blocks] block scales (kernels with block sums)
+  std::vector<int32_t> act_sum;      // [n_tok, blocks] block quant sums
+  std::vector<aligned_buffer> pack;  // one per thread: packed weight panels
+};
+
+// y [n_tok, w.n_out] = x [n_tok, w.n_in] . w^T (backend::matmul). Every element is computed with
+// the arithmetic of one kernel vec_dot over the full row (the batched mm kernels reproduce it bit
+// for bit), so row t of y does not depend on n_tok, the tiling or the thread count.
 void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, const float* x, int64_t n_tok,
-            float* y, std::vector<uint8_t>& act);
+            float* y, matmul_scratch& scratch);
 
 // backend::attention: parallel over (token, head), streaming over the slots with an online softmax.
 void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv, const float* q,
                const int32_t* positions, int64_t n_tok, const attention_params& p, float* out);
 
 // The CPU backend running on a given kernel table (tests use scalar_kernels() to check that the
-// threading and tiling alone reproduce the reference bit for bit).
+// threading and tiling alone reproduce the reference bit for bit). `k` must outlive the backend.
 std::unique_ptr<backend> make_cpu_backend(int n_threads, const kernel_table& k);
 
 }  // namespace glia::cpu

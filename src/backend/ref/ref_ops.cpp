@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/fp16.h"
+#include "quant/activation.h"
 
 namespace glia::ref {
 
@@ -13,9 +14,9 @@ void dequantize_row(const weight_view& w, int64_t r, float* out) {
 }
 
 void convert_activation_row(const weight_view& w, const float* x, std::vector<uint8_t>& out) {
-  const auto& dt = type_info(type_info(w.type).dot_type);
-  out.resize(row_bytes(dt, w.n_in));
-  dt.quantize_row(x, out.data(), w.n_in);
+  const dtype dot = type_info(w.type).dot_type;
+  out.resize(row_bytes(dot, w.n_in));
+  quant::activation_quantizer(dot)(x, out.data(), w.n_in);
 }
 
 float dot_row(const weight_view& w, int64_t r, const uint8_t* act) {

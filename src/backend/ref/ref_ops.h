@@ -11,7 +11,8 @@ namespace glia::ref {
 
 // Dequantizes row r of `w` (n_in floats) with the type table's reference routine.
 void dequantize_row(const weight_view& w, int64_t r, float* out);
-// Converts an activation row [w.n_in] to the weight type's dot_type (bytes in `out`).
+// Converts an activation row [w.n_in] to the weight type's dot_type (bytes in `out`), the way the
+// reference engine's x86 build does (quant/activation.h).
 void convert_activation_row(const weight_view& w, const float* x, std::vector<uint8_t>& out);
 // Reference dot of weight row r with an activation row already in dot_type.
 float dot_row(const weight_view& w, int64_t r, const uint8_t* act);

@@ -1,11 +1,12 @@
-// AVX2 + FMA + F16C kernels (this file is compiled with -mavx2 -mfma -mf16c; cpu_kernels.cpp only
-// calls it after checking the host). Everything here is in an anonymous namespace and no header with
-// inline functions is used, so no AVX2-compiled copy of a shared inline function can leak to
+// AVX2 + FMA + F16C kernels: float weight-row dot products (the quantized matmul kernels live in
+// mm_*_avx2.cpp), bit-exact activation quantizers and the attention helpers. This file is compiled with -mavx2 -mfma -mf16c and cpu_kernels.cpp only calls
+// it after checking the host. Everything here is in an anonymous namespace and no inline function
+// of a shared header is called, so no AVX2-compiled copy of one can be picked by the linker for
 // callers on older CPUs.
 //
 // Block layouts come from quant/block_types.h (header of structs and constants only); the resolver
 // also checks block size and bytes against the type table before any kernel here is used.
-#include <immintrin.h>
+#include "backend/cpu/simd_avx2.h"
 
 #include <cstdint>
 #include <cstring>
@@ -17,36 +18,14 @@
 namespace glia::cpu {
 namespace {
 
-using quant::block_q4_0;
-using quant::block_q4_k;
-using quant::block_q6_k;
 using quant::block_q8_0;
 using quant::block_q8_k;
-
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
 
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
-}
-
-inline int hsum_i32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
-  return _mm_cvtsi128_si32(s);
-}
-
-inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
-
-// Sum of signed x[i] * y[i] over 32 int8 pairs, as 8 int32 lanes. maddubs needs an unsigned first
-// operand, so the sign of x moves onto y: |x| * (sign(x) y). Pair sums stay below 2 * 128 * 127.
-inline __m256i dot_i8(__m256i x, __m256i y) {
-  const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-  return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
 }
 
 float dot_f32(const float* a, const float* b, int64_t n) {
@@ -85,7 +64,7 @@ float dot_f32_f16(const float* a, const uint16_t* b, int64_t n) {
   }
   for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_f16x8(b + i), acc0);
   float s = hsum(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) s += a[i] * half(b[i]);
+  for (; i < n; ++i) s += a[i] * half_to_float(b[i]);
   return s;
 }
 
@@ -102,7 +81,7 @@ void axpy_f16(float alpha, const uint16_t* x, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_f16x8(x + i), _mm256_loadu_ps(y + i)));
-  for (; i < n; ++i) y[i] += alpha * half(x[i]);
+  for (; i < n; ++i) y[i] += alpha * half_to_float(x[i]);
 }
 
 void scale_f32(float* y, float alpha, int64_t n) {
@@ -127,7 +106,7 @@ float vec_dot_f16(const void* wv, const void* av, int64_t n) {
   }
   for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(load_f16x8(w + i), load_f16x8(a + i), acc0);
   float s = hsum(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) s += half(w[i]) * half(a[i]);
+  for (; i < n; ++i) s += half_to_float(w[i]) * half_to_float(a[i]);
   return s;
 }
 
@@ -144,126 +123,6 @@ float vec_dot_bf16(const void* wv, const void* av, int64_t n) {
   float s = hsum(_mm256_add_ps(acc0, acc1));
   for (; i < n; ++i) s += bf16(w[i]) * bf16(a[i]);
   return s;
-}
-
-// Two accumulators (even and odd blocks) so consecutive blocks do not wait on one FMA chain.
-float vec_dot_q8_0(const void* wv, const void* av, int64_t n) {
-  const auto* w = static_cast<const block_q8_0*>(wv);
-  const auto* a = static_cast<const block_q8_0*>(av);
-  const int64_t nb = n / 32;
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  for (int64_t b = 0; b < nb; ++b) {
-    const __m256 d = _mm256_set1_ps(half(w[b].d) * half(a[b].d));
-    const __m256i p = dot_i8(load256(w[b].qs), load256(a[b].qs));
-    acc[b & 1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[b & 1]);
-  }
-  return hsum(_mm256_add_ps(acc[0], acc[1]));
-}
-
-float vec_dot_q4_0(const void* wv, const void* av, int64_t n) {
-  const auto* w = static_cast<const block_q4_0*>(wv);
-  const auto* a = static_cast<const block_q8_0*>(av);
-  const int64_t nb = n / 32;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i eight = _mm256_set1_epi8(8);
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  for (int64_t b = 0; b < nb; ++b) {
-    const __m128i packed = load128(w[b].qs);
-    // Elements 0..15 are the low nibbles, 16..31 the high nibbles.
-    const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(packed), _mm_srli_epi16(packed, 4), 1);
-    const __m256i q = _mm256_sub_epi8(_mm256_and_si256(both, low4), eight);
-    const __m256 d = _mm256_set1_ps(half(w[b].d) * half(a[b].d));
-    acc[b & 1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(q, load256(a[b].qs))), acc[b & 1]);
-  }
-  return hsum(_mm256_add_ps(acc[0], acc[1]));
-}
-
-// The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block: entries 0-3 sit in the low 6
-// bits of bytes 0-3 (scales) and 4-7 (mins); entries 4-7 keep their low 4 bits in bytes 8-11 and
-// their top 2 bits in the spare top bits of bytes 0-7.
-inline void k4_scale_min(const uint8_t* s, int j, int& scale, int& min) {
-  if (j < 4) {
-    scale = s[j] & 63;
-    min = s[j + 4] & 63;
-  } else {
-    scale = (s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4);
-    min = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
-}
-
-// value = d * scale_j * q - dmin * min_j, q in 0..15; the min term only needs the activation sums
-// per sub-block, which Q8_K carries (bsums, per 16).
-float vec_dot_q4_k(const void* wv, const void* av, int64_t n) {
-  const auto* w = static_cast<const block_q4_k*>(wv);
-  const auto* a = static_cast<const block_q8_k*>(av);
-  const int64_t nb = n / 256;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  __m256 acc = _mm256_setzero_ps();
-  float acc_min = 0.0f;
-  for (int64_t b = 0; b < nb; ++b) {
-    int scales[8], mins[8];
-    for (int j = 0; j < 8; ++j) k4_scale_min(w[b].scales, j, scales[j], mins[j]);
-    int sum_min = 0;
-    for (int j = 0; j < 8; ++j) sum_min += mins[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
-    __m256i sumi = _mm256_setzero_si256();
-    for (int j = 0; j < 4; ++j) {
-      const __m256i packed = load256(w[b].qs + 32 * j);
-      const __m256i lo = _mm256_and_si256(packed, low4);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
-      // Unsigned nibble times signed int8: pair sums stay below 2 * 15 * 128.
-      const __m256i p_lo = _mm256_maddubs_epi16(lo, load256(a[b].qs + 64 * j));
-      const __m256i p_hi = _mm256_maddubs_epi16(hi, load256(a[b].qs + 64 * j + 32));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, _mm256_set1_epi16(int16_t(scales[2 * j]))));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, _mm256_set1_epi16(int16_t(scales[2 * j + 1]))));
-    }
-    const float d = a[b].d * half(w[b].d);
-    const float dmin = a[b].d * half(w[b].dmin);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-    acc_min += dmin * float(sum_min);
-  }
-  return hsum(acc) - acc_min;
-}
-
-// value = d * scale_g * (q - 32), q in 0..63 from 4 low bits (ql) and 2 high bits (qh); each
-// 128-element half uses 64 ql bytes, 32 qh bytes and 8 scales (one per 16 elements). The -32 is
-// applied once through the activation group sums: sum_g scale_g * 32 * bsum_g.
-float vec_dot_q6_k(const void* wv, const void* av, int64_t n) {
-  const auto* w = static_cast<const block_q6_k*>(wv);
-  const auto* a = static_cast<const block_q8_k*>(av);
-  const int64_t nb = n / 256;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i low2 = _mm256_set1_epi8(0x03);
-  float acc = 0.0f;
-  for (int64_t b = 0; b < nb; ++b) {
-    const int8_t* sc = w[b].scales;
-    int offset = 0;
-    for (int g = 0; g < 16; ++g) offset += sc[g] * a[b].bsums[g];
-    __m256i sumi = _mm256_setzero_si256();
-    for (int h = 0; h < 2; ++h) {
-      const __m256i ql0 = load256(w[b].ql + 64 * h);
-      const __m256i ql1 = load256(w[b].ql + 64 * h + 32);
-      const __m256i qh = load256(w[b].qh + 32 * h);
-      // Bits shifted across byte borders by the 16-bit shifts are masked off by low2/low4.
-      const __m256i q[4] = {
-          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
-          _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
-      };
-      for (int k = 0; k < 4; ++k) {
-        // 16 pair sums: lanes 0-7 cover elements 0-15 (scale 2k), lanes 8-15 elements 16-31.
-        const __m256i p = _mm256_maddubs_epi16(q[k], load256(a[b].qs + 128 * h + 32 * k));
-        const __m256i s = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(sc[8 * h + 2 * k])),
-                                                  _mm_set1_epi16(sc[8 * h + 2 * k + 1]), 1);
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
-      }
-    }
-    acc += a[b].d * half(w[b].d) * float(hsum_i32(sumi) - 32 * offset);
-  }
-  return acc;
 }
 
 // ---- Activation quantizers: bit-exact twins of scalar reference routines. ----------------------
@@ -419,14 +278,14 @@ constexpr vec_dot_entry avx2_vec_dots[] = {
     {dtype::f32, 1, 4, dtype::f32, 4, vec_dot_f32},
     {dtype::f16, 1, 2, dtype::f16, 2, vec_dot_f16},
     {dtype::bf16, 1, 2, dtype::bf16, 2, vec_dot_bf16},
-    {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), vec_dot_q8_0},
-    {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), vec_dot_q4_0},
-    {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), vec_dot_q4_k},
-    {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), vec_dot_q6_k},
 };
 
 constexpr isa_kernels avx2_record{
-    "avx2",   std::span<const vec_dot_entry>(avx2_vec_dots), std::span<const quantize_entry>(avx2_quantizers), dot_f32, dot_f32_f16, axpy_f32, axpy_f16, scale_f32,
+    "avx2",   std::span<const vec_dot_entry>(avx2_vec_dots),
+    std::span<const quantize_entry>(avx2_quantizers),
+    dot_f32,  dot_f32_f16,
+    axpy_f32, axpy_f16,
+    scale_f32,
 };
 
 }  // namespace

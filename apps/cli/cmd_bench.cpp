@@ -1,0 +1,280 @@
+// glia bench: prompt-processing and token-generation speed in the manner of llama-bench, plus the
+// decode speed as a fraction of the machine's measured memory read bandwidth (decode streams every
+// weight once per token, so bandwidth / weight bytes is its ceiling).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "commands.h"
+#include "core/bandwidth.h"
+#include "model/forward.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "model/quantize.h"
+
+namespace glia::cli {
+namespace {
+
+constexpr int k_max_ubatch = 512;  // llama-bench's default n_ubatch
+
+struct bench_options {
+  std::string model;
+  int n_prompt = 512;
+  int n_gen = 128;
+  int n_threads = 0;
+  int reps = 5;
+  int bandwidth_mib = 1024;
+  bool json = false;
+};
+
+struct test_result {
+  int n_prompt = 0;
+  int n_gen = 0;
+  std::vector<double> samples_ns;
+  std::vector<double> samples_ts;
+  double avg_ts = 0, stddev_ts = 0, avg_ns = 0, stddev_ns = 0;
+  double bandwidth_fraction = 0;
+  std::string name() const { return n_prompt > 0 ? fmt::format("pp{}", n_prompt) : fmt::format("tg{}", n_gen); }
+};
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / double(v.size());
+}
+
+// Sample standard deviation (n - 1), as llama-bench reports it.
+double stddev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0.0;
+  const double m = mean(v);
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / double(v.size() - 1));
+}
+
+class bench_runner {
+ public:
+  bench_runner(const model& m, backend& b, kv_cache& cache) : m_(m), fwd_(m, b), cache_(cache), rng_(1234) {}
+
+  std::vector<int32_t> random_tokens(int n) {
+    std::uniform_int_distribution<int32_t> dist(0, int32_t(m_.profile.n_vocab - 1));
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (auto& id : ids) id = dist(rng_);
+    return ids;
+  }
+
+  // One prompt of n tokens in one call on an empty cache; returns nanoseconds.
+  result<double> prompt(int n) {
+    cache_.clear();
+    const auto ids = random_tokens(n);
+    const auto t0 = std::chrono::steady_clock::now();
+    GLIA_TRY(fwd_.run(cache_, ids, 0, false, logits_));
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // A 1-token start (not timed), then n single-token decode steps; returns nanoseconds.
+  result<double> generate(int n) {
+    cache_.clear();
+    const auto ids = random_tokens(n + 1);
+    GLIA_TRY(fwd_.run(cache_, std::span(ids).first(1), 0, false, logits_));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 1; i <= n; ++i) GLIA_TRY(fwd_.run(cache_, std::span(ids).subspan(size_t(i), 1), i, false, logits_));
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+ private:
+  const model& m_;
+  forward_pass fwd_;
+  kv_cache& cache_;
+  std::mt19937 rng_;
+  std::vector<float> logits_;
+};
+
+result<test_result> run_test(bench_runner& r, int n_prompt, int n_gen, int reps) {
+  test_result t;
+  t.n_prompt = n_prompt;
+  t.n_gen = n_gen;
+  auto once = [&]() { return n_prompt > 0 ? r.prompt(n_prompt) : r.generate(n_gen); };
+  // Warm-up: faults in the mapped weights and wakes the threads (a short run suffices for decode).
+  auto warm = n_prompt > 0 ? r.prompt(n_prompt) : r.generate(std::min(n_gen, 2));
+  if (!warm) return warm.take_error();
+  const int n_tokens = n_prompt > 0 ? n_prompt : n_gen;
+  for (int i = 0; i < reps; ++i) {
+    auto ns = once();
+    if (!ns) return ns.take_error();
+    t.samples_ns.push_back(*ns);
+    t.samples_ts.push_back(double(n_tokens) * 1e9 / std::max(*ns, 1.0));
+  }
+  t.avg_ns = mean(t.samples_ns);
+  t.stddev_ns = stddev(t.samples_ns);
+  t.avg_ts = mean(t.samples_ts);
+  t.stddev_ts = stddev(t.samples_ts);
+  return t;
+}
+
+std::string human_size(double bytes) {
+  return bytes >= double(1 << 30) ? fmt::format("{:.2f} GiB", bytes / double(1 << 30)) : fmt::format("{:.2f} MiB", bytes / double(1 << 20));
+}
+
+struct model_facts {
+  std::string filename, type_label;
+  uint64_t size = 0, n_params = 0, weight_bytes_per_token = 0;
+};
+
+model_facts describe(const std::string& path, const model& m) {
+  model_facts f;
+  f.filename = path;
+  for (const auto& t : m.file->tensors()) {
+    f.size += t.n_bytes;
+    f.n_params += uint64_t(t.n_elements());
+  }
+  f.weight_bytes_per_token = m.decode_weight_bytes();
+  const double p = double(f.n_params);
+  const std::string params = p >= 1e9 ? fmt::format("{:.1f}B", p / 1e9)
+                             : p >= 1e6 ? fmt::format("{:.0f}M", p / 1e6)
+                                        : fmt::format("{:.0f}K", p / 1e3);
+  // general.file_type names the mix; files without it are named by their most common matrix type
+  // (as llama.cpp guesses it).
+  std::string ftype;
+  if (auto ft = m.file->get_int("general.file_type"))
+    if (const auto* info = find_file_type(file_type(uint32_t(*ft)))) ftype = info->name;
+  if (ftype.empty()) {
+    std::map<uint32_t, int> counts;
+    for (const auto& t : m.file->tensors())
+      if (t.n_dims == 2) ++counts[t.type];
+    auto best = std::max_element(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    ftype = best == counts.end() ? "?" : std::string(type_name(best->first));
+  }
+  f.type_label = fmt::format("{} {} {}", m.profile.arch, params, ftype);
+  return f;
+}
+
+void print_table(const model_facts& mf, const bench_options& o, const std::vector<test_result>& tests,
+                 const bandwidth_result& bw) {
+  fmt::print("| {:<30} | {:>10} | {:>10} | {:<7} | {:>7} | {:>10} | {:>20} |\n", "model", "size", "params", "backend",
+             "threads", "test", "t/s");
+  fmt::print("| {:-<30} | {:->10} | {:->10} | {:-<7} | {:->7} | {:->10} | {:->20} |\n", "", ":", ":", "", ":", ":", ":");
+  for (const auto& t : tests)
+    fmt::print("| {:<30} | {:>10} | {:>8.2f} B | {:<7} | {:>7} | {:>10} | {:>20} |\n", mf.type_label, human_size(double(mf.size)),
+               double(mf.n_params) / 1e9, "CPU", o.n_threads, t.name(), fmt::format("{:.2f} ± {:.2f}", t.avg_ts, t.stddev_ts));
+  fmt::print("\ndecode reads {} of weights per token; read bandwidth {:.2f} GB/s ({} threads, best of {} passes over {} MiB{})\n",
+             human_size(double(mf.weight_bytes_per_token)), bw.bytes_per_second / 1e9, bw.n_threads, bw.n_passes,
+             bw.buffer_bytes >> 20, bw.used_avx2 ? ", AVX2" : "");
+  for (const auto& t : tests)
+    if (t.n_gen > 0)
+      fmt::print("{}: {:.2f} t/s x {} = {:.2f} GB/s = {:.1f}% of the read bandwidth\n", t.name(), t.avg_ts,
+                 human_size(double(mf.weight_bytes_per_token)), t.avg_ts * double(mf.weight_bytes_per_token) / 1e9,
+                 100.0 * t.bandwidth_fraction);
+}
+
+nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubatch, const test_result& t,
+                       const bandwidth_result& bw) {
+  char when[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return nlohmann::json{
+      {"model_filename", mf.filename},
+      {"model_type", mf.type_label},
+      {"model_size", mf.size},
+      {"model_n_params", mf.n_params},
+      {"backends", "CPU"},
+      {"n_batch", std::max(o.n_prompt, 1)},
+      {"n_ubatch", n_ubatch},
+      {"n_threads", o.n_threads},
+      {"type_k", "f16"},
+      {"type_v", "f16"},
+      {"n_prompt", t.n_prompt},
+      {"n_gen", t.n_gen},
+      {"test_time", when},
+      {"avg_ns", uint64_t(t.avg_ns)},
+      {"stddev_ns", uint64_t(t.stddev_ns)},
+      {"avg_ts", t.avg_ts},
+      {"stddev_ts", t.stddev_ts},
+      {"samples_ns", t.samples_ns},
+      {"samples_ts", t.samples_ts},
+      {"weight_bytes_per_token", mf.weight_bytes_per_token},
+      {"bandwidth_gbps", bw.bytes_per_second / 1e9},
+      {"bandwidth_fraction", t.bandwidth_fraction},
+  };
+}
+
+int run_bench(bench_options o) {
+  if (o.n_prompt == 0 && o.n_gen == 0) {
+    fmt::print(stderr, "error: -p 0 and -n 0: nothing to measure\n");
+    return 1;
+  }
+  if (o.n_threads <= 0) o.n_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  auto m = load_model(o.model);
+  if (!m) {
+    fmt::print(stderr, "error: {}\n", m.message());
+    return 1;
+  }
+  const model& md = **m;
+  const int n_ubatch = std::clamp(o.n_prompt, 1, k_max_ubatch);
+  auto cache = kv_cache::create(md.profile, std::max({o.n_prompt, o.n_gen + 1, 1}), n_ubatch, dtype::f16);
+  if (!cache) {
+    fmt::print(stderr, "error: {}\n", cache.message());
+    return 1;
+  }
+  auto be = make_cpu_backend(o.n_threads);
+  bench_runner runner(md, *be, *cache);
+  std::vector<test_result> tests;
+  for (auto [np, ng] : {std::pair{o.n_prompt, 0}, std::pair{0, o.n_gen}}) {
+    if (np == 0 && ng == 0) continue;
+    auto t = run_test(runner, np, ng, o.reps);
+    if (!t) {
+      fmt::print(stderr, "error: {}: {}\n", np > 0 ? "prompt test" : "generation test", t.message());
+      return 1;
+    }
+    tests.push_back(std::move(*t));
+  }
+
+  bandwidth_options bo;
+  bo.n_threads = o.n_threads;
+  bo.buffer_bytes = size_t(o.bandwidth_mib) << 20;
+  auto bw = measure_read_bandwidth(bo);
+  if (!bw) {
+    fmt::print(stderr, "error: {}\n", bw.message());
+    return 1;
+  }
+  const model_facts mf = describe(o.model, md);
+  // Weight bytes streamed per second over the read bandwidth: decode reads every weight once per
+  // token; a prompt reads them once per chunk of n_ubatch tokens.
+  for (auto& t : tests) {
+    const double reads_per_token = t.n_gen > 0 ? 1.0 : std::ceil(double(t.n_prompt) / n_ubatch) / double(t.n_prompt);
+    t.bandwidth_fraction = t.avg_ts * reads_per_token * double(mf.weight_bytes_per_token) / bw->bytes_per_second;
+  }
+  if (o.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& t : tests) arr.push_back(to_json(mf, o, n_ubatch, t, *bw));
+    fmt::print("{}\n", arr.dump(2));
+  } else {
+    print_table(mf, o, tests, *bw);
+  }
+  return 0;
+}
+
+}  // namespace
+
+command_fn add_bench(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "measure prompt and generation speed (like llama-bench) against the memory bandwidth");
+  auto o = std::make_shared<bench_options>();
+  cmd->add_option("-m,--model", o->model, "GGUF model file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens evaluated in one batch (0: skip)")->check(CLI::Range(0, 1 << 16))->capture_default_str();
+  cmd->add_option("-n,--n-gen", o->n_gen, "tokens generated one at a time (0: skip)")->check(CLI::Range(0, 1 << 16))->capture_default_str();
+  cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)")->check(CLI::Range(0, 1024));
+  cmd->add_option("-r,--repetitions", o->reps, "timed repetitions of each test")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--bandwidth-mib", o->bandwidth_mib, "buffer of the bandwidth probe in MiB (keep it far above the LLC)")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  cmd->add_flag("--json", o->json, "print only a JSON array, one object per test (llama-bench's field names)");
+  return [o]() { return run_bench(*o); };
+}
+
+}  // namespace glia::cli

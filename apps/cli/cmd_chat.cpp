@@ -1,0 +1,181 @@
+// glia chat: an interactive conversation with the model's chat template. Each turn re-renders the
+// whole conversation and evaluates only the tokens the KV cache does not already hold.
+#include <fmt/core.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "common_options.h"
+#include "sampling_options.h"
+
+namespace glia::cli {
+namespace {
+
+std::atomic<bool> g_generating{false};
+std::atomic<bool> g_cancel{false};
+
+// Ctrl-C while the model answers stops the answer; at the prompt it quits.
+void on_sigint(int) {
+  if (g_generating.load()) {
+    g_cancel.store(true);
+  } else {
+    const char msg[] = "\n";
+    (void)!::write(STDERR_FILENO, msg, 1);
+    ::_exit(130);
+  }
+}
+
+// Reads one user message: a line, or several when a line ends with '\' or between lines of """.
+bool read_message(std::string& out, bool interactive) {
+  out.clear();
+  std::string line;
+  bool block = false;
+  while (true) {
+    if (interactive) {
+      std::fputs(out.empty() ? "> " : ". ", stdout);
+      std::fflush(stdout);
+    }
+    if (!std::getline(std::cin, line)) return !out.empty();
+    if (line == "\"\"\"") {
+      block = !block;
+      if (!block) return true;
+      continue;
+    }
+    if (!block && !line.empty() && line.back() == '\\') {
+      line.pop_back();
+      out += line + "\n";
+      continue;
+    }
+    out += line;
+    if (!block) return true;
+    out += "\n";
+  }
+}
+
+}  // namespace
+
+command_fn add_chat(CLI::App& app) {
+  auto* cmd = app.add_subcommand("chat", "chat with a model using its chat template");
+  struct opts {
+    session_options s;
+    diagnostics_options diag;
+    sampling_options sampling;
+    std::string chat_template;
+    std::string system;
+    int n_predict = -1;
+    bool verbose = false;
+  };
+  auto o = std::make_shared<opts>();
+  add_session_options(cmd, o->s);
+  cmd->add_option("--chat-template", o->chat_template, "built-in template (chatml, llama3, gemma, mistral) or a Jinja file");
+  cmd->add_option("--system", o->system, "system prompt");
+  cmd->add_option("-n,--n-predict", o->n_predict, "most tokens per answer (-1: until the model stops)")->capture_default_str();
+  cmd->add_flag("--verbose", o->verbose, "print the tokens evaluated and reused per turn on stderr");
+  o->sampling.add_to(cmd);
+  o->diag.add_to(cmd);
+  cmd->footer("In the chat: /clear forgets the conversation, /exit quits; end a line with \\ or wrap lines in \"\"\" "
+              "for several lines; Ctrl-C stops an answer.");
+
+  return [o]() {
+    auto s = session::create(o->s);
+    if (!s) {
+      fmt::print(stderr, "error: {}\n", s.message());
+      return 1;
+    }
+    session& sess = **s;
+    o->diag.start(sess);
+    auto format = sess.chat_template(o->chat_template);
+    if (!format) {
+      fmt::print(stderr, "error: {}\n", format.message());
+      return 1;
+    }
+    if (format->fell_back) fmt::print(stderr, "warning: the model has no chat template; using ChatML\n");
+    auto sp = o->sampling.resolve(sess);
+    if (!sp) {
+      fmt::print(stderr, "error: {}\n", sp.message());
+      return 1;
+    }
+    sampler smp(*sp, [&sess](int32_t id) { return sess.token_text(id); });
+    generate_options go;
+    go.n_predict = o->n_predict;
+    go.cancel = &g_cancel;
+    if (!format->end_of_turn.empty()) go.stop.push_back(format->end_of_turn);
+
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+
+    const bool interactive = ::isatty(STDIN_FILENO);
+    nlohmann::json messages = nlohmann::json::array();
+    auto start = [&]() {
+      messages = nlohmann::json::array();
+      if (!o->system.empty()) messages.push_back({{"role", "system"}, {"content", o->system}});
+    };
+    start();
+    int turn = 0;
+    std::string input;
+    while (read_message(input, interactive)) {
+      if (input == "/exit" || input == "/quit") break;
+      if (input == "/clear") {
+        start();
+        sess.reset();
+        fmt::print(stderr, "(conversation cleared)\n");
+        continue;
+      }
+      if (input.empty()) continue;
+      messages.push_back({{"role", "user"}, {"content", input}});
+      auto prompt = sess.render_chat(*format, messages.dump(), true);
+      if (!prompt) {
+        fmt::print(stderr, "error: chat template: {}\n", prompt.message());
+        messages.erase(messages.end() - 1);
+        continue;
+      }
+      // The template writes the special tokens (BOS included) as text.
+      auto ids = sess.tokenize(*prompt, false, true);
+      if (!ids) {
+        fmt::print(stderr, "error: {}\n", ids.message());
+        return 1;
+      }
+      if (int64_t(ids->size()) >= sess.n_ctx()) {
+        fmt::print(stderr, "context full: the conversation needs {} tokens and the context holds {}; /clear to start over or use a larger -c\n",
+                   ids->size(), sess.n_ctx());
+        messages.erase(messages.end() - 1);
+        continue;
+      }
+      std::string answer;
+      generation_stats st;
+      g_cancel = false;
+      g_generating = true;
+      status r = sess.generate(*ids, go, smp, [&answer](std::string_view text) {
+        answer += text;
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);
+        return true;
+      }, &st);
+      g_generating = false;
+      std::fputs("\n", stdout);
+      std::fflush(stdout);
+      ++turn;
+      if (o->verbose)
+        fmt::print(stderr, "[turn {}: {} prompt tokens, {} reused, {} evaluated, {} generated]\n", turn, st.n_prompt,
+                   st.n_reused, st.n_prompt - st.n_reused, st.n_generated);
+      if (!r) {
+        fmt::print(stderr, "error: {}\n", r.message());
+        return 1;
+      }
+      if (st.reason == stop_reason::cancelled) fmt::print(stderr, "(stopped)\n");
+      if (st.reason == stop_reason::context_full)
+        fmt::print(stderr, "context full: the answer was cut at {} tokens; /clear to start over or use a larger -c\n", sess.n_ctx());
+      messages.push_back({{"role", "assistant"}, {"content", answer}});
+    }
+    return o->diag.finish(sess) ? 0 : 1;
+  };
+}
+
+}  // namespace glia::cli

@@ -1,0 +1,73 @@
+// glia quantize: convert a GGUF model's weights to another type with llama-quantize's mixes.
+// An inspection/conversion tool, so it uses the model module directly.
+#include <fmt/core.h>
+
+#include <chrono>
+
+#include "commands.h"
+#include "model/quantize.h"
+
+namespace glia::cli {
+namespace {
+
+std::string type_list() {
+  std::string s;
+  for (const auto& f : all_file_types()) s += fmt::format("{}{}", s.empty() ? "" : " ", f.name);
+  return s;
+}
+
+}  // namespace
+
+command_fn add_quantize(CLI::App& app) {
+  auto* cmd = app.add_subcommand("quantize", "convert a model's weights to another type (llama-quantize's mixes)");
+  struct opts {
+    std::string in, out, type, token_embd_type, output_type;
+    bool pure = false;
+    bool quiet = false;
+    int n_threads = 0;
+  };
+  auto o = std::make_shared<opts>();
+  cmd->add_option("input", o->in, "source GGUF (F32, F16, BF16 or quantized: requantized)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("output", o->out, "GGUF file to write")->required();
+  cmd->add_option("type", o->type, "target type: " + type_list() + " (Q3_K, Q4_K, Q5_K mean the _M mixes)")->required();
+  cmd->add_option("--token-embedding-type", o->token_embd_type, "type of token_embd.weight (e.g. q8_0)");
+  cmd->add_option("--output-tensor-type", o->output_type, "type of output.weight (tied models: of token_embd.weight)");
+  cmd->add_flag("--pure", o->pure, "no mix: every weight gets the base type (except the two options above)");
+  cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)")->check(CLI::Range(0, 1024));
+  cmd->add_flag("-q,--quiet", o->quiet, "no per-tensor lines");
+
+  return [o]() {
+    quantize_options q;
+    auto ft = parse_file_type(o->type);
+    if (!ft) {
+      fmt::print(stderr, "error: unknown type '{}' (known: {})\n", o->type, type_list());
+      return 1;
+    }
+    q.mix.ftype = *ft;
+    q.mix.pure = o->pure;
+    for (auto [text, dst] : {std::pair{&o->token_embd_type, &q.mix.token_embd_type}, std::pair{&o->output_type, &q.mix.output_type}}) {
+      if (text->empty()) continue;
+      auto t = parse_weight_type(*text);
+      if (!t) {
+        fmt::print(stderr, "error: unknown tensor type '{}'\n", *text);
+        return 1;
+      }
+      *dst = *t;
+    }
+    q.n_threads = o->n_threads;
+    if (!o->quiet) q.log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = quantize_model(o->in, o->out, q);
+    if (!r) {
+      fmt::print(stderr, "error: {}\n", r.message());
+      return 1;
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print(stderr, "quantized {} of {} tensors to {}: {:.2f} MiB -> {:.2f} MiB in {:.1f} s, wrote {}\n", r->n_quantized,
+               r->n_tensors, find_file_type(*ft)->name, double(r->bytes_in) / (1 << 20), double(r->bytes_out) / (1 << 20), s,
+               o->out);
+    return 0;
+  };
+}
+
+}  // namespace glia::cli

@@ -1,0 +1,69 @@
+#include "sampling_options.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <random>
+
+namespace glia::cli {
+
+void sampling_options::add_to(CLI::App* cmd) {
+  auto add = [&](const char* flags, auto member, const char* help) {
+    CLI::Option* o = cmd->add_option(flags, user_.*member, help)->capture_default_str()->group("Sampling");
+    set_.emplace_back(o, [this, member](sampler_params& p) { p.*member = user_.*member; });
+  };
+  add("--temp", &sampler_params::temperature, "temperature (0 = greedy)");
+  add("--top-k", &sampler_params::top_k, "top-k (0 = off)");
+  add("--top-p", &sampler_params::top_p, "top-p (1 = off)");
+  add("--min-p", &sampler_params::min_p, "min-p, relative to the most likely token (0 = off)");
+  add("--typical", &sampler_params::typical_p, "locally typical sampling p (1 = off)");
+  add("--repeat-penalty", &sampler_params::repeat_penalty, "penalty for repeated tokens (1 = off)");
+  add("--repeat-last-n", &sampler_params::repeat_last_n, "tokens the penalties look back over (0 = off, -1 = context)");
+  add("--presence-penalty", &sampler_params::presence_penalty, "presence penalty (0 = off)");
+  add("--frequency-penalty", &sampler_params::frequency_penalty, "frequency penalty (0 = off)");
+  add("--dry-multiplier", &sampler_params::dry_multiplier, "DRY repetition penalty multiplier (0 = off)");
+  add("--dry-base", &sampler_params::dry_base, "DRY base");
+  add("--dry-allowed-length", &sampler_params::dry_allowed_length, "DRY: repeats up to this length are free");
+  add("--dry-penalty-last-n", &sampler_params::dry_penalty_last_n, "DRY look-back (0 = off, -1 = context)");
+  add("--xtc-probability", &sampler_params::xtc_probability, "XTC probability (0 = off)");
+  add("--xtc-threshold", &sampler_params::xtc_threshold, "XTC threshold");
+  CLI::Option* bias = cmd->add_option("-l,--logit-bias", logit_bias_, "TOKEN_ID(+|-)BIAS, e.g. 15043+1 or 2-inf; repeatable")
+                          ->group("Sampling");
+  set_.emplace_back(bias, [](sampler_params&) {});
+  cmd->add_option("-s,--seed", seed_, "random seed (default: random, printed on stderr)")->group("Sampling");
+}
+
+result<sampler_params> sampling_options::resolve(const session& s) const {
+  sampler_params p;
+  status defaults = apply_gguf_sampling_defaults(p, [&s](std::string_view key) { return s.metadata_number(key); });
+  if (!defaults) fmt::print(stderr, "warning: model sampling defaults: {}\n", defaults.message());
+  for (const auto& [opt, copy] : set_)
+    if (opt->count() > 0) copy(p);
+  for (const std::string& item : logit_bias_) {
+    const size_t sign = item.find_first_of("+-", 1);
+    if (sign == std::string::npos) return make_error("--logit-bias '{}': expected TOKEN_ID+BIAS or TOKEN_ID-BIAS", item);
+    char* end = nullptr;
+    const long id = std::strtol(item.c_str(), &end, 10);
+    if (end != item.c_str() + sign || id < 0 || id >= s.n_vocab())
+      return make_error("--logit-bias '{}': token id must be in 0..{}", item, s.n_vocab() - 1);
+    const std::string value = item.substr(sign);
+    float bias;
+    if (value == "-inf") bias = -INFINITY;
+    else if (value == "+inf") bias = INFINITY;
+    else {
+      bias = std::strtof(value.c_str(), &end);
+      if (*end != '\0' || !std::isfinite(bias)) return make_error("--logit-bias '{}': '{}' is not a number", item, value);
+    }
+    p.logit_bias[int32_t(id)] = bias;
+  }
+  if (seed_ >= 0) {
+    p.seed = uint64_t(seed_);
+  } else {
+    p.seed = (uint64_t(std::random_device{}()) << 32) | std::random_device{}();
+    if (p.temperature > 0) fmt::print(stderr, "seed: {}\n", p.seed);
+  }
+  GLIA_TRY(validate(p));
+  return p;
+}
+
+}  // namespace glia::cli

@@ -1,0 +1,29 @@
+// Sampling flags with llama.cpp's spellings. The model's general.sampling.* defaults apply first; any
+// flag the user gives wins over them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "glia/session.h"
+
+namespace glia::cli {
+
+class sampling_options {
+ public:
+  void add_to(CLI::App* cmd);
+  // The parameters for this model: defaults, then the model's metadata, then the user's flags.
+  // Prints the seed on stderr when it was chosen at random. Fails on out-of-range values.
+  result<sampler_params> resolve(const session& s) const;
+
+ private:
+  sampler_params user_;
+  int64_t seed_ = -1;
+  std::vector<std::string> logit_bias_;
+  // Each option the user may set, with how to copy it from user_ into the result.
+  std::vector<std::pair<CLI::Option*, std::function<void(sampler_params&)>>> set_;
+};
+
+}  // namespace glia::cli

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds glia with AddressSanitizer + UndefinedBehaviorSanitizer (GCC) in build-asan and runs the
+# whole ctest suite there (the fuzz corpus replays included). Any sanitizer report aborts the test
+# that hit it, so the run fails. Extra arguments go to ctest (e.g. -R bad_input, -E golden).
+#
+#   scripts/sanitize.sh                 # build + every test
+#   BUILD_DIR=/tmp/asan scripts/sanitize.sh -R fuzz
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+build_dir=${BUILD_DIR:-build-asan}
+jobs=${JOBS:-$(nproc)}
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+
+t0=$(date +%s)
+# -O1 keeps the golden-logit and backend tests within minutes under ASan; -g gives stack traces
+# with lines. Frame pointers and -fno-sanitize-recover come from GLIA_SANITIZE (top-level CMakeLists).
+cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DGLIA_SANITIZE=address,undefined >/dev/null
+cmake --build "$build_dir" -j "$jobs"
+t1=$(date +%s)
+
+# halt_on_error + abort_on_error: the first report kills the process (abort, so ctest sees a
+# failure even where a test forks the glia binary); detect_leaks: leaks fail at exit.
+export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:print_stacktrace=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS=print_suppressions=0
+status=0
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" "$@" || status=$?
+t2=$(date +%s)
+echo "sanitize.sh: build $((t1 - t0)) s, tests $((t2 - t1)) s, total $((t2 - t0)) s"
+exit $status

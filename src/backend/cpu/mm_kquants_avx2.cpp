@@ -1,0 +1,319 @@
+// AVX2 matmul kernels for Q4_K and Q6_K weights (Q8_K activations), bit-exact twins of the type
+// table's reference vec_dot (quant/k_quants_high.cpp). Per super-block of 256 the integer sums are
+// exact; per output the float chain is the reference's:
+//   Q4_K: sum += (dw * da) * float(isum) - (dmin_w * da) * float(min_term)
+//   Q6_K: sum += (dw * da) * float(isum)
+// evaluated lane-wise with 8 weight rows in the lanes of a vector (no fused multiply-add).
+//
+// Integer parts (exact):
+//   Q4_K: isum = sum_j scale_j * sum_{32 in j} q a (q 0..15), min_term = sum_j min_j * (bsums of j)
+//   Q6_K: isum = sum_g scale_g * sum_{16 in g} q a - 32 * sum_g scale_g * bsum_g (q 0..63)
+// Nibble products pair up to 3810, so a Q4_K sub-block's 8 chunks add in int16; Q6_K products pair
+// up to 2 * 63 * 127 = 16002, so only two chunks add in int16 before the scale madd.
+//
+// Panel layout of one super-block of 8 rows: codes as bytes [32-element slice k][chunk c][row r]
+// [4 bytes] (2048 bytes: one load is chunk c of slice k for all rows), then per-row lane vectors of
+// int16 pairs for madd: Q4_K: (scale_j, scale_j) x 8, (min_2i, min_2i+1) x 4, then d and dmin as
+// floats; Q6_K: (scale_g, scale_g) x 16, (scale_2i, scale_2i+1) x 8, then d.
+#include "backend/cpu/simd_avx2.h"
+// (simd_avx2.h first: it must not see anything compiled differently before it.)
+
+#include <algorithm>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "quant/block_types.h"
+
+namespace glia::cpu {
+namespace {
+
+using quant::block_q4_k;
+using quant::block_q6_k;
+using quant::block_q8_k;
+
+constexpr size_t q4_k_packed = 2048 + 8 * 32 + 4 * 32 + 32 + 32;
+constexpr size_t q6_k_packed = 2048 + 16 * 32 + 8 * 32 + 32;
+constexpr size_t q8_k_qs = 4;       // offsetof(block_q8_k, qs)
+constexpr size_t q8_k_bsums = 260;  // offsetof(block_q8_k, bsums)
+
+const uint8_t* weight_row(const weight_view& w, int64_t r) {
+  return static_cast<const uint8_t*>(w.data) + size_t(r) * w.row_stride;
+}
+
+void group_rows(const weight_view& w, int64_t r0, int n_rows, const uint8_t* rows[8]) {
+  for (int r = 0; r < 8; ++r) rows[r] = weight_row(w, r0 + std::min(r, n_rows - 1));
+}
+
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K block (get_scale_min in the reference):
+// entries 0-3 sit in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); entries 4-7 keep their
+// low 4 bits in bytes 8-11 and their top 2 bits in the spare top bits of bytes 0-7.
+void q4_k_scales_mins(const uint8_t* s, int scales[8], int mins[8]) {
+  for (int j = 0; j < 4; ++j) {
+    scales[j] = s[j] & 63;
+    mins[j] = s[j + 4] & 63;
+    scales[j + 4] = (s[j + 8] & 0x0F) | ((s[j] >> 6) << 4);
+    mins[j + 4] = (s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4);
+  }
+}
+
+inline int32_t pair16(int lo, int hi) { return int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16); }
+
+// Codes of one Q6_K super-block as 8 vectors of 32 bytes 0..63 in element order (slice k holds
+// elements 32k..32k+31): slice 4h+s takes its low nibble from ql[64h + 32(s%2) + l] (the low
+// nibble for s < 2) and its top two bits from bits 2s..2s+1 of qh[32h + l].
+void q6_k_codes(const block_q6_k& b, __m256i q[8]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(0x03);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i ql0 = load256(b.ql + 64 * h), ql1 = load256(b.ql + 64 * h + 32);
+    const __m256i qh = load256(b.qh + 32 * h);
+    // Bits moved across byte borders by the 16-bit shifts are masked off by low2 / low4.
+    auto top = [&](int s) { return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * s), low2), 4); };
+    q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), top(0));
+    q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(ql1, low4), top(1));
+    q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), top(2));
+    q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), top(3));
+  }
+}
+
+// ---- Q4_K ---------------------------------------------------------------------------------------
+
+float dot_q4_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q4_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    int scales[8], mins[8];
+    q4_k_scales_mins(w[b].scales, scales, mins);
+    int min_term = 0;
+    for (int j = 0; j < 8; ++j) min_term += mins[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int h = 0; h < 4; ++h) {
+      const __m256i packed = load256(w[b].qs + 32 * h);
+      const __m256i p_lo = _mm256_maddubs_epi16(_mm256_and_si256(packed, low4), load256(a[b].qs + 64 * h));
+      const __m256i p_hi =
+          _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(packed, 4), low4), load256(a[b].qs + 64 * h + 32));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, _mm256_set1_epi16(int16_t(scales[2 * h]))));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, _mm256_set1_epi16(int16_t(scales[2 * h + 1]))));
+    }
+    const float d = half_to_float(w[b].d) * a[b].d;
+    const float dmin = half_to_float(w[b].dmin) * a[b].d;
+    sum += rounded(d * float(hsum_i32(sumi))) - rounded(dmin * float(min_term));
+  }
+  return sum;
+}
+
+void pack_q4_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  const uint8_t* rows[8];
+  group_rows(w, r0, n_rows, rows);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  for (int64_t b = 0; b < w.n_in / 256; ++b, out += q4_k_packed) {
+    alignas(32) int32_t sc[8][8], mn[4][8];
+    alignas(32) float d[8], dmin[8];
+    for (int r = 0; r < 8; ++r) {
+      const auto& blk = reinterpret_cast<const block_q4_k*>(rows[r])[b];
+      int scales[8], mins[8];
+      q4_k_scales_mins(blk.scales, scales, mins);
+      for (int j = 0; j < 8; ++j) sc[j][r] = pair16(scales[j], scales[j]);
+      for (int i = 0; i < 4; ++i) mn[i][r] = pair16(mins[2 * i], mins[2 * i + 1]);
+      d[r] = half_to_float(blk.d);
+      dmin[r] = half_to_float(blk.dmin);
+    }
+    for (int h = 0; h < 4; ++h) {
+      __m256i lo[8], hi[8];
+      for (int r = 0; r < 8; ++r) {
+        const __m256i packed = load256(reinterpret_cast<const block_q4_k*>(rows[r])[b].qs + 32 * h);
+        lo[r] = _mm256_and_si256(packed, low4);  // sub-block 2h
+        hi[r] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);  // sub-block 2h + 1
+      }
+      transpose_8x8_i32(lo);
+      transpose_8x8_i32(hi);
+      for (int c = 0; c < 8; ++c) {
+        store256(out + 256 * (2 * h) + 32 * c, lo[c]);
+        store256(out + 256 * (2 * h + 1) + 32 * c, hi[c]);
+      }
+    }
+    std::memcpy(out + 2048, sc, sizeof(sc));
+    std::memcpy(out + 2048 + sizeof(sc), mn, sizeof(mn));
+    std::memcpy(out + 2048 + sizeof(sc) + sizeof(mn), d, sizeof(d));
+    std::memcpy(out + 2048 + sizeof(sc) + sizeof(mn) + sizeof(d), dmin, sizeof(dmin));
+  }
+}
+
+template <int T>
+void gemm_q4_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
+  const uint8_t* arow[T];
+  for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+  __m256 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, panel += q4_k_packed) {
+    const size_t ab = size_t(b) * sizeof(block_q8_k);
+    __m256i sumi[T];
+    for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j) {
+      __m256i s[T];
+      for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+      for (int c = 0; c < 8; ++c) {
+        const __m256i wc = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + 256 * j + 32 * c));
+        for (int t = 0; t < T; ++t)
+          s[t] = chained(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(wc, broadcast4(arow[t] + ab + q8_k_qs + 32 * j + 4 * c))));
+      }
+      const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + 2048 + 32 * j));
+      for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], _mm256_madd_epi16(s[t], scale)));
+    }
+    const uint8_t* tail = panel + 2048 + 256;
+    const __m256 dw = _mm256_load_ps(reinterpret_cast<const float*>(tail + 128));
+    const __m256 dminw = _mm256_load_ps(reinterpret_cast<const float*>(tail + 160));
+    for (int t = 0; t < T; ++t) {
+      const uint8_t* blk = arow[t] + ab;
+      // Sums of the 8 sub-blocks (two bsums each), as int16 pairs (sub-blocks 2i, 2i+1).
+      const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
+      const __m256i pp = _mm256_broadcastsi128_si256(pairs);
+      const auto* mins = reinterpret_cast<const __m256i*>(tail);
+      __m256i min_term = _mm256_madd_epi16(_mm256_load_si256(mins + 0), _mm256_shuffle_epi32(pp, 0x00));
+      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(_mm256_load_si256(mins + 1), _mm256_shuffle_epi32(pp, 0x55)));
+      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(_mm256_load_si256(mins + 2), _mm256_shuffle_epi32(pp, 0xAA)));
+      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(_mm256_load_si256(mins + 3), _mm256_shuffle_epi32(pp, 0xFF)));
+      float da;
+      std::memcpy(&da, blk, 4);
+      const __m256 vda = _mm256_set1_ps(da);
+      const __m256 p = _mm256_sub_ps(rounded(_mm256_mul_ps(_mm256_mul_ps(dw, vda), _mm256_cvtepi32_ps(sumi[t]))),
+                                     rounded(_mm256_mul_ps(_mm256_mul_ps(dminw, vda), _mm256_cvtepi32_ps(min_term))));
+      acc[t] = _mm256_add_ps(acc[t], p);
+    }
+  }
+  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
+}
+
+void gemv_q4_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
+  const uint8_t* arow = a.data + size_t(t) * a.stride;
+  for (int64_t r = r0; r < r1; ++r) y[r - r0] = dot_q4_k(weight_row(w, r), arow, w.n_in);
+}
+
+// ---- Q6_K ---------------------------------------------------------------------------------------
+
+float dot_q6_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q6_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const int8_t* sc = w[b].scales;
+    int offset = 0;
+    for (int g = 0; g < 16; ++g) offset += sc[g] * a[b].bsums[g];
+    __m256i q[8];
+    q6_k_codes(w[b], q);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int k = 0; k < 8; ++k) {
+      // 16 pair sums: lanes 0-7 cover the first 16 elements of slice k (group 2k), 8-15 group 2k+1.
+      const __m256i p = _mm256_maddubs_epi16(q[k], load256(a[b].qs + 32 * k));
+      const __m256i s = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(sc[2 * k])),
+                                                _mm_set1_epi16(sc[2 * k + 1]), 1);
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
+    }
+    sum += rounded(half_to_float(w[b].d) * a[b].d * float(hsum_i32(sumi) - 32 * offset));
+  }
+  return sum;
+}
+
+void pack_q6_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  const uint8_t* rows[8];
+  group_rows(w, r0, n_rows, rows);
+  for (int64_t b = 0; b < w.n_in / 256; ++b, out += q6_k_packed) {
+    alignas(32) int32_t sc[16][8], sc_pairs[8][8];
+    alignas(32) float d[8];
+    __m256i q[8][8];  // [row][slice]
+    for (int r = 0; r < 8; ++r) {
+      const auto& blk = reinterpret_cast<const block_q6_k*>(rows[r])[b];
+      for (int g = 0; g < 16; ++g) sc[g][r] = pair16(blk.scales[g], blk.scales[g]);
+      for (int i = 0; i < 8; ++i) sc_pairs[i][r] = pair16(blk.scales[2 * i], blk.scales[2 * i + 1]);
+      d[r] = half_to_float(blk.d);
+      q6_k_codes(blk, q[r]);
+    }
+    for (int k = 0; k < 8; ++k) {
+      __m256i v[8];
+      for (int r = 0; r < 8; ++r) v[r] = q[r][k];
+      transpose_8x8_i32(v);
+      // Chunks 0-3 of slice k belong to group 2k, chunks 4-7 to group 2k + 1.
+      for (int c = 0; c < 8; ++c) store256(out + 256 * k + 32 * c, v[c]);
+    }
+    std::memcpy(out + 2048, sc, sizeof(sc));
+    std::memcpy(out + 2048 + sizeof(sc), sc_pairs, sizeof(sc_pairs));
+    std::memcpy(out + 2048 + sizeof(sc) + sizeof(sc_pairs), d, sizeof(d));
+  }
+}
+
+template <int T>
+void gemm_q6_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
+  const uint8_t* arow[T];
+  for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+  __m256 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, panel += q6_k_packed) {
+    const size_t ab = size_t(b) * sizeof(block_q8_k);
+    __m256i sumi[T];
+    for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+    for (int g = 0; g < 16; ++g) {
+      const uint8_t* pg = panel + 128 * g;
+      const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pg));
+      const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pg + 32));
+      const __m256i w2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pg + 64));
+      const __m256i w3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pg + 96));
+      const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + 2048 + 32 * g));
+      for (int t = 0; t < T; ++t) {
+        const uint8_t* aq = arow[t] + ab + q8_k_qs + 16 * g;
+        const __m256i x01 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, broadcast4(aq)),
+                                             _mm256_maddubs_epi16(w1, broadcast4(aq + 4)));
+        const __m256i x23 = _mm256_add_epi16(_mm256_maddubs_epi16(w2, broadcast4(aq + 8)),
+                                             _mm256_maddubs_epi16(w3, broadcast4(aq + 12)));
+        sumi[t] = chained(_mm256_add_epi32(sumi[t], _mm256_add_epi32(_mm256_madd_epi16(x01, scale), _mm256_madd_epi16(x23, scale))));
+      }
+    }
+    const uint8_t* pairs = panel + 2048 + 512;
+    const __m256 dw = _mm256_load_ps(reinterpret_cast<const float*>(pairs + 256));
+    for (int t = 0; t < T; ++t) {
+      const uint8_t* blk = arow[t] + ab;
+      // sum_g scale_g * bsum_g, two groups per madd.
+      __m256i offset = _mm256_setzero_si256();
+      for (int i = 0; i < 8; ++i)
+        offset = _mm256_add_epi32(offset, _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(pairs + 32 * i)),
+                                                            broadcast4(blk + q8_k_bsums + 4 * i)));
+      const __m256i isum = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(offset, 5));
+      float da;
+      std::memcpy(&da, blk, 4);
+      acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(dw, _mm256_set1_ps(da)), _mm256_cvtepi32_ps(isum))));
+    }
+  }
+  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
+}
+
+void gemv_q6_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
+  const uint8_t* arow = a.data + size_t(t) * a.stride;
+  for (int64_t r = r0; r < r1; ++r) y[r - r0] = dot_q6_k(weight_row(w, r), arow, w.n_in);
+}
+
+// Panels times token tiles (see token_tiles for the tile sizes).
+void gemm_q4_k(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
+               int n_rows) {
+  token_tiles<4>(n_tok, [&](auto tile, int64_t t) {
+    gemm_q4_k_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
+  });
+}
+
+void gemm_q6_k(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
+               int n_rows) {
+  token_tiles<4>(n_tok, [&](auto tile, int64_t t) {
+    gemm_q6_k_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
+  });
+}
+
+constexpr mm_kernel kquant_kernels[] = {
+    {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), false, q4_k_packed, pack_q4_k,
+     gemm_q4_k, gemv_q4_k, nullptr, dot_q4_k},
+    {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), false, q6_k_packed, pack_q6_k,
+     gemm_q6_k, gemv_q6_k, nullptr, dot_q6_k},
+};
+
+}  // namespace
+
+std::span<const mm_kernel> avx2_mm_kquants() { return kquant_kernels; }
+
+}  // namespace glia::cpu

@@ -1,0 +1,144 @@
+// Small AVX2 helpers shared by the *_avx2.cpp files, and only by them. Everything sits in an
+// anonymous namespace, so each including file gets its own internal copy compiled with its own
+// flags: no AVX2-compiled inline function can be merged by the linker into code for older CPUs.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace glia::cpu {
+namespace {  // NOLINT(google-build-namespaces): internal linkage on purpose, see above
+
+inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
+
+// v unchanged, but opaque to the optimizer: a product passed through it is rounded on its own and
+// never fused with the add that follows into an FMA (GCC contracts a * b + c by default in C++ when
+// FMA is available), so kernels can reproduce the separately rounded multiply-then-add of the
+// scalar reference routines.
+inline __m256 rounded(__m256 v) {
+  asm("" : "+x"(v));
+  return v;
+}
+inline float rounded(float v) {
+  asm("" : "+x"(v));
+  return v;
+}
+
+// v unchanged and opaque: keeps GCC from reassociating a chain of integer accumulations into a
+// tree of temporaries (which needs more registers than AVX2 has and spills in the hot loops).
+inline __m256i chained(__m256i v) {
+  asm("" : "+x"(v));
+  return v;
+}
+
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+inline void store256(void* p, __m256i v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+
+inline int32_t load_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Four int8 (or two int16) at p in every 32-bit lane.
+inline __m256i broadcast4(const void* p) { return _mm256_set1_epi32(load_i32(p)); }
+
+inline int hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// 32 nibbles of 16 bytes as 32 bytes 0..15: the low nibbles first, then the high ones (the Q4_0
+// element order).
+inline __m256i unpack_nibbles(const uint8_t* p) {
+  const __m128i packed = load128(p);
+  const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(packed), _mm_srli_epi16(packed, 4), 1);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// In-place transpose of 8 vectors seen as 8x8 matrices of 32-bit cells: afterwards v[c] holds
+// cell c of every input vector, input 0 first.
+inline void transpose_8x8_i32(__m256i v[8]) {
+  const __m256i t0 = _mm256_unpacklo_epi32(v[0], v[1]), t1 = _mm256_unpackhi_epi32(v[0], v[1]);
+  const __m256i t2 = _mm256_unpacklo_epi32(v[2], v[3]), t3 = _mm256_unpackhi_epi32(v[2], v[3]);
+  const __m256i t4 = _mm256_unpacklo_epi32(v[4], v[5]), t5 = _mm256_unpackhi_epi32(v[4], v[5]);
+  const __m256i t6 = _mm256_unpacklo_epi32(v[6], v[7]), t7 = _mm256_unpackhi_epi32(v[6], v[7]);
+  const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+  const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+  const __m256i u4 = _mm256_unpacklo_epi64(t4, t6), u5 = _mm256_unpackhi_epi64(t4, t6);
+  const __m256i u6 = _mm256_unpacklo_epi64(t5, t7), u7 = _mm256_unpackhi_epi64(t5, t7);
+  v[0] = _mm256_permute2x128_si256(u0, u4, 0x20);
+  v[1] = _mm256_permute2x128_si256(u1, u5, 0x20);
+  v[2] = _mm256_permute2x128_si256(u2, u6, 0x20);
+  v[3] = _mm256_permute2x128_si256(u3, u7, 0x20);
+  v[4] = _mm256_permute2x128_si256(u0, u4, 0x31);
+  v[5] = _mm256_permute2x128_si256(u1, u5, 0x31);
+  v[6] = _mm256_permute2x128_si256(u2, u6, 0x31);
+  v[7] = _mm256_permute2x128_si256(u3, u7, 0x31);
+}
+
+// Lane r = the sum of the 8 int32 lanes of v[r] (exact: integer adds only).
+inline __m256i hsum_8x_i32(const __m256i v[8]) {
+  const __m256i h01 = _mm256_hadd_epi32(v[0], v[1]), h23 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i h45 = _mm256_hadd_epi32(v[4], v[5]), h67 = _mm256_hadd_epi32(v[6], v[7]);
+  // Each 128-bit half of h0123 holds rows 0-3, summed over that half of their lanes.
+  const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+  return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
+                          _mm256_permute2x128_si256(h0123, h4567, 0x31));
+}
+
+// As hsum_8x_i32 for vectors of 16 int16 whose 8-lane half sums fit int16 (|lane| <= 4095).
+inline __m256i hsum_8x_i16(const __m256i v[8]) {
+  const __m256i h01 = _mm256_hadd_epi16(v[0], v[1]), h23 = _mm256_hadd_epi16(v[2], v[3]);
+  const __m256i h45 = _mm256_hadd_epi16(v[4], v[5]), h67 = _mm256_hadd_epi16(v[6], v[7]);
+  const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(h01, h23), _mm256_hadd_epi16(h45, h67));
+  // Low half: rows 0-7 over their low 8 lanes; high half: over their high 8 lanes.
+  return _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(h)),
+                          _mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1)));
+}
+
+// Eight fp16 values, each at its own address, as floats.
+inline __m256 gather_halves(const uint8_t* const p[8], size_t offset) {
+  uint16_t h[8];
+  for (int r = 0; r < 8; ++r) std::memcpy(&h[r], p[r] + offset, 2);
+  return _mm256_cvtph_ps(load128(h));
+}
+
+// Stores the first n (1..8) lanes of v at y.
+inline void store_lanes(float* y, __m256 v, int n) {
+  if (n == 8) {
+    _mm256_storeu_ps(y, v);
+    return;
+  }
+  alignas(32) float tmp[8];
+  _mm256_store_ps(tmp, v);
+  std::memcpy(y, tmp, size_t(n) * sizeof(float));
+}
+
+// Calls tile(std::integral_constant<int, T>, t) over tokens [0, n_tok): tiles of Tmax tokens, then
+// one tile of the remainder, so every tile size is a compile-time constant.
+template <int T, typename F>
+void token_tail(int64_t rest, int64_t t, F& tile) {
+  if constexpr (T > 0) {
+    if (rest == T)
+      tile(std::integral_constant<int, T>{}, t);
+    else
+      token_tail<T - 1>(rest, t, tile);
+  }
+}
+
+template <int Tmax, typename F>
+void token_tiles(int64_t n_tok, F&& tile) {
+  int64_t t = 0;
+  for (; t + Tmax <= n_tok; t += Tmax) tile(std::integral_constant<int, Tmax>{}, t);
+  token_tail<Tmax - 1>(n_tok - t, t, tile);
+}
+
+}  // namespace
+}  // namespace glia::cpu

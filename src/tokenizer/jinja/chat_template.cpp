@@ -1,0 +1,137 @@
+#include "tokenizer/jinja/chat_template.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "gguf/gguf.h"
+#include "tokenizer/jinja/try.h"
+
+namespace glia::jinja {
+
+result<json> chat_variables(const chat_inputs& in) {
+  if (!in.messages.is_array()) return make_error("chat messages must be a JSON array, got {}", in.messages.type_name());
+  if (!in.tools.is_null() && !in.tools.is_array()) return make_error("chat tools must be a JSON array or null, got {}", in.tools.type_name());
+  if (!in.extra.is_object()) return make_error("extra template variables must be a JSON object");
+  json vars = json::object();
+  vars["messages"] = in.messages;
+  vars["tools"] = in.tools;
+  vars["documents"] = nullptr;
+  vars["add_generation_prompt"] = in.add_generation_prompt;
+  for (const auto& [name, text] : in.tokens) vars[name] = text ? json(*text) : json(nullptr);
+  for (const auto& [k, v] : in.extra.items()) vars[k] = v;
+  return vars;
+}
+
+result<std::string> render_chat(const compiled_template& t, const chat_inputs& in) {
+  GLIA_ASSIGN(json vars, chat_variables(in));
+  return t.render(vars, in.options);
+}
+
+result<std::string> render_chat(std::string_view template_source, const chat_inputs& in) {
+  GLIA_ASSIGN(compiled_template t, compiled_template::compile(template_source, in.options.limits));
+  return render_chat(t, in);
+}
+
+const std::string* chat_template_set::select(std::string_view name, bool has_tools) const {
+  auto named_template = [&](std::string_view n) -> const std::string* {
+    for (const auto& [k, v] : named)
+      if (k == n) return &v;
+    return nullptr;
+  };
+  if (name.empty() && has_tools)
+    if (const std::string* t = named_template("tool_use")) return t;
+  if (name.empty() || name == "default") return default_template.empty() ? named_template("default") : &default_template;
+  return named_template(name);
+}
+
+result<chat_template_set> load_chat_templates(const gguf::file& f) {
+  chat_template_set set;
+  constexpr std::string_view key = "tokenizer.chat_template";
+  for (const auto& [k, v] : f.metadata()) {
+    if (k != key && !k.starts_with(std::string(key) + ".")) continue;
+    const std::string* text = v.as_string();
+    if (!text) return make_error("{}: expected a string, found {}", k, gguf::value_type_name(v.type));
+    if (k == key) set.default_template = *text;
+    else set.named.emplace_back(k.substr(key.size() + 1), *text);
+  }
+  const gguf::value* tokens = f.find("tokenizer.ggml.tokens");
+  const std::vector<gguf::value>* arr = tokens ? tokens->as_array() : nullptr;
+  static constexpr std::pair<std::string_view, std::string_view> ids[] = {
+      {"bos_token", "tokenizer.ggml.bos_token_id"},
+      {"eos_token", "tokenizer.ggml.eos_token_id"},
+      {"unk_token", "tokenizer.ggml.unknown_token_id"},
+      {"pad_token", "tokenizer.ggml.padding_token_id"}};
+  for (const auto& [name, id_key] : ids) {
+    const auto id = f.get_int(id_key);
+    if (!id) continue;
+    if (!arr || *id < 0 || uint64_t(*id) >= arr->size())
+      return make_error("{} = {} is outside the vocabulary ({} tokens)", id_key, *id, arr ? arr->size() : 0);
+    const std::string* text = (*arr)[size_t(*id)].as_string();
+    if (!text) return make_error("tokenizer.ggml.tokens[{}]: not a string", *id);
+    set.tokens.emplace_back(std::string(name), *text);
+  }
+  return set;
+}
+
+result<chat_template_set> load_chat_templates_gguf(const std::string& path) {
+  GLIA_ASSIGN(auto f, gguf::file::open(path));
+  return load_chat_templates(*f);
+}
+
+namespace {
+
+result<std::string> read_text_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return make_error("cannot open {}", p.string());
+  std::string s{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) return make_error("cannot read {}", p.string());
+  return s;
+}
+
+}  // namespace
+
+result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
+  GLIA_ASSIGN(std::string text, read_text_file(config_path));
+  const json config = json::parse(text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return make_error("{}: not a JSON object", config_path.string());
+  chat_template_set set;
+  if (auto it = config.find("chat_template"); it != config.end()) {
+    if (it->is_string()) {
+      set.default_template = it->get<std::string>();
+    } else if (it->is_array()) {
+      for (const auto& t : *it) {
+        if (!t.is_object() || !t.contains("name") || !t.contains("template") || !t["name"].is_string() ||
+            !t["template"].is_string())
+          return make_error("{}: chat_template entries must be {{\"name\": ..., \"template\": ...}}", config_path.string());
+        const std::string name = t["name"].get<std::string>();
+        if (name == "default") set.default_template = t["template"].get<std::string>();
+        else set.named.emplace_back(name, t["template"].get<std::string>());
+      }
+    } else if (!it->is_null()) {
+      return make_error("{}: chat_template must be a string or a list", config_path.string());
+    }
+  }
+  // Newer transformers save the template next to the config.
+  const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
+  std::error_code ec;
+  if (fs::exists(jinja_path, ec)) {
+    GLIA_ASSIGN(set.default_template, read_text_file(jinja_path));
+  }
+  for (const char* name : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
+    std::optional<std::string> token;
+    if (auto it = config.find(name); it != config.end()) {
+      if (it->is_string()) token = it->get<std::string>();
+      else if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+        token = (*it)["content"].get<std::string>();
+      else if (!it->is_null())
+        return make_error("{}: {} must be a string, an object with \"content\", or null", config_path.string(), name);
+    }
+    set.tokens.emplace_back(name, std::move(token));
+  }
+  return set;
+}
+
+}  // namespace glia::jinja

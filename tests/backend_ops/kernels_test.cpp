@@ -1,0 +1,123 @@
+// The ISA kernels against their scalar twins: vec_dot within rounding of the reference, the
+// attention helpers, and the activation quantizers bit for bit (including ties, subnormals and
+// non-finite values).
+#include <gtest/gtest.h>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "core/cpu_features.h"
+#include "core/fp16.h"
+#include "harness.h"
+
+namespace glia::test {
+namespace {
+
+// Each ISA kernel against the reference vec_dot of its type on many rows of odd block counts.
+TEST(kernels, isa_vec_dot_matches_reference) {
+  const cpu::kernel_table& k = cpu::kernels();
+  int checked = 0;
+  for (dtype t : weight_types()) {
+    const type_traits& tt = type_info(t);
+    if (k.vec_dot(t) == tt.vec_dot) continue;  // this host runs the reference for t
+    const type_traits& at = type_info(tt.dot_type);
+    for (int64_t n_in : awkward_n_in(t)) {
+      const test_weight w = make_weight(t, n_in, 16, uint32_t(n_in));
+      const auto x = random_floats(size_t(n_in), 3, -5.0f, 5.0f);
+      std::vector<uint8_t> act(row_bytes(at, n_in));
+      at.quantize_row(x.data(), act.data(), n_in);
+      std::vector<float> want(16), got(16);
+      for (int r = 0; r < 16; ++r) {
+        want[size_t(r)] = tt.vec_dot(w.view.row(r), act.data(), n_in);
+        got[size_t(r)] = k.vec_dot(t)(w.view.row(r), act.data(), n_in);
+      }
+      EXPECT_LE(nmse(got, want), 1e-9) << tt.name << " n_in " << n_in << " (" << k.vec_dot_isa(t) << ")";
+      ++checked;
+    }
+  }
+  if (has_avx2() && has_fma() && has_f16c()) {
+    for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0, dtype::q4_0, dtype::q4_k, dtype::q6_k})
+      EXPECT_STREQ(k.vec_dot_isa(t), "avx2") << type_info(t).name;
+    EXPECT_GT(checked, 0);
+  }
+}
+
+// Attention helpers of the kernel table against plain loops.
+TEST(kernels, isa_attention_helpers_match_scalar) {
+  const cpu::kernel_table& k = cpu::kernels();
+  const cpu::kernel_table& s = cpu::scalar_kernels();
+  for (int64_t n : {1, 7, 8, 31, 64, 129}) {
+    const auto a = random_floats(size_t(n), 1), b = random_floats(size_t(n), 2);
+    std::vector<uint16_t> bh(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) bh[size_t(i)] = f32_to_fp16(b[size_t(i)]);
+    EXPECT_NEAR(k.dot_f32(a.data(), b.data(), n), s.dot_f32(a.data(), b.data(), n), 1e-5 * double(n));
+    EXPECT_NEAR(k.dot_f32_f16(a.data(), bh.data(), n), s.dot_f32_f16(a.data(), bh.data(), n), 1e-5 * double(n));
+    std::vector<float> y1 = a, y2 = a;
+    k.axpy_f16(0.75f, bh.data(), y1.data(), n);
+    s.axpy_f16(0.75f, bh.data(), y2.data(), n);
+    EXPECT_LE(nmse(y1, y2), 1e-12);
+    y1 = a, y2 = a;
+    k.axpy_f32(-1.25f, b.data(), y1.data(), n);
+    s.axpy_f32(-1.25f, b.data(), y2.data(), n);
+    EXPECT_LE(nmse(y1, y2), 1e-12);
+    y1 = a, y2 = a;
+    k.scale_f32(y1.data(), 0.3f, n);
+    s.scale_f32(y2.data(), 0.3f, n);
+    EXPECT_TRUE(bit_equal(y1.data(), y2.data(), size_t(n)));
+  }
+}
+
+// Rows that stress activation quantizers: random data at several scales, exact ties (block maxima
+// of 127 make the Q8_0 scale 1, so x.5 values are halfway), duplicated peaks of both signs, zero
+// blocks, subnormals, fp16 overflow and rounding edges, and one block with a NaN and an infinity.
+std::vector<std::vector<float>> quantizer_stress_rows(int64_t n) {
+  std::vector<std::vector<float>> rows;
+  for (float scale : {1e-3f, 1.0f, 300.0f, 7e4f}) rows.push_back(random_floats(size_t(n), uint32_t(scale * 10) + 1, -scale, scale));
+  std::vector<float> ties(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) ties[size_t(i)] = i % 32 == 0 ? 127.0f : float(i % 50 - 25) + 0.5f;
+  rows.push_back(ties);
+  std::vector<float> peaks = random_floats(size_t(n), 9);
+  for (int64_t i = 0; i < n; i += 16) peaks[size_t(i)] = (i / 16) % 2 ? 3.0f : -3.0f;  // equal |peak|, both signs
+  rows.push_back(peaks);
+  std::vector<float> edges = random_floats(size_t(n), 10);
+  const float edge_values[] = {0.0f,     -0.0f,      1e-40f,   -1e-40f,  3e-8f,    5.9604645e-8f, 2.9802322e-8f,
+                               6.1e-5f,  65504.0f,   65519.0f, 65520.0f, -65536.0f, 1e30f,        -1e-30f};
+  for (size_t i = 0; i < std::size(edge_values) && i < size_t(n); ++i) edges[i * 7 % size_t(n)] = edge_values[i];
+  for (int64_t i = 0; i < std::min<int64_t>(n, 32); ++i) edges[size_t(n - 1 - i)] = 0.0f;  // a zero block at the end
+  rows.push_back(edges);
+  std::vector<float> tiny(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) tiny[size_t(i)] = float(i % 7 - 3) * 1e-41f;  // subnormal block maxima
+  rows.push_back(tiny);
+  std::vector<float> bad = random_floats(size_t(n), 11);
+  bad[3] = NAN;
+  bad[size_t(n / 2)] = INFINITY;
+  rows.push_back(bad);
+  return rows;
+}
+
+TEST(kernels, isa_quantizers_reproduce_reference_bits) {
+  const cpu::kernel_table& k = cpu::kernels();
+  const int64_t n = 3 * 256;
+  for (int i = 0; i < k.n_quantizers; ++i) {
+    const auto& q = k.quantizers[i];
+    // Which format: the first table type whose quantize_row is this reference, else Q8_0 (x86).
+    dtype fmt_type = dtype::q8_0;
+    for (const type_traits& t : all_types())
+      if (t.quantize_row == q.reference) fmt_type = t.type;
+    const type_traits& t = type_info(fmt_type);
+    for (int64_t len : {n, t.block_elems == 1 ? n + 5 : n}) {
+      int row_index = 0;
+      for (const auto& row : quantizer_stress_rows(len)) {
+        std::vector<uint8_t> want(row_bytes(t, len)), got(want.size());
+        q.reference(row.data(), want.data(), len);
+        q.fast(row.data(), got.data(), len);
+        EXPECT_EQ(want, got) << t.name << " twin " << i << " from " << q.isa << ", stress row " << row_index << ", n " << len;
+        ++row_index;
+      }
+    }
+  }
+  if (has_avx2() && has_fma() && has_f16c()) {
+    EXPECT_GE(k.n_quantizers, 4);
+  }
+}
+
+}  // namespace
+}  // namespace glia::test

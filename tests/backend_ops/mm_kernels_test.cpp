@@ -1,0 +1,175 @@
+// The matmul kernels (cpu_kernels.h mm_kernel) against the type table's reference vec_dot, bit for
+// bit: their contract is the reference's exact integer block sums followed by the reference's float
+// operations in the reference's order. Weights include raw random bytes (every code, scale and min
+// a file can hold, e.g. Q8_0 quants of -128 and Q6_K scales of -128) so any int16 overflow or
+// saturation in the integer tricks would change the bits; activations include blocks at +-127.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_ops.h"
+#include "core/cpu_features.h"
+#include "core/fp16.h"
+#include "harness.h"
+#include "quant/activation.h"
+
+namespace glia::test {
+namespace {
+
+// Byte offsets of the fp16 scales inside one block (ggml-common.h layouts), to keep them finite.
+std::vector<size_t> fp16_fields(dtype t) {
+  switch (t) {
+    case dtype::q4_0:
+    case dtype::q8_0:
+      return {0};
+    case dtype::q4_k:
+      return {0, 2};
+    case dtype::q6_k:
+      return {208};
+    default:
+      return {};
+  }
+}
+
+// n_out rows of random bytes with finite block scales of varied magnitude.
+test_weight random_byte_weight(dtype type, int64_t n_in, int64_t n_out, uint32_t seed) {
+  const type_traits& t = type_info(type);
+  test_weight w;
+  const size_t stride = row_bytes(t, n_in);
+  w.bytes.resize(stride * size_t(n_out));
+  std::mt19937 rng(seed);
+  for (auto& b : w.bytes) b = uint8_t(rng());
+  std::uniform_real_distribution<float> mag(-4.0f, 1.0f);
+  for (size_t blk = 0; blk < w.bytes.size() / t.block_bytes; ++blk) {
+    for (size_t off : fp16_fields(type)) {
+      const uint16_t h = f32_to_fp16(std::pow(10.0f, mag(rng)) * (rng() % 2 ? 1.0f : -1.0f));
+      std::memcpy(w.bytes.data() + blk * t.block_bytes + off, &h, 2);
+    }
+  }
+  w.view = weight_view{type, n_in, n_out, w.bytes.data(), stride};
+  return w;
+}
+
+// Activation rows: random, then every other row pushed to the extremes (each block's values at
+// +-max, so most quants land on +-127).
+std::vector<float> activations(int64_t n_in, int64_t n_tok, uint32_t seed) {
+  auto x = random_floats(size_t(n_in * n_tok), seed, -3.0f, 3.0f);
+  for (int64_t t = 1; t < n_tok; t += 2)
+    for (int64_t i = 0; i < n_in; ++i) x[size_t(t * n_in + i)] = (i * 7 + t) % 3 ? 2.5f : -2.5f;
+  return x;
+}
+
+struct converted {
+  std::vector<uint8_t> bytes;
+  std::vector<float> d;
+  std::vector<int32_t> sum;
+  cpu::act_rows rows;
+};
+
+converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t n_in, int64_t n_tok) {
+  const type_traits& at = type_info(mk.dot_type);
+  converted c;
+  const size_t stride = row_bytes(at, n_in);
+  const int64_t nb = n_in / at.block_elems;
+  c.bytes.resize(stride * size_t(n_tok));
+  c.d.resize(size_t(nb * n_tok));
+  c.sum.resize(size_t(nb * n_tok));
+  for (int64_t t = 0; t < n_tok; ++t) {
+    quant::activation_quantizer(mk.dot_type)(x.data() + t * n_in, c.bytes.data() + size_t(t) * stride, n_in);
+    if (mk.needs_block_sums) mk.block_sums(c.bytes.data() + size_t(t) * stride, nb, c.d.data() + t * nb, c.sum.data() + t * nb);
+  }
+  c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb};
+  return c;
+}
+
+std::vector<const cpu::mm_kernel*> host_mm_kernels() {
+  std::vector<const cpu::mm_kernel*> out;
+  for (const type_traits& t : all_types())
+    if (const cpu::mm_kernel* mk = cpu::kernels().mm(t.type)) out.push_back(mk);
+  return out;
+}
+
+TEST(mm_kernels, present_where_the_host_has_avx2) {
+  if (!(has_avx2() && has_fma() && has_f16c())) GTEST_SKIP() << "no AVX2 on this host";
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k})
+    EXPECT_NE(cpu::kernels().mm(t), nullptr) << type_info(t).name;
+  EXPECT_EQ(cpu::scalar_kernels().mm(dtype::q4_0), nullptr);
+}
+
+// dot, gemv and gemm (every token-tile size and a partial panel) against the reference vec_dot.
+TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
+  for (const cpu::mm_kernel* mk : host_mm_kernels()) {
+    const type_traits& wt = type_info(mk->type);
+    for (int64_t n_in : {mk->block_elems, 3 * mk->block_elems, 11 * mk->block_elems}) {
+      for (int kind = 0; kind < 2; ++kind) {
+        const int64_t n_out = 13, n_tok = 11;  // one full and one partial panel; tiles of 4, 4, 3
+        const test_weight w = kind == 0 ? random_byte_weight(mk->type, n_in, n_out, uint32_t(n_in))
+                                        : make_weight(mk->type, n_in, n_out, uint32_t(n_in));
+        const auto x = activations(n_in, n_tok, uint32_t(n_in) + 1);
+        const converted a = convert(*mk, x, n_in, n_tok);
+        std::vector<float> want(size_t(n_out * n_tok));
+        for (int64_t t = 0; t < n_tok; ++t)
+          for (int64_t r = 0; r < n_out; ++r)
+            want[size_t(t * n_out + r)] = wt.vec_dot(w.view.row(r), a.rows.row(t), n_in);
+        const std::string what = fmt::format("{} n_in {} {}", wt.name, n_in, kind == 0 ? "random bytes" : "quantized");
+
+        std::vector<float> got(want.size());
+        for (int64_t t = 0; t < n_tok; ++t)
+          for (int64_t r = 0; r < n_out; ++r) got[size_t(t * n_out + r)] = mk->dot(w.view.row(r), a.rows.row(t), n_in);
+        EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << "dot " << what;
+
+        std::fill(got.begin(), got.end(), 0.0f);
+        for (int64_t t = 0; t < n_tok; ++t) mk->gemv(w.view, 0, n_out, a.rows, t, got.data() + t * n_out);
+        EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << "gemv " << what;
+        // A row range starting inside the matrix.
+        std::vector<float> part(5);
+        mk->gemv(w.view, 6, 11, a.rows, 2, part.data());
+        EXPECT_TRUE(bit_equal(part.data(), want.data() + 2 * n_out + 6, 5)) << "gemv rows 6-10 " << what;
+
+        const int64_t nb = n_in / wt.block_elems;
+        cpu::aligned_buffer panel;
+        std::fill(got.begin(), got.end(), 0.0f);
+        for (int64_t p = 0; p < (n_out + 7) / 8; ++p) {
+          const int n_rows = int(std::min<int64_t>(8, n_out - 8 * p));
+          uint8_t* buf = panel.get(size_t(nb) * mk->packed_block_bytes);
+          mk->pack(w.view, 8 * p, n_rows, buf);
+          mk->gemm(buf, nb, a.rows, 0, n_tok, got.data() + 8 * p, size_t(n_out), n_rows);
+        }
+        EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << "gemm " << what;
+        // A token range starting inside the batch.
+        std::vector<float> sub(size_t(2 * n_out), 0.0f);
+        uint8_t* buf = panel.get(size_t(nb) * mk->packed_block_bytes);
+        mk->pack(w.view, 8, 5, buf);
+        mk->gemm(buf, nb, a.rows, 7, 2, sub.data(), size_t(n_out), 5);
+        for (int t = 0; t < 2; ++t)
+          EXPECT_TRUE(bit_equal(sub.data() + t * n_out, want.data() + (7 + t) * n_out + 8, 5)) << "gemm tokens 7-8 " << what;
+      }
+    }
+  }
+}
+
+// The whole CPU matmul (conversion, gemv or gemm, threads) against the reference backend.
+TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
+  const auto ref = make_ref_backend();
+  for (int nth : {1, 2, 3}) {
+    const auto cpu = make_cpu_backend(nth);
+    for (const cpu::mm_kernel* mk : host_mm_kernels()) {
+      const int64_t n_in = 8 * 256;
+      for (int64_t n_out : {int64_t(1), int64_t(67)}) {
+        const test_weight w = random_byte_weight(mk->type, n_in, n_out, uint32_t(n_out));
+        for (int64_t n_tok : {1, 2, 3, 4, 5, 9, 70}) {
+          const auto x = activations(n_in, n_tok, uint32_t(n_tok));
+          std::vector<float> want(size_t(n_out * n_tok)), got(want.size());
+          ref->matmul(w.view, x.data(), n_tok, want.data());
+          cpu->matmul(w.view, x.data(), n_tok, got.data());
+          EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size()))
+              << type_info(mk->type).name << " n_out " << n_out << " n_tok " << n_tok << " threads " << nth;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace glia::test

@@ -1,0 +1,64 @@
+#include "cli_runner.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+#include "test_support.h"
+
+extern char** environ;
+
+namespace glia::test {
+
+cli_result run_glia(const std::vector<std::string>& args) {
+  static std::atomic<int> counter{0};
+  const std::string stem = "bad_input_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const std::string out_path = scratch(stem + ".out"), err_path = scratch(stem + ".err");
+  const std::string cli = cli_path();
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(cli.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  cli_result r;
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, cli.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    r.err = "cannot start " + cli;
+    return r;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  r.out = read_text(out_path);
+  r.err = read_text(err_path);
+  ::unlink(out_path.c_str());
+  ::unlink(err_path.c_str());
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find('\n', i);
+    if (j == std::string::npos) j = text.size();
+    out.push_back(text.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace glia::test

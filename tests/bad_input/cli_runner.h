@@ -1,0 +1,22 @@
+// Runs the built glia binary without a shell (arguments are passed as they are, so a 100k-character
+// prompt or a path with quotes needs no escaping) and captures its exit code, stdout and stderr.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace glia::test {
+
+struct cli_result {
+  int exit_code = -1;  // -1: killed by a signal (a crash), or could not start
+  int signal = 0;
+  std::string out;
+  std::string err;
+};
+
+cli_result run_glia(const std::vector<std::string>& args);
+
+// The lines of `text` without the trailing newline; empty lines are kept.
+std::vector<std::string> lines_of(const std::string& text);
+
+}  // namespace glia::test

@@ -1,0 +1,139 @@
+// glia bench's JSON (llama-bench's field names plus the bandwidth figures), the bandwidth probe,
+// and the streaming GGUF writer (same bytes as gguf::writer, which is itself checked against
+// llama.cpp's files in tests/gguf).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/bandwidth.h"
+#include "gguf/gguf.h"
+#include "model/quantize.h"
+#include "tools_test_util.h"
+
+namespace glia {
+namespace {
+
+using tools_test::quote;
+using tools_test::run_cli;
+
+TEST(bench, json_has_llama_bench_fields_and_positive_figures) {
+  const std::string model = test::testdata("models/brown-q8_0.gguf");
+  auto r = run_cli("bench -m " + quote(model) + " -p 16 -n 8 -r 2 -t 1 --bandwidth-mib 64 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // stdout is the JSON array and nothing else
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["n_prompt"], 16);
+  EXPECT_EQ(j[0]["n_gen"], 0);
+  EXPECT_EQ(j[1]["n_prompt"], 0);
+  EXPECT_EQ(j[1]["n_gen"], 8);
+  for (const auto& t : j) {
+    EXPECT_EQ(t["model_filename"], model);
+    EXPECT_EQ(t["n_threads"], 1);
+    EXPECT_GT(t["model_size"].get<double>(), 2.5e6);  // tensor data of the 2,751,072-byte file
+    EXPECT_LT(t["model_size"].get<double>(), 2751072.0);
+    EXPECT_EQ(t["model_n_params"], 2558400);           // README section 6
+    EXPECT_NE(t["model_type"].get<std::string>().find("llama"), std::string::npos);
+    EXPECT_NE(t["model_type"].get<std::string>().find("Q8_0"), std::string::npos);
+    for (const char* k : {"avg_ts", "weight_bytes_per_token", "bandwidth_gbps", "bandwidth_fraction"}) {
+      ASSERT_TRUE(t.contains(k)) << k;
+      EXPECT_GT(t[k].get<double>(), 0.0) << k;
+    }
+    EXPECT_GE(t["stddev_ts"].get<double>(), 0.0);
+    ASSERT_EQ(t["samples_ts"].size(), 2u);
+    for (const auto& s : t["samples_ts"]) EXPECT_GT(s.get<double>(), 0.0);
+  }
+  // Decode reads each weight once per token: the fraction is t/s x bytes / bandwidth.
+  const auto& tg = j[1];
+  EXPECT_NEAR(tg["bandwidth_fraction"].get<double>(),
+              tg["avg_ts"].get<double>() * tg["weight_bytes_per_token"].get<double>() / (tg["bandwidth_gbps"].get<double>() * 1e9),
+              1e-9);
+}
+
+TEST(bench, skips_tests_and_prints_a_table) {
+  const std::string model = test::testdata("models/stories260K.gguf");
+  auto r = run_cli("bench -m " + quote(model) + " -p 0 -n 4 -r 1 -t 1 --bandwidth-mib 16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["n_gen"], 4);
+  r = run_cli("bench -m " + quote(model) + " -p 8 -n 4 -r 1 -t 1 --bandwidth-mib 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" pp8 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" tg4 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of the read bandwidth"), std::string::npos) << r.out;
+  r = run_cli("bench -m " + quote(model) + " -p 0 -n 0");
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+TEST(bandwidth, probe_reads_the_whole_buffer) {
+  bandwidth_options o;
+  o.n_threads = 2;
+  o.buffer_bytes = size_t(32) << 20;
+  o.n_passes = 2;
+  auto r = measure_read_bandwidth(o);
+  ASSERT_TRUE(r.is_ok()) << r.message();  // the probe checks its own read checksum
+  EXPECT_GT(r->bytes_per_second, 1e8);
+  EXPECT_GE(r->bytes_per_second, r->worst_bytes_per_second);
+  EXPECT_EQ(r->n_threads, 2);
+  EXPECT_EQ(r->buffer_bytes, size_t(32) << 20);
+  o.buffer_bytes = 1000;
+  EXPECT_FALSE(measure_read_bandwidth(o).is_ok());
+}
+
+std::vector<std::pair<std::string, gguf::value>> sample_metadata(uint32_t alignment) {
+  gguf::writer w;  // built through the writer's setters, read back through the reader
+  w.set_string("general.architecture", "llama");
+  w.set_u32("llama.block_count", 1);
+  w.set_f32("llama.rope.freq_base", 10000.0f);
+  w.set_bool("flag", true);
+  w.set_string_array("tokenizer.ggml.tokens", {"a", "bb", "\xE2\x96\x81x"});
+  w.set_i32_array("ints", {1, -2, 3});
+  if (alignment != 32) w.set_alignment(alignment);
+  auto bytes = w.to_bytes();
+  EXPECT_TRUE(bytes.is_ok());
+  static std::vector<std::vector<uint8_t>> keep;  // from_memory needs the bytes to outlive the file
+  keep.push_back(*bytes);
+  auto f = gguf::file::from_memory(keep.back());
+  EXPECT_TRUE(f.is_ok()) << f.message();
+  return (*f)->metadata();
+}
+
+TEST(stream_writer, writes_the_same_bytes_as_the_gguf_writer) {
+  for (uint32_t alignment : {32u, 64u}) {
+    const auto md = sample_metadata(alignment);
+    std::vector<planned_tensor> plan = {{"a.weight", {32, 3}, dtype::q8_0}, {"b", {5}, dtype::f32}, {"c", {7, 2}, dtype::f16}};
+    gguf::writer w;
+    for (const auto& [k, v] : md) w.set(k, v);
+    std::vector<std::vector<uint8_t>> data;
+    for (const auto& t : plan) {
+      const size_t n = row_bytes(t.type, t.dims[0]) * size_t(t.dims.size() > 1 ? t.dims[1] : 1);
+      std::vector<uint8_t> d(n);
+      for (size_t i = 0; i < n; ++i) d[i] = uint8_t(i * 7 + 1);
+      ASSERT_TRUE(w.add_tensor(t.name, uint32_t(t.type), t.dims, d).is_ok());
+      data.push_back(std::move(d));
+    }
+    const std::string path = test::scratch("stream-" + std::to_string(alignment) + ".gguf");
+    auto s = gguf_stream_writer::create(path, md, plan);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    for (const auto& d : data) ASSERT_TRUE((*s)->write_next(d).is_ok());
+    ASSERT_TRUE((*s)->finish().is_ok());
+    EXPECT_EQ(test::read_file(path), *w.to_bytes()) << "alignment " << alignment;
+  }
+}
+
+TEST(stream_writer, rejects_wrong_sizes_and_removes_unfinished_files) {
+  const std::string path = test::scratch("stream-unfinished.gguf");
+  {
+    auto s = gguf_stream_writer::create(path, sample_metadata(32), {{"t", {32, 2}, dtype::q8_0}});
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    std::vector<uint8_t> wrong(10);
+    EXPECT_FALSE((*s)->write_next(wrong).is_ok());
+    EXPECT_FALSE((*s)->finish().is_ok());  // the tensor is missing
+    EXPECT_TRUE(std::filesystem::exists(path));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+}  // namespace
+}  // namespace glia
