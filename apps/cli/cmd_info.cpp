@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "model/tensor_check.h"
 #include "quant/types.h"
 
 namespace glia::cli {
@@ -30,10 +31,12 @@ command_fn add_info(CLI::App& app) {
     std::string path;
     int n_ctx = 0;
     std::string kv_type = "f16";
+    bool check = false;
   };
   auto o = std::make_shared<opts>();
   cmd->add_option("-m,--model", o->path, "GGUF model file")->required()->check(CLI::ExistingFile);
   cmd->add_option("-c,--ctx-size", o->n_ctx, "context size for the memory estimate (default: the model's, at most 4096)");
+  cmd->add_flag("--check-tensors", o->check, "scan every weight (quant scales included) for NaN/Inf");
   cmd->add_option("--kv-type", o->kv_type, "KV cache precision for the estimate")->check(CLI::IsMember({"f16", "f32"}));
 
   return [o]() {
@@ -84,6 +87,14 @@ command_fn add_info(CLI::App& app) {
     fmt::print("memory:          weights {} + KV cache {} ({} tokens, {}) = {}\n", human_bytes(double(weight_bytes)),
                human_bytes(double(kv)), n_ctx, o->kv_type, human_bytes(double(weight_bytes + kv)));
     fmt::print("decode reads:    {} of weights per token\n", human_bytes(double(md.decode_weight_bytes())));
+    if (o->check) {
+      status c = check_tensors(*md.file, 0);
+      if (!c) {
+        fmt::print(stderr, "error: {}\n", c.message());
+        return 1;
+      }
+      fmt::print("tensors checked: all values finite\n");
+    }
     return 0;
   };
 }

@@ -25,6 +25,7 @@ struct session_options {
   std::string backend = "cpu";    // cpu | ref
   bool use_mmap = true;
   int n_ubatch = 512;       // tokens per forward chunk during prefill
+  bool check_tensors = false;  // scan every weight for NaN/Inf (quant scales included) before use
 };
 
 enum class stop_reason { length, end_of_generation, stop_string, cancelled, context_full, callback };

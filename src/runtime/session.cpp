@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <fstream>
 #include <iterator>
 
@@ -13,6 +14,7 @@
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "model/tensor_check.h"
 #include "runtime/builtin_templates.h"
 #include "runtime/profiler.h"
 #include "tokenizer/jinja/chat_template.h"
@@ -54,6 +56,10 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   auto m = load_model(opts.model_path, lo);
   if (!m) return m.take_error();
   p->m = std::move(*m);
+  if (opts.check_tensors) {
+    status c = check_tensors(*p->m->file, opts.n_threads > 0 ? opts.n_threads : int(std::thread::hardware_concurrency()));
+    if (!c) return make_error("{}: {}", opts.model_path, c.message());
+  }
   auto tok = tokenizer::from_gguf(*p->m->file);
   if (!tok) return make_error("{}: {}", opts.model_path, tok.message());
   p->tok = std::move(*tok);

@@ -49,27 +49,41 @@ result<merge_table> merge_table::build(const vocab& v) {
   merge_table m;
   m.v_ = &v;
   m.n_vocab_ = v.size();
-  m.rules_.reserve(v.merges.size());
+  size_t cap = 16;
+  while (cap < 2 * v.merges.size()) cap *= 2;
+  m.slots_.assign(cap, entry{empty, {0, 0}});
+  m.mask_ = cap - 1;
+  std::string joined;
   for (size_t i = 0; i < v.merges.size(); ++i) {
     const auto& [a, b] = v.merges[i];
     if (a.empty() || b.empty())
       return make_error("merges[{}] = '{} {}': a merge needs two non-empty parts", i, a, b);
     if (i > size_t(INT32_MAX)) return make_error("{} merges is too many", v.merges.size());
-    const rule r{static_cast<int32_t>(i), m.intern(a + b)};
-    const uint64_t k = key(m.intern(a), m.intern(b));
-    if (v.merges_last_wins) {
-      m.rules_[k] = r;
-    } else {
-      m.rules_.emplace(k, r);
-    }
+    joined.assign(a).append(b);
+    const rule r{static_cast<int32_t>(i), m.intern(joined)};
+    m.put(key(m.intern(a), m.intern(b)), r, v.merges_last_wins);
   }
   return m;
 }
 
-int32_t merge_table::intern(const std::string& text) {
+void merge_table::put(uint64_t k, rule r, bool replace) {
+  for (size_t s = slot(k);; s = (s + 1) & mask_) {
+    if (slots_[s].key == empty) {
+      slots_[s] = {k, r};
+      ++count_;
+      return;
+    }
+    if (slots_[s].key == k) {
+      if (replace) slots_[s].r = r;
+      return;
+    }
+  }
+}
+
+int32_t merge_table::intern(std::string_view text) {
   const int32_t id = v_->find(text);
   if (id != no_token) return id;
-  auto [it, inserted] = extra_.emplace(text, n_vocab_ + static_cast<int32_t>(extra_.size()));
+  auto [it, inserted] = extra_.emplace(std::string(text), n_vocab_ + static_cast<int32_t>(extra_.size()));
   return it->second;
 }
 
@@ -86,6 +100,16 @@ bpe_algorithm::bpe_algorithm(const vocab& v, merge_table m, text_pipeline p)
   for (const auto& n : v.pipeline.normalizers)
     if (n.what == normalizer_spec::kind::replace && n.pattern.text == " " && n.content == space_mark)
       escaped_spaces_ = true;
+  if (!byte_level_) {
+    bmp_symbol_.assign(0x10000, no_token);
+    std::string ch;
+    for (uint32_t cp = 0; cp < 0x10000; ++cp) {
+      if (cp >= 0xD800 && cp < 0xE000) continue;
+      ch.clear();
+      append_utf8(cp, ch);
+      bmp_symbol_[cp] = merges_.symbol(ch);
+    }
+  }
   const auto& chars = byte_level_chars();
   static constexpr char hex[] = "0123456789ABCDEF";
   for (int b = 0; b < 256; ++b) {
@@ -148,6 +172,14 @@ void bpe_algorithm::emit_missing(std::string_view piece, std::vector<int32_t>& o
   }
 }
 
+int32_t bpe_algorithm::char_symbol(std::string_view ch) const {
+  if (ch.size() <= 3 && scan_utf8(ch).what == utf8_scan::kind::complete) {
+    size_t pos = 0;
+    return bmp_symbol_[next_codepoint(ch, pos)];
+  }
+  return merges_.symbol(ch);
+}
+
 void bpe_algorithm::encode_word(std::string_view word, std::vector<int32_t>& out) const {
   const bool newlines = vocab_.pipeline.whole_newline_runs && word.find_first_not_of('\n') == std::string_view::npos;
   if (vocab_.pipeline.ignore_merges || newlines) {
@@ -163,7 +195,7 @@ void bpe_algorithm::encode_word(std::string_view word, std::vector<int32_t>& out
   syms.reserve(word.size());
   for (size_t off = 0; off < word.size();) {
     const size_t n = byte_level_ ? 1 : std::min(utf8_lead_length(static_cast<uint8_t>(word[off])), word.size() - off);
-    const int32_t id = byte_level_ ? byte_symbol_[static_cast<uint8_t>(word[off])] : merges_.symbol(word.substr(off, n));
+    const int32_t id = byte_level_ ? byte_symbol_[static_cast<uint8_t>(word[off])] : char_symbol(word.substr(off, n));
     const auto i = static_cast<int32_t>(syms.size());
     syms.push_back({id, i - 1, -1, static_cast<uint32_t>(off), static_cast<uint32_t>(n)});
     if (i > 0) syms[i - 1].next = i;

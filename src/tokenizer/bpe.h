@@ -32,21 +32,33 @@ class merge_table {
     int32_t result;
   };
   const rule* find(int32_t left, int32_t right) const {
-    auto it = rules_.find(key(left, right));
-    return it == rules_.end() ? nullptr : &it->second;
+    const uint64_t k = key(left, right);
+    for (size_t s = slot(k);; s = (s + 1) & mask_) {
+      if (slots_[s].key == k) return &slots_[s].r;
+      if (slots_[s].key == empty) return nullptr;
+    }
   }
   // Symbol id of a text: its token id, an extra id, or no_token when it takes part in no merge.
   int32_t symbol(std::string_view text) const;
   int32_t n_vocab() const { return n_vocab_; }
-  size_t size() const { return rules_.size(); }
+  size_t size() const { return count_; }
 
  private:
+  // Open addressing over (left, right) pairs; ids are non-negative, so all-ones never is a key.
+  struct entry {
+    uint64_t key;
+    rule r;
+  };
+  static constexpr uint64_t empty = ~uint64_t(0);
   static uint64_t key(int32_t l, int32_t r) { return (uint64_t(uint32_t(l)) << 32) | uint32_t(r); }
-  int32_t intern(const std::string& text);
+  size_t slot(uint64_t k) const { return static_cast<size_t>((k * 0x9E3779B97F4A7C15ull) >> 32) & mask_; }
+  void put(uint64_t k, rule r, bool replace);
+  int32_t intern(std::string_view text);
   const vocab* v_ = nullptr;
   int32_t n_vocab_ = 0;
   std::unordered_map<std::string, int32_t, text_hash, std::equal_to<>> extra_;  // text -> id >= n_vocab
-  std::unordered_map<uint64_t, rule> rules_;
+  std::vector<entry> slots_;
+  size_t mask_ = 0, count_ = 0;
 };
 
 class bpe_algorithm final : public algorithm {
@@ -62,6 +74,7 @@ class bpe_algorithm final : public algorithm {
   // Appends the ids of one pre-token (raw bytes for byte-level vocabularies).
   void encode_word(std::string_view word, std::vector<int32_t>& out) const;
   void emit_missing(std::string_view piece, std::vector<int32_t>& out) const;
+  int32_t char_symbol(std::string_view ch) const;  // symbol of one UTF-8 character
 
   const vocab& vocab_;
   merge_table merges_;
@@ -70,6 +83,7 @@ class bpe_algorithm final : public algorithm {
   bool escaped_spaces_ = false;        // SPM-style BPE: "▁" in token texts stands for a space
   std::array<int32_t, 256> byte_symbol_{};  // byte-level: raw byte -> symbol of its character
   std::array<int32_t, 256> hex_byte_{};     // <0xNN> tokens, no_token when absent
+  std::vector<int32_t> bmp_symbol_;         // character-level: symbol of each BMP character
 };
 
 }  // namespace glia::tok

@@ -1,6 +1,7 @@
 #include "tokenizer/json_scan.h"
 
 #include <cctype>
+#include <span>
 
 #include "tokenizer/utf8.h"
 
@@ -106,14 +107,27 @@ status read_string(std::string_view d, size_t& p, std::string& out) {
   return {};
 }
 
+// Skips a string without decoding it (read_string validates what is read).
+status skip_string(std::string_view d, size_t& p) {
+  const size_t start = p++;
+  while (p < d.size()) {
+    const char c = d[p];
+    if (c == '"') return ++p, status{};
+    if (c == '\\') {
+      p += 2;
+      continue;
+    }
+    if (static_cast<uint8_t>(c) < 0x20) return at(p, "control character in a string");
+    ++p;
+  }
+  return at(start, "unterminated string");
+}
+
 status skip_value(std::string_view d, size_t& p) {
   skip_ws(d, p);
   if (p >= d.size()) return at(p, "expected a value");
   const char c = d[p];
-  if (c == '"') {
-    std::string s;
-    return read_string(d, p, s);
-  }
+  if (c == '"') return skip_string(d, p);
   if (c == '{' || c == '[') {
     const char close = c == '{' ? '}' : ']';
     ++p;
@@ -121,8 +135,9 @@ status skip_value(std::string_view d, size_t& p) {
     if (p < d.size() && d[p] == close) return ++p, status{};
     for (;;) {
       if (c == '{') {
-        std::string k;
-        GLIA_TRY(read_string(d, p, k));
+        skip_ws(d, p);
+        if (p >= d.size() || d[p] != '"') return at(p, "expected a string");
+        GLIA_TRY(skip_string(d, p));
         GLIA_TRY(expect(d, p, ':'));
       }
       GLIA_TRY(skip_value(d, p));
@@ -141,10 +156,11 @@ status skip_value(std::string_view d, size_t& p) {
   return {};
 }
 
-result<std::optional<span>> find_member(std::string_view d, size_t p, std::string_view key) {
+status find_members(std::string_view d, size_t p, std::span<const std::string_view> keys,
+                    std::span<std::optional<span>> out) {
   GLIA_TRY(expect(d, p, '{'));
   skip_ws(d, p);
-  if (p < d.size() && d[p] == '}') return std::optional<span>();
+  if (p < d.size() && d[p] == '}') return {};
   std::string k;
   for (;;) {
     GLIA_TRY(read_string(d, p, k));
@@ -152,14 +168,14 @@ result<std::optional<span>> find_member(std::string_view d, size_t p, std::strin
     skip_ws(d, p);
     const size_t begin = p;
     GLIA_TRY(skip_value(d, p));
-    if (k == key) return std::optional<span>(span{begin, p});
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (k == keys[i]) out[i] = span{begin, p};
     skip_ws(d, p);
     if (p < d.size() && d[p] == ',') {
       ++p;
       continue;
     }
-    GLIA_TRY(expect(d, p, '}'));
-    return std::optional<span>();
+    return expect(d, p, '}');
   }
 }
 

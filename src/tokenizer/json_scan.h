@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,9 +25,11 @@ status skip_value(std::string_view doc, size_t& pos);
 // Reads the string starting at doc[pos] ('"'), decoding escapes (\uXXXX with surrogate pairs) to UTF-8.
 status read_string(std::string_view doc, size_t& pos, std::string& out);
 
-// The value of member `key` of the object whose '{' is at or after `obj` (whitespace skipped); nullopt
-// when the object has no such member. Errors when the text there is not a well-formed object.
-result<std::optional<span>> find_member(std::string_view doc, size_t obj, std::string_view key);
+// The values of members `keys` of the object whose '{' is at or after `obj` (whitespace skipped), in
+// one pass; out[i] stays nullopt when there is no such member. Errors when the text there is not a
+// well-formed object.
+status find_members(std::string_view doc, size_t obj, std::span<const std::string_view> keys,
+                    std::span<std::optional<span>> out);
 
 // Calls f(text, id) for each member of the object at doc[s]; ids must be integers.
 status for_each_text_id(std::string_view doc, span s, const std::function<status(std::string&&, int64_t)>& f);

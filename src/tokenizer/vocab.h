@@ -74,12 +74,34 @@ struct text_hash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// text -> id over the texts of a token list: open addressing on ids, so a lookup costs a hash and
+// (almost always) one comparison, with no per-entry allocation. Empty texts are never indexed.
+class text_index {
+ public:
+  // Indexes tokens[id]; returns the id already holding that text (the index keeps it) or `id`.
+  int32_t insert(const std::vector<token_data>& tokens, int32_t id);
+  // Makes tokens[id]'s text map to id, replacing an earlier id with that text.
+  void assign(const std::vector<token_data>& tokens, int32_t id);
+  int32_t find(const std::vector<token_data>& tokens, std::string_view text) const;
+  void reserve(const std::vector<token_data>& tokens, size_t n);
+  size_t size() const { return count_; }
+
+ private:
+  struct slot {
+    int32_t id = -1;      // -1: empty
+    uint32_t check = 0;   // high bits of the text's hash: most mismatches never touch the token
+  };
+  size_t slot_of(const std::vector<token_data>& tokens, std::string_view text, size_t hash) const;
+  std::vector<slot> slots_;  // size a power of two
+  size_t count_ = 0;
+};
+
 struct vocab {
   vocab_kind kind = vocab_kind::spm;
   std::string model;  // tokenizer.ggml.model, or "hf:" + the tokenizer.json model type
   std::string pre;    // tokenizer.ggml.pre (BPE)
   std::vector<token_data> tokens;
-  std::unordered_map<std::string, int32_t, text_hash, std::equal_to<>> ids;  // text -> id
+  text_index ids;  // text -> id
 
   int32_t bos = no_token, eos = no_token, unk = no_token, pad = no_token;
   int32_t eot = no_token, eom = no_token;
@@ -102,10 +124,7 @@ struct vocab {
 
   int32_t size() const { return static_cast<int32_t>(tokens.size()); }
   bool valid(int32_t id) const { return id >= 0 && id < size(); }
-  int32_t find(std::string_view text) const {
-    auto it = ids.find(text);
-    return it == ids.end() ? no_token : it->second;
-  }
+  int32_t find(std::string_view text) const { return ids.find(tokens, text); }
   bool has(int32_t id, token_attr any_of) const { return valid(id) && has_any(tokens[id].attr, any_of); }
   bool is_eog(int32_t id) const;
 };

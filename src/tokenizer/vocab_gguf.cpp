@@ -51,16 +51,16 @@ status read_tokens(const gguf::file& f, vocab& v) {
   if (elems.size() > size_t(INT32_MAX)) return make_error("{}: {} entries is too many", k_tokens, elems.size());
 
   v.tokens.resize(elems.size());
-  v.ids.reserve(elems.size());
+  v.ids.reserve(v.tokens, elems.size());
   for (size_t i = 0; i < elems.size(); ++i) {
     const std::string* s = elems[i].as_string();
     if (!s) return make_error("{}[{}]: not a string", k_tokens, i);
     // llama.cpp renames empty texts so that they stay unique and never match input.
     std::string text = s->empty() ? fmt::format("[EMPTY_{}]", i) : *s;
-    auto [it, inserted] = v.ids.emplace(text, static_cast<int32_t>(i));
-    if (!inserted)
-      return make_error("{}: duplicate token text '{}' at ids {} and {}", k_tokens, text, it->second, i);
     v.tokens[i].text = std::move(text);
+    const int32_t first = v.ids.insert(v.tokens, static_cast<int32_t>(i));
+    if (first != static_cast<int32_t>(i))
+      return make_error("{}: duplicate token text '{}' at ids {} and {}", k_tokens, v.tokens[i].text, first, i);
   }
   return {};
 }
@@ -335,6 +335,50 @@ int parse_byte_token(std::string_view text) {
   };
   const int hi = nibble(text[3]), lo = nibble(text[4]);
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+size_t text_index::slot_of(const std::vector<token_data>& tokens, std::string_view text, size_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  const auto check = static_cast<uint32_t>(hash >> 32);
+  for (size_t s = hash & mask;; s = (s + 1) & mask) {
+    const slot& e = slots_[s];
+    if (e.id < 0 || (e.check == check && tokens[e.id].text == text)) return s;
+  }
+}
+
+void text_index::reserve(const std::vector<token_data>& tokens, size_t n) {
+  size_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  if (cap <= slots_.size()) return;
+  std::vector<slot> old = std::move(slots_);
+  slots_.assign(cap, slot{});
+  for (const slot& e : old) {
+    if (e.id < 0) continue;
+    const size_t h = text_hash{}(tokens[e.id].text);
+    slots_[slot_of(tokens, tokens[e.id].text, h)] = e;
+  }
+}
+
+int32_t text_index::insert(const std::vector<token_data>& tokens, int32_t id) {
+  if (2 * (count_ + 1) > slots_.size()) reserve(tokens, 2 * (count_ + 1));
+  const size_t h = text_hash{}(tokens[id].text);
+  slot& e = slots_[slot_of(tokens, tokens[id].text, h)];
+  if (e.id >= 0) return e.id;
+  e = {id, static_cast<uint32_t>(h >> 32)};
+  ++count_;
+  return id;
+}
+
+void text_index::assign(const std::vector<token_data>& tokens, int32_t id) {
+  if (insert(tokens, id) == id) return;
+  const size_t h = text_hash{}(tokens[id].text);
+  slots_[slot_of(tokens, tokens[id].text, h)].id = id;
+}
+
+int32_t text_index::find(const std::vector<token_data>& tokens, std::string_view text) const {
+  if (slots_.empty()) return no_token;
+  const int32_t id = slots_[slot_of(tokens, text, text_hash{}(text))].id;
+  return id < 0 ? no_token : id;
 }
 
 bool vocab::is_eog(int32_t id) const { return std::binary_search(eog_ids.begin(), eog_ids.end(), id); }

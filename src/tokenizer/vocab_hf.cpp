@@ -127,14 +127,14 @@ status read_added_tokens(const json& root, vocab& v) {
 status index_tokens(vocab& v) {
   if (v.tokens.empty()) return make_error("model.vocab: is empty");
   size_t holes = 0;
-  v.ids.reserve(v.tokens.size());
+  v.ids.reserve(v.tokens, v.tokens.size());
   for (size_t i = 0; i < v.tokens.size(); ++i) {
     if (v.tokens[i].text.empty()) {
       ++holes;
       continue;
     }
     // A text listed under two ids: the later (an added token's) wins, as in tokenizers.
-    v.ids[v.tokens[i].text] = static_cast<int32_t>(i);
+    v.ids.assign(v.tokens, static_cast<int32_t>(i));
   }
   if (holes > v.tokens.size() / 2 + 1024)
     return make_error("model.vocab: ids up to {} but only {} tokens", v.tokens.size() - 1, v.tokens.size() - holes);
@@ -240,15 +240,16 @@ result<vocab> load(const json& root, const big_members& big, const json& config)
 result<big_members> find_big_members(std::string_view doc, std::string& rest) {
   big_members b;
   b.doc = doc;
-  auto model = json_scan::find_member(doc, 0, "model");
-  if (!model) return make_error("tokenizer.json: {}", model.message());
-  if (*model && doc[(*model)->begin] == '{') {
-    auto vocab = json_scan::find_member(doc, (*model)->begin, "vocab");
-    if (!vocab) return make_error("tokenizer.json: model: {}", vocab.message());
-    auto merges = json_scan::find_member(doc, (*model)->begin, "merges");
-    if (!merges) return make_error("tokenizer.json: model: {}", merges.message());
-    b.vocab = *vocab;
-    b.merges = *merges;
+  const std::string_view root_keys[] = {"model"};
+  std::optional<json_scan::span> model[1];
+  if (auto s = json_scan::find_members(doc, 0, root_keys, model); !s) return make_error("tokenizer.json: {}", s.message());
+  if (model[0] && doc[model[0]->begin] == '{') {
+    const std::string_view keys[] = {"vocab", "merges"};
+    std::optional<json_scan::span> found[2];
+    if (auto s = json_scan::find_members(doc, model[0]->begin, keys, found); !s)
+      return make_error("tokenizer.json: model: {}", s.message());
+    b.vocab = found[0];
+    b.merges = found[1];
   }
   std::vector<std::pair<json_scan::span, std::string_view>> cuts;
   if (b.vocab) cuts.push_back({*b.vocab, "{}"});

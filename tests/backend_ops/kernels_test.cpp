@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_ops.h"
 #include "core/cpu_features.h"
 #include "core/fp16.h"
 #include "harness.h"
@@ -40,28 +41,51 @@ TEST(kernels, isa_vec_dot_matches_reference) {
   }
 }
 
-// Attention helpers of the kernel table against plain loops.
-TEST(kernels, isa_attention_helpers_match_scalar) {
+// The ISA attend against the portable one on groups of heads with odd head sizes, f16 and f32
+// rows, soft-capping, and slot lists longer than a chunk or a single slot.
+TEST(kernels, isa_attend_matches_scalar) {
   const cpu::kernel_table& k = cpu::kernels();
-  const cpu::kernel_table& s = cpu::scalar_kernels();
-  for (int64_t n : {1, 7, 8, 31, 64, 129}) {
-    const auto a = random_floats(size_t(n), 1), b = random_floats(size_t(n), 2);
-    std::vector<uint16_t> bh(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) bh[size_t(i)] = f32_to_fp16(b[size_t(i)]);
-    EXPECT_NEAR(k.dot_f32(a.data(), b.data(), n), s.dot_f32(a.data(), b.data(), n), 1e-5 * double(n));
-    EXPECT_NEAR(k.dot_f32_f16(a.data(), bh.data(), n), s.dot_f32_f16(a.data(), bh.data(), n), 1e-5 * double(n));
-    std::vector<float> y1 = a, y2 = a;
-    k.axpy_f16(0.75f, bh.data(), y1.data(), n);
-    s.axpy_f16(0.75f, bh.data(), y2.data(), n);
-    EXPECT_LE(nmse(y1, y2), 1e-12);
-    y1 = a, y2 = a;
-    k.axpy_f32(-1.25f, b.data(), y1.data(), n);
-    s.axpy_f32(-1.25f, b.data(), y2.data(), n);
-    EXPECT_LE(nmse(y1, y2), 1e-12);
-    y1 = a, y2 = a;
-    k.scale_f32(y1.data(), 0.3f, n);
-    s.scale_f32(y2.data(), 0.3f, n);
-    EXPECT_TRUE(bit_equal(y1.data(), y2.data(), size_t(n)));
+  if (has_avx2() && has_fma() && has_f16c()) EXPECT_STREQ(k.attend_isa, "avx2");
+  struct shape {
+    int n_q, dk, dv;
+    int64_t n_slots;
+    float softcap;
+  };
+  for (const shape& sh : {shape{8, 64, 64, 150, 0.0f}, shape{1, 40, 24, 1, 0.0f}, shape{3, 13, 9, 64, 0.0f},
+                          shape{5, 32, 32, 200, 2.0f}, shape{2, 128, 128, 300, 0.0f}}) {
+    for (bool f16 : {true, false}) {
+      const int64_t slots_total = sh.n_slots + 17;
+      const auto kf = random_floats(size_t(slots_total * sh.dk), 1, -2.0f, 2.0f);
+      const auto vf = random_floats(size_t(slots_total * sh.dv), 2);
+      std::vector<uint16_t> kh(kf.size()), vh(vf.size());
+      for (size_t i = 0; i < kf.size(); ++i) kh[i] = f32_to_fp16(kf[i]);
+      for (size_t i = 0; i < vf.size(); ++i) vh[i] = f32_to_fp16(vf[i]);
+      std::vector<int32_t> slots;
+      for (int64_t s = 0; s < slots_total && int64_t(slots.size()) < sh.n_slots; ++s)
+        if (s % 9 != 4) slots.push_back(int32_t(s));  // gaps, as masked or empty slots leave
+      const auto q = random_floats(size_t(sh.n_q * sh.dk), 3);
+      cpu::attend_job j;
+      j.q = q.data();
+      j.n_q = sh.n_q;
+      j.dk = sh.dk;
+      j.dv = sh.dv;
+      j.f16 = f16;
+      j.k = f16 ? static_cast<const void*>(kh.data()) : kf.data();
+      j.v = f16 ? static_cast<const void*>(vh.data()) : vf.data();
+      j.k_stride = sh.dk;
+      j.v_stride = sh.dv;
+      j.slots = slots.data();
+      j.n_slots = int64_t(slots.size());
+      j.scale = 0.3f;
+      j.softcap = sh.softcap;
+      cpu::aligned_buffer scratch;
+      std::vector<float> want(size_t(sh.n_q * sh.dv)), got(want.size());
+      j.out = want.data();
+      cpu::scalar_attend(j, reinterpret_cast<float*>(scratch.get(cpu::attend_scratch_floats(sh.n_q, sh.dk, sh.dv) * 4)));
+      j.out = got.data();
+      k.attend(j, reinterpret_cast<float*>(scratch.get(cpu::attend_scratch_floats(sh.n_q, sh.dk, sh.dv) * 4)));
+      EXPECT_LE(nmse(got, want), 1e-11) << "n_q " << sh.n_q << " dk " << sh.dk << " slots " << sh.n_slots << " f16 " << f16;
+    }
   }
 }
 

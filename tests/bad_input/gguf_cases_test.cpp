@@ -127,7 +127,10 @@ std::vector<hostile_case> gguf_cases() {
        "tensor 'output_norm.weight': data [offset 18446744073709551584, size 32] ends past the end of the file"},
       {"truncated_by_one_byte", patched([](bytes& b) { b.pop_back(); }), "ends past the end of the file"},
       {"truncated_in_metadata", patched([](bytes& b) {
-         put_u64(b, at_n_tensors, 0);  // else the tensor count is refused first, against the bytes left
+         // The counts are lowered to what the bytes left can hold (else they are refused first):
+         // no tensors, and the metadata up to llama.block_count, the 4th key.
+         put_u64(b, at_n_tensors, 0);
+         put_u64(b, at_n_kv, 4);
          b.resize(after_string(b, "llama.block_count") + 6);
        }),
        "key 'llama.block_count': unexpected end of file reading a u32 value"},

@@ -67,7 +67,9 @@ TEST(bad_prompt, generation_past_the_context_ends_cleanly) {
   // end or it fails with one line; it must not crash or write past the cache.
   const cli_result r = run_glia({"run", "-m", brown, "-p", "The jury", "-n", "20", "--temp", "0", "-c", "8"});
   EXPECT_EQ(r.signal, 0);
-  if (r.exit_code != 0) EXPECT_NE(the_error(r).find("context"), std::string::npos) << r.err;
+  if (r.exit_code != 0) {
+    EXPECT_NE(the_error(r).find("context"), std::string::npos) << r.err;
+  }
 }
 
 TEST(bad_prompt, hundred_thousand_characters) {

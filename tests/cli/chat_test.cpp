@@ -99,7 +99,8 @@ class child {
 
 // brown-f32 with a real chat template from the pack written into tokenizer.chat_template.
 std::string brown_with_template() {
-  const std::string path = test::scratch("brown-chat.gguf");
+  // One file per test process: ctest runs tests in parallel.
+  const std::string path = test::scratch("brown-chat-" + std::to_string(::getpid()) + ".gguf");
   auto f = gguf::file::open(test::testdata("models/brown-f32.gguf"));
   EXPECT_TRUE(f.is_ok());
   gguf::writer w;

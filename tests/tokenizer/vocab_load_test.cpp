@@ -162,8 +162,11 @@ TEST(vocab_load, other_malformations) {
   w.remove("tokenizer.ggml.model");
   expect_error(w, {"tokenizer.ggml.model", "missing"});
   w = small_vocab();
-  w.set_string("tokenizer.ggml.model", "gpt2");
-  expect_error(w, {"tokenizer.ggml.model", "gpt2"});
+  w.set_string("tokenizer.ggml.model", "gpt2");  // byte-level BPE needs its merge list
+  expect_error(w, {"tokenizer.ggml.merges", "missing"});
+  w = small_vocab();
+  w.set_string("tokenizer.ggml.model", "bert");  // WordPiece is not supported
+  expect_error(w, {"tokenizer.ggml.model", "bert"});
   w = small_vocab();
   w.set_string_array("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "<0x41>", mark, "a", "a", "b"});
   expect_error(w, {"duplicate", "'a'", "5", "6"});

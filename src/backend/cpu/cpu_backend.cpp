@@ -2,7 +2,7 @@
 // non-hot per-row formulas are the reference's own, from backend/ref/ref_ops.h); the hot loops come
 // from the kernel table picked for the host CPU, and the work is split over a persistent pool.
 //
-// Not meant for concurrent calls from several threads: matmul's scratch is guarded, and
+// Not meant for concurrent calls from several threads: matmul's and attention's scratch are guarded, and
 // the pool serializes jobs, but nothing more.
 #include <algorithm>
 #include <cmath>
@@ -74,7 +74,8 @@ class cpu_backend final : public backend {
 
   void attention(const kv_layer_view& kv, const float* q, const int32_t* positions, int64_t n_tok,
                  const attention_params& p, float* out) override {
-    cpu::attention(pool_, k_, kv, q, positions, n_tok, p, out);
+    std::lock_guard<std::mutex> lk(attention_mutex_);
+    cpu::attention(pool_, k_, kv, q, positions, n_tok, p, out, attention_);
   }
 
   void glu(const float* gate, const float* up, float* out, int64_t n_tok, int64_t n, activation act) override {
@@ -113,6 +114,8 @@ class cpu_backend final : public backend {
   const kernel_table& k_;
   std::mutex matmul_mutex_;
   matmul_scratch matmul_;
+  std::mutex attention_mutex_;
+  std::vector<aligned_buffer> attention_;  // per thread
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "backend/cpu/cpu_kernels.h"
 
+#include <vector>
+
 #include "core/cpu_features.h"
 #include "core/fp16.h"
 #include "quant/activation.h"
@@ -7,38 +9,10 @@
 namespace glia::cpu {
 namespace {
 
-float scalar_dot_f32(const float* a, const float* b, int64_t n) {
-  float s = 0.0f;
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-float scalar_dot_f32_f16(const float* a, const uint16_t* b, int64_t n) {
-  float s = 0.0f;
-  for (int64_t i = 0; i < n; ++i) s += a[i] * fp16_to_f32(b[i]);
-  return s;
-}
-
-void scalar_axpy_f32(float alpha, const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
-}
-
-void scalar_axpy_f16(float alpha, const uint16_t* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += alpha * fp16_to_f32(x[i]);
-}
-
-void scalar_scale_f32(float* y, float alpha, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] *= alpha;
-}
-
 kernel_table make_scalar_table() {
   kernel_table k;
   k.isa = "scalar";
-  k.dot_f32 = scalar_dot_f32;
-  k.dot_f32_f16 = scalar_dot_f32_f16;
-  k.axpy_f32 = scalar_axpy_f32;
-  k.axpy_f16 = scalar_axpy_f16;
-  k.scale_f32 = scalar_scale_f32;
+  k.attend = scalar_attend;
   for (const type_traits& t : all_types()) {
     const auto id = uint32_t(t.type);
     if (id < kernel_table::max_type_id && t.vec_dot) {
@@ -85,35 +59,26 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
   if (k.n_quantizers < kernel_table::max_quantizers) k.quantizers[k.n_quantizers++] = {reference, fast, isa};
 }
 
-template <typename F>
-void take(F& slot, F candidate, const char* isa, const char*& best) {
-  if (candidate) {
-    slot = candidate;
-    best = isa;
-  }
-}
-
 kernel_table resolve() {
   kernel_table k = make_scalar_table();
-  // Lowest priority first, so a better ISA overwrites what a weaker one set.
+  // Lowest priority first, so a better ISA overwrites what a weaker one set. An ISA's functions
+  // are only called (even to fetch its tables) where the host runs that ISA.
   struct candidate {
     const isa_kernels* isa;
-    bool supported;
     std::span<const mm_kernel> mm[2];
+    attend_fn attend;
   };
   const cpu_features& f = host_cpu_features();
-  const bool avx2 = f.avx2 && f.fma && f.f16c;
-  // The AVX2 tables are only asked for where the host runs AVX2.
-  const candidate by_priority[] = {
-      {&avx2_kernels(), avx2, {avx2 ? avx2_mm_legacy() : std::span<const mm_kernel>{}, avx2 ? avx2_mm_kquants() : std::span<const mm_kernel>{}}}};
+  std::vector<candidate> by_priority;
+  if (f.avx2 && f.fma && f.f16c)
+    by_priority.push_back({&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants()}, avx2_attend()});
   for (const candidate& c : by_priority) {
-    if (!c.supported) continue;
     const isa_kernels* isa = c.isa;
-    take(k.dot_f32, isa->dot_f32, isa->name, k.isa);
-    take(k.dot_f32_f16, isa->dot_f32_f16, isa->name, k.isa);
-    take(k.axpy_f32, isa->axpy_f32, isa->name, k.isa);
-    take(k.axpy_f16, isa->axpy_f16, isa->name, k.isa);
-    take(k.scale_f32, isa->scale_f32, isa->name, k.isa);
+    if (c.attend) {
+      k.attend = c.attend;
+      k.attend_isa = isa->name;
+      k.isa = isa->name;
+    }
     for (const vec_dot_entry& e : isa->vec_dots) {
       const auto id = uint32_t(e.type);
       if (id >= kernel_table::max_type_id || !e.fn || !geometry_matches(e)) continue;
@@ -142,6 +107,12 @@ kernel_table resolve() {
 }
 
 }  // namespace
+
+size_t attend_scratch_floats(int n_q, int dk, int dv) {
+  const size_t pk = size_t(dk + 7) / 8 * 8, pv = size_t(dv + 7) / 8 * 8, nq8 = size_t(n_q + 7) / 8 * 8;
+  const size_t c = attend_chunk;
+  return size_t(n_q) * pk + c * pk + c * pv + size_t(n_q) * c + size_t(n_q) * pv + 2 * nq8;
+}
 
 vec_dot_fn kernel_table::vec_dot(dtype t) const {
   const auto id = uint32_t(t);

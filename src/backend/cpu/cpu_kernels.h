@@ -75,22 +75,39 @@ struct mm_kernel {
   vec_dot_fn dot;
 };
 
-using dot_f32_fn = float (*)(const float* a, const float* b, int64_t n);
-using dot_f32_f16_fn = float (*)(const float* a, const uint16_t* b, int64_t n);
-using axpy_f32_fn = void (*)(float alpha, const float* x, float* y, int64_t n);  // y += alpha x
-using axpy_f16_fn = void (*)(float alpha, const uint16_t* x, float* y, int64_t n);
-using scale_f32_fn = void (*)(float* y, float alpha, int64_t n);                 // y *= alpha
+// Attention of one query position for the n_q query heads that share one KV head (a GQA group):
+// out[h] = softmax_s(softcap(scale * q[h] . K[s])) . V over the visible slots s, in their order.
+// Each head's result depends only on its query and the slots, never on the other heads or on other
+// positions of the batch (batch invariance).
+struct attend_job {
+  const float* q = nullptr;  // [n_q, dk]
+  float* out = nullptr;      // [n_q, dv]
+  int n_q = 0, dk = 0, dv = 0;
+  bool f16 = true;           // K/V elements are fp16 (else f32)
+  const void* k = nullptr;   // this KV head's K row in slot 0
+  const void* v = nullptr;   // and its V row
+  int64_t k_stride = 0;      // elements between the K rows of consecutive slots
+  int64_t v_stride = 0;
+  const int32_t* slots = nullptr;  // visible slots, increasing
+  int64_t n_slots = 0;
+  float scale = 1.0f;
+  float softcap = 0.0f;  // > 0: scores become softcap * tanh(score / softcap)
+};
+
+// Slots per step of the online softmax, and the scratch layout every attend implementation uses
+// (floats, each part a multiple of 8 so that parts stay 32-byte aligned):
+//   q [n_q][pk], k [chunk][pk], v [chunk][pv], scores [n_q][chunk], acc [n_q][pv], m [n_q8], l [n_q8]
+// with pk, pv = dk, dv rounded up to 8 and n_q8 = n_q rounded up to 8.
+inline constexpr int attend_chunk = 64;
+size_t attend_scratch_floats(int n_q, int dk, int dv);
+
+using attend_fn = void (*)(const attend_job& job, float* scratch);  // scratch: 32-byte aligned
 
 // What one instruction set provides; null members mean "not written for this ISA".
 struct isa_kernels {
   const char* name;
   std::span<const vec_dot_entry> vec_dots;
   std::span<const quantize_entry> quantizers;
-  dot_f32_fn dot_f32;
-  dot_f32_f16_fn dot_f32_f16;
-  axpy_f32_fn axpy_f32;
-  axpy_f16_fn axpy_f16;
-  scale_f32_fn scale_f32;
 };
 
 // ISA records, defined in their own files (compiled with that ISA's flags: they must only be called
@@ -101,15 +118,15 @@ const isa_kernels& avx2_kernels();
 // Q4_K, Q6_K).
 std::span<const mm_kernel> avx2_mm_legacy();
 std::span<const mm_kernel> avx2_mm_kquants();
+attend_fn avx2_attend();  // attention_avx2.cpp
+// The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.
+void scalar_attend(const attend_job& job, float* scratch);
 
 // The resolved table for this host.
 struct kernel_table {
   const char* isa = "scalar";  // best ISA that contributed at least one kernel
-  dot_f32_fn dot_f32 = nullptr;
-  dot_f32_f16_fn dot_f32_f16 = nullptr;
-  axpy_f32_fn axpy_f32 = nullptr;
-  axpy_f16_fn axpy_f16 = nullptr;
-  scale_f32_fn scale_f32 = nullptr;
+  attend_fn attend = nullptr;
+  const char* attend_isa = "scalar";
   static constexpr uint32_t max_type_id = 64;
   vec_dot_fn vec_dot_by_id[max_type_id] = {};
   const mm_kernel* mm_by_id[max_type_id] = {};

@@ -64,21 +64,6 @@ void convert_activations(thread_pool& pool, const kernel_table& k, const type_tr
   });
 }
 
-// Runs job(item) for item in [0, n_items) on every thread, items handed out one at a time.
-template <typename F>
-void for_each_item(thread_pool& pool, int64_t n_items, F&& job) {
-  if (pool.size() == 1 || n_items == 1) {
-    for (int64_t i = 0; i < n_items; ++i) job(i, 0);
-    return;
-  }
-  std::atomic<int64_t> next{0};
-  pool.run([&](int ith, int) {
-    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n_items;
-         i = next.fetch_add(1, std::memory_order_relaxed))
-      job(i, ith);
-  });
-}
-
 void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
                  float* y) {
   const int nth = pool.size();

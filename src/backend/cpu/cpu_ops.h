@@ -2,6 +2,7 @@
 // backend class stays a thin dispatcher and tests can run them with any kernel table.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -25,6 +26,22 @@ void parallel_for(thread_pool& pool, int64_t n, int64_t cost_per_item, F&& f) {
   pool.run([&](int ith, int nth) {
     const auto [begin, end] = split_range(n, ith, nth);
     if (begin < end) f(begin, end);
+  });
+}
+
+// Runs job(item, ith) for item in [0, n_items) on all threads of the pool (ith: the thread's
+// index), items handed out one at a time through an atomic counter so that uneven items balance.
+template <typename F>
+void for_each_item(thread_pool& pool, int64_t n_items, F&& job) {
+  if (pool.size() == 1 || n_items == 1) {
+    for (int64_t i = 0; i < n_items; ++i) job(i, 0);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  pool.run([&](int ith, int) {
+    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n_items;
+         i = next.fetch_add(1, std::memory_order_relaxed))
+      job(i, ith);
   });
 }
 
@@ -53,9 +70,11 @@ struct matmul_scratch {
 void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, const float* x, int64_t n_tok,
             float* y, matmul_scratch& scratch);
 
-// backend::attention: parallel over (token, head), streaming over the slots with an online softmax.
+// backend::attention: parallel over (token, KV head); each item runs the kernel table's attend for
+// the query heads of that KV head. `scratch` holds one buffer per thread.
 void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv, const float* q,
-               const int32_t* positions, int64_t n_tok, const attention_params& p, float* out);
+               const int32_t* positions, int64_t n_tok, const attention_params& p, float* out,
+               std::vector<aligned_buffer>& scratch);
 
 // The CPU backend running on a given kernel table (tests use scalar_kernels() to check that the
 // threading and tiling alone reproduce the reference bit for bit). `k` must outlive the backend.

@@ -55,42 +55,6 @@ inline float bf16(uint16_t h) {
   return f;
 }
 
-float dot_f32_f16(const float* a, const uint16_t* b, int64_t n) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_f16x8(b + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), load_f16x8(b + i + 8), acc1);
-  }
-  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_f16x8(b + i), acc0);
-  float s = hsum(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) s += a[i] * half_to_float(b[i]);
-  return s;
-}
-
-void axpy_f32(float alpha, const float* x, float* y, int64_t n) {
-  const __m256 va = _mm256_set1_ps(alpha);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-  for (; i < n; ++i) y[i] += alpha * x[i];
-}
-
-void axpy_f16(float alpha, const uint16_t* x, float* y, int64_t n) {
-  const __m256 va = _mm256_set1_ps(alpha);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_f16x8(x + i), _mm256_loadu_ps(y + i)));
-  for (; i < n; ++i) y[i] += alpha * half_to_float(x[i]);
-}
-
-void scale_f32(float* y, float alpha, int64_t n) {
-  const __m256 va = _mm256_set1_ps(alpha);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(va, _mm256_loadu_ps(y + i)));
-  for (; i < n; ++i) y[i] *= alpha;
-}
-
 float vec_dot_f32(const void* w, const void* a, int64_t n) {
   return dot_f32(static_cast<const float*>(w), static_cast<const float*>(a), n);
 }
@@ -280,13 +244,7 @@ constexpr vec_dot_entry avx2_vec_dots[] = {
     {dtype::bf16, 1, 2, dtype::bf16, 2, vec_dot_bf16},
 };
 
-constexpr isa_kernels avx2_record{
-    "avx2",   std::span<const vec_dot_entry>(avx2_vec_dots),
-    std::span<const quantize_entry>(avx2_quantizers),
-    dot_f32,  dot_f32_f16,
-    axpy_f32, axpy_f16,
-    scale_f32,
-};
+constexpr isa_kernels avx2_record{"avx2", avx2_vec_dots, avx2_quantizers};
 
 }  // namespace
 

@@ -76,28 +76,47 @@ void q6_k_codes(const block_q6_k& b, __m256i q[8]) {
 
 // ---- Q4_K ---------------------------------------------------------------------------------------
 
+// The 8 scales (bytes 0-7) and 8 mins (bytes 8-15) of a Q4_K block as bytes, with 32-bit word
+// operations on the 12 packed bytes (the same bits as q4_k_scales_mins).
+__m128i q4_k_scales_mins_bytes(const uint8_t* s) {
+  uint32_t u[3];
+  std::memcpy(u, s, 12);
+  const uint32_t sc_lo = u[0] & 0x3F3F3F3F, mn_lo = u[1] & 0x3F3F3F3F;
+  const uint32_t sc_hi = (u[2] & 0x0F0F0F0F) | ((u[0] >> 6) & 0x03030303) << 4;
+  const uint32_t mn_hi = ((u[2] >> 4) & 0x0F0F0F0F) | ((u[1] >> 6) & 0x03030303) << 4;
+  return _mm_setr_epi32(int32_t(sc_lo), int32_t(sc_hi), int32_t(mn_lo), int32_t(mn_hi));
+}
+
+// Shuffle masks that spread int16 lane j of a 128-bit half over all 8 lanes of that half.
+inline __m256i spread16(int j) { return _mm256_set1_epi16(int16_t((2 * j) | (2 * j + 1) << 8)); }
+
 float dot_q4_k(const void* wv, const void* av, int64_t n) {
   const auto* w = static_cast<const block_q4_k*>(wv);
   const auto* a = static_cast<const block_q8_k*>(av);
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   float sum = 0.0f;
   for (int64_t b = 0; b < n / 256; ++b) {
-    int scales[8], mins[8];
-    q4_k_scales_mins(w[b].scales, scales, mins);
-    int min_term = 0;
-    for (int j = 0; j < 8; ++j) min_term += mins[j] * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+    const __m128i sm = q4_k_scales_mins_bytes(w[b].scales);
+    // min_term = sum_j min_j * (bsums 2j + 2j+1).
+    const __m128i pairs = _mm_hadd_epi16(load128(a[b].bsums), load128(a[b].bsums + 8));
+    const __m128i mt = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), pairs);
+    const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));  // int16 scale j in lane j
     __m256i sumi = _mm256_setzero_si256();
     for (int h = 0; h < 4; ++h) {
       const __m256i packed = load256(w[b].qs + 32 * h);
       const __m256i p_lo = _mm256_maddubs_epi16(_mm256_and_si256(packed, low4), load256(a[b].qs + 64 * h));
       const __m256i p_hi =
           _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(packed, 4), low4), load256(a[b].qs + 64 * h + 32));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, _mm256_set1_epi16(int16_t(scales[2 * h]))));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, _mm256_set1_epi16(int16_t(scales[2 * h + 1]))));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, _mm256_shuffle_epi8(scales, spread16(2 * h))));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, _mm256_shuffle_epi8(scales, spread16(2 * h + 1))));
     }
+    // Both integer sums with one reduction: lanes 0-3 isum partials, lanes 4-7 min partials.
+    const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+    const __m128i both = _mm_hadd_epi32(_mm_hadd_epi32(isum4, mt), _mm_setzero_si128());
+    const int isum = _mm_cvtsi128_si32(both), min_term = _mm_extract_epi32(both, 1);
     const float d = half_to_float(w[b].d) * a[b].d;
     const float dmin = half_to_float(w[b].dmin) * a[b].d;
-    sum += rounded(d * float(hsum_i32(sumi))) - rounded(dmin * float(min_term));
+    sum += rounded(d * float(isum)) - rounded(dmin * float(min_term));
   }
   return sum;
 }
@@ -196,20 +215,22 @@ float dot_q6_k(const void* wv, const void* av, int64_t n) {
   const auto* a = static_cast<const block_q8_k*>(av);
   float sum = 0.0f;
   for (int64_t b = 0; b < n / 256; ++b) {
-    const int8_t* sc = w[b].scales;
-    int offset = 0;
-    for (int g = 0; g < 16; ++g) offset += sc[g] * a[b].bsums[g];
+    const __m128i sc8 = load128(w[b].scales);
+    // 32 * sum_g scale_g * bsum_g, subtracted lane-wise before the single reduction.
+    const __m256i offset = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), load256(a[b].bsums));
     __m256i q[8];
     q6_k_codes(w[b], q);
-    __m256i sumi = _mm256_setzero_si256();
+    __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
     for (int k = 0; k < 8; ++k) {
       // 16 pair sums: lanes 0-7 cover the first 16 elements of slice k (group 2k), 8-15 group 2k+1.
       const __m256i p = _mm256_maddubs_epi16(q[k], load256(a[b].qs + 32 * k));
-      const __m256i s = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(sc[2 * k])),
-                                                _mm_set1_epi16(sc[2 * k + 1]), 1);
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
+      const __m128i s8 = _mm_shuffle_epi8(sc8, _mm_setr_epi8(char(2 * k), char(2 * k), char(2 * k), char(2 * k), char(2 * k),
+                                                             char(2 * k), char(2 * k), char(2 * k), char(2 * k + 1),
+                                                             char(2 * k + 1), char(2 * k + 1), char(2 * k + 1),
+                                                             char(2 * k + 1), char(2 * k + 1), char(2 * k + 1), char(2 * k + 1)));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_cvtepi8_epi16(s8)));
     }
-    sum += rounded(half_to_float(w[b].d) * a[b].d * float(hsum_i32(sumi) - 32 * offset));
+    sum += rounded(half_to_float(w[b].d) * a[b].d * float(hsum_i32(sumi)));
   }
   return sum;
 }
