@@ -6,6 +6,7 @@
 
 #include <limits>
 
+#include "cli_runner.h"
 #include "hostile_case.h"
 
 namespace glia::test {
@@ -134,6 +135,27 @@ TEST_P(model_hostile, library_refuses) { expect_library_refuses(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(bad_input, model_hostile, ::testing::ValuesIn(model_cases()),
                          [](const auto& info) { return info.param.name; });
+
+// The tokenizer and the embedding disagree on the vocabulary size. Both files load; what matters
+// is that running them never indexes past either table.
+TEST(vocab_size_mismatch, tokenizer_larger_than_embedding_fails_cleanly) {
+  // 16 tokens, 8 embedding rows: "abc" tokenizes to ids above 7.
+  const std::string path = write_scratch("vocab_bigger", to_bytes(tiny_model({.dims = {{"token_embd.weight", {8, 8}}}})));
+  const cli_result r = run_glia({"run", "-m", path, "-p", "abc", "-n", "2", "--temp", "0"});
+  EXPECT_EQ(r.signal, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_NE(lines[0].find("is outside the vocabulary (0..7)"), std::string::npos) << lines[0];
+}
+
+TEST(vocab_size_mismatch, embedding_larger_than_tokenizer_runs) {
+  // 32 embedding rows, 16 tokens: sampled ids 16..31 have no text and print nothing.
+  const std::string path = write_scratch("vocab_smaller", to_bytes(tiny_model({.dims = {{"token_embd.weight", {8, 32}}}})));
+  const cli_result r = run_glia({"run", "-m", path, "-p", "abc", "-n", "8", "--temp", "0"});
+  EXPECT_EQ(r.signal, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
 
 }  // namespace
 }  // namespace glia::test

@@ -134,3 +134,65 @@ TEST(cli, bad_model_file_is_a_clear_error) {
 
 }  // namespace
 }  // namespace glia
+
+namespace glia {
+namespace {
+
+TEST(cli_diagnostics, stop_string_ends_generation_and_is_never_printed) {
+  // The golden greedy continuation of "The jury said" is " the same time he was a few moment. Then
+  // he was a few moment, ..."; "moment" first appears after "few ".
+  const std::string model = quote(test::testdata("models/brown-f32.gguf"));
+  run_result r = run_cli("run -m " + model + " -p 'The jury said' -n 32 --temp 0 --stop 'moment'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, " the same time he was a few \n");
+  // A stop string that spans several tokens ("was a few") is held back until it is complete.
+  r = run_cli("run -m " + model + " -p 'The jury said' -n 32 --temp 0 --stop 'was a few'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, " the same time he \n");
+}
+
+TEST(cli_diagnostics, profile_percentages_sum_to_100_and_trace_is_chrome_json) {
+  const std::string trace = test::scratch("trace_" + std::to_string(::getpid()) + ".json");
+  const std::string prof = test::scratch("profile_" + std::to_string(::getpid()) + ".json");
+  run_result r = run_cli("run -m " + quote(test::testdata("models/gemma2-F16.gguf")) + " -p 'Once upon a time' -n 8 --temp 0 --profile --trace " +
+                         quote(trace) + " --profile-json " + quote(prof));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* op : {"attention", "qkv_proj", "ffn", "lm_head", "rope", "kv_append", "embedding", "post_norm"})
+    EXPECT_NE(r.err.find(op), std::string::npos) << op << "\n" << r.err;
+  auto p = nlohmann::json::parse(test::read_text(prof));
+  double sum = 0;
+  for (const auto& op : p["ops"]) sum += op["percent"].get<double>();
+  EXPECT_NEAR(sum, 100.0, 0.01);
+  EXPECT_EQ(p["decode"]["tokens"].get<int>(), 7);
+  EXPECT_GT(p["prefill"]["tokens_per_second"].get<double>(), 0.0);
+  auto t = nlohmann::json::parse(test::read_text(trace));
+  ASSERT_TRUE(t["traceEvents"].is_array());
+  ASSERT_FALSE(t["traceEvents"].empty());
+  for (const auto& e : t["traceEvents"]) {
+    EXPECT_EQ(e["ph"], "X");
+    EXPECT_TRUE(e["ts"].is_number() && e["dur"].is_number() && e["name"].is_string());
+  }
+}
+
+TEST(cli_diagnostics, dump_tensors_writes_raw_floats_and_an_index) {
+  const std::string dir = test::scratch("dump_" + std::to_string(::getpid()));
+  run_result r = run_cli("logits -m " + quote(test::testdata("models/qwen3-F16.gguf")) + " --ids 1,2,3,4,5,6 --kv-type f32 --out " +
+                         quote(dir + ".f32") + " --dump-tensors 'blk.1.attn_norm,logits' --dump-dir " + quote(dir) + " --dump-positions 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto index = nlohmann::json::parse(test::read_text(dir + "/index.json"));
+  ASSERT_EQ(index.size(), 2u) << index.dump();
+  for (const auto& e : index) {
+    const auto shape = e["shape"].get<std::vector<int64_t>>();
+    EXPECT_EQ(shape[0], 4);
+    EXPECT_EQ(test::read_file(dir + "/" + e["file"].get<std::string>()).size(), size_t(shape[0] * shape[1] * 4));
+  }
+  // The dumped logits are the first 4 rows of what `logits` wrote.
+  auto all = test::read_file(dir + ".f32");
+  auto dumped = test::read_file(dir + "/logits.f32");
+  ASSERT_LE(dumped.size(), all.size());
+  EXPECT_TRUE(std::equal(dumped.begin(), dumped.end(), all.begin()));
+  EXPECT_NE(r.err.find("blk.1.attn_norm"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace glia
