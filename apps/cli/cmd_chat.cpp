@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "load_session.h"
 #include "sampling_options.h"
 
 namespace glia::cli {
@@ -82,7 +83,7 @@ command_fn add_chat(CLI::App& app) {
               "for several lines; Ctrl-C stops an answer.");
 
   return [o]() {
-    auto s = session::create(o->s);
+    auto s = open_session(o->s);
     if (!s) {
       fmt::print(stderr, "error: {}\n", s.message());
       return 1;

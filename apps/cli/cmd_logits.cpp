@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "load_session.h"
 
 namespace glia::cli {
 namespace {
@@ -57,7 +58,7 @@ command_fn add_logits(CLI::App& app) {
       fmt::print(stderr, "error: {}\n", ids.message());
       return 1;
     }
-    auto s = session::create(o->s);
+    auto s = open_session(o->s);
     if (!s) {
       fmt::print(stderr, "error: {}\n", s.message());
       return 1;

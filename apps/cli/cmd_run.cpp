@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "load_session.h"
 #include "sampling_options.h"
 
 namespace glia::cli {
@@ -37,7 +38,7 @@ command_fn add_run(CLI::App& app) {
   o->diag.add_to(cmd);
 
   return [o]() {
-    auto s = session::create(o->s);
+    auto s = open_session(o->s);
     if (!s) {
       fmt::print(stderr, "error: {}\n", s.message());
       return 1;

@@ -26,6 +26,7 @@ struct session_options {
   bool use_mmap = true;
   int n_ubatch = 512;       // tokens per forward chunk during prefill
   bool check_tensors = false;  // scan every weight for NaN/Inf (quant scales included) before use
+  std::function<void(double fraction)> load_progress;  // reading the file (--no-mmap)
 };
 
 enum class stop_reason { length, end_of_generation, stop_string, cancelled, context_full, callback };
@@ -57,6 +58,8 @@ class session {
   int32_t n_past() const;  // tokens already in the KV cache
   const std::vector<int32_t>& history() const;  // those tokens
   std::string architecture() const;
+  uint64_t model_file_bytes() const;
+  bool model_is_mapped() const;
   // A numeric metadata value of the model file (e.g. "general.sampling.temp"), if present.
   std::optional<double> metadata_number(std::string_view key) const;
   // A string metadata value (e.g. "tokenizer.chat_template"), if present.

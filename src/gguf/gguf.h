@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,8 +66,10 @@ struct read_limits {
 class file {
  public:
   // Maps `path` read-only (or reads it fully when use_mmap is false) and validates it.
+  // progress(done, total) is called as a read (use_mmap false) advances, for a progress bar.
   static result<std::shared_ptr<file>> open(const std::string& path, bool use_mmap = true,
-                                            const read_limits& limits = {});
+                                            const read_limits& limits = {},
+                                            const std::function<void(uint64_t, uint64_t)>& progress = {});
   // Parses a caller-owned buffer (which must outlive the file object).
   static result<std::shared_ptr<file>> from_memory(std::span<const uint8_t> bytes,
                                                    const read_limits& limits = {});
@@ -78,6 +81,7 @@ class file {
   uint64_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // start of the tensor data section
   uint64_t size() const { return size_; }
+  bool is_mapped() const { return mapping_ != nullptr; }
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, value>>& metadata() const { return kv_; }

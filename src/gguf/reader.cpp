@@ -218,7 +218,8 @@ result<std::shared_ptr<file>> file::from_memory(std::span<const uint8_t> bytes, 
   return f;
 }
 
-result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap, const read_limits& limits) {
+result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap, const read_limits& limits,
+                                         const std::function<void(uint64_t, uint64_t)>& progress) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error("{}: cannot open: {}", path, std::strerror(errno));
   struct stat st {};
@@ -245,7 +246,8 @@ result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap,
     f->owned_.resize(size_t(f->size_));
     uint64_t done = 0;
     while (done < f->size_) {
-      ssize_t n = ::read(fd, f->owned_.data() + done, size_t(f->size_ - done));
+      // Chunks of 64 MiB so that a progress bar can follow a large read.
+      ssize_t n = ::read(fd, f->owned_.data() + done, size_t(std::min<uint64_t>(f->size_ - done, uint64_t(64) << 20)));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         int err = n < 0 ? errno : 0;
@@ -254,6 +256,7 @@ result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap,
                           err ? std::strerror(err) : "file shrank while reading");
       }
       done += uint64_t(n);
+      if (progress) progress(done, f->size_);
     }
     ::close(fd);
     f->base_ = f->owned_.data();

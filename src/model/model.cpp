@@ -15,7 +15,7 @@ result<std::shared_ptr<const model>> load_model(std::shared_ptr<gguf::file> file
 }
 
 result<std::shared_ptr<const model>> load_model(const std::string& path, const load_options& opts) {
-  auto f = gguf::file::open(path, opts.use_mmap);
+  auto f = gguf::file::open(path, opts.use_mmap, {}, opts.progress);
   if (!f) return make_error("{}: {}", path, f.message());
   auto m = load_model(std::move(*f));
   if (!m) return make_error("{}: {}", path, m.message());

@@ -1,6 +1,7 @@
 // A loaded model: the mapped file, its family profile and its bound weights.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,7 @@ struct model {
 
 struct load_options {
   bool use_mmap = true;
+  std::function<void(uint64_t done, uint64_t total)> progress;  // called while reading (no mmap)
 };
 
 result<std::shared_ptr<const model>> load_model(const std::string& path, const load_options& opts = {});

@@ -53,6 +53,8 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   auto p = std::make_unique<impl>();
   load_options lo;
   lo.use_mmap = opts.use_mmap;
+  if (opts.load_progress)
+    lo.progress = [&opts](uint64_t done, uint64_t total) { opts.load_progress(total ? double(done) / double(total) : 1.0); };
   auto m = load_model(opts.model_path, lo);
   if (!m) return m.take_error();
   p->m = std::move(*m);
@@ -88,6 +90,8 @@ int session::n_vocab() const { return int(p_->m->profile.n_vocab); }
 int session::n_ctx() const { return p_->cache->n_ctx(); }
 int32_t session::n_past() const { return p_->n_past; }
 std::string session::architecture() const { return p_->m->profile.arch; }
+uint64_t session::model_file_bytes() const { return p_->m->file->size(); }
+bool session::model_is_mapped() const { return p_->m->file->is_mapped(); }
 
 result<session::chat_format> session::chat_template(const std::string& spec) const {
   chat_format f;

@@ -167,9 +167,11 @@ TEST(chat, ctrl_c_stops_the_answer_and_returns_to_the_prompt) {
   c.signal(SIGINT);
   c.pump(10000, "(stopped)");
   EXPECT_NE(c.err.find("(stopped)"), std::string::npos) << c.err;
-  c.write("And now?\n/exit\n");
+  // Back at the prompt: the next commands are read and obeyed.
+  c.write("/clear\n/exit\n");
   ASSERT_EQ(c.wait_exit(60000), 0) << c.err;
-  EXPECT_EQ(turn_stats(c.err).size(), 2u) << c.err;
+  EXPECT_NE(c.err.find("(conversation cleared)"), std::string::npos) << c.err;
+  EXPECT_EQ(turn_stats(c.err).size(), 1u) << c.err;
 }
 
 }  // namespace

@@ -196,3 +196,21 @@ TEST(cli_diagnostics, dump_tensors_writes_raw_floats_and_an_index) {
 
 }  // namespace
 }  // namespace glia
+
+namespace glia {
+namespace {
+
+TEST(cli_loading, reports_how_the_model_was_loaded_and_resident_memory) {
+  const std::string model = quote(test::testdata("models/brown-q8_0.gguf"));
+  run_result mapped = run_cli("run -m " + model + " -p 'The jury' -n 2 --temp 0");
+  ASSERT_EQ(mapped.exit_code, 0) << mapped.err;
+  EXPECT_NE(mapped.err.find("MiB, mapped)"), std::string::npos) << mapped.err;
+  EXPECT_NE(mapped.err.find("resident memory"), std::string::npos) << mapped.err;
+  run_result read = run_cli("run -m " + model + " -p 'The jury' -n 2 --temp 0 --no-mmap");
+  ASSERT_EQ(read.exit_code, 0) << read.err;
+  EXPECT_NE(read.err.find("read into memory"), std::string::npos) << read.err;
+  EXPECT_EQ(mapped.out, read.out);  // same weights, same text
+}
+
+}  // namespace
+}  // namespace glia
