@@ -55,7 +55,10 @@ std::vector<std::string> lines_of(const std::string& text) {
   while (i < text.size()) {
     size_t j = text.find('\n', i);
     if (j == std::string::npos) j = text.size();
-    out.push_back(text.substr(i, j - i));
+    std::string line = text.substr(i, j - i);
+    // The informational "loaded MODEL (...); resident memory ..." line that precedes evaluation is
+    // not part of an error report.
+    if (line.rfind("loaded ", 0) != 0) out.push_back(std::move(line));
     i = j + 1;
   }
   return out;

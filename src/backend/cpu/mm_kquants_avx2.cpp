@@ -43,18 +43,6 @@ void group_rows(const weight_view& w, int64_t r0, int n_rows, const uint8_t* row
   for (int r = 0; r < 8; ++r) rows[r] = weight_row(w, r0 + std::min(r, n_rows - 1));
 }
 
-// The 6-bit scale and min of sub-block j (0..7) of a Q4_K block (get_scale_min in the reference):
-// entries 0-3 sit in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); entries 4-7 keep their
-// low 4 bits in bytes 8-11 and their top 2 bits in the spare top bits of bytes 0-7.
-void q4_k_scales_mins(const uint8_t* s, int scales[8], int mins[8]) {
-  for (int j = 0; j < 4; ++j) {
-    scales[j] = s[j] & 63;
-    mins[j] = s[j + 4] & 63;
-    scales[j + 4] = (s[j + 8] & 0x0F) | ((s[j] >> 6) << 4);
-    mins[j + 4] = (s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4);
-  }
-}
-
 inline int32_t pair16(int lo, int hi) { return int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16); }
 
 // Codes of one Q6_K super-block as 8 vectors of 32 bytes 0..63 in element order (slice k holds
@@ -76,8 +64,10 @@ void q6_k_codes(const block_q6_k& b, __m256i q[8]) {
 
 // ---- Q4_K ---------------------------------------------------------------------------------------
 
-// The 8 scales (bytes 0-7) and 8 mins (bytes 8-15) of a Q4_K block as bytes, with 32-bit word
-// operations on the 12 packed bytes (the same bits as q4_k_scales_mins).
+// The 8 scales (bytes 0-7) and 8 mins (bytes 8-15) of a Q4_K block (get_scale_min in the
+// reference), with 32-bit word operations on the 12 packed bytes: entries 0-3 sit in the low 6
+// bits of bytes 0-3 (scales) and 4-7 (mins); entries 4-7 keep their low 4 bits in bytes 8-11
+// (scale low nibble, min high nibble) and their top 2 bits in the spare top bits of bytes 0-7.
 __m128i q4_k_scales_mins_bytes(const uint8_t* s) {
   uint32_t u[3];
   std::memcpy(u, s, 12);
@@ -130,10 +120,10 @@ void pack_q4_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
     alignas(32) float d[8], dmin[8];
     for (int r = 0; r < 8; ++r) {
       const auto& blk = reinterpret_cast<const block_q4_k*>(rows[r])[b];
-      int scales[8], mins[8];
-      q4_k_scales_mins(blk.scales, scales, mins);
-      for (int j = 0; j < 8; ++j) sc[j][r] = pair16(scales[j], scales[j]);
-      for (int i = 0; i < 4; ++i) mn[i][r] = pair16(mins[2 * i], mins[2 * i + 1]);
+      alignas(16) uint8_t sm[16];  // scales 0-7, mins 0-7
+      _mm_store_si128(reinterpret_cast<__m128i*>(sm), q4_k_scales_mins_bytes(blk.scales));
+      for (int j = 0; j < 8; ++j) sc[j][r] = pair16(sm[j], sm[j]);
+      for (int i = 0; i < 4; ++i) mn[i][r] = pair16(sm[8 + 2 * i], sm[9 + 2 * i]);
       d[r] = half_to_float(blk.d);
       dmin[r] = half_to_float(blk.dmin);
     }
