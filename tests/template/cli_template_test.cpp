@@ -48,7 +48,7 @@ jinja::json load(const std::string& path) { return jinja::json::parse(test::read
 std::map<std::string, std::string> conversation_files() {
   std::map<std::string, std::string> files;
   for (const auto& c : load(test::testdata("chat_templates/conversations.json"))) {
-    const std::string path = test::scratch("conv_" + c["name"].get<std::string>() + ".json");
+    const std::string path = test::scratch("conv_" + std::to_string(::getpid()) + "_" + c["name"].get<std::string>() + ".json");
     std::ofstream(path) << c.dump();
     files[c["name"]] = path;
   }
@@ -100,7 +100,7 @@ TEST(cli_template, template_embedded_in_gguf) {
   w.set_u32("tokenizer.ggml.bos_token_id", 2);
   w.set_u32("tokenizer.ggml.eos_token_id", 1);
   w.set_string("tokenizer.chat_template", test::read_text(test::testdata("chat_templates/templates/" + stem + ".jinja")));
-  const std::string path = test::scratch("gemma2_with_template.gguf");
+  const std::string path = test::scratch("gemma2_with_template_" + std::to_string(::getpid()) + ".gguf");
   ASSERT_TRUE(w.write(path).is_ok());
   check_pack_template(stem, "-m " + quote(path));
 }
