@@ -2,6 +2,8 @@
 // tokenizer folder. An inspection tool, so it uses the tokenizer module directly.
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -153,7 +155,9 @@ command_fn add_detokenize(CLI::App& app) {
     }
     const std::string text = tok.decode(*ids, {.special = !o->skip_special});
     std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fputc('\n', stdout);
+    // Exactly the decoded text for pipes and files (so it can be compared byte for byte); a newline
+    // only on a terminal, where the shell prompt would otherwise follow the text on the same line.
+    if (::isatty(STDOUT_FILENO)) std::fputc('\n', stdout);
     return 0;
   };
 }

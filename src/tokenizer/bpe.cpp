@@ -1,5 +1,6 @@
 #include "tokenizer/bpe.h"
 
+#include <algorithm>
 #include <queue>
 
 #include "tokenizer/byte_level.h"
@@ -34,16 +35,29 @@ struct pops_later {
   }
 };
 
-// Pre-tokens shorter than this are memoized per encode call: natural text repeats its words.
-constexpr size_t max_cached_word = 64;
-constexpr size_t max_cache_entries = 1 << 16;
+// The character before the "▁" at `pos` (pos > 0) of UTF-8 text.
+std::string_view char_before(std::string_view s, size_t pos) {
+  size_t b = pos - 1;
+  while (b > 0 && (static_cast<uint8_t>(s[b]) & 0xC0) == 0x80) --b;
+  return s.substr(b, pos - b);
+}
+
+// Every character other than "▁" that some merge joins to a following "▁" (e.g. Gemma 3 merges
+// ">" and "▁</"): only before those can a symbol span the start of a "▁word".
+std::vector<std::string> chars_merged_into_space_mark(const vocab& v) {
+  std::vector<std::string> found;
+  std::string joined;
+  for (const auto& [a, b] : v.merges) {
+    joined.assign(a).append(b);
+    for (size_t q = joined.find(space_mark, 1); q != std::string::npos; q = joined.find(space_mark, q + 1)) {
+      const std::string_view c = char_before(joined, q);
+      if (c != space_mark && std::find(found.begin(), found.end(), c) == found.end()) found.emplace_back(c);
+    }
+  }
+  return found;
+}
 
 }  // namespace
-
-struct bpe_algorithm::word_cache {
-  std::unordered_map<std::string, std::pair<uint32_t, uint32_t>, text_hash, std::equal_to<>> spans;
-  std::vector<int32_t> ids;
-};
 
 result<merge_table> merge_table::build(const vocab& v) {
   merge_table m;
@@ -100,6 +114,8 @@ bpe_algorithm::bpe_algorithm(const vocab& v, merge_table m, text_pipeline p)
   for (const auto& n : v.pipeline.normalizers)
     if (n.what == normalizer_spec::kind::replace && n.pattern.text == " " && n.content == space_mark)
       escaped_spaces_ = true;
+  split_at_words_ = escaped_spaces_ && !v.pipeline.ignore_merges;
+  if (split_at_words_) joined_before_mark_ = chars_merged_into_space_mark(v);
   if (!byte_level_) {
     bmp_symbol_.assign(0x10000, no_token);
     std::string ch;
@@ -235,10 +251,25 @@ void bpe_algorithm::encode_word(std::string_view word, std::vector<int32_t>& out
   }
 }
 
+void bpe_algorithm::encode_memoized(std::string_view word, word_memo& memo, std::vector<int32_t>& out) const {
+  if (word.size() > word_memo::max_word) {
+    encode_word(word, out);
+    return;
+  }
+  std::span<const int32_t> ids;
+  if (memo.find(word, ids)) {
+    out.insert(out.end(), ids.begin(), ids.end());
+    return;
+  }
+  const size_t before = out.size();
+  encode_word(word, out);
+  memo.insert(word, std::span<const int32_t>(out).subspan(before));
+}
+
 void bpe_algorithm::encode(std::span<const fragment> fragments, std::vector<int32_t>& out) const {
   pipeline_scratch scratch;
   std::vector<std::string_view> words;
-  word_cache cache;
+  word_memo memo;
   for (size_t i = 0; i < fragments.size(); ++i) {
     const fragment& f = fragments[i];
     if (f.is_token()) {
@@ -247,24 +278,25 @@ void bpe_algorithm::encode(std::span<const fragment> fragments, std::vector<int3
     }
     pipeline_.run(f.text, static_cast<int>(i), scratch, words);
     for (std::string_view w : words) {
-      if (w.size() >= max_cached_word) {
-        encode_word(w, out);
+      if (!split_at_words_) {
+        encode_memoized(w, memo, out);
         continue;
       }
-      if (auto it = cache.spans.find(w); it != cache.spans.end()) {
-        out.insert(out.end(), cache.ids.begin() + it->second.first,
-                   cache.ids.begin() + it->second.first + it->second.second);
-        continue;
+      // SPM-style vocabularies (Mistral, Gemma) have no pre-tokenizer: the whole text is one
+      // pre-token. A symbol can only span the start of a "▁word" if some merge's text holds the
+      // character before it followed by "▁"; where none does, encoding word by word gives the same
+      // ids and keeps the merge queue small (on a 4 MiB text, one queue of millions of pairs made
+      // encoding ~10x slower).
+      size_t start = 0;
+      for (size_t q = w.find(space_mark, 1); q != std::string_view::npos; q = w.find(space_mark, q + 1)) {
+        const std::string_view before = char_before(w, q);
+        if (before == space_mark ||
+            std::find(joined_before_mark_.begin(), joined_before_mark_.end(), before) != joined_before_mark_.end())
+          continue;
+        encode_memoized(w.substr(start, q - start), memo, out);
+        start = q;
       }
-      const size_t before = out.size();
-      encode_word(w, out);
-      if (cache.spans.size() >= max_cache_entries) {
-        cache.spans.clear();
-        cache.ids.clear();
-      }
-      const auto start = static_cast<uint32_t>(cache.ids.size());
-      cache.ids.insert(cache.ids.end(), out.begin() + before, out.end());
-      cache.spans.emplace(std::string(w), std::make_pair(start, static_cast<uint32_t>(out.size() - before)));
+      encode_memoized(w.substr(start), memo, out);
     }
   }
 }

@@ -16,6 +16,7 @@
 #include "tokenizer/algorithm.h"
 #include "tokenizer/text_pipeline.h"
 #include "tokenizer/vocab.h"
+#include "tokenizer/word_memo.h"
 
 namespace glia::tok {
 
@@ -67,12 +68,12 @@ class bpe_algorithm final : public algorithm {
   void encode(std::span<const fragment> fragments, std::vector<int32_t>& out) const override;
   std::string normal_piece(const token_data& t) const override;
 
-  struct word_cache;
-
  private:
   bpe_algorithm(const vocab& v, merge_table m, text_pipeline p);
   // Appends the ids of one pre-token (raw bytes for byte-level vocabularies).
   void encode_word(std::string_view word, std::vector<int32_t>& out) const;
+  // encode_word through the per-call memo.
+  void encode_memoized(std::string_view word, word_memo& memo, std::vector<int32_t>& out) const;
   void emit_missing(std::string_view piece, std::vector<int32_t>& out) const;
   int32_t char_symbol(std::string_view ch) const;  // symbol of one UTF-8 character
 
@@ -81,6 +82,8 @@ class bpe_algorithm final : public algorithm {
   text_pipeline pipeline_;
   bool byte_level_ = false;
   bool escaped_spaces_ = false;        // SPM-style BPE: "▁" in token texts stands for a space
+  bool split_at_words_ = false;        // escaped spaces: "▁word"s can be encoded one by one...
+  std::vector<std::string> joined_before_mark_;  // ...except after these characters
   std::array<int32_t, 256> byte_symbol_{};  // byte-level: raw byte -> symbol of its character
   std::array<int32_t, 256> hex_byte_{};     // <0xNN> tokens, no_token when absent
   std::vector<int32_t> bmp_symbol_;         // character-level: symbol of each BMP character

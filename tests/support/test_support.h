@@ -15,6 +15,8 @@ std::string decompressed(const std::string& rel);
 // Reads a whole file; empty vector if missing.
 std::vector<unsigned char> read_file(const std::string& path);
 std::string read_text(const std::string& path);
+// Writes `bytes` to `path` exactly (no newline translation); throws if it cannot.
+void write_text(const std::string& path, const std::string& bytes);
 // Path of the built CLI binary.
 std::string cli_path();
 

@@ -14,10 +14,11 @@ extern char** environ;
 
 namespace glia::test {
 
-cli_result run_glia(const std::vector<std::string>& args) {
+cli_result run_glia(const std::vector<std::string>& args, const std::optional<std::string>& stdin_text) {
   static std::atomic<int> counter{0};
-  const std::string stem = "bad_input_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  const std::string out_path = scratch(stem + ".out"), err_path = scratch(stem + ".err");
+  const std::string stem = "cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const std::string out_path = scratch(stem + ".out"), err_path = scratch(stem + ".err"), in_path = scratch(stem + ".in");
+  if (stdin_text) write_text(in_path, *stdin_text);
   const std::string cli = cli_path();
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(cli.c_str()));
@@ -26,7 +27,7 @@ cli_result run_glia(const std::vector<std::string>& args) {
 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 0, stdin_text ? in_path.c_str() : "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   cli_result r;
@@ -46,6 +47,7 @@ cli_result run_glia(const std::vector<std::string>& args) {
   r.err = read_text(err_path);
   ::unlink(out_path.c_str());
   ::unlink(err_path.c_str());
+  if (stdin_text) ::unlink(in_path.c_str());
   return r;
 }
 

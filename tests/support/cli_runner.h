@@ -2,6 +2,7 @@
 // prompt or a path with quotes needs no escaping) and captures its exit code, stdout and stderr.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,8 @@ struct cli_result {
   std::string err;
 };
 
-cli_result run_glia(const std::vector<std::string>& args);
+// stdin_text: what the program reads on standard input (else /dev/null).
+cli_result run_glia(const std::vector<std::string>& args, const std::optional<std::string>& stdin_text = std::nullopt);
 
 // The lines of `text` without the trailing newline; empty lines are kept.
 std::vector<std::string> lines_of(const std::string& text);
