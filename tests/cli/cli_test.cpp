@@ -10,38 +10,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
 #include "test_support.h"
 
 namespace glia {
 namespace {
 
-struct run_result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-run_result run_cli(const std::string& args) {
-  static int counter = 0;
-  const std::string err_path = test::scratch("cli_stderr_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  const std::string cmd = quote(test::cli_path()) + " " + args + " 2>" + quote(err_path);
-  run_result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = test::read_text(err_path);
-  return r;
-}
+using run_result = test::cli_result;
+using test::quote;
+using test::run_cli;
 
 nlohmann::json manifest(const std::string& stem) {
   std::ifstream in(test::testdata("golden/" + stem + ".json"));

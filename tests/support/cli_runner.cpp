@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 
 #include "test_support.h"
 
@@ -48,6 +49,30 @@ cli_result run_glia(const std::vector<std::string>& args, const std::optional<st
   ::unlink(out_path.c_str());
   ::unlink(err_path.c_str());
   if (stdin_text) ::unlink(in_path.c_str());
+  return r;
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+cli_result run_cli(const std::string& args) {
+  static std::atomic<int> counter{0};
+  const std::string err_path = scratch("cli_sh_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".err");
+  const std::string cmd = quote(cli_path()) + " " + args + " 2>" + quote(err_path);
+  cli_result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  r.err = read_text(err_path);
+  ::unlink(err_path.c_str());
   return r;
 }
 

@@ -18,6 +18,12 @@ struct cli_result {
 // stdin_text: what the program reads on standard input (else /dev/null).
 cli_result run_glia(const std::vector<std::string>& args, const std::optional<std::string>& stdin_text = std::nullopt);
 
+// The same through the shell, for tests that write pipelines or redirections: `args` is a shell
+// command line after the program name (quote paths with quote()). exit_code -1: no normal exit.
+cli_result run_cli(const std::string& args);
+// `s` as one single-quoted shell word.
+std::string quote(const std::string& s);
+
 // The lines of `text` without the trailing newline; empty lines are kept.
 std::vector<std::string> lines_of(const std::string& text);
 
