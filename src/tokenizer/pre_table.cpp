@@ -159,6 +159,28 @@ std::optional<pre_type> find_pre_type(std::string_view name) {
   } else if (in(name, {"gemma4", "granite-embed-multi-311m"})) {
     p.regexes = {"[^\\n]+|[\\n]+"};
     p.byte_encode = false;
+  } else if (name == "spark2_5") {
+    p.regexes = {"\\p{N}{1,3}", cjk_kana,
+                 "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?"
+                 "[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+",
+                 "\\p{N}"};
+    p.clean_spaces = false;
+  } else if (name == "youtu") {
+    p.regexes = {"[\\x{AC00}-\\x{D7A3}\\x{3131}-\\x{318E}]+|[\\x{FF01}\\x{2026}\\x{201C}\\x{201D}\\x{2018}\\x{2019}\\x{2014}"
+                 "\\x{FF1A}\\x{FF1B}\\x{FF0C}\\x{3001}-\\x{303F}\\x{FE30}-\\x{FE4F}]+|[\\x{3105}-\\x{312F}]+|" + cjk_kana,
+                 std::string("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+") +
+                     contractions + "?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*" +
+                     contractions + "?|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+    p.clean_spaces = false;
+    p.ignore_merges = true;
+  } else if (name == "granite-embed-multi-97m") {
+    // gpt-4o's lookaheads with \p{M}, so combining marks stay on their letters.
+    const std::string c = std::string(contractions) + "?";
+    p.regexes = {"[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))*((?=[\\p{L}\\p{M}])([^A-Z]))+" + c +
+                 "|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))+((?=[\\p{L}\\p{M}])([^A-Z]))*" + c +
+                 "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+    p.clean_spaces = false;
+    p.ignore_merges = true;
   } else if (name == "sarvam-moe") {
     p.regexes = {"[^\\n]+|[\\n]+"};
     p.byte_encode = false;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -26,6 +27,19 @@ inline std::unique_ptr<tokenizer> load_tokenizer(const std::string& path) {
   EXPECT_TRUE(t.is_ok()) << path << ": " << t.message();
   if (!t) return nullptr;
   return std::move(t).value();
+}
+
+// One of the pack's Hugging Face tokenizers (tokenizers/<name>), loaded once per test program and shared
+// by the tests that use it (gemma3's tokenizer.json is 33 MB). nullptr (and a test failure) if it fails.
+inline const tokenizer* hf_pack_tokenizer(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<tokenizer>> cache;
+  auto it = cache.find(name);
+  if (it != cache.end()) return it->second.get();
+  auto t = tokenizer::from_hf(testdata("tokenizers/" + name));
+  EXPECT_TRUE(t.is_ok()) << name << ": " << t.message();
+  std::unique_ptr<tokenizer> tok;
+  if (t) tok = std::move(t).value();
+  return cache.emplace(name, std::move(tok)).first->second.get();
 }
 
 inline std::unique_ptr<tokenizer> load_vocab_gguf(const std::string& name) {

@@ -51,9 +51,10 @@ struct expr {
 
 // An assignment target: a name, a namespace attribute (ns.attr) or a tuple of names.
 struct target {
-  std::vector<std::string> names;  // one name unless unpacking
+  std::vector<std::string> names;  // one name unless unpacking (all names, nested ones included)
   std::string attr;                // set: names[0].attr when not empty
   bool tuple = false;
+  std::vector<target> nested;      // `a, (b, c)`: one target per element when any is a tuple
 };
 
 enum class stmt_kind : uint8_t {
@@ -67,7 +68,7 @@ enum class stmt_kind : uint8_t {
   call_block, // value (the call expression) with caller(params) = body
   filter_block,  // filter applied to the rendered body
   with,       // params (name = value) in a new scope over body
-  scope_body, // body rendered in place: {% generation %}, {% autoescape %}
+  scope_body, // body rendered in place, in an inner scope: {% generation %}, {% autoescape %}
   break_,
   continue_,
 };

@@ -30,7 +30,7 @@ value no_element(const value& obj, const value& key) {
 constexpr std::string_view str_methods[] = {
     "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines", "startswith", "endswith", "upper", "lower",
     "title", "capitalize", "swapcase", "replace", "format", "join", "count", "find", "rfind", "index", "rindex",
-    "isdigit", "isnumeric", "isdecimal", "isalpha", "isalnum", "isspace", "islower", "isupper", "center", "ljust",
+    "isdigit", "isnumeric", "isdecimal", "isalpha", "isalnum", "isspace", "islower", "isupper", "istitle", "center", "ljust",
     "rjust", "zfill", "partition", "rpartition", "removeprefix", "removesuffix", "casefold"};
 constexpr std::string_view dict_methods[] = {"items", "keys", "values", "get", "copy"};
 constexpr std::string_view list_methods[] = {"index", "count", "copy"};
@@ -218,6 +218,25 @@ result<value> str_method(interpreter& in, const std::string& self, const std::st
   if (m == "isalpha") return all_chars(self, ustr::is_alpha);
   if (m == "isalnum") return all_chars(self, [](uint32_t c) { return ustr::is_alpha(c) || ustr::is_digit(c); });
   if (m == "isspace") return all_chars(self, ustr::is_space);
+  if (m == "istitle") {
+    // Uppercase/titlecase letters only after uncased characters, lowercase ones only after cased.
+    bool prev_cased = false, any = false;
+    for (size_t i = 0; i < self.size();) {
+      size_t len;
+      const uint32_t cp = ustr::decode(self, i, len);
+      i += len;
+      if (ustr::is_cased_upper(cp)) {
+        if (prev_cased) return value::boolean(false);
+        prev_cased = any = true;
+      } else if (ustr::is_cased_lower(cp)) {
+        if (!prev_cased) return value::boolean(false);
+        prev_cased = true;
+      } else {
+        prev_cased = false;
+      }
+    }
+    return value::boolean(any);
+  }
   if (m == "islower" || m == "isupper") {
     bool cased = false;
     for (size_t i = 0; i < self.size();) {

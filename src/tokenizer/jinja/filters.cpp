@@ -108,6 +108,9 @@ result<value> f_first_last(const value& v, call_args& a, bool last) {
   GLIA_TRY(r.check());
   if (last && v.is_array() && v.arr().kind == seq_kind::generator)
     return make_error("TypeError: 'generator' object is not reversible");
+  // do_last is next(iter(reversed(seq))).
+  if (last && !v.is_array() && !v.is_string() && !v.is_object() && !v.is_undefined())
+    return make_error("TypeError: '{}' object is not reversible", type_name(v));
   GLIA_ASSIGN(std::vector<value> items, iterate(v));
   if (items.empty()) return value::undefined(fmt::format("No {} item, sequence was empty.", last ? "last" : "first"));
   return last ? items.back() : items.front();
@@ -158,6 +161,8 @@ result<value> f_map(interpreter& in, const value& v, call_args& a) {
   }
   if (!a.pos[0].is_string()) return make_error("TypeError: map() filter name must be a string");
   const std::string name = a.pos[0].str();
+  // Looked up while rendering (environment.call_filter), hence TemplateRuntimeError.
+  if (!has_filter(name)) return make_error("TemplateRuntimeError: No filter named '{}'.", name);
   for (const value& x : items) {
     call_args rest;
     rest.pos.assign(a.pos.begin() + 1, a.pos.end());
@@ -184,6 +189,7 @@ result<value> f_select(interpreter& in, const value& v, call_args& a, bool by_at
     if (!a.pos[next].is_string()) return make_error("TypeError: test name must be a string");
     test = a.pos[next].str();
     ++next;
+    if (!has_test(test)) return make_error("TemplateRuntimeError: No test named '{}'.", test);
   }
   std::vector<value> out;
   for (const value& x : items) {
@@ -216,6 +222,7 @@ result<value> f_items(interpreter& in, const value& v, call_args& a) {
 result<value> f_dictsort(interpreter& in, const value& v, call_args& a) {
   arg_reader r("dictsort", a, {"case_sensitive", "by", "reverse"});
   GLIA_TRY(r.check());
+  if (v.is_undefined()) return undefined_error(v);  // do_dictsort calls value.items()
   if (!v.is_object()) return make_error("AttributeError: '{}' object has no attribute 'items'", type_name(v));
   const bool cs = r.get(0) && truthy(*r.get(0));
   const std::string by = r.get(1) ? to_str(*r.get(1)) : "key";
@@ -243,12 +250,28 @@ result<value> f_sort(interpreter& in, const value& v, call_args& a) {
   GLIA_TRY(in.tick(items.size() * 4));
   const bool rev = r.get(0) && truthy(*r.get(0));
   const bool cs = r.get(1) && truthy(*r.get(1));
-  GLIA_ASSIGN(attr_getter get, make_attr_getter(r.get(2), nullptr));
+  // sort(attribute='a,b') sorts by a tuple of attributes (Jinja's make_multi_attrgetter).
+  std::vector<attr_getter> getters;
+  if (const value* at = r.get(2); at && at->is_string() && at->str().find(',') != std::string::npos) {
+    static const std::string comma = ",";
+    for (const auto& part : ustr::split(at->str(), &comma, -1)) {
+      const value name = value::string(part);
+      GLIA_ASSIGN(attr_getter g, make_attr_getter(&name, nullptr));
+      getters.push_back(std::move(g));
+    }
+  } else {
+    GLIA_ASSIGN(attr_getter g, make_attr_getter(r.get(2), nullptr));
+    getters.push_back(std::move(g));
+  }
   std::vector<value> keys;
   std::vector<size_t> order;
   for (size_t i = 0; i < items.size(); ++i) {
-    GLIA_ASSIGN(value k, get(items[i]));
-    keys.push_back(cs ? k : lower_key(k));
+    std::vector<value> parts;
+    for (const attr_getter& get : getters) {
+      GLIA_ASSIGN(value k, get(items[i]));
+      parts.push_back(cs ? k : lower_key(k));
+    }
+    keys.push_back(parts.size() == 1 ? std::move(parts[0]) : value::array(std::move(parts), seq_kind::tuple));
     order.push_back(i);
   }
   GLIA_TRY(sort_values(keys, order, rev));
@@ -286,6 +309,9 @@ result<value> f_reverse(interpreter& in, const value& v, call_args& a) {
     for (auto it = chars.rbegin(); it != chars.rend(); ++it) out += *it;
     return value::string(std::move(out));
   }
+  // do_reverse turns the TypeError of reversed()/list() on a scalar into FilterArgumentError.
+  if (!v.is_array() && !v.is_object() && !v.is_undefined() && !v.is_string())
+    return make_error("FilterArgumentError: argument must be iterable");
   GLIA_ASSIGN(std::vector<value> items, iterate(v));
   GLIA_TRY(in.tick(items.size()));
   std::reverse(items.begin(), items.end());

@@ -83,6 +83,19 @@ std::optional<int64_t> parse_int(const std::string& text, int base) {
     digits += t[i];
   }
   if (digits.empty()) return std::nullopt;
+  auto prefixed = [&](char p, int b) {
+    if ((base == 0 || base == b) && digits.size() > 2 && digits[0] == '0' && (digits[1] | 0x20) == p) {
+      digits.erase(0, 2);
+      base = b;
+      return true;
+    }
+    return false;
+  };
+  if (!prefixed('x', 16) && !prefixed('o', 8) && !prefixed('b', 2) && base == 0) {
+    // Base 0 is Python's literal syntax: no leading zeros on a non-zero decimal.
+    if (digits.size() > 1 && digits[0] == '0' && digits.find_first_not_of('0') != std::string::npos) return std::nullopt;
+    base = 10;
+  }
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(digits.c_str(), &end, base);
@@ -108,9 +121,11 @@ result<value> f_int(interpreter&, const value& v, call_args& a) {
   arg_reader r("int", a, {"default", "base"});
   GLIA_TRY(r.check());
   const value dflt = r.get(0) ? *r.get(0) : value::integer(0);
+  // int(Undefined) raises UndefinedError, which do_int does not catch.
+  if (v.is_undefined()) return undefined_error(v);
   int base = 10;
   if (const value* b = r.get(1)) base = int(b->is_int() ? b->as_int() : 10);
-  if (base < 2 || base > 36) base = 10;
+  if (base != 0 && (base < 2 || base > 36)) base = 10;
   if (v.is_int()) return v;
   if (v.is_bool()) return value::integer(v.int_like());
   if (v.is_float()) {
@@ -131,6 +146,7 @@ result<value> f_float(interpreter&, const value& v, call_args& a) {
   arg_reader r("float", a, {"default"});
   GLIA_TRY(r.check());
   const value dflt = r.get(0) ? *r.get(0) : value::floating(0.0);
+  if (v.is_undefined()) return undefined_error(v);  // float(Undefined) raises, as int() does
   if (v.is_number()) return value::floating(v.number());
   if (v.is_string())
     if (auto d = parse_float(v.str())) return value::floating(*d);
@@ -140,6 +156,8 @@ result<value> f_float(interpreter&, const value& v, call_args& a) {
 result<value> f_abs(interpreter&, const value& v, call_args& a) {
   arg_reader r("abs", a, {});
   GLIA_TRY(r.check());
+  // abs(Undefined): Undefined has no __abs__, so this is a TypeError rather than UndefinedError.
+  if (v.is_undefined()) return make_error("TypeError: bad operand type for abs(): 'Undefined'");
   if (v.is_float()) return value::floating(std::fabs(v.as_float()));
   if (v.is_int() || v.is_bool()) {
     if (v.int_like() == INT64_MIN) return make_error("OverflowError: integer result does not fit in 64 bits");
@@ -165,6 +183,7 @@ double py_round(double x, int64_t n) {
 result<value> f_round(interpreter&, const value& v, call_args& a) {
   arg_reader r("round", a, {"precision", "method"});
   GLIA_TRY(r.check());
+  if (v.is_undefined()) return make_error("TypeError: type Undefined doesn't define __round__ method");
   int64_t precision = 0;
   if (const value* p = r.get(0)) {
     if (!p->is_int() && !p->is_bool()) return make_error("TypeError: round() precision must be an integer");
@@ -197,6 +216,14 @@ result<value> f_indent(interpreter& in, const value& v, call_args& a) {
   }
   const bool first = r.get(1) && truthy(*r.get(1));
   const bool blank = r.get(2) && truthy(*r.get(2));
+  // do_indent starts with `s += "\n"`, which only strings (and lists) accept.
+  if (v.is_undefined()) return undefined_error(v);
+  if (v.is_array() && v.arr().kind == seq_kind::tuple)
+    return make_error("TypeError: can only concatenate tuple (not \"str\") to tuple");
+  if (v.is_array() && v.arr().kind == seq_kind::list)  // list += "\n" extends it; then s.splitlines() fails
+    return make_error("AttributeError: 'list' object has no attribute 'splitlines'");
+  if (!v.is_string())
+    return make_error("TypeError: unsupported operand type(s) for +=: '{}' and 'str'", type_name(v));
   const std::vector<std::string> lines = ustr::splitlines(to_str(v) + "\n", false);
   GLIA_TRY(in.charge_bytes(to_str(v).size() + lines.size() * ind.size()));
   std::string out;

@@ -147,7 +147,10 @@ result<std::string> percent_format(const std::string& fmt, const value& args) {
     }
     out += piece;
   }
-  if (!used_mapping && !mapping && next < pos.size())
+  // PyUnicode_Format: a non-tuple argument that supports __getitem__ (a list as well as a dict) may
+  // be a mapping, so leaving it unused is not an error.
+  const bool mapping_like = args.is_array() && args.arr().kind != seq_kind::tuple && args.arr().kind != seq_kind::generator;
+  if (!used_mapping && !mapping && !mapping_like && next < pos.size())
     return make_error("TypeError: not all arguments converted during string formatting");
   return out;
 }

@@ -101,6 +101,54 @@ result<value> g_strftime_now(interpreter& in, call_args& a) {
   return value::string(std::move(s));
 }
 
+// joiner(sep=", "): a callable that returns "" the first time and sep afterwards.
+result<value> g_joiner(interpreter&, call_args& a) {
+  if (a.pos.size() + a.kw.size() > 1) return make_error("TypeError: joiner() takes at most 1 argument");
+  std::string sep = ", ";
+  if (!a.pos.empty()) sep = to_str(a.pos[0]);
+  else if (!a.kw.empty()) {
+    if (a.kw[0].first != "sep") return make_error("TypeError: joiner() got an unexpected keyword argument '{}'", a.kw[0].first);
+    sep = to_str(a.kw[0].second);
+  }
+  auto used = std::make_shared<bool>(false);
+  return value::callable("joiner", [sep, used](interpreter&, call_args&) -> result<value> {
+    if (!*used) {
+      *used = true;
+      return value::string("");
+    }
+    return value::string(sep);
+  });
+}
+
+// cycler(*items): an object with next(), reset() and current, as Jinja's Cycler. It is a namespace
+// whose `current` attribute is rewritten by next()/reset(); the callables hold it weakly (the
+// namespace holds them).
+result<value> g_cycler(interpreter&, call_args& a) {
+  if (a.pos.empty()) return make_error("RuntimeError: at least one item has to be provided");
+  if (!a.kw.empty()) return make_error("TypeError: cycler() takes no keyword arguments");
+  auto items = std::make_shared<const std::vector<value>>(a.pos);
+  auto pos = std::make_shared<size_t>(0);
+  auto ns = std::make_shared<namespace_data>();
+  std::weak_ptr<namespace_data> weak = ns;
+  ns->attrs.set(value::string("items"), value::array(*items, seq_kind::tuple));
+  ns->attrs.set(value::string("current"), (*items)[0]);
+  ns->attrs.set(value::string("next"), value::callable("next", [items, pos, weak](interpreter&, call_args&) -> result<value> {
+    const value out = (*items)[*pos];
+    *pos = (*pos + 1) % items->size();
+    if (auto n = weak.lock()) n->attrs.set(value::string("current"), (*items)[*pos]);
+    return out;
+  }));
+  ns->attrs.set(value::string("reset"), value::callable("reset", [items, pos, weak](interpreter&, call_args&) -> result<value> {
+    *pos = 0;
+    if (auto n = weak.lock()) n->attrs.set(value::string("current"), (*items)[0]);
+    return value::none();
+  }));
+  uint32_t d = 0;
+  for (const auto& [k, v] : ns->attrs.entries) d = std::max(d, v.depth());
+  ns->attrs.depth = d + 1;
+  return value::names(std::move(ns));
+}
+
 }  // namespace
 
 void install_globals(scope& sc) {
@@ -109,6 +157,8 @@ void install_globals(scope& sc) {
   sc.set("namespace", value::callable("namespace", g_namespace));
   sc.set("raise_exception", value::callable("raise_exception", g_raise));
   sc.set("strftime_now", value::callable("strftime_now", g_strftime_now));
+  sc.set("joiner", value::callable("joiner", g_joiner));
+  sc.set("cycler", value::callable("cycler", g_cycler));
 }
 
 }  // namespace glia::jinja

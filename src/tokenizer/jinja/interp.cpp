@@ -93,15 +93,19 @@ bool mentions(const expr* e, std::string_view name) {
   return mentions(e->dyn_args.get(), name) || mentions(e->dyn_kwargs.get(), name);
 }
 
-bool mentions(const stmt_list& body, std::string_view name) {
+// into_macros: also look inside macros defined in `body` (they close over its variables, e.g. a
+// macro defined in a for loop sees `loop`).
+bool mentions(const stmt_list& body, std::string_view name, bool into_macros = false) {
   for (const auto& s : body) {
     if (mentions(s->value_expr.get(), name) || mentions(s->cond.get(), name) || mentions(s->filter.get(), name))
       return true;
     for (const auto& [c, b] : s->branches)
-      if (mentions(c.get(), name) || mentions(b, name)) return true;
+      if (mentions(c.get(), name) || mentions(b, name, into_macros)) return true;
     for (const auto& [n, d] : s->params)
       if (mentions(d.get(), name)) return true;
-    if (s->kind != stmt_kind::macro && (mentions(s->body, name) || mentions(s->else_body, name))) return true;
+    if ((into_macros || s->kind != stmt_kind::macro) &&
+        (mentions(s->body, name, into_macros) || mentions(s->else_body, name, into_macros)))
+      return true;
   }
   return false;
 }
@@ -165,8 +169,13 @@ result<flow> interpreter::exec_stmt_impl(const stmt& s, const scope_ptr& sc, std
     }
     case stmt_kind::set_block:
     case stmt_kind::filter_block: {
+      // Jinja2 renders these bodies in an inner frame: a set inside does not leak out.
+      auto body_scope = std::make_shared<scope>();
+      body_scope->parent = sc;
       std::string inner;
-      GLIA_TRY(exec(s.body, sc, inner));
+      auto r = exec(s.body, body_scope, inner);
+      body_scope->vars.clear();
+      GLIA_TRY(r);
       value v = value::string(std::move(inner));
       if (s.filter) {
         GLIA_ASSIGN(v, eval_filter(*s.filter, sc, &v));
@@ -203,7 +212,15 @@ result<flow> interpreter::exec_stmt_impl(const stmt& s, const scope_ptr& sc, std
       inner->vars.clear();
       return r;
     }
-    case stmt_kind::scope_body: return exec(s.body, sc, out);
+    case stmt_kind::scope_body: {
+      // {% generation %} is a call block in transformers (its body is a function of its own) and
+      // {% autoescape %} a scoped block: either way a set inside does not leak out.
+      auto body_scope = std::make_shared<scope>();
+      body_scope->parent = sc;
+      auto r = exec(s.body, body_scope, out);
+      body_scope->vars.clear();
+      return r;
+    }
     case stmt_kind::break_: return flow::brk;
     case stmt_kind::continue_: return flow::cont;
   }
@@ -227,6 +244,11 @@ status interpreter::assign(const target& t, const scope_ptr& sc, value v, int li
   }
   if (!t.tuple) {
     sc->set(t.names[0], std::move(v));
+    return {};
+  }
+  if (!t.nested.empty()) {
+    GLIA_ASSIGN(std::vector<value> parts, unpack(v, t.nested.size()));
+    for (size_t i = 0; i < parts.size(); ++i) GLIA_TRY(assign(t.nested[i], sc, std::move(parts[i]), line));
     return {};
   }
   GLIA_ASSIGN(std::vector<value> parts, unpack(v, t.names.size()));
@@ -264,14 +286,16 @@ result<flow> interpreter::exec_for(const stmt& s, const scope_ptr& sc, std::stri
     *last_changed = std::move(now);
     return value::boolean(true);
   });
-  // The loop variable is built only for bodies that read it (macros called there cannot see it).
+  // The loop variable is built only for bodies that read it, macros defined there included (macros
+  // defined elsewhere and called there cannot see it).
   auto known = uses_loop_.find(&s);
-  if (known == uses_loop_.end()) known = uses_loop_.emplace(&s, mentions(s.body, "loop")).first;
+  if (known == uses_loop_.end()) known = uses_loop_.emplace(&s, mentions(s.body, "loop", true)).first;
   static const value keys[] = {value::string("index"),   value::string("index0"), value::string("revindex"),
                                value::string("revindex0"), value::string("first"), value::string("last"),
                                value::string("length"),  value::string("depth"),  value::string("depth0"),
                                value::string("previtem"), value::string("nextitem"), value::string("cycle"),
                                value::string("changed")};
+  bool completed = false;
   for (int64_t i = 0; i < n; ++i) {
     GLIA_TRY(tick());
     *index = i;
@@ -293,8 +317,18 @@ result<flow> interpreter::exec_for(const stmt& s, const scope_ptr& sc, std::stri
     iter->vars.clear();
     if (!f) return f.take_error();
     if (*f == flow::brk) break;
+    if (*f == flow::normal) completed = true;
   }
-  if (n == 0) return exec(s.else_body, sc, out);
+  // Jinja2 clears its "no iteration" flag at the end of the body, so an else block also runs when
+  // every iteration left through break or continue (not Python's for-else).
+  if (!completed) {
+    // The else block has a frame of its own too: a set inside does not leak out.
+    auto else_scope = std::make_shared<scope>();
+    else_scope->parent = sc;
+    auto r = exec(s.else_body, else_scope, out);
+    else_scope->vars.clear();
+    return r;
+  }
   return flow::normal;
 }
 
@@ -336,7 +370,8 @@ result<value> interpreter::call_macro(const stmt& def, const scope_ptr& closure,
   object_data extra_kw;
   value caller_v;
   for (auto& [k, v] : args.kw) {
-    auto it = std::find_if(def.params.begin(), def.params.end(), [&](const auto& p) { return p.first == k; });
+    // (k captured by name: clang 14, the fuzz build's compiler, cannot capture structured bindings)
+    auto it = std::find_if(def.params.begin(), def.params.end(), [&key = k](const auto& p) { return p.first == key; });
     if (it != def.params.end()) {
       const size_t i = size_t(it - def.params.begin());
       if (given[i]) return make_error("TypeError: macro '{}' got multiple values for argument '{}'", name, k);

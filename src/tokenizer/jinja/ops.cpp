@@ -57,7 +57,7 @@ result<value> int_arith(std::string_view op, int64_t a, int64_t b) {
     return value::floating(double(a) / double(b));
   }
   if (op == "//" || op == "%") {
-    if (b == 0) return make_error("ZeroDivisionError: integer division or modulo by zero");
+    if (b == 0) return make_error("ZeroDivisionError: {}", op == "%" ? "integer modulo by zero" : "integer division or modulo by zero");
     if (a == std::numeric_limits<int64_t>::min() && b == -1) {
       if (op == "%") return value::integer(0);
       return overflow();
@@ -98,7 +98,11 @@ result<value> float_arith(std::string_view op, double a, double b) {
   }
   if (a == 0 && b < 0) return make_error("ZeroDivisionError: 0.0 cannot be raised to a negative power");
   if (a < 0 && b != std::floor(b)) return make_error("unsupported: a negative number raised to a fractional power (complex result)");
-  return value::floating(std::pow(a, b));
+  const double r = std::pow(a, b);
+  // CPython's float_pow reports a finite base and exponent overflowing as ERANGE.
+  if (std::isinf(r) && std::isfinite(a) && std::isfinite(b))
+    return make_error("OverflowError: (34, 'Numerical result out of range')");
+  return value::floating(r);
 }
 
 result<value> repeat(interpreter& in, const value& seq, int64_t n) {
@@ -227,10 +231,15 @@ result<bool> contains(const value& container, const value& item) {
 result<value> slice(interpreter& in, const value& v, const value& start, const value& stop, const value& step) {
   if (v.is_undefined()) return undefined_error(v);
   const bool str = v.is_string();
-  if (!str && !is_sequence(v)) return value::undefined(fmt::format("'{} object' is not subscriptable", type_name(v)));
+  // Jinja2 compiles x[a:b] to Python's own slicing (not environment.getitem), so a value that
+  // cannot be sliced raises instead of giving Undefined.
+  if (!str && !is_sequence(v)) {
+    if (v.is_object()) return make_error("TypeError: unhashable type: 'slice'");
+    return make_error("TypeError: '{}' object is not subscriptable", type_name(v));
+  }
   for (const value* p : {&start, &stop, &step})
     if (!p->is_none() && !p->is_int() && !p->is_bool())
-      return value::undefined("slice indices must be integers or None or have an __index__ method");
+      return make_error("TypeError: slice indices must be integers or None or have an __index__ method");
   const int64_t st = step.is_none() ? 1 : step.int_like();
   if (st == 0) return make_error("ValueError: slice step cannot be zero");
   std::vector<size_t> bounds;

@@ -65,6 +65,7 @@ result<stmt_ptr> parser::parse_statement() {
   if (name == "with") return parse_with(line);
   if (name == "generation" || name == "autoescape") {
     auto s = make_stmt(stmt_kind::scope_body, line);
+    s->name = name;
     if (name == "autoescape") {
       GLIA_ASSIGN(expr_ptr ignored, parse_expression(true));
       (void)ignored;
@@ -108,7 +109,7 @@ result<stmt_ptr> parser::parse_if(int line) {
   }
 }
 
-result<target> parser::parse_target(bool with_namespace, std::initializer_list<std::string_view> extra_end) {
+result<target> parser::parse_target(bool with_namespace, std::initializer_list<std::string_view> extra_end, int depth) {
   target tg;
   if (with_namespace && cur().type == tok::name && look().type == tok::op && look().text == "." &&
       look(2).type == tok::name) {
@@ -118,17 +119,35 @@ result<target> parser::parse_target(bool with_namespace, std::initializer_list<s
     return tg;
   }
   const bool paren = skip_op("(");
+  std::vector<target> elems;
+  bool nested = false;
   for (;;) {
-    if (!tg.names.empty()) {
+    if (!elems.empty()) {
       if (!skip_op(",")) break;
       tg.tuple = true;
+    }
+    if (cur().type == tok::op && cur().text == "(") {
+      // A parenthesized tuple inside the target: `for a, (b, c) in ...`.
+      if (depth >= 16) return fail(cur(), "loop targets nest too deeply");
+      GLIA_ASSIGN(target sub, parse_target(false, extra_end, depth + 1));
+      tg.names.insert(tg.names.end(), sub.names.begin(), sub.names.end());
+      elems.push_back(std::move(sub));
+      nested = true;
+      continue;
     }
     if (cur().type != tok::name) break;
     bool is_end = false;
     for (auto e : extra_end) is_end |= cur().text == e;
     if (is_end) break;
     tg.names.push_back(cur().text);
+    target one;
+    one.names.push_back(cur().text);
+    elems.push_back(std::move(one));
     next();
+  }
+  if (nested) {
+    tg.tuple = true;
+    tg.nested = std::move(elems);
   }
   if (paren) {
     tg.tuple = true;

@@ -110,7 +110,7 @@ class parser {
   status end_tag(std::string_view name);
   result<stmt_ptr> parse_statement();
   result<stmt_ptr> parse_if(int line);
-  result<target> parse_target(bool with_namespace, std::initializer_list<std::string_view> extra_end);
+  result<target> parse_target(bool with_namespace, std::initializer_list<std::string_view> extra_end, int depth = 0);
   result<stmt_ptr> parse_for(int line);
   result<stmt_ptr> parse_set(int line);
   result<std::vector<std::pair<std::string, expr_ptr>>> parse_signature();

@@ -46,7 +46,8 @@ bool is_float_v(const value& v) { return v.is_float(); }
 bool is_number_v(const value& v) { return v.is_number(); }
 bool is_string_v(const value& v) { return v.is_string(); }
 bool is_mapping_v(const value& v) { return v.is_object(); }
-bool is_callable_v(const value& v) { return v.is_callable(); }
+// Jinja's Undefined defines __call__ (to raise), so callable(Undefined) is True.
+bool is_callable_v(const value& v) { return v.is_callable() || v.is_undefined(); }
 bool is_escaped_v(const value& v) { return false; }
 
 bool is_iterable(const value& v) { return v.is_array() || v.is_string() || v.is_object() || v.is_undefined(); }

@@ -1,5 +1,7 @@
 #include "tokenizer/jinja/ustr.h"
 
+#include <utf8proc.h>
+
 #include <algorithm>
 
 namespace glia::jinja::ustr {
@@ -130,29 +132,60 @@ uint32_t to_lower(uint32_t cp) {
   return cp;
 }
 
-bool is_cased_upper(uint32_t cp) { return to_lower(cp) != cp; }
-bool is_cased_lower(uint32_t cp) { return to_upper(cp) != cp || cp == 0xDF; }
-
-bool is_alpha(uint32_t cp) {
-  if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
-  if (is_cased_upper(cp) || is_cased_lower(cp)) return true;
-  // CJK, kana, hangul: letters without case.
-  return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7A3);
+// Python's isupper/islower read the Uppercase/Lowercase properties: letters of category Lu/Ll, plus
+// characters with a case mapping such as Roman numerals and circled letters.
+bool is_cased_upper(uint32_t cp) {
+  if (to_lower(cp) != cp) return true;
+  if (cp < 0x80 || cp > 0x10FFFF) return false;
+  const auto cat = utf8proc_category(utf8proc_int32_t(cp));
+  // Titlecase letters (Lt, e.g. U+01C5) are cased but neither upper nor lower.
+  return cat == UTF8PROC_CATEGORY_LU ||
+         (cat != UTF8PROC_CATEGORY_LT && uint32_t(utf8proc_tolower(utf8proc_int32_t(cp))) != cp);
+}
+bool is_cased_lower(uint32_t cp) {
+  if (to_upper(cp) != cp || cp == 0xDF) return true;
+  if (cp < 0x80 || cp > 0x10FFFF) return false;
+  const auto cat = utf8proc_category(utf8proc_int32_t(cp));
+  return cat == UTF8PROC_CATEGORY_LL ||
+         (cat != UTF8PROC_CATEGORY_LT && uint32_t(utf8proc_toupper(utf8proc_int32_t(cp))) != cp);
 }
 
-bool is_digit(uint32_t cp) { return cp >= '0' && cp <= '9'; }
+// Python's str predicates read the Unicode database; utf8proc's categories are the same data.
+bool is_alpha(uint32_t cp) {
+  if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
+  if (cp > 0x10FFFF) return false;
+  switch (utf8proc_category(utf8proc_int32_t(cp))) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO: return true;
+    default: return false;
+  }
+}
 
+// str.isdecimal (and, but for superscripts and the like, isdigit): category Nd.
+bool is_digit(uint32_t cp) {
+  if (cp < 0x80) return cp >= '0' && cp <= '9';
+  return cp <= 0x10FFFF && utf8proc_category(utf8proc_int32_t(cp)) == UTF8PROC_CATEGORY_ND;
+}
+
+// str.isprintable, which repr() uses to decide what to escape: everything but the categories
+// Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs (the ASCII space excepted).
 bool is_printable(uint32_t cp) {
-  if (cp < 0x20 || cp == 0x7F) return false;
-  if (cp < 0x7F) return true;
-  if (cp <= 0xA0 || cp == 0xAD) return false;  // C1 controls, no-break space, soft hyphen
-  if ((cp >= 0x2000 && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202F) || (cp >= 0x205F && cp <= 0x206F))
-    return false;  // Unicode spaces and format characters
-  if (cp == 0x1680 || cp == 0x3000 || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB)) return false;
-  if (cp >= 0xD800 && cp <= 0xDFFF) return false;  // surrogates (our stand-ins for invalid bytes)
-  if ((cp >= 0xE000 && cp <= 0xF8FF) || cp >= 0xF0000) return false;  // private use
-  if ((cp & 0xFFFE) == 0xFFFE) return false;                            // noncharacters
-  return true;
+  if (cp < 0x7F) return cp >= 0x20;
+  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;  // surrogates: our stand-ins for invalid bytes
+  switch (utf8proc_category(utf8proc_int32_t(cp))) {
+    case UTF8PROC_CATEGORY_CC:
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_CS:
+    case UTF8PROC_CATEGORY_CO:
+    case UTF8PROC_CATEGORY_CN:
+    case UTF8PROC_CATEGORY_ZL:
+    case UTF8PROC_CATEGORY_ZP:
+    case UTF8PROC_CATEGORY_ZS: return false;
+    default: return true;
+  }
 }
 
 namespace {
