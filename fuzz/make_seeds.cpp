@@ -2,17 +2,32 @@
 // QK-norm, post norms, sliding windows, V = K, rope_freqs, YaRN, quantized matrices) with a small
 // SentencePiece vocabulary, and a "zoo" file with a value of every metadata type and a tensor of
 // every implemented type. Tiny inputs keep libFuzzer fast while reaching binding and the forward.
+// From the test-data pack, read now (never copied into the repository), it also writes the other
+// targets' seeds in subfolders, in each target's input format:
+//   tokenizer_encode/  the pack's test strings, each behind a flag byte naming a tokenizer kind;
+//   template_render/   every chat template, NUL, each of the pack's conversations;
+//   tokenizer_load/    the pack's tokenizer.json files cut down to a few hundred tokens and merges:
+//                      llama2's (BPE, byte fallback); with --all also llama3's and qwen3's (byte-level
+//                      BPE), whose 9-11 MB files take minutes to cut down, too slow for a CI fixture.
 //
-//   fuzz_make_seeds DIR
+//   fuzz_make_seeds [--all] DIR
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "fixtures.h"
+#include "fuzz_support.h"
 #include "gguf/gguf.h"
 #include "quant/types.h"
+#include "tokenizer/vocab_hf.h"
 
 namespace {
 
@@ -157,14 +172,143 @@ gguf::writer make_zoo() {
   return w;
 }
 
+using ojson = nlohmann::ordered_json;
+
+std::string read_all(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+bool write_bytes(const std::filesystem::path& p, std::string_view bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  return bool(out);
+}
+
+// tokenizer_encode: string i of strings.json goes to kind i % n_kinds with flags (i / n_kinds) % 4, so
+// every kind gets a share of the strings and every add_special/parse_special combination.
+int write_encode_seeds(const std::filesystem::path& dir, bool) {
+  std::filesystem::create_directories(dir);
+  const ojson strings = ojson::parse(read_all(fuzz::testdata("tokenizers/strings.json")), nullptr, false);
+  if (!strings.is_array()) return std::fprintf(stderr, "tokenizers/strings.json: not a JSON array\n"), -1;
+  const int n_kinds = fuzz::n_tokenizer_kinds();
+  int n = 0;
+  for (size_t i = 0; i < strings.size(); ++i) {
+    if (!strings[i].is_string()) continue;
+    const int kind = int(i % n_kinds);
+    const uint8_t flags = uint8_t((kind << 2) | ((i / n_kinds) % 4));
+    std::string bytes(1, char(flags));  // (not `string(1, c) + s`: GCC 12 warns falsely, -Wrestrict)
+    bytes += strings[i].get<std::string>();
+    if (!write_bytes(dir / fmt::format("{}-{:03}.bin", fuzz::tokenizer_kind_name(kind), i), bytes)) return -1;
+    ++n;
+  }
+  return n;
+}
+
+// template_render: template NUL messages, for every template and conversation of the pack.
+int write_template_seeds(const std::filesystem::path& dir, bool) {
+  std::filesystem::create_directories(dir);
+  const ojson convs = ojson::parse(read_all(fuzz::testdata("chat_templates/conversations.json")), nullptr, false);
+  if (!convs.is_array()) return std::fprintf(stderr, "chat_templates/conversations.json: not a JSON array\n"), -1;
+  std::vector<std::filesystem::path> templates;
+  for (const auto& e : std::filesystem::directory_iterator(fuzz::testdata("chat_templates/templates")))
+    if (e.path().extension() == ".jinja") templates.push_back(e.path());
+  std::sort(templates.begin(), templates.end());
+  int n = 0;
+  for (const auto& t : templates) {
+    const std::string source = read_all(t);
+    for (const auto& c : convs) {
+      if (!c.is_object() || !c.contains("messages")) continue;
+      const std::string name = c.value("name", std::to_string(n));
+      const std::string bytes = source + '\0' + c["messages"].dump();
+      if (!write_bytes(dir / (t.stem().string() + "-" + name + ".bin"), bytes)) return -1;
+      ++n;
+    }
+  }
+  return n;
+}
+
+// tokenizer_load: a real tokenizer.json keeps its normalizer, pre-tokenizer, post-processor, decoder and
+// added tokens, but only the first `keep` vocabulary entries (plus the added tokens' own) and the
+// merges among them, so that one input is kilobytes instead of megabytes.
+int write_loader_seeds(const std::filesystem::path& dir, bool all) {
+  std::filesystem::create_directories(dir);
+  int n = 0;
+  std::vector<const char*> names = {"llama2"};
+  if (all) names.insert(names.end(), {"llama3", "qwen3"});
+  for (const char* name : names) {
+    const std::string rel = std::string("tokenizers/") + name + "/tokenizer.json.gz";
+    auto text = tok::read_file_maybe_gz(fuzz::testdata(rel));
+    if (!text) return std::fprintf(stderr, "%s\n", text.message().c_str()), -1;
+    ojson j = ojson::parse(*text, nullptr, false);
+    if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
+      return std::fprintf(stderr, "%s: no model\n", rel.c_str()), -1;
+    std::set<int64_t> added;
+    if (j.contains("added_tokens") && j["added_tokens"].is_array())
+      for (const auto& a : j["added_tokens"])
+        if (a.is_object() && a.contains("id") && a["id"].is_number_integer()) added.insert(a["id"].get<int64_t>());
+    ojson& model = j["model"];
+    std::set<std::string> kept;
+    if (model.contains("vocab") && model["vocab"].is_object()) {
+      ojson small = ojson::object();
+      for (const auto& [piece, id] : model["vocab"].items()) {
+        if (!id.is_number_integer()) continue;
+        const int64_t i = id.get<int64_t>();
+        if (i < 400 || added.count(i)) {
+          small[piece] = id;
+          kept.insert(piece);
+        }
+      }
+      model["vocab"] = std::move(small);
+    }
+    if (model.contains("merges") && model["merges"].is_array()) {
+      ojson small = ojson::array();
+      for (const auto& m : model["merges"]) {
+        std::string a, b;
+        if (m.is_string()) {
+          const std::string s = m.get<std::string>();
+          const size_t sp = s.find(' ');
+          if (sp == std::string::npos) continue;
+          a = s.substr(0, sp), b = s.substr(sp + 1);
+        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+          a = m[0].get<std::string>(), b = m[1].get<std::string>();
+        } else {
+          continue;
+        }
+        if (kept.count(a) && kept.count(b) && kept.count(a + b)) small.push_back(m);
+        if (small.size() >= 300) break;
+      }
+      model["merges"] = std::move(small);
+    }
+    std::string config;
+    const std::string config_path = fuzz::testdata(std::string("tokenizers/") + name + "/tokenizer_config.json");
+    if (std::filesystem::exists(config_path)) {
+      // Only the members the loader reads; the chat template is template_render's business.
+      ojson c = ojson::parse(read_all(config_path), nullptr, false);
+      ojson small = ojson::object();
+      if (c.is_object())
+        for (const char* k : {"add_bos_token", "add_eos_token", "clean_up_tokenization_spaces", "bos_token", "eos_token",
+                              "unk_token", "pad_token", "legacy"})
+          if (c.contains(k)) small[k] = c[k];
+      config = small.dump();
+    }
+    if (!write_bytes(dir / (std::string(name) + ".json"), j.dump(1)) ||
+        !write_bytes(dir / (std::string(name) + "-config.bin"), j.dump() + '\0' + config))
+      return -1;
+    n += 2;
+  }
+  return n;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: fuzz_make_seeds DIR\n");
+  const bool all = argc == 3 && std::string(argv[1]) == "--all";
+  if (argc != 2 && !all) {
+    std::fprintf(stderr, "usage: fuzz_make_seeds [--all] DIR\n");
     return 2;
   }
-  const std::filesystem::path dir = argv[1];
+  const std::filesystem::path dir = argv[argc - 1];
   std::filesystem::create_directories(dir);
   using vt = gguf::value_type;
   std::vector<model_spec> specs = {
@@ -213,5 +357,12 @@ int main(int argc, char** argv) {
   for (const auto& s : specs) write(make_model(s), s.file);
   write(make_zoo(), "zoo");
   std::printf("wrote %zu seeds to %s\n", specs.size() + 1, dir.c_str());
+  for (const auto& [sub, fn] : {std::pair{"tokenizer_encode", &write_encode_seeds},
+                                std::pair{"template_render", &write_template_seeds},
+                                std::pair{"tokenizer_load", &write_loader_seeds}}) {
+    const int n = fn(dir / sub, all);
+    if (n < 0) ++failures;
+    else std::printf("wrote %d seeds to %s\n", n, (dir / sub).c_str());
+  }
   return failures == 0 ? 0 : 1;
 }

@@ -123,12 +123,19 @@ status skip_string(std::string_view d, size_t& p) {
   return at(start, "unterminated string");
 }
 
-status skip_value(std::string_view d, size_t& p) {
+namespace {
+
+// Nesting is bounded because skipping recurses: "[[[[..." 100k deep in a hostile tokenizer.json
+// would otherwise overflow the stack. Real files nest under 10 levels.
+constexpr int max_nesting = 512;
+
+status skip_value_at(std::string_view d, size_t& p, int depth) {
   skip_ws(d, p);
   if (p >= d.size()) return at(p, "expected a value");
   const char c = d[p];
   if (c == '"') return skip_string(d, p);
   if (c == '{' || c == '[') {
+    if (depth >= max_nesting) return at(p, fmt::format("arrays/objects nest deeper than {}", max_nesting));
     const char close = c == '{' ? '}' : ']';
     ++p;
     skip_ws(d, p);
@@ -140,7 +147,7 @@ status skip_value(std::string_view d, size_t& p) {
         GLIA_TRY(skip_string(d, p));
         GLIA_TRY(expect(d, p, ':'));
       }
-      GLIA_TRY(skip_value(d, p));
+      GLIA_TRY(skip_value_at(d, p, depth + 1));
       skip_ws(d, p);
       if (p < d.size() && d[p] == ',') {
         ++p;
@@ -155,6 +162,10 @@ status skip_value(std::string_view d, size_t& p) {
   if (p == start) return at(p, "expected a value");
   return {};
 }
+
+}  // namespace
+
+status skip_value(std::string_view d, size_t& p) { return skip_value_at(d, p, 0); }
 
 status find_members(std::string_view d, size_t p, std::span<const std::string_view> keys,
                     std::span<std::optional<span>> out) {

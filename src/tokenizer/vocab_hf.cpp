@@ -50,7 +50,7 @@ status read_model_vocab(const big_members& b, vocab& v) {
   auto s = json_scan::for_each_text_id(b.doc, *b.vocab, [&](std::string&& text, int64_t id) -> status {
     return add_token(v, id, text, "model.vocab");
   });
-  if (!s) return make_error("model.vocab: {}", s.message());
+  if (!s) return s.message().starts_with("model.vocab") ? s : make_error("model.vocab: {}", s.message());  // once
   return {};
 }
 
