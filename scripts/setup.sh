@@ -6,7 +6,8 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libutf8proc-dev zlib1g-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  liblzma-dev zlib1g-dev xz-utils gzip
+  liblzma-dev zlib1g-dev xz-utils gzip python3-jinja2
+  libcpp-httplib-dev
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -19,3 +20,5 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq "${missing[@]}"
 fi
+# The openai npm client for the server's compatibility test (tests/server/openai).
+"$(dirname "$0")/install_openai_client.sh"

@@ -19,5 +19,6 @@ command_fn add_quantize(CLI::App& app);
 command_fn add_synth(CLI::App& app);
 command_fn add_tokenize(CLI::App&);
 command_fn add_detokenize(CLI::App&);
+command_fn add_serve(CLI::App& app);
 
 }  // namespace glia::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add(glia::cli::add_synth);
   add(glia::cli::add_tokenize);
   add(glia::cli::add_detokenize);
+  add(glia::cli::add_serve);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

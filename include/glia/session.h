@@ -46,6 +46,27 @@ struct generation_stats {
   stop_reason reason = stop_reason::length;
 };
 
+class session;
+
+// Generated token ids -> text, piece by piece, as generate() prints it: bytes of an incomplete UTF-8
+// character are held back until it completes. For front ends that drive generation token by token
+// (the server). Valid while its session lives.
+class text_stream {
+ public:
+  ~text_stream();
+  text_stream(const text_stream&) = delete;
+  text_stream& operator=(const text_stream&) = delete;
+  std::string push(int32_t id);
+  // The end of the stream: held-back bytes of an incomplete character come out as U+FFFD.
+  std::string flush();
+
+ private:
+  friend class session;
+  struct impl;
+  explicit text_stream(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> p_;
+};
+
 class session {
  public:
   static result<std::unique_ptr<session>> create(const session_options& opts);
@@ -71,6 +92,7 @@ class session {
   result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special, bool parse_special = false) const;
   std::string detokenize(std::span<const int32_t> ids) const;
   bool is_end_of_generation(int32_t id) const;
+  std::unique_ptr<text_stream> make_text_stream() const;
 
   // Appends tokens to the context and evaluates them; `logits` receives [n, n_vocab] when
   // all_logits, else the last token's [n_vocab].
@@ -89,6 +111,25 @@ class session {
   // Renders messages (a JSON array of {"role", "content"} objects, as text) with a template, giving it
   // the model's special tokens.
   result<std::string> render_chat(const chat_format& fmt, const std::string& messages_json, bool add_generation_prompt) const;
+
+  // Several sequences sharing this session's weights, for a server's slots. Sequence 0 is the
+  // session's own context (eval, generate, history); set_sequence_count adds KV caches 1..n-1 (or
+  // drops them). Each sequence has its own history.
+  status set_sequence_count(int n);
+  int sequence_count() const;
+  const std::vector<int32_t>& sequence_history(int seq) const;
+  // Keeps only the first n tokens of sequence `seq`. Returns false when a sliding-window cache had
+  // already overwritten keys they need: the sequence is then cleared.
+  bool sequence_keep(int seq, int n);
+  struct batch_item {
+    int seq = 0;
+    std::span<const int32_t> tokens;  // appended to that sequence (at most the batch size -b)
+  };
+  // Evaluates every item in ONE forward pass (one pass over the weights for all of them) and appends
+  // the tokens to their sequences; `logits` receives [items, n_vocab], each item's last token. An
+  // item's logits do not depend on the other items (batch-invariant kernels). Each sequence may
+  // appear at most once.
+  status eval_batch(std::span<const batch_item> items, std::vector<float>& logits);
 
   // Per-op profiling of every following forward call (--profile): a table for people, JSON, and a
   // Chrome trace.

@@ -39,8 +39,7 @@ status forward_pass::check_finite(const float* data, int64_t n_rows, int64_t n_c
   return {};
 }
 
-status forward_pass::run(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool all_logits,
-                         std::vector<float>& logits) {
+status forward_pass::validate(const kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0) const {
   const family_profile& p = m_.profile;
   const int64_t n = int64_t(tokens.size());
   if (n == 0) return make_error("no tokens to evaluate");
@@ -51,40 +50,74 @@ status forward_pass::run(kv_cache& cache, std::span<const int32_t> tokens, int32
   for (int64_t i = 0; i < n; ++i)
     if (tokens[size_t(i)] < 0 || tokens[size_t(i)] >= p.n_vocab)
       return make_error("token id {} at position {} is outside the vocabulary (0..{})", tokens[size_t(i)], pos0 + i, p.n_vocab - 1);
+  return {};
+}
 
+status forward_pass::run(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool all_logits,
+                         std::vector<float>& logits) {
+  const family_profile& p = m_.profile;
+  GLIA_TRY(validate(cache, tokens, pos0));
+  const int64_t n = int64_t(tokens.size());
   logits.assign(size_t(all_logits ? n : 1) * size_t(p.n_vocab), 0.0f);
   const int64_t ub = cache.n_ubatch();
   for (int64_t start = 0; start < n; start += ub) {
     const int64_t len = std::min(ub, n - start);
     const bool last = start + len == n;
+    s_.tokens.assign(tokens.begin() + start, tokens.begin() + start + len);
+    s_.pos.resize(size_t(len));
+    for (int64_t i = 0; i < len; ++i) s_.pos[size_t(i)] = pos0 + int32_t(start + i);
+    s_.segs.assign(1, segment_rows{&cache, 0, len});
+    s_.out_rows.clear();
+    if (all_logits)
+      for (int64_t i = 0; i < len; ++i) s_.out_rows.push_back(i);
+    else if (last)
+      s_.out_rows.push_back(len - 1);
     float* out = all_logits ? logits.data() + start * p.n_vocab : logits.data();
-    GLIA_TRY(run_chunk(cache, tokens.subspan(size_t(start), size_t(len)), pos0 + int32_t(start), all_logits || last,
-                       all_logits, out));
+    GLIA_TRY(run_chunk(out));
   }
   return {};
 }
 
-status forward_pass::run_chunk(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool want_logits,
-                               bool all_rows, float* logits_out) {
+status forward_pass::run_batch(std::span<const sequence_batch> segs, std::vector<float>& logits) {
+  const family_profile& p = m_.profile;
+  if (segs.empty()) return make_error("no sequences to evaluate");
+  s_.tokens.clear();
+  s_.pos.clear();
+  s_.segs.clear();
+  s_.out_rows.clear();
+  for (const auto& sg : segs) {
+    if (!sg.cache) return make_error("a batch segment has no KV cache");
+    GLIA_TRY(validate(*sg.cache, sg.tokens, sg.pos0));
+    if (int64_t(sg.tokens.size()) > sg.cache->n_ubatch())
+      return make_error("a batch segment has {} tokens, more than the cache's batch size {}", sg.tokens.size(), sg.cache->n_ubatch());
+    const int64_t row0 = int64_t(s_.tokens.size());
+    s_.tokens.insert(s_.tokens.end(), sg.tokens.begin(), sg.tokens.end());
+    for (size_t i = 0; i < sg.tokens.size(); ++i) s_.pos.push_back(sg.pos0 + int32_t(i));
+    s_.segs.push_back(segment_rows{sg.cache, row0, int64_t(sg.tokens.size())});
+    s_.out_rows.push_back(int64_t(s_.tokens.size()) - 1);
+  }
+  logits.assign(segs.size() * size_t(p.n_vocab), 0.0f);
+  return run_chunk(logits.data());
+}
+
+status forward_pass::run_chunk(float* logits_out) {
   const family_profile& p = m_.profile;
   const model_weights& w = m_.weights;
-  const int64_t n = int64_t(tokens.size());
+  const int64_t n = int64_t(s_.tokens.size());
   const int64_t n_embd = p.n_embd;
-  s_.pos.resize(size_t(n));
-  for (int64_t i = 0; i < n; ++i) s_.pos[size_t(i)] = pos0 + int32_t(i);
   s_.x.resize(size_t(n * n_embd));
   s_.h.resize(size_t(n * n_embd));
   s_.o.resize(size_t(n * n_embd));
 
   {
     op_scope t(hook_, "embedding");
-    b_.get_rows(w.token_embd, tokens.data(), n, s_.x.data());
+    b_.get_rows(w.token_embd, s_.tokens.data(), n, s_.x.data());
     if (p.embed_scale != 1.0f) b_.scale(s_.x.data(), p.embed_scale, n * n_embd);
   }
   tap("inp_embd", -1, s_.x.data(), n, n_embd);
 
   for (int il = 0; il < p.n_layer; ++il) {
-    attention_block(cache, il, n);
+    attention_block(il, n);
     ffn_block(il, n);
     const float out_scale = w.layers[size_t(il)].output_scale;
     if (out_scale != 1.0f) {
@@ -94,12 +127,19 @@ status forward_pass::run_chunk(kv_cache& cache, std::span<const int32_t> tokens,
     tap("l_out", il, s_.x.data(), n, n_embd);
     GLIA_TRY(check_finite(s_.x.data(), n, n_embd, il, "output"));
   }
-  if (!want_logits) return {};
+  if (s_.out_rows.empty()) return {};
 
-  // Only the rows whose logits are wanted go through the final norm and the LM head.
-  const int64_t first = all_rows ? 0 : n - 1;
-  const int64_t rows = n - first;
+  // Only the rows whose logits are wanted go through the final norm and the LM head; they are
+  // gathered first when they are not one contiguous run at the end.
+  const int64_t rows = int64_t(s_.out_rows.size());
+  const int64_t first = s_.out_rows.front();
+  const bool contiguous = s_.out_rows.back() - first + 1 == rows;
   const float* xr = s_.x.data() + first * n_embd;
+  if (!contiguous) {
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(s_.x.data() + s_.out_rows[size_t(r)] * n_embd, n_embd, s_.o.data() + r * n_embd);
+    xr = s_.o.data();
+  }
   {
     op_scope t(hook_, "final_norm");
     b_.rms_norm(xr, w.output_norm.data(), s_.h.data(), rows, n_embd, p.norm_eps);
@@ -109,15 +149,19 @@ status forward_pass::run_chunk(kv_cache& cache, std::span<const int32_t> tokens,
     b_.matmul(w.output, s_.h.data(), rows, logits_out);
     if (p.final_softcap > 0.0f) b_.softcap(logits_out, p.final_softcap, rows * p.n_vocab);
   }
-  if (tap_) tap_("logits", -1, logits_out, rows, p.n_vocab, std::span<const int32_t>(s_.pos.data() + first, size_t(rows)));
+  if (tap_) {
+    std::vector<int32_t> out_pos;
+    for (int64_t r : s_.out_rows) out_pos.push_back(s_.pos[size_t(r)]);
+    tap_("logits", -1, logits_out, rows, p.n_vocab, out_pos);
+  }
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < p.n_vocab; ++c)
       if (!std::isfinite(logits_out[r * p.n_vocab + c]))
-        return make_error("non-finite logit ({}) at position {}, token {}", logits_out[r * p.n_vocab + c], s_.pos[size_t(first + r)], c);
+        return make_error("non-finite logit ({}) at position {}, token {}", logits_out[r * p.n_vocab + c], s_.pos[size_t(s_.out_rows[size_t(r)])], c);
   return {};
 }
 
-void forward_pass::attention_block(kv_cache& cache, int il, int64_t n) {
+void forward_pass::attention_block(int il, int64_t n) {
   const family_profile& p = m_.profile;
   const layer_profile& l = p.layers[size_t(il)];
   const layer_weights& w = m_.weights.layers[size_t(il)];
@@ -165,19 +209,24 @@ void forward_pass::attention_block(kv_cache& cache, int il, int64_t n) {
   tap("q", il, s_.q.data(), n, q_dim);
   tap("k", il, s_.k.data(), n, k_dim);
   tap("v", il, s_.v.data(), n, v_dim);
-  const kv_layer_view kv = cache.layer(il);
-  {
-    op_scope t(hook_, "kv_append");
-    b_.kv_store(kv, s_.k.data(), s_.v.data(), s_.pos.data(), n);
-  }
-  {
-    op_scope t(hook_, "attention");
-    attention_params ap;
-    ap.n_head = l.n_head;
-    ap.scale = l.attn_scale;
-    ap.softcap = p.attn_softcap;
-    ap.window = l.sliding ? l.window : 0;
-    b_.attention(kv, s_.q.data(), s_.pos.data(), n, ap, s_.attn.data());
+  attention_params ap;
+  ap.n_head = l.n_head;
+  ap.scale = l.attn_scale;
+  ap.softcap = p.attn_softcap;
+  ap.window = l.sliding ? l.window : 0;
+  const int64_t attn_dim = int64_t(l.n_head) * l.head_dim_v;
+  // Each sequence stores its keys/values in, and attends over, its own cache.
+  for (const segment_rows& sg : s_.segs) {
+    const kv_layer_view kv = sg.cache->layer(il);
+    const int32_t* pos = s_.pos.data() + sg.row0;
+    {
+      op_scope t(hook_, "kv_append");
+      b_.kv_store(kv, s_.k.data() + sg.row0 * k_dim, s_.v.data() + sg.row0 * v_dim, pos, sg.n);
+    }
+    {
+      op_scope t(hook_, "attention");
+      b_.attention(kv, s_.q.data() + sg.row0 * q_dim, pos, sg.n, ap, s_.attn.data() + sg.row0 * attn_dim);
+    }
   }
   tap("attn_out", il, s_.attn.data(), n, int64_t(l.n_head) * l.head_dim_v);
   {

@@ -23,6 +23,13 @@ using tensor_tap = std::function<void(const char* name, int layer, const float* 
 // Called around every op with its name (for the profiler): begin = true before, false after.
 using op_hook = std::function<void(const char* op, bool begin)>;
 
+// One sequence's part of a batched forward call: its KV cache, its new tokens and their first position.
+struct sequence_batch {
+  kv_cache* cache = nullptr;
+  std::span<const int32_t> tokens;
+  int32_t pos0 = 0;
+};
+
 class forward_pass {
  public:
   forward_pass(const model& m, backend& b) : m_(m), b_(b) {}
@@ -37,14 +44,29 @@ class forward_pass {
   status run(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool all_logits,
              std::vector<float>& logits);
 
+  // Evaluates several sequences in one pass over the weights: the rows of all segments are
+  // concatenated for every matmul, norm and FFN; RoPE uses each row's own position; the KV store and
+  // attention run per segment against that segment's cache. Writes the last token's logits of each
+  // segment, [n_segments, n_vocab]. Each segment holds at most its cache's n_ubatch tokens. With
+  // batch-invariant kernels a segment's logits do not depend on the other segments.
+  status run_batch(std::span<const sequence_batch> segs, std::vector<float>& logits);
+
  private:
+  // Rows [row0, row0 + n) of the current chunk belong to the sequence kept in `cache`.
+  struct segment_rows {
+    kv_cache* cache;
+    int64_t row0, n;
+  };
   struct scratch {
     std::vector<float> x, h, q, k, v, attn, o, gate, up;
-    std::vector<int32_t> pos;
+    std::vector<int32_t> pos, tokens;
+    std::vector<segment_rows> segs;
+    std::vector<int64_t> out_rows;  // rows whose logits are wanted
   };
-  status run_chunk(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool want_logits,
-                   bool all_rows, float* logits_out);
-  void attention_block(kv_cache& cache, int il, int64_t n);
+  status validate(const kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0) const;
+  // Evaluates s_.tokens / s_.pos / s_.segs; writes the logits of s_.out_rows to logits_out.
+  status run_chunk(float* logits_out);
+  void attention_block(int il, int64_t n);
   void ffn_block(int il, int64_t n);
   status check_finite(const float* data, int64_t n_rows, int64_t n_cols, int layer, const char* what) const;
   void tap(const char* name, int layer, const float* data, int64_t n_rows, int64_t n_cols) const;

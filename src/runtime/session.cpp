@@ -19,6 +19,7 @@
 #include "runtime/profiler.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "runtime/tensor_dump.h"
+#include "runtime/text_stream_impl.h"
 #include "tokenizer/tokenizer.h"
 
 namespace glia {
@@ -33,6 +34,19 @@ struct session::impl {
   std::vector<int32_t> history;
   std::unique_ptr<profiler> prof;
   std::unique_ptr<tensor_dumper> dumper;
+  // Sequences 1..n-1 (set_sequence_count); sequence 0 is cache/n_past/history above.
+  struct sequence {
+    std::unique_ptr<kv_cache> cache;
+    int32_t n_past = 0;
+    std::vector<int32_t> history;
+  };
+  std::vector<sequence> extra;
+  dtype kv_type = dtype::f16;
+  int n_ubatch = 512;
+
+  kv_cache& cache_of(int seq) { return seq == 0 ? *cache : *extra[size_t(seq - 1)].cache; }
+  int32_t& n_past_of(int seq) { return seq == 0 ? n_past : extra[size_t(seq - 1)].n_past; }
+  std::vector<int32_t>& history_of(int seq) { return seq == 0 ? history : extra[size_t(seq - 1)].history; }
 
   status eval(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& logits, profiler::phase ph) {
     if (prof) prof->begin_forward(ph, int64_t(tokens.size()));
@@ -82,6 +96,8 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   auto cache = kv_cache::create(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type);
   if (!cache) return cache.take_error();
   p->cache = std::make_unique<kv_cache>(std::move(*cache));
+  p->kv_type = kv_type;
+  p->n_ubatch = std::max(1, opts.n_ubatch);
   p->fwd = std::make_unique<forward_pass>(*p->m, *p->be);
   return std::unique_ptr<session>(new session(std::move(p)));
 }
@@ -143,6 +159,10 @@ std::string session::detokenize(std::span<const int32_t> ids) const { return p_-
 
 bool session::is_end_of_generation(int32_t id) const { return p_->tok->is_eog(id); }
 
+std::unique_ptr<text_stream> session::make_text_stream() const {
+  return std::unique_ptr<text_stream>(new text_stream(std::make_unique<text_stream::impl>(*p_->tok)));
+}
+
 status session::eval(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& logits) {
   return p_->eval(tokens, all_logits, logits, tokens.size() == 1 ? profiler::phase::decode : profiler::phase::prefill);
 }
@@ -172,6 +192,62 @@ void session::reset() {
 }
 
 const std::vector<int32_t>& session::history() const { return p_->history; }
+
+status session::set_sequence_count(int n) {
+  if (n < 1) return make_error("sequence count {} must be at least 1", n);
+  while (int(p_->extra.size()) + 1 > n) p_->extra.pop_back();
+  while (int(p_->extra.size()) + 1 < n) {
+    auto c = kv_cache::create(p_->m->profile, p_->cache->n_ctx(), p_->n_ubatch, p_->kv_type);
+    if (!c) return c.take_error();
+    impl::sequence sq;
+    sq.cache = std::make_unique<kv_cache>(std::move(*c));
+    p_->extra.push_back(std::move(sq));
+  }
+  return {};
+}
+
+int session::sequence_count() const { return int(p_->extra.size()) + 1; }
+
+const std::vector<int32_t>& session::sequence_history(int seq) const { return p_->history_of(seq); }
+
+bool session::sequence_keep(int seq, int n) {
+  auto& h = p_->history_of(seq);
+  if (n >= int(h.size())) return true;
+  if (n > 0 && p_->cache_of(seq).truncate(int32_t(n))) {
+    h.resize(size_t(n));
+    p_->n_past_of(seq) = int32_t(n);
+    return true;
+  }
+  p_->cache_of(seq).clear();
+  h.clear();
+  p_->n_past_of(seq) = 0;
+  return n == 0;
+}
+
+status session::eval_batch(std::span<const batch_item> items, std::vector<float>& logits) {
+  std::vector<sequence_batch> segs;
+  std::vector<bool> seen(size_t(sequence_count()), false);
+  for (const auto& it : items) {
+    if (it.seq < 0 || it.seq >= sequence_count()) return make_error("sequence {} does not exist ({} sequences)", it.seq, sequence_count());
+    if (seen[size_t(it.seq)]) return make_error("sequence {} appears twice in one batch", it.seq);
+    seen[size_t(it.seq)] = true;
+    segs.push_back(sequence_batch{&p_->cache_of(it.seq), it.tokens, p_->n_past_of(it.seq)});
+  }
+  if (p_->prof) {
+    size_t n = 0;
+    for (const auto& it : items) n += it.tokens.size();
+    p_->prof->begin_forward(n == items.size() ? profiler::phase::decode : profiler::phase::prefill, int64_t(n));
+  }
+  status s = p_->fwd->run_batch(segs, logits);
+  if (p_->prof) p_->prof->end_forward();
+  if (!s) return s;
+  for (const auto& it : items) {
+    p_->n_past_of(it.seq) += int32_t(it.tokens.size());
+    auto& h = p_->history_of(it.seq);
+    h.insert(h.end(), it.tokens.begin(), it.tokens.end());
+  }
+  return {};
+}
 
 status session::eval_reusing(std::span<const int32_t> tokens, std::vector<float>& logits, int* n_reused) {
   if (tokens.empty()) return make_error("empty prompt");

@@ -1,0 +1,25 @@
+// glia serve: the OpenAI-compatible HTTP server (src/server).
+#include "commands.h"
+#include "common_options.h"
+#include "server/server.h"
+
+namespace glia::cli {
+
+command_fn add_serve(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "serve the model over an OpenAI-compatible HTTP API");
+  auto o = std::make_shared<server::server_options>();
+  add_session_options(cmd, o->session);
+  cmd->add_option("--host", o->host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", o->port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
+  cmd->add_option("--parallel", o->parallel, "slots: requests generated at the same time")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--max-queue", o->max_queue, "requests that may wait for a slot; more get 503")->check(CLI::Range(0, 4096))->capture_default_str();
+  cmd->add_option("--prefill-chunk", o->prefill_chunk, "prompt tokens evaluated per scheduler step")->check(CLI::Range(1, 65536))->capture_default_str();
+  cmd->add_option("--max-body", o->max_body, "largest request body in bytes (413 above)")->check(CLI::Range(size_t(1024), size_t(1) << 34))->capture_default_str();
+  cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every endpoint but /health");
+  cmd->add_option("--chat-template", o->chat_template, "built-in template (chatml, llama3, gemma, mistral) or a Jinja file");
+  cmd->add_flag("--metrics", o->metrics, "serve Prometheus metrics on GET /metrics");
+  cmd->add_option("--drain-seconds", o->drain_seconds, "on SIGTERM, how long running requests may take to finish")->check(CLI::Range(0, 3600))->capture_default_str();
+  return [o]() { return server::run_server(*o); };
+}
+
+}  // namespace glia::cli

@@ -1,0 +1,14 @@
+// The inside of glia::text_stream (shared by text_stream.cpp and session.cpp, which creates it).
+#pragma once
+
+#include "glia/session.h"
+#include "tokenizer/tokenizer.h"
+
+namespace glia {
+
+struct text_stream::impl {
+  explicit impl(const tokenizer& tok) : dec(tok) {}
+  stream_decoder dec;
+};
+
+}  // namespace glia

@@ -1,0 +1,27 @@
+#include "server/api_error.h"
+
+#include <nlohmann/json.hpp>
+
+namespace glia::server {
+
+std::string api_error::type() const {
+  switch (status) {
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 413: return "invalid_request_error";
+    case 429: return "rate_limit_error";
+    case 503: return "server_busy";
+    default: return status >= 500 ? "server_error" : "invalid_request_error";
+  }
+}
+
+std::string api_error::to_json() const {
+  nlohmann::json e = {{"message", message}, {"type", type()}, {"param", nullptr}, {"code", nullptr}};
+  if (!param.empty()) e["param"] = param;
+  e["code"] = status;
+  // error_handler_t::replace: a message quoting client bytes must never make dump() throw.
+  return nlohmann::json{{"error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace glia::server

@@ -1,0 +1,169 @@
+// run_server: HTTP front (cpp-httplib), model loading, and the lifecycle: listen first so /health can
+// answer 503 while the model loads; print the listening line once loaded; on SIGTERM/SIGINT refuse new
+// generations, let the running ones finish (up to drain_seconds), then stop.
+#include <fmt/core.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "server/auth.h"
+#include "server/connection.h"
+#include "server/server_state.h"
+
+namespace glia::server {
+namespace {
+
+// A Content-Length above the cap (a malformed one is left to the HTTP library, which answers 400).
+bool body_too_large(const std::string& len, size_t cap) {
+  if (len.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (len.size() > 18) return true;
+  return std::stoull(len) > cap;
+}
+
+// Checks done before the body is read: the key, the body size, and request framing we refuse.
+httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {
+  if (req.path != "/health" && !st.opts.api_key.empty() &&
+      !bearer_matches(req.get_header_value("Authorization"), st.opts.api_key)) {
+    res.set_header("WWW-Authenticate", "Bearer");
+    send_error(res, api_error{401, "invalid or missing API key (Authorization: Bearer KEY)"});
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  // A chunked request body has no length to check up front; clients send Content-Length.
+  if (req.has_header("Transfer-Encoding")) {
+    res.set_header("Connection", "close");
+    send_error(res, api_error{411, "request bodies must have a Content-Length (no Transfer-Encoding)"});
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  const std::string len = req.get_header_value("Content-Length");
+  if (!len.empty() && body_too_large(len, st.opts.max_body)) {
+    res.set_header("Connection", "close");
+    send_error(res, api_error{413, fmt::format("the request body has {} bytes, the limit is {}", len, st.opts.max_body)});
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  return httplib::Server::HandlerResponse::Unhandled;
+}
+
+void count_status(server_state& st, int status) {
+  if (status >= 500) st.stats.responses_5xx++;
+  else if (status >= 400) st.stats.responses_4xx++;
+}
+
+status load(server_state& st) {
+  const server_options& o = st.opts;
+  auto sess = session::create(o.session);
+  if (!sess) return make_error("{}", sess.message());
+  const session& s0 = **sess;
+  auto fmt_ = s0.chat_template(o.chat_template);
+  if (!fmt_) return make_error("{}", fmt_.message());
+  if (fmt_->fell_back) fmt::print(stderr, "warning: the model has no chat template; using ChatML\n");
+  st.chat_fmt = *fmt_;
+  sampler_params sp;
+  status d = apply_gguf_sampling_defaults(sp, [&s0](std::string_view k) { return s0.metadata_number(k); });
+  if (!d) fmt::print(stderr, "warning: {}\n", d.message());
+  st.sampling_defaults = sp;
+  st.model_name = std::filesystem::path(o.session.model_path).filename().string();
+  scheduler_options so;
+  so.max_queue = o.max_queue;
+  // A prompt chunk is one segment of a batched forward, which holds at most the batch size (-b).
+  so.prefill_chunk = std::min(o.prefill_chunk, std::max(1, o.session.n_ubatch));
+  auto sched = scheduler::create(std::move(*sess), o.parallel, so, st.stats);
+  if (!sched) return make_error("{}", sched.message());
+  st.sched = std::move(*sched);
+  return {};
+}
+
+}  // namespace
+
+int run_server(const server_options& opts) {
+  // Signals go to the one thread that waits for them; a client that hangs up mid-write must not
+  // kill the process with SIGPIPE.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  server_state st;
+  st.opts = opts;
+  httplib::Server svr;
+  // Each waiting or generating request holds a handler thread, so there are enough for every slot and
+  // queue place, plus a few for health checks and metrics.
+  const size_t n_threads = size_t(opts.parallel + opts.max_queue + 4);
+  svr.new_task_queue = [n_threads] { return new httplib::ThreadPool(n_threads); };
+  svr.set_payload_max_length(opts.max_body);
+  svr.set_read_timeout(30, 0);
+  svr.set_write_timeout(30, 0);
+  svr.set_pre_routing_handler([&st](const httplib::Request& req, httplib::Response& res) { return pre_route(st, req, res); });
+  svr.set_error_handler([&st](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) {
+      api_error e{res.status, res.status == 404 ? "no such endpoint" : fmt::format("HTTP error {}", res.status)};
+      if (res.status == 413) e.message = fmt::format("the request body is larger than the limit of {} bytes", st.opts.max_body);
+      res.set_content(e.to_json(), "application/json");
+    }
+  });
+  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "internal error";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send_error(res, api_error{500, what});
+  });
+  svr.set_logger([&st](const httplib::Request&, const httplib::Response& res) { count_status(st, res.status); });
+  add_misc_routes(svr, st);
+  add_generation_routes(svr, st);
+
+  int port = opts.port;
+  if (port == 0) {
+    port = svr.bind_to_any_port(opts.host);
+    if (port < 0) port = 0;
+  } else if (!svr.bind_to_port(opts.host, port)) {
+    port = 0;
+  }
+  if (port == 0) {
+    fmt::print(stderr, "error: cannot listen on {}:{}\n", opts.host, opts.port);
+    return 1;
+  }
+  raise_listen_backlog(port, 512);
+  std::thread listener([&svr] { svr.listen_after_bind(); });
+
+  std::atomic<bool> got_signal{false};
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    got_signal = true;
+    st.draining = true;
+    // Let running generations finish; streaming responses are cut if the listener stops first.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(st.opts.drain_seconds);
+    while (st.in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int i = 0; i < 1000 && !svr.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    svr.stop();
+  });
+
+  int code = 0;
+  if (status s = load(st); !s) {
+    fmt::print(stderr, "error: {}\n", s.message());
+    code = 1;
+    if (!got_signal) pthread_kill(signals.native_handle(), SIGTERM);
+  } else {
+    st.ready = true;
+    const std::string shown_host = opts.host.find(':') != std::string::npos ? "[" + opts.host + "]" : opts.host;
+    fmt::print(stderr, "glia serve: listening on http://{}:{}\n", shown_host, port);
+    std::fflush(stderr);
+  }
+  signals.join();
+  listener.join();
+  if (st.sched) st.sched->shutdown();
+  return code;
+}
+
+}  // namespace glia::server

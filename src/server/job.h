@@ -1,0 +1,62 @@
+// One generation request as the scheduler sees it, and the channel its results travel back on: the
+// engine thread pushes events (text pieces, per-token logprobs) and finally a finish reason; the
+// HTTP handler thread waits for them and writes them to the client.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/request.h"
+
+namespace glia::server {
+
+enum class finish_kind { none, stop, length, cancelled, error };
+
+struct token_logprob {
+  std::string token;
+  float logprob = 0.0f;
+  std::vector<std::pair<std::string, float>> top;  // most likely alternatives, best first
+};
+
+struct gen_event {
+  std::string text;                     // text released to the client (may be empty)
+  std::vector<token_logprob> logprobs;  // one per token generated since the previous event
+};
+
+class job {
+ public:
+  // Set before submit().
+  std::vector<int32_t> prompt;
+  generation_params params;
+  int client_fd = -1;  // the client's socket, polled for a disconnect before every step (-1: unknown)
+  std::atomic<bool> cancel{false};
+
+  // Engine side.
+  void emit(gen_event ev);
+  void finish(finish_kind k, std::string error = {});
+
+  // Handler side: waits up to `timeout` for events and moves them into `out`; returns true once the
+  // job has finished and every event has been taken.
+  bool wait(std::vector<gen_event>& out, std::chrono::milliseconds timeout);
+
+  // Valid after finish (written before it, under the same lock).
+  finish_kind reason = finish_kind::none;
+  std::string error;
+  int n_prompt = 0;
+  int n_reused = 0;
+  int n_generated = 0;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<gen_event> events_;
+  bool done_ = false;
+};
+
+}  // namespace glia::server

@@ -1,0 +1,45 @@
+// A validated /v1/chat/completions or /v1/completions request. Parsing is total: any body gives
+// either a request or an api_error (400) naming the field, the value and the limit; nothing throws.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sampler/params.h"
+#include "server/api_error.h"
+
+namespace glia::server {
+
+struct generation_params {
+  sampler_params sampling;
+  bool seed_given = false;
+  int max_tokens = -1;  // -1: until an end-of-generation token or a full context
+  std::vector<std::string> stop;
+  bool logprobs = false;
+  int top_logprobs = 0;  // alternatives per token (chat: 0..20, completions: 0..5)
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage: a last chunk with usage
+};
+
+struct completion_request {
+  bool chat = false;
+  std::string model;
+  nlohmann::json messages;           // chat: [{"role", "content": string}] normalized for the template
+  std::string prompt_text;           // completions: a text prompt...
+  std::vector<int64_t> prompt_ids;   // ...or token ids (checked against the vocabulary later)
+  bool prompt_is_ids = false;
+  generation_params params;
+};
+
+// `defaults` are the server's sampling defaults (llama.cpp's, then the model's general.sampling.*);
+// fields in the request override them.
+api_result<completion_request> parse_chat_request(std::string_view body, const sampler_params& defaults);
+api_result<completion_request> parse_completion_request(std::string_view body, const sampler_params& defaults);
+
+// The JSON object of a body, or the 400 for a body that is not valid UTF-8 or not a JSON object.
+api_result<nlohmann::json> parse_json_object(std::string_view body);
+
+}  // namespace glia::server

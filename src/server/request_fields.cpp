@@ -1,0 +1,82 @@
+#include "server/request_fields.h"
+
+#include <cmath>
+#include <fmt/core.h>
+
+namespace glia::server {
+namespace {
+
+const nlohmann::json* find(const nlohmann::json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+}  // namespace
+
+std::string json_type_name(const nlohmann::json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number_integer()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+field_error read_int(const nlohmann::json& obj, const char* key, int64_t lo, int64_t hi, std::optional<int64_t>& out) {
+  const auto* v = find(obj, key);
+  if (!v) return std::nullopt;
+  // Integral floats (e.g. 64.0) are accepted, as Python's json and JavaScript do not tell them apart.
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    if (!std::isfinite(d) || std::floor(d) != d)
+      return bad_request(fmt::format("'{}' must be an integer, got {}", key, v->dump()), key);
+    // 2^63 itself does not fit in int64_t although it compares equal to double(INT64_MAX).
+    if (d < double(lo) || d > double(hi) || d >= 9223372036854775808.0)
+      return bad_request(fmt::format("'{}' is {}, outside [{}, {}]", key, v->dump(), lo, hi), key);
+    out = int64_t(d);
+    return std::nullopt;
+  }
+  if (v->is_number_unsigned()) {
+    const uint64_t u = v->get<uint64_t>();
+    if (u > uint64_t(hi)) return bad_request(fmt::format("'{}' is {}, outside [{}, {}]", key, u, lo, hi), key);
+    out = int64_t(u);
+    return std::nullopt;
+  }
+  if (!v->is_number_integer())
+    return bad_request(fmt::format("'{}' must be an integer, got {}", key, json_type_name(*v)), key);
+  const int64_t i = v->get<int64_t>();
+  if (i < lo || i > hi) return bad_request(fmt::format("'{}' is {}, outside [{}, {}]", key, i, lo, hi), key);
+  out = i;
+  return std::nullopt;
+}
+
+field_error read_number(const nlohmann::json& obj, const char* key, double lo, double hi, std::optional<double>& out) {
+  const auto* v = find(obj, key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) return bad_request(fmt::format("'{}' must be a number, got {}", key, json_type_name(*v)), key);
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || d < lo || d > hi)
+    return bad_request(fmt::format("'{}' is {}, outside [{}, {}]", key, v->dump(), lo, hi), key);
+  out = d;
+  return std::nullopt;
+}
+
+field_error read_bool(const nlohmann::json& obj, const char* key, std::optional<bool>& out) {
+  const auto* v = find(obj, key);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) return bad_request(fmt::format("'{}' must be a boolean, got {}", key, json_type_name(*v)), key);
+  out = v->get<bool>();
+  return std::nullopt;
+}
+
+field_error read_string(const nlohmann::json& obj, const char* key, std::optional<std::string>& out) {
+  const auto* v = find(obj, key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) return bad_request(fmt::format("'{}' must be a string, got {}", key, json_type_name(*v)), key);
+  out = v->get<std::string>();
+  return std::nullopt;
+}
+
+}  // namespace glia::server

@@ -1,0 +1,26 @@
+// Typed, range-checked reads of optional JSON fields for request parsing. JSON null counts as absent
+// (OpenAI clients send null for unset options). Each returns an error naming the field on a wrong
+// type or an out-of-range value, including integers too large for 64 bits.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "server/api_error.h"
+
+namespace glia::server {
+
+using field_error = std::optional<api_error>;
+
+field_error read_int(const nlohmann::json& obj, const char* key, int64_t lo, int64_t hi, std::optional<int64_t>& out);
+field_error read_number(const nlohmann::json& obj, const char* key, double lo, double hi, std::optional<double>& out);
+field_error read_bool(const nlohmann::json& obj, const char* key, std::optional<bool>& out);
+field_error read_string(const nlohmann::json& obj, const char* key, std::optional<std::string>& out);
+
+// Names of a JSON type for messages ("a string", "an integer", ...).
+std::string json_type_name(const nlohmann::json& v);
+
+}  // namespace glia::server

@@ -1,0 +1,278 @@
+// Parsing of the two generation endpoints' bodies. Fields that would change the result but are not
+// supported (n > 1, tools, response_format json, echo, suffix, best_of > 1) get a 400 rather than
+// being ignored; so does any field we do not know.
+#include <fmt/core.h>
+
+#include <limits>
+#include <set>
+
+#include "server/request.h"
+#include "server/request_fields.h"
+#include "server/utf8_check.h"
+
+namespace glia::server {
+namespace {
+
+using nlohmann::json;
+
+#define GLIA_FIELD(expr)            \
+  do {                              \
+    if (auto e_ = (expr)) return *e_; \
+  } while (0)
+
+constexpr int64_t max_int32 = std::numeric_limits<int32_t>::max();
+
+// Fields every generation request may carry, and those only one endpoint knows.
+const std::set<std::string> common_fields = {
+    "model", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "presence_penalty",
+    "frequency_penalty", "repeat_penalty", "logit_bias", "logprobs", "n", "stream", "stream_options",
+    "user", "metadata", "store", "service_tier", "response_format", "tools", "tool_choice",
+    "parallel_tool_calls", "functions", "function_call"};
+const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs"};
+const std::set<std::string> completion_fields = {"prompt", "echo", "suffix", "best_of"};
+
+field_error check_known(const json& obj, const std::set<std::string>& own) {
+  for (const auto& [k, v] : obj.items())
+    if (!common_fields.count(k) && !own.count(k))
+      return bad_request(fmt::format("unknown or unsupported field '{}'", k), k);
+  return std::nullopt;
+}
+
+field_error unsupported(const json& obj, const char* key, const char* why) {
+  auto it = obj.find(key);
+  if (it != obj.end() && !it->is_null()) return bad_request(fmt::format("'{}' is not supported: {}", key, why), key);
+  return std::nullopt;
+}
+
+field_error read_stop(const json& obj, std::vector<std::string>& out) {
+  auto it = obj.find("stop");
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) {
+    out.push_back(it->get<std::string>());
+    return std::nullopt;
+  }
+  if (!it->is_array()) return bad_request(fmt::format("'stop' must be a string or an array of strings, got {}", json_type_name(*it)), "stop");
+  if (it->size() > 16) return bad_request(fmt::format("'stop' has {} strings, at most 16 are allowed", it->size()), "stop");
+  for (const auto& s : *it) {
+    if (!s.is_string()) return bad_request(fmt::format("'stop' entries must be strings, got {}", json_type_name(s)), "stop");
+    out.push_back(s.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+field_error read_logit_bias(const json& obj, std::map<int32_t, float>& out) {
+  auto it = obj.find("logit_bias");
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return bad_request(fmt::format("'logit_bias' must be an object, got {}", json_type_name(*it)), "logit_bias");
+  for (const auto& [k, v] : it->items()) {
+    // Keys are token ids written as decimal strings ({"15043": -100}).
+    if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos)
+      return bad_request(fmt::format("'logit_bias' key '{}' is not a token id", k), "logit_bias");
+    if (!v.is_number()) return bad_request(fmt::format("'logit_bias' value for {} must be a number, got {}", k, json_type_name(v)), "logit_bias");
+    const double b = v.get<double>();
+    if (!(b >= -100.0 && b <= 100.0)) return bad_request(fmt::format("'logit_bias' value for {} is {}, outside [-100, 100]", k, v.dump()), "logit_bias");
+    out[int32_t(std::stol(k))] = float(b);
+  }
+  return std::nullopt;
+}
+
+// Fields shared by both endpoints.
+field_error read_common(const json& obj, const sampler_params& defaults, completion_request& r) {
+  std::optional<std::string> model;
+  GLIA_FIELD(read_string(obj, "model", model));
+  if (model) r.model = *model;
+  std::optional<int64_t> n;
+  GLIA_FIELD(read_int(obj, "n", 1, max_int32, n));
+  if (n && *n != 1) return bad_request(fmt::format("'n' is {}: only one choice per request is supported", *n), "n");
+  GLIA_FIELD(unsupported(obj, "tools", "this server does not do tool calls"));
+  GLIA_FIELD(unsupported(obj, "tool_choice", "this server does not do tool calls"));
+  GLIA_FIELD(unsupported(obj, "functions", "this server does not do function calls"));
+  GLIA_FIELD(unsupported(obj, "function_call", "this server does not do function calls"));
+  if (auto it = obj.find("response_format"); it != obj.end() && !it->is_null()) {
+    if (!it->is_object() || it->value("type", json()) != "text")
+      return bad_request("'response_format' is not supported except {\"type\": \"text\"}", "response_format");
+  }
+  for (const char* k : {"user", "service_tier"}) {
+    std::optional<std::string> ignored;
+    GLIA_FIELD(read_string(obj, k, ignored));
+  }
+
+  generation_params& p = r.params;
+  p.sampling = defaults;
+  sampler_params& s = p.sampling;
+  std::optional<int64_t> i;
+  GLIA_FIELD(read_int(obj, "max_tokens", 0, max_int32, i));
+  if (i) p.max_tokens = int(*i);
+  auto real = [&](const char* key, double lo, double hi, float& field) -> field_error {
+    std::optional<double> v;
+    if (auto e = read_number(obj, key, lo, hi, v)) return e;
+    if (v) field = float(*v);
+    return std::nullopt;
+  };
+  GLIA_FIELD(real("temperature", 0.0, 100.0, s.temperature));
+  GLIA_FIELD(real("top_p", 0.0, 1.0, s.top_p));
+  GLIA_FIELD(real("min_p", 0.0, 1.0, s.min_p));
+  GLIA_FIELD(real("presence_penalty", -2.0, 2.0, s.presence_penalty));
+  GLIA_FIELD(real("frequency_penalty", -2.0, 2.0, s.frequency_penalty));
+  GLIA_FIELD(real("repeat_penalty", 0.01, 100.0, s.repeat_penalty));
+  i.reset();
+  GLIA_FIELD(read_int(obj, "top_k", 0, max_int32, i));
+  if (i) s.top_k = int(*i);
+  i.reset();
+  GLIA_FIELD(read_int(obj, "seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), i));
+  if (i) {
+    s.seed = uint64_t(*i);
+    p.seed_given = true;
+  }
+  GLIA_FIELD(read_stop(obj, p.stop));
+  GLIA_FIELD(read_logit_bias(obj, s.logit_bias));
+  std::optional<bool> b;
+  GLIA_FIELD(read_bool(obj, "stream", b));
+  p.stream = b.value_or(false);
+  if (auto it = obj.find("stream_options"); it != obj.end() && !it->is_null()) {
+    if (!it->is_object()) return bad_request(fmt::format("'stream_options' must be an object, got {}", json_type_name(*it)), "stream_options");
+    for (const auto& [k, v] : it->items())
+      if (k != "include_usage") return bad_request(fmt::format("unknown field 'stream_options.{}'", k), "stream_options");
+    b.reset();
+    GLIA_FIELD(read_bool(*it, "include_usage", b));
+    p.include_usage = b.value_or(false);
+  }
+  return std::nullopt;
+}
+
+// One chat message's content as text: a string, or an array of {"type": "text", "text": ...} parts.
+field_error message_text(const json& content, const std::string& role, std::string& out) {
+  if (content.is_null()) {
+    if (role == "assistant") return std::nullopt;
+    return bad_request(fmt::format("a '{}' message needs 'content'", role), "messages");
+  }
+  if (content.is_string()) {
+    out = content.get<std::string>();
+    return std::nullopt;
+  }
+  if (!content.is_array())
+    return bad_request(fmt::format("message 'content' must be a string or an array of parts, got {}", json_type_name(content)), "messages");
+  for (const auto& part : content) {
+    if (!part.is_object()) return bad_request("message content parts must be objects", "messages");
+    auto type = part.find("type");
+    if (type == part.end() || *type != "text")
+      return bad_request(fmt::format("content part type {} is not supported (only \"text\")", type == part.end() ? "(none)" : type->dump()), "messages");
+    auto text = part.find("text");
+    if (text == part.end() || !text->is_string()) return bad_request("a text content part needs a string 'text'", "messages");
+    out += text->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+field_error read_messages(const json& obj, json& out) {
+  auto it = obj.find("messages");
+  if (it == obj.end()) return bad_request("'messages' is required", "messages");
+  if (!it->is_array()) return bad_request(fmt::format("'messages' must be an array, got {}", json_type_name(*it)), "messages");
+  if (it->empty()) return bad_request("'messages' must not be empty", "messages");
+  out = json::array();
+  for (const auto& m : *it) {
+    if (!m.is_object()) return bad_request(fmt::format("each message must be an object, got {}", json_type_name(m)), "messages");
+    for (const auto& [k, v] : m.items())
+      if (k != "role" && k != "content" && k != "name" && k != "refusal")
+        return bad_request(fmt::format("message field '{}' is not supported", k), "messages");
+    auto role = m.find("role");
+    if (role == m.end() || !role->is_string()) return bad_request("each message needs a string 'role'", "messages");
+    std::string r = role->get<std::string>();
+    if (r == "developer") r = "system";  // OpenAI's newer name for the system role
+    if (r != "system" && r != "user" && r != "assistant")
+      return bad_request(fmt::format("message role '{}' is not supported (system, developer, user, assistant)", r), "messages");
+    std::string text;
+    auto content = m.find("content");
+    GLIA_FIELD(message_text(content == m.end() ? json() : *content, r, text));
+    out.push_back({{"role", r}, {"content", text}});
+  }
+  return std::nullopt;
+}
+
+field_error read_prompt(const json& obj, completion_request& r) {
+  auto it = obj.find("prompt");
+  if (it == obj.end() || it->is_null()) return bad_request("'prompt' is required", "prompt");
+  const json* p = &*it;
+  // A list holding one prompt is the same as that prompt; several prompts would be several choices.
+  if (p->is_array() && p->size() == 1 && ((*p)[0].is_string() || (*p)[0].is_array())) p = &(*p)[0];
+  if (p->is_string()) {
+    r.prompt_text = p->get<std::string>();
+    return std::nullopt;
+  }
+  if (p->is_array()) {
+    if (p->empty()) return bad_request("'prompt' must not be empty", "prompt");
+    for (const auto& t : *p) {
+      if (t.is_string()) return bad_request("'prompt' with several prompts is not supported (one per request)", "prompt");
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > max_int32)
+        return bad_request(fmt::format("'prompt' token ids must be integers in [0, {}], got {}", max_int32, t.dump()), "prompt");
+      r.prompt_ids.push_back(t.get<int64_t>());
+    }
+    r.prompt_is_ids = true;
+    return std::nullopt;
+  }
+  return bad_request(fmt::format("'prompt' must be a string or an array of token ids, got {}", json_type_name(*p)), "prompt");
+}
+
+}  // namespace
+
+api_result<json> parse_json_object(std::string_view body) {
+  if (size_t bad = find_invalid_utf8(body); bad != std::string_view::npos)
+    return bad_request(fmt::format("the request body is not valid UTF-8 (byte offset {})", bad));
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return bad_request("the request body is not valid JSON");
+  if (!j.is_object()) return bad_request(fmt::format("the request body must be a JSON object, got {}", json_type_name(j)));
+  return j;
+}
+
+api_result<completion_request> parse_chat_request(std::string_view body, const sampler_params& defaults) {
+  auto j = parse_json_object(body);
+  if (!j.ok()) return j.error();
+  const json& obj = j.value();
+  completion_request r;
+  r.chat = true;
+  GLIA_FIELD(check_known(obj, chat_fields));
+  GLIA_FIELD(read_common(obj, defaults, r));
+  GLIA_FIELD(read_messages(obj, r.messages));
+  std::optional<int64_t> i;
+  GLIA_FIELD(read_int(obj, "max_completion_tokens", 0, max_int32, i));
+  if (i) r.params.max_tokens = int(*i);
+  std::optional<bool> lp;
+  GLIA_FIELD(read_bool(obj, "logprobs", lp));
+  r.params.logprobs = lp.value_or(false);
+  i.reset();
+  GLIA_FIELD(read_int(obj, "top_logprobs", 0, 20, i));
+  if (i) {
+    if (!r.params.logprobs) return bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+    r.params.top_logprobs = int(*i);
+  }
+  return r;
+}
+
+api_result<completion_request> parse_completion_request(std::string_view body, const sampler_params& defaults) {
+  auto j = parse_json_object(body);
+  if (!j.ok()) return j.error();
+  const json& obj = j.value();
+  completion_request r;
+  GLIA_FIELD(check_known(obj, completion_fields));
+  GLIA_FIELD(read_common(obj, defaults, r));
+  GLIA_FIELD(read_prompt(obj, r));
+  std::optional<int64_t> i;
+  // Completions' logprobs is the number of alternatives (0..5) rather than a flag.
+  GLIA_FIELD(read_int(obj, "logprobs", 0, 5, i));
+  if (i) {
+    r.params.logprobs = true;
+    r.params.top_logprobs = int(*i);
+  }
+  std::optional<bool> echo;
+  GLIA_FIELD(read_bool(obj, "echo", echo));
+  if (echo.value_or(false)) return bad_request("'echo' is not supported", "echo");
+  std::optional<std::string> suffix;
+  GLIA_FIELD(read_string(obj, "suffix", suffix));
+  if (suffix && !suffix->empty()) return bad_request("'suffix' is not supported", "suffix");
+  i.reset();
+  GLIA_FIELD(read_int(obj, "best_of", 1, max_int32, i));
+  if (i && *i != 1) return bad_request(fmt::format("'best_of' is {}: only 1 is supported", *i), "best_of");
+  return r;
+}
+
+}  // namespace glia::server

@@ -1,0 +1,111 @@
+#include "server/responses.h"
+
+#include <chrono>
+#include <random>
+
+#include <fmt/core.h>
+
+namespace glia::server {
+
+using nlohmann::json;
+
+response_meta new_response_meta(bool chat, const std::string& model) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  response_meta m;
+  m.chat = chat;
+  m.model = model;
+  m.id = fmt::format("{}-{:016x}", chat ? "chatcmpl" : "cmpl", rng());
+  m.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return m;
+}
+
+const char* finish_reason_name(finish_kind k) { return k == finish_kind::length ? "length" : "stop"; }
+
+json usage_json(int n_prompt, int n_generated) {
+  return {{"prompt_tokens", n_prompt}, {"completion_tokens", n_generated}, {"total_tokens", n_prompt + n_generated}};
+}
+
+namespace {
+
+json bytes_of(const std::string& s) {
+  json b = json::array();
+  for (unsigned char c : s) b.push_back(int(c));
+  return b;
+}
+
+}  // namespace
+
+json logprobs_json(bool chat, const std::vector<token_logprob>& lps, size_t text_offset0) {
+  if (chat) {
+    json content = json::array();
+    for (const auto& lp : lps) {
+      json top = json::array();
+      for (const auto& [tok, l] : lp.top) top.push_back({{"token", tok}, {"logprob", l}, {"bytes", bytes_of(tok)}});
+      content.push_back({{"token", lp.token}, {"logprob", lp.logprob}, {"bytes", bytes_of(lp.token)}, {"top_logprobs", top}});
+    }
+    return {{"content", content}};
+  }
+  json tokens = json::array(), token_lps = json::array(), tops = json::array(), offsets = json::array();
+  size_t off = text_offset0;
+  for (const auto& lp : lps) {
+    tokens.push_back(lp.token);
+    token_lps.push_back(lp.logprob);
+    json top = json::object();
+    for (const auto& [tok, l] : lp.top) top[tok] = l;
+    tops.push_back(top);
+    offsets.push_back(off);
+    off += lp.token.size();
+  }
+  return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
+}
+
+json completion_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
+                     finish_kind reason, int n_prompt, int n_generated) {
+  json choice = {{"index", 0}, {"finish_reason", finish_reason_name(reason)}};
+  choice["logprobs"] = lps ? logprobs_json(m.chat, *lps) : json();
+  if (m.chat)
+    choice["message"] = {{"role", "assistant"}, {"content", text}};
+  else
+    choice["text"] = text;
+  return {{"id", m.id},
+          {"object", m.chat ? "chat.completion" : "text_completion"},
+          {"created", m.created},
+          {"model", m.model},
+          {"choices", json::array({choice})},
+          {"usage", usage_json(n_prompt, n_generated)}};
+}
+
+json chunk_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps, bool role_delta,
+                finish_kind finish, bool include_usage) {
+  json choice = {{"index", 0}};
+  if (m.chat) {
+    json delta = json::object();
+    if (role_delta) delta["role"] = "assistant";
+    if (!text.empty() || finish == finish_kind::none) delta["content"] = text;
+    choice["delta"] = delta;
+  } else {
+    choice["text"] = text;
+  }
+  choice["logprobs"] = lps && !lps->empty() ? logprobs_json(m.chat, *lps) : json();
+  choice["finish_reason"] = finish == finish_kind::none ? json() : json(finish_reason_name(finish));
+  json c = {{"id", m.id},
+            {"object", m.chat ? "chat.completion.chunk" : "text_completion"},
+            {"created", m.created},
+            {"model", m.model},
+            {"choices", json::array({choice})}};
+  if (include_usage) c["usage"] = nullptr;
+  return c;
+}
+
+json usage_chunk_json(const response_meta& m, int n_prompt, int n_generated) {
+  return {{"id", m.id},
+          {"object", m.chat ? "chat.completion.chunk" : "text_completion"},
+          {"created", m.created},
+          {"model", m.model},
+          {"choices", json::array()},
+          {"usage", usage_json(n_prompt, n_generated)}};
+}
+
+std::string dump_json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace glia::server

@@ -1,0 +1,41 @@
+// The OpenAI response objects: chat.completion / text_completion (whole answers), their streaming
+// chunks, usage, and the two logprobs shapes (chat: content[] entries; completions: parallel arrays).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/job.h"
+
+namespace glia::server {
+
+struct response_meta {
+  std::string id;      // chatcmpl-... / cmpl-...
+  int64_t created = 0;  // Unix seconds
+  std::string model;
+  bool chat = false;
+};
+
+response_meta new_response_meta(bool chat, const std::string& model);
+const char* finish_reason_name(finish_kind k);  // "stop" | "length"
+nlohmann::json usage_json(int n_prompt, int n_generated);
+nlohmann::json logprobs_json(bool chat, const std::vector<token_logprob>& lps, size_t text_offset0 = 0);
+
+// A whole answer (non-streaming).
+nlohmann::json completion_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
+                               finish_kind reason, int n_prompt, int n_generated);
+// One streaming chunk. `role_delta`: the first chat chunk carries {"role": "assistant"}.
+// `finish`: finish_kind::none for a chunk in the middle. With include_usage every chunk has "usage": null.
+nlohmann::json chunk_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
+                          bool role_delta, finish_kind finish, bool include_usage);
+// The last chunk of a stream with stream_options.include_usage: no choices, the usage.
+nlohmann::json usage_chunk_json(const response_meta& m, int n_prompt, int n_generated);
+
+// Compact JSON text; bytes that are not valid UTF-8 (a token piece can be part of a character)
+// become U+FFFD instead of making the dump throw.
+std::string dump_json(const nlohmann::json& j);
+
+}  // namespace glia::server

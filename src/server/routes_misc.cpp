@@ -1,0 +1,94 @@
+// GET /health, GET /v1/models, GET /metrics, POST /tokenize, POST /detokenize.
+#include <fmt/core.h>
+
+#include "server/request.h"
+#include "server/request_fields.h"
+#include "server/responses.h"
+#include "server/server_state.h"
+
+namespace glia::server {
+
+using nlohmann::json;
+
+void send_error(httplib::Response& res, const api_error& e) {
+  res.status = e.status;
+  res.set_content(e.to_json(), "application/json");
+}
+
+namespace {
+
+bool require_ready(server_state& st, httplib::Response& res) {
+  if (st.ready.load()) return true;
+  res.set_header("Retry-After", "1");
+  send_error(res, api_error{503, "the model is still loading"});
+  return false;
+}
+
+void tokenize(server_state& st, const httplib::Request& req, httplib::Response& res) {
+  auto body = parse_json_object(req.body);
+  if (!body.ok()) return send_error(res, body.error());
+  const json& obj = body.value();
+  for (const auto& [k, v] : obj.items())
+    if (k != "content" && k != "add_special" && k != "parse_special")
+      return send_error(res, bad_request(fmt::format("unknown field '{}'", k), k));
+  std::optional<std::string> content;
+  std::optional<bool> add_special, parse_special;
+  if (auto e = read_string(obj, "content", content)) return send_error(res, *e);
+  if (!content) return send_error(res, bad_request("'content' is required", "content"));
+  if (auto e = read_bool(obj, "add_special", add_special)) return send_error(res, *e);
+  if (auto e = read_bool(obj, "parse_special", parse_special)) return send_error(res, *e);
+  auto ids = st.sess().tokenize(*content, add_special.value_or(false), parse_special.value_or(false));
+  if (!ids) return send_error(res, bad_request(ids.message(), "content"));
+  res.set_content(dump_json({{"tokens", *ids}}), "application/json");
+}
+
+void detokenize(server_state& st, const httplib::Request& req, httplib::Response& res) {
+  auto body = parse_json_object(req.body);
+  if (!body.ok()) return send_error(res, body.error());
+  const json& obj = body.value();
+  for (const auto& [k, v] : obj.items())
+    if (k != "tokens") return send_error(res, bad_request(fmt::format("unknown field '{}'", k), k));
+  auto it = obj.find("tokens");
+  if (it == obj.end() || !it->is_array()) return send_error(res, bad_request("'tokens' must be an array of token ids", "tokens"));
+  std::vector<int32_t> ids;
+  const int n_vocab = st.sess().n_vocab();
+  for (const auto& t : *it) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= n_vocab)
+      return send_error(res, bad_request(fmt::format("token id {} is outside the vocabulary (0..{})", t.dump(), n_vocab - 1), "tokens"));
+    ids.push_back(int32_t(t.get<int64_t>()));
+  }
+  res.set_content(dump_json({{"content", st.sess().detokenize(ids)}}), "application/json");
+}
+
+}  // namespace
+
+void add_misc_routes(httplib::Server& svr, server_state& st) {
+  svr.Get("/health", [&st](const httplib::Request&, httplib::Response& res) {
+    if (!st.ready.load()) {
+      res.status = 503;
+      res.set_header("Retry-After", "1");
+      res.set_content(R"({"status":"loading"})", "application/json");
+      return;
+    }
+    res.set_content(R"({"status":"ok"})", "application/json");
+  });
+  svr.Get("/v1/models", [&st](const httplib::Request&, httplib::Response& res) {
+    if (!require_ready(st, res)) return;
+    json model = {{"id", st.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "glia"}};
+    res.set_content(dump_json({{"object", "list"}, {"data", json::array({model})}}), "application/json");
+  });
+  svr.Get("/metrics", [&st](const httplib::Request&, httplib::Response& res) {
+    if (!st.opts.metrics) return send_error(res, api_error{404, "metrics are off; start the server with --metrics"});
+    gauges g;
+    if (st.ready.load()) g = st.sched->snapshot();
+    res.set_content(st.stats.render(g), "text/plain; version=0.0.4");
+  });
+  svr.Post("/tokenize", [&st](const httplib::Request& req, httplib::Response& res) {
+    if (require_ready(st, res)) tokenize(st, req, res);
+  });
+  svr.Post("/detokenize", [&st](const httplib::Request& req, httplib::Response& res) {
+    if (require_ready(st, res)) detokenize(st, req, res);
+  });
+}
+
+}  // namespace glia::server

@@ -1,0 +1,128 @@
+#include "server/scheduler.h"
+
+#include <chrono>
+
+namespace glia::server {
+
+result<std::unique_ptr<scheduler>> scheduler::create(std::unique_ptr<session> sess, int n_slots, const scheduler_options& opts,
+                                                     metrics& m) {
+  GLIA_TRY(sess->set_sequence_count(n_slots));
+  return std::unique_ptr<scheduler>(new scheduler(std::move(sess), n_slots, opts, m));
+}
+
+scheduler::scheduler(std::unique_ptr<session> sess, int n_slots, const scheduler_options& opts, metrics& m)
+    : sess_(std::move(sess)), opts_(opts), m_(m) {
+  for (int i = 0; i < n_slots; ++i) slots_.push_back(std::make_unique<slot>(*sess_, i, opts.prefill_chunk));
+  planned_.resize(slots_.size());
+  kv_used_.assign(slots_.size(), 0);
+  thread_ = std::thread([this] { loop(); });
+}
+
+scheduler::~scheduler() { shutdown(); }
+
+submit_result scheduler::submit(std::shared_ptr<job> j) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return submit_result::shutting_down;
+    // Jobs that find a free slot do not count against the queue bound.
+    const int free_slots = int(slots_.size()) - busy_;
+    if (int(queue_.size()) >= opts_.max_queue + std::max(0, free_slots)) return submit_result::queue_full;
+    queue_.push_back(std::move(j));
+  }
+  cv_.notify_all();
+  return submit_result::accepted;
+}
+
+void scheduler::shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+gauges scheduler::snapshot() const {
+  std::lock_guard lock(mu_);
+  gauges g;
+  g.queue_length = int(queue_.size());
+  g.busy_slots = busy_;
+  g.n_slots = int(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    g.kv_used_tokens += kv_used_[i];
+    g.kv_capacity_tokens += sess_->n_ctx();
+  }
+  return g;
+}
+
+void scheduler::admit_locked() {
+  while (!queue_.empty()) {
+    std::shared_ptr<job>& j = queue_.front();
+    slot* best = nullptr;
+    size_t best_common = 0;
+    for (auto& s : slots_) {
+      if (s->busy()) continue;
+      const size_t c = s->common_prefix(j->prompt);
+      if (!best || c > best_common) best = s.get(), best_common = c;
+    }
+    if (!best) return;
+    best->start(std::move(j));
+    queue_.pop_front();
+    ++busy_;
+  }
+}
+
+void scheduler::step() {
+  using clock = std::chrono::steady_clock;
+  std::vector<session::batch_item> items;
+  std::vector<slot*> owners;
+  size_t n_prefill = 0, n_decode = 0;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slot& s = *slots_[i];
+    if (!s.busy()) continue;
+    const bool prefill = s.prefilling();
+    if (!s.plan(m_, planned_[i])) continue;
+    items.push_back(session::batch_item{s.seq(), planned_[i]});
+    owners.push_back(&s);
+    (prefill ? n_prefill : n_decode) += planned_[i].size();
+  }
+  if (items.empty()) return;
+  const auto t0 = clock::now();
+  status st = sess_->eval_batch(items, logits_);
+  const double us = double(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count());
+  // One forward serves both kinds of rows: its time is shared out by row count.
+  const double total = double(n_prefill + n_decode);
+  m_.prefill_us += uint64_t(us * double(n_prefill) / total);
+  m_.decode_us += uint64_t(us * double(n_decode) / total);
+  m_.prompt_tokens += n_prefill;
+  const size_t n_vocab = size_t(sess_->n_vocab());
+  for (size_t k = 0; k < owners.size(); ++k) {
+    if (!st) owners[k]->fail(st.message());
+    else owners[k]->absorb(std::span<const float>(logits_).subspan(k * n_vocab, n_vocab));
+  }
+}
+
+void scheduler::loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      admit_locked();
+      cv_.wait(lock, [&] { return busy_ > 0 || !queue_.empty() || stopping_; });
+      admit_locked();
+      if (busy_ == 0 && queue_.empty() && stopping_) return;
+    }
+    // Slots are touched only by this thread; the lock guards the queue and the counters.
+    step();
+    int still_busy = 0;
+    std::vector<int64_t> used(slots_.size());
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      still_busy += slots_[i]->busy() ? 1 : 0;
+      used[i] = int64_t(sess_->sequence_history(int(i)).size());
+    }
+    std::lock_guard lock(mu_);
+    busy_ = still_busy;
+    kv_used_ = std::move(used);
+  }
+}
+
+}  // namespace glia::server

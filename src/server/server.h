@@ -1,0 +1,29 @@
+// glia serve: an OpenAI-compatible HTTP server (see README "Server").
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "glia/session.h"
+
+namespace glia::server {
+
+struct server_options {
+  session_options session;
+  std::string host = "127.0.0.1";
+  int port = 8080;              // 0: any free port
+  int parallel = 1;             // slots: sequences generated at once
+  int max_queue = 64;           // requests waiting for a slot before 503
+  int prefill_chunk = 128;      // prompt tokens per scheduler step
+  size_t max_body = 8u << 20;   // request body cap in bytes (413 above)
+  std::string api_key;          // empty: no key needed
+  std::string chat_template;    // empty: the model's
+  bool metrics = false;         // serve GET /metrics
+  int drain_seconds = 60;       // on SIGTERM, how long running requests may take to finish
+};
+
+// Loads the model, serves until SIGTERM/SIGINT, drains, and returns the process exit code.
+// Prints "glia serve: listening on http://HOST:PORT" on stderr once the model is loaded.
+int run_server(const server_options& opts);
+
+}  // namespace glia::server

@@ -1,0 +1,145 @@
+#include "server/slot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "server/connection.h"
+
+namespace glia::server {
+
+size_t slot::common_prefix(const std::vector<int32_t>& prompt) const {
+  const auto& h = sess_.sequence_history(seq_);
+  size_t n = 0;
+  while (n < prompt.size() && n < h.size() && prompt[n] == h[n]) ++n;
+  return n;
+}
+
+void slot::start(std::shared_ptr<job> j) {
+  job_ = std::move(j);
+  smp_ = std::make_unique<sampler>(job_->params.sampling, [this](int32_t id) { return sess_.token_text(id); });
+  text_ = sess_.make_text_stream();
+  stops_ = std::make_unique<stop_filter>(job_->params.stop);
+  n_prefilled_ = 0;
+  first_chunk_ = true;
+  pending_lp_.clear();
+  job_->n_prompt = int(job_->prompt.size());
+}
+
+void slot::finish(finish_kind k, const std::string& error) {
+  job_->finish(k, error);
+  job_.reset();
+  smp_.reset();
+  text_.reset();
+  stops_.reset();
+}
+
+bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {
+  if (job_->cancel.load() || peer_closed(job_->client_fd)) {
+    m.cancelled++;
+    finish(finish_kind::cancelled);
+    return false;
+  }
+  const std::vector<int32_t>& prompt = job_->prompt;
+  if (n_prefilled_ < prompt.size()) {
+    size_t from = n_prefilled_;
+    if (first_chunk_) {
+      // Reuse the prefix this sequence already holds (the last prompt token is always evaluated,
+      // since its logits are needed); forget the rest of it.
+      from = std::min(common_prefix(prompt), prompt.size() - 1);
+      if (!sess_.sequence_keep(seq_, int(from))) from = 0;
+      job_->n_reused = int(from);
+      first_chunk_ = false;
+    }
+    // Chunk boundaries are fixed multiples of the chunk size counted from the prompt's start, so they
+    // do not depend on what else is running; between chunks the other slots' streams move on.
+    planned_end_ = std::min(prompt.size(), (from / size_t(chunk_) + 1) * size_t(chunk_));
+    tokens.assign(prompt.begin() + std::ptrdiff_t(from), prompt.begin() + std::ptrdiff_t(planned_end_));
+    return true;
+  }
+  const int32_t id = sample_and_emit(m);
+  if (id < 0) return false;
+  tokens.assign(1, id);
+  return true;
+}
+
+void slot::absorb(std::span<const float> logits) {
+  logits_.assign(logits.begin(), logits.end());
+  if (n_prefilled_ < job_->prompt.size()) {
+    n_prefilled_ = planned_end_;
+    if (n_prefilled_ == job_->prompt.size()) {
+      smp_->reset();
+      for (int32_t id : job_->prompt) smp_->accept(id);
+    }
+  }
+}
+
+token_logprob slot::logprob_of(int32_t id) const {
+  // log softmax of the model's distribution (before sampling transforms), as OpenAI reports it.
+  const float mx = *std::max_element(logits_.begin(), logits_.end());
+  double sum = 0.0;
+  for (float l : logits_) sum += std::exp(double(l - mx));
+  const double log_z = double(mx) + std::log(sum);
+  token_logprob lp;
+  lp.token = sess_.token_text(id);
+  lp.logprob = float(double(logits_[size_t(id)]) - log_z);
+  const int k = std::min<int>(job_->params.top_logprobs, int(logits_.size()));
+  if (k > 0) {
+    std::vector<int32_t> idx(logits_.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
+      return logits_[size_t(a)] != logits_[size_t(b)] ? logits_[size_t(a)] > logits_[size_t(b)] : a < b;
+    });
+    for (int i = 0; i < k; ++i)
+      lp.top.emplace_back(sess_.token_text(idx[size_t(i)]), float(double(logits_[size_t(idx[size_t(i)])]) - log_z));
+  }
+  return lp;
+}
+
+// The held-back text (incomplete characters, a possible stop-string start) at the end of generation.
+void slot::emit_tail() {
+  bool hit = false;
+  gen_event ev{stops_->push(text_->flush(), hit), std::move(pending_lp_)};
+  pending_lp_.clear();
+  if (!hit) ev.text += stops_->flush();
+  if (!ev.text.empty() || !ev.logprobs.empty()) job_->emit(std::move(ev));
+}
+
+int32_t slot::sample_and_emit(metrics& m) {
+  job& j = *job_;
+  const int max_tokens = j.params.max_tokens;
+  if (max_tokens >= 0 && j.n_generated >= max_tokens) {  // max_tokens 0
+    finish(finish_kind::length);
+    return -1;
+  }
+  const int32_t id = smp_->sample(logits_);
+  if (sess_.is_end_of_generation(id)) {
+    emit_tail();
+    finish(finish_kind::stop);
+    return -1;
+  }
+  smp_->accept(id);
+  ++j.n_generated;
+  m.generated_tokens++;
+  if (j.params.logprobs) pending_lp_.push_back(logprob_of(id));
+  bool hit = false;
+  gen_event ev{stops_->push(text_->push(id), hit), {}};
+  if (!ev.text.empty() || hit) {
+    ev.logprobs = std::move(pending_lp_);
+    pending_lp_.clear();
+  }
+  if (!ev.text.empty() || !ev.logprobs.empty()) j.emit(std::move(ev));
+  if (hit) {
+    finish(finish_kind::stop);
+    return -1;
+  }
+  const bool out_of_tokens = max_tokens >= 0 && j.n_generated >= max_tokens;
+  if (out_of_tokens || int(sess_.sequence_history(seq_).size()) >= sess_.n_ctx()) {
+    emit_tail();
+    finish(finish_kind::length);
+    return -1;
+  }
+  return id;
+}
+
+}  // namespace glia::server

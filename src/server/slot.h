@@ -1,0 +1,59 @@
+// A slot: one request being generated in one sequence (KV cache) of the shared session, with its own
+// sampler, detokenizer and stop-string filter. Each scheduler step a slot says which tokens it wants
+// evaluated (plan: a chunk of its prompt, or the token it just sampled), the scheduler evaluates the
+// tokens of all slots in one batched forward, and hands each slot its logits back (absorb). Slots are
+// used on the engine thread only.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "glia/session.h"
+#include "server/job.h"
+#include "server/metrics.h"
+#include "server/stop_filter.h"
+
+namespace glia::server {
+
+class slot {
+ public:
+  slot(session& s, int seq, int prefill_chunk) : sess_(s), seq_(seq), chunk_(prefill_chunk) {}
+
+  bool busy() const { return job_ != nullptr; }
+  int seq() const { return seq_; }
+  // Tokens of `prompt` this slot's sequence already holds (the prefix a new job could reuse).
+  size_t common_prefix(const std::vector<int32_t>& prompt) const;
+  void start(std::shared_ptr<job> j);
+  // Advances the job up to its next evaluation: checks for a disconnect, samples and emits a token
+  // when decoding. Returns true with the tokens to evaluate in `tokens`, or false when the job needs
+  // no evaluation this step (it finished, and the slot is free again).
+  bool plan(metrics& m, std::vector<int32_t>& tokens);
+  // The logits of the last token planned; the prompt chunk or token is now in the sequence.
+  void absorb(std::span<const float> logits);
+  // The batched evaluation failed: the job ends with this error.
+  void fail(const std::string& error) { finish(finish_kind::error, error); }
+  bool prefilling() const { return busy() && n_prefilled_ < job_->prompt.size(); }
+
+ private:
+  void finish(finish_kind k, const std::string& error = {});
+  // Samples from logits_, emits text; returns the token to evaluate next, or -1 when the job ended.
+  int32_t sample_and_emit(metrics& m);
+  token_logprob logprob_of(int32_t id) const;
+  void emit_tail();
+
+  session& sess_;
+  int seq_;
+  int chunk_;
+  std::shared_ptr<job> job_;
+  std::unique_ptr<sampler> smp_;
+  std::unique_ptr<text_stream> text_;
+  std::unique_ptr<stop_filter> stops_;
+  std::vector<float> logits_;  // [n_vocab] of the last evaluated position
+  size_t n_prefilled_ = 0;     // prompt tokens in the sequence so far
+  size_t planned_end_ = 0;     // prompt position the planned chunk ends at
+  bool first_chunk_ = true;
+  std::vector<token_logprob> pending_lp_;  // logprobs of tokens whose text the stop filter holds back
+};
+
+}  // namespace glia::server

@@ -1,0 +1,14 @@
+// Server-Sent Events framing (https://html.spec.whatwg.org/multipage/server-sent-events.html): each
+// event is "data: <one line of JSON>\n\n"; an OpenAI stream ends with "data: [DONE]\n\n".
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace glia::server {
+
+// `json_line` must not contain a newline (nlohmann's compact dump() never does).
+std::string sse_data(std::string_view json_line);
+inline constexpr std::string_view sse_done = "data: [DONE]\n\n";
+
+}  // namespace glia::server

@@ -1,0 +1,156 @@
+// Many clients at once, clients that hang up, a full queue, and SIGTERM: every response complete and
+// well-formed, greedy text the same alone or among others, and the server still serving afterwards.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <regex>
+#include <thread>
+
+#include "http_helpers.h"
+#include "test_support.h"
+
+namespace glia::test {
+namespace {
+
+using nlohmann::json;
+
+// A connected socket with `request` sent; -1 on failure.
+int send_raw(const server_process& s, const std::string& request) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(s.port()));
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  (void)!write(fd, request.data(), request.size());
+  return fd;
+}
+
+std::string post_request(const std::string& path, const std::string& body) {
+  return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+double metric(const server_process& s, const std::string& name) {
+  auto m = get(s, "/metrics");
+  std::smatch match;
+  std::regex re("\n" + name + " ([0-9.e+-]+)\n");
+  if (!std::regex_search(m.body, match, re)) return -1;
+  return std::stod(match[1]);
+}
+
+// Waits until metric `name` reaches `value` (true) or `timeout_ms` passes (false).
+bool wait_metric(const server_process& s, const std::string& name, double value, int timeout_ms = 5000) {
+  for (int i = 0; i < timeout_ms / 20; ++i) {
+    if (metric(s, name) == value) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::string long_generation_body(bool stream) {
+  return json{{"prompt", "The jury said"}, {"max_tokens", 1900}, {"temperature", 0}, {"stream", stream}}.dump();
+}
+
+TEST(ServerConcurrency, GreedyOutputsIndependentOfConcurrency) {
+  server_process srv({"-m", test_model(), "--parallel", "8", "--metrics", "--prefill-chunk", "4"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  const std::vector<std::string> prompts = {
+      "The jury said", "She opened the door and", "It was a cold morning in the city", "The President said that",
+      "In the morning the old man", "They walked to the river", "He wrote a letter to", "The church was",
+      "After the war the", "The city council voted", "Her mother told her", "The game began when",
+      "The jury said that the", "On Sunday the family", "The new school", "Most of the men"};
+  std::vector<std::string> alone;
+  for (const auto& p : prompts) alone.push_back(complete_greedy(srv, p, 24));
+  // 16 streaming clients at once on 8 slots (the rest queue and join the running batch as slots free
+  // up; prompts are prefilled 4 tokens a step among the others' decode steps), each checked against
+  // its solo run.
+  std::vector<std::future<stream_result>> futs;
+  for (const auto& p : prompts)
+    futs.push_back(std::async(std::launch::async, [&srv, p] {
+      json req = {{"prompt", p}, {"max_tokens", 24}, {"temperature", 0}, {"stream", true}};
+      return parse_stream(post(srv, "/v1/completions", req.dump()).body, false);
+    }));
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    stream_result r = futs[i].get();
+    EXPECT_TRUE(r.done) << prompts[i];
+    EXPECT_TRUE(r.well_formed) << prompts[i];
+    EXPECT_EQ(r.finish_reason, "length");
+    EXPECT_EQ(r.text, alone[i]) << prompts[i];
+  }
+  EXPECT_TRUE(wait_metric(srv, "glia_slots_busy", 0));
+  EXPECT_TRUE(srv.alive());
+}
+
+TEST(ServerConcurrency, DisconnectCancelsGeneration) {
+  server_process srv({"-m", test_model(), "-c", "2048", "--metrics"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  // Streaming: read the first event, then hang up.
+  int fd = send_raw(srv, post_request("/v1/completions", long_generation_body(true)));
+  ASSERT_GE(fd, 0);
+  char buf[4096];
+  std::string got;
+  while (got.find("data: ") == std::string::npos) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    ASSERT_GT(n, 0);
+    got.append(buf, size_t(n));
+  }
+  close(fd);
+  EXPECT_TRUE(wait_metric(srv, "glia_requests_cancelled_total", 1)) << srv.log();
+  EXPECT_TRUE(wait_metric(srv, "glia_slots_busy", 0));
+  // Not streaming: hang up while it generates.
+  fd = send_raw(srv, post_request("/v1/completions", long_generation_body(false)));
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
+  close(fd);
+  EXPECT_TRUE(wait_metric(srv, "glia_requests_cancelled_total", 2)) << srv.log();
+  EXPECT_TRUE(wait_metric(srv, "glia_slots_busy", 0));
+  // Garbage on the wire gets an error or a closed connection, and the server keeps serving.
+  fd = send_raw(srv, "NOT-HTTP \x01\x02\r\n\r\n");
+  if (fd >= 0) close(fd);
+  fd = send_raw(srv, "POST /v1/completions HTTP/1.1\r\nContent-Length: 50\r\n\r\n{\"prompt\"");  // short body
+  if (fd >= 0) close(fd);
+  EXPECT_EQ(complete_greedy(srv, "The jury said", 4).substr(0, 4), " the");
+}
+
+TEST(ServerConcurrency, FullQueueGets503) {
+  server_process srv({"-m", test_model(), "-c", "2048", "--parallel", "1", "--max-queue", "0", "--metrics"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  int fd = send_raw(srv, post_request("/v1/completions", long_generation_body(true)));
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
+  auto r = post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}});
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_EQ(r.headers.count("Retry-After"), 1u);
+  EXPECT_EQ(r.json()["error"]["type"], "server_busy");
+  close(fd);
+  EXPECT_TRUE(wait_metric(srv, "glia_slots_busy", 0));
+  EXPECT_EQ(post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}).status, 200);
+}
+
+TEST(ServerLifecycle, SigtermDrainsRunningStream) {
+  server_process srv({"-m", test_model(), "--metrics"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  auto fut = std::async(std::launch::async, [&srv] {
+    json req = {{"prompt", "The jury said"}, {"max_tokens", 200}, {"temperature", 0}, {"stream", true}};
+    return parse_stream(post(srv, "/v1/completions", req.dump()).body, false);
+  });
+  ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
+  EXPECT_EQ(srv.terminate(), 0) << srv.log();
+  stream_result r = fut.get();
+  EXPECT_TRUE(r.done);
+  EXPECT_TRUE(r.well_formed);
+  EXPECT_FALSE(r.text.empty());
+}
+
+}  // namespace
+}  // namespace glia::test

@@ -1,0 +1,249 @@
+// glia serve against a live process on the Brown model: every endpoint, the response shapes, greedy
+// text against llama.cpp's golden continuation, streaming, stop strings, logprobs and the errors.
+#include <gtest/gtest.h>
+
+#include "http_helpers.h"
+#include "test_support.h"
+
+namespace glia::test {
+namespace {
+
+using nlohmann::json;
+
+// llama.cpp's greedy continuation of "The jury said" (testdata golden/brown-q8_0.json), 32 tokens.
+const std::string jury_golden = " the same time he was a few moment. Then he was a few moment, he was a few moment";
+
+class ServerEndpoints : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { srv = new server_process({"-m", test_model(), "--kv-type", "f32", "--metrics"}); }
+  static void TearDownTestSuite() {
+    delete srv;
+    srv = nullptr;
+  }
+  void SetUp() override { ASSERT_NE(srv->port(), 0) << srv->log(); }
+  static server_process* srv;
+};
+server_process* ServerEndpoints::srv = nullptr;
+
+TEST_F(ServerEndpoints, ListeningLineAndFallbackWarning) {
+  const std::string log = srv->log();
+  EXPECT_NE(log.find("warning: the model has no chat template; using ChatML"), std::string::npos) << log;
+  size_t n = 0;
+  for (size_t p = log.find("glia serve: listening on"); p != std::string::npos; p = log.find("glia serve: listening on", p + 1)) ++n;
+  EXPECT_EQ(n, 1u);
+}
+
+TEST_F(ServerEndpoints, HealthModelsTokenize) {
+  auto h = get(*srv, "/health");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.json()["status"], "ok");
+  auto m = get(*srv, "/v1/models");
+  ASSERT_EQ(m.status, 200);
+  EXPECT_EQ(m.json()["object"], "list");
+  EXPECT_EQ(m.json()["data"][0]["id"], "brown-q8_0.gguf");
+  auto t = post(*srv, "/tokenize", json{{"content", "The jury said"}, {"add_special", true}});
+  ASSERT_EQ(t.status, 200) << t.body;
+  EXPECT_EQ(t.json()["tokens"], json::parse("[1, 337, 501, 332, 959, 554]"));
+  auto d = post(*srv, "/detokenize", json{{"tokens", {337, 501, 332, 959, 554}}});
+  ASSERT_EQ(d.status, 200) << d.body;
+  EXPECT_EQ(d.json()["content"], "The jury said");
+  EXPECT_EQ(post(*srv, "/detokenize", json{{"tokens", {5000}}}).status, 400);
+  EXPECT_EQ(post(*srv, "/tokenize", json{{"content", 5}}).status, 400);
+}
+
+TEST_F(ServerEndpoints, CompletionMatchesGolden) {
+  auto r = post(*srv, "/v1/completions", json{{"model", "anything"}, {"prompt", "The jury said"}, {"max_tokens", 32}, {"temperature", 0}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = r.json();
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["model"], "anything");
+  EXPECT_EQ(j["id"].get<std::string>().rfind("cmpl-", 0), 0u);
+  EXPECT_EQ(j["choices"][0]["text"], jury_golden);
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 6);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 32);
+  EXPECT_EQ(j["usage"]["total_tokens"], 38);
+  // Token ids as the prompt give the same text.
+  auto ids = post(*srv, "/v1/completions", json{{"prompt", {1, 337, 501, 332, 959, 554}}, {"max_tokens", 32}, {"temperature", 0}});
+  ASSERT_EQ(ids.status, 200) << ids.body;
+  EXPECT_EQ(ids.json()["choices"][0]["text"], jury_golden);
+}
+
+TEST_F(ServerEndpoints, StreamingEqualsWholeAndEndsWithDone) {
+  json req = {{"prompt", "The jury said"}, {"max_tokens", 32}, {"temperature", 0}, {"stream", true},
+              {"stream_options", {{"include_usage", true}}}};
+  auto r = post(*srv, "/v1/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.headers.find("Content-Type")->second.find("text/event-stream"), std::string::npos);
+  auto s = parse_stream(r.body, false);
+  EXPECT_TRUE(s.done);
+  EXPECT_TRUE(s.well_formed);
+  EXPECT_EQ(s.text, jury_golden);
+  EXPECT_EQ(s.finish_reason, "length");
+  EXPECT_EQ(s.usage["completion_tokens"], 32);
+  EXPECT_EQ(s.usage["prompt_tokens"], 6);
+  ASSERT_FALSE(s.chunks.empty());
+  EXPECT_TRUE(s.chunks.back()["choices"].empty());  // the usage chunk has no choices
+  EXPECT_TRUE(s.chunks.front().contains("usage") && s.chunks.front()["usage"].is_null());
+}
+
+TEST_F(ServerEndpoints, StopStringsNeverReturned) {
+  // "few moment" spans several tokens; the text stops right before its first occurrence.
+  const std::string stop = "few mo";
+  const std::string expect = jury_golden.substr(0, jury_golden.find(stop));
+  for (bool stream : {false, true}) {
+    json req = {{"prompt", "The jury said"}, {"max_tokens", 32}, {"temperature", 0}, {"stop", {"zzz", stop}}, {"stream", stream}};
+    auto r = post(*srv, "/v1/completions", req);
+    ASSERT_EQ(r.status, 200) << r.body;
+    if (stream) {
+      auto s = parse_stream(r.body, false);
+      EXPECT_EQ(s.text, expect);
+      EXPECT_EQ(s.finish_reason, "stop");
+      EXPECT_TRUE(s.done);
+    } else {
+      EXPECT_EQ(r.json()["choices"][0]["text"], expect);
+      EXPECT_EQ(r.json()["choices"][0]["finish_reason"], "stop");
+    }
+  }
+}
+
+TEST_F(ServerEndpoints, ChatWholeAndStreamed) {
+  json req = {{"messages", {{{"role", "system"}, {"content", "Answer."}}, {{"role", "user"}, {"content", "Where is the jury?"}}}},
+              {"max_tokens", 12}, {"temperature", 0}};
+  auto r = post(*srv, "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = r.json();
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  const std::string whole = j["choices"][0]["message"]["content"];
+  EXPECT_GT(j["usage"]["prompt_tokens"].get<int>(), 10);
+  req["stream"] = true;
+  auto s = parse_stream(post(*srv, "/v1/chat/completions", req).body, true);
+  EXPECT_TRUE(s.done);
+  EXPECT_TRUE(s.well_formed);
+  EXPECT_EQ(s.text, whole);
+  ASSERT_FALSE(s.chunks.empty());
+  EXPECT_EQ(s.chunks.front()["object"], "chat.completion.chunk");
+  EXPECT_EQ(s.chunks.front()["choices"][0]["delta"]["role"], "assistant");
+}
+
+TEST_F(ServerEndpoints, Logprobs) {
+  json req = {{"messages", {{{"role", "user"}, {"content", "The jury"}}}}, {"max_tokens", 5}, {"temperature", 0},
+              {"logprobs", true}, {"top_logprobs", 3}};
+  auto r = post(*srv, "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json body = r.json();
+  const json& content = body["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 5u);
+  for (const auto& e : content) {
+    EXPECT_LE(e["logprob"].get<double>(), 0.0);
+    ASSERT_EQ(e["top_logprobs"].size(), 3u);
+    // Greedy: the chosen token is the most likely one.
+    EXPECT_EQ(e["top_logprobs"][0]["token"], e["token"]);
+    EXPECT_GE(e["top_logprobs"][0]["logprob"].get<double>(), e["top_logprobs"][1]["logprob"].get<double>());
+  }
+  auto c = post(*srv, "/v1/completions", json{{"prompt", "The jury said"}, {"max_tokens", 4}, {"temperature", 0}, {"logprobs", 2}});
+  ASSERT_EQ(c.status, 200) << c.body;
+  const json cbody = c.json();
+  const json& lp = cbody["choices"][0]["logprobs"];
+  EXPECT_EQ(lp["tokens"].size(), 4u);
+  EXPECT_EQ(lp["token_logprobs"].size(), 4u);
+  EXPECT_EQ(lp["top_logprobs"][0].size(), 2u);
+}
+
+TEST_F(ServerEndpoints, SeededSamplingRepeats) {
+  json req = {{"prompt", "She opened the door and"}, {"max_tokens", 16}, {"temperature", 1.0}, {"top_k", 40}, {"seed", 42},
+              {"presence_penalty", 0.5}, {"frequency_penalty", 0.2}, {"logit_bias", {{"263", -100}}}};
+  auto a = post(*srv, "/v1/completions", req);
+  auto b = post(*srv, "/v1/completions", req);
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.json()["choices"][0]["text"], b.json()["choices"][0]["text"]);
+}
+
+TEST_F(ServerEndpoints, ErrorsHaveOpenAIShape) {
+  auto check = [](const http_reply& r, int status, const std::string& needle) {
+    EXPECT_EQ(r.status, status) << r.body;
+    json j = r.json();
+    ASSERT_TRUE(j.is_object()) << r.body;
+    ASSERT_TRUE(j.contains("error")) << r.body;
+    EXPECT_TRUE(j["error"]["message"].is_string());
+    EXPECT_TRUE(j["error"]["type"].is_string());
+    EXPECT_NE(j["error"]["message"].get<std::string>().find(needle), std::string::npos) << r.body;
+  };
+  check(post(*srv, "/v1/chat/completions", std::string("{not json")), 400, "not valid JSON");
+  check(post(*srv, "/v1/chat/completions", std::string("{\"messages\":[{\"role\":\"user\",\"content\":\"\xc3\x28\"}]}")), 400, "UTF-8");
+  check(post(*srv, "/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"n", 2}}), 400, "'n'");
+  check(post(*srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", "many"}}), 400, "max_tokens");
+  check(post(*srv, "/v1/completions", json{{"prompt", "x"}, {"logit_bias", {{"99999", 1}}}}), 400, "logit_bias");
+  check(post(*srv, "/v1/completions", json{{"prompt", {1, 99999}}}), 400, "vocabulary");
+  // The model's context is 256 tokens: a longer prompt names both numbers.
+  std::string long_prompt;
+  for (int i = 0; i < 300; ++i) long_prompt += " the";
+  auto r = post(*srv, "/v1/completions", json{{"prompt", long_prompt}});
+  check(r, 400, "tokens, but the context holds 256");
+  EXPECT_NE(r.body.find("the prompt has 30"), std::string::npos) << r.body;
+  check(get(*srv, "/v1/nothing"), 404, "no such endpoint");
+}
+
+// A prompt the slot's KV cache already holds is not evaluated again (only its last token, whose
+// logits are needed).
+TEST_F(ServerEndpoints, PrefixReuse) {
+  auto prompt_tokens = [] {
+    const std::string m = get(*srv, "/metrics").body;
+    const std::string key = "\nglia_prompt_tokens_total ";
+    const size_t at = m.find(key);
+    return at == std::string::npos ? -1L : std::stol(m.substr(at + key.size()));
+  };
+  const json req = {{"prompt", "It was a cold morning in the city, and the old man"}, {"max_tokens", 3}, {"temperature", 0}};
+  auto first = post(*srv, "/v1/completions", req);
+  ASSERT_EQ(first.status, 200) << first.body;
+  const long before = prompt_tokens();
+  auto again = post(*srv, "/v1/completions", req);
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(prompt_tokens(), before + 1);
+  EXPECT_EQ(again.json()["choices"][0]["text"], first.json()["choices"][0]["text"]);
+}
+
+TEST_F(ServerEndpoints, MetricsText) {
+  auto m = get(*srv, "/metrics");
+  ASSERT_EQ(m.status, 200);
+  EXPECT_NE(m.headers.find("Content-Type")->second.find("text/plain"), std::string::npos);
+  for (const char* name : {"glia_requests_total", "glia_generated_tokens_total", "glia_prefill_tokens_per_second",
+                           "glia_decode_tokens_per_second", "glia_queue_length", "glia_slots_busy", "glia_kv_cache_tokens"})
+    EXPECT_NE(m.body.find(name), std::string::npos) << name;
+}
+
+// A model with a real chat template (given by --chat-template, since no test model carries one).
+TEST(ServerTemplate, RealChatTemplate) {
+  server_process srv({"-m", test_model(), "--chat-template", llama2_chat_template()});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  EXPECT_EQ(srv.log().find("using ChatML"), std::string::npos);
+  json req = {{"messages", {{{"role", "user"}, {"content", "Hello"}}}}, {"max_tokens", 4}, {"temperature", 0}};
+  auto r = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  // Llama-2 chat renders "<s>[INST] Hello [/INST]": more tokens than the bare message.
+  EXPECT_GT(r.json()["usage"]["prompt_tokens"].get<int>(), 6);
+}
+
+TEST(ServerAuthKey, BearerRequiredExceptHealth) {
+  server_process srv({"-m", test_model(), "--api-key", "sekrit"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  EXPECT_EQ(get(srv, "/health").status, 200);
+  EXPECT_EQ(get(srv, "/v1/models").status, 401);
+  EXPECT_EQ(get(srv, "/v1/models", "wrong").status, 401);
+  EXPECT_EQ(get(srv, "/v1/models", "sekrit").status, 200);
+  auto r = post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}.dump(), "sekri");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.json()["error"]["type"], "authentication_error");
+}
+
+TEST(ServerLimits, BodyCap) {
+  server_process srv({"-m", test_model(), "--max-body", "4096"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  auto r = post(srv, "/v1/completions", json{{"prompt", std::string(10000, 'a')}}.dump());
+  EXPECT_EQ(r.status, 413) << r.body;
+  EXPECT_EQ(get(srv, "/health").status, 200);  // still serving
+}
+
+}  // namespace
+}  // namespace glia::test

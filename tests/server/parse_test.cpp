@@ -1,0 +1,209 @@
+// Unit tests of the server's pieces that need no model: request parsing and validation, UTF-8
+// checking, stop-string holding, the API-key compare, SSE framing and the metrics text.
+#include <gtest/gtest.h>
+
+#include "server/auth.h"
+#include "server/metrics.h"
+#include "server/request.h"
+#include "server/sse.h"
+#include "server/stop_filter.h"
+#include "server/utf8_check.h"
+
+namespace glia::server {
+namespace {
+
+const sampler_params defaults{};
+
+api_result<completion_request> chat(const std::string& body) { return parse_chat_request(body, defaults); }
+api_result<completion_request> completion(const std::string& body) { return parse_completion_request(body, defaults); }
+
+TEST(ServerParse, ChatMinimal) {
+  auto r = chat(R"({"model":"x","messages":[{"role":"user","content":"hi"}]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r.value().chat);
+  EXPECT_EQ(r.value().messages.size(), 1u);
+  EXPECT_EQ(r.value().params.max_tokens, -1);
+  EXPECT_FALSE(r.value().params.stream);
+}
+
+TEST(ServerParse, ChatAllFields) {
+  auto r = chat(R"({"messages":[{"role":"developer","content":"be brief"},
+    {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},
+    {"role":"assistant","content":null}],
+    "max_completion_tokens":7,"temperature":0,"top_p":0.5,"top_k":3,"min_p":0.1,"seed":-5,
+    "stop":["x","y"],"presence_penalty":1.5,"frequency_penalty":-1,"logit_bias":{"12":-100,"7":3.5},
+    "logprobs":true,"top_logprobs":3,"n":1,"stream":true,"stream_options":{"include_usage":true},
+    "user":"u","response_format":{"type":"text"}})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& p = r.value().params;
+  EXPECT_EQ(r.value().messages[0]["role"], "system");
+  EXPECT_EQ(r.value().messages[1]["content"], "ab");
+  EXPECT_EQ(p.max_tokens, 7);
+  EXPECT_EQ(p.sampling.temperature, 0.0f);
+  EXPECT_EQ(p.sampling.top_k, 3);
+  EXPECT_TRUE(p.seed_given);
+  EXPECT_EQ(p.stop.size(), 2u);
+  EXPECT_EQ(p.sampling.logit_bias.at(12), -100.0f);
+  EXPECT_TRUE(p.logprobs);
+  EXPECT_EQ(p.top_logprobs, 3);
+  EXPECT_TRUE(p.stream);
+  EXPECT_TRUE(p.include_usage);
+}
+
+TEST(ServerParse, CompletionPromptForms) {
+  auto a = completion(R"({"prompt":"hello","max_tokens":4,"logprobs":2})");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a.value().prompt_text, "hello");
+  EXPECT_TRUE(a.value().params.logprobs);
+  EXPECT_EQ(a.value().params.top_logprobs, 2);
+  auto b = completion(R"({"prompt":[1,2,3]})");
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(b.value().prompt_is_ids);
+  EXPECT_EQ(b.value().prompt_ids.size(), 3u);
+  auto c = completion(R"({"prompt":["one"]})");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c.value().prompt_text, "one");
+}
+
+// Every one of these must be a 400 naming the problem, never a crash or an ignored field.
+TEST(ServerParse, RejectsBadRequests) {
+  const char* bad_chat[] = {
+      "",
+      "{",
+      "[1,2]",
+      "null",
+      R"({"messages":"hi"})",
+      R"({"messages":[]})",
+      R"({})",
+      R"({"messages":[{"role":"user"}]})",
+      R"({"messages":[{"role":"wizard","content":"x"}]})",
+      R"({"messages":[{"role":"tool","content":"x"}]})",
+      R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]})",
+      R"({"messages":[{"role":"user","content":"x","tool_calls":[]}]})",
+      R"({"messages":[{"role":"user","content":"x"}],"n":2})",
+      R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]})",
+      R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}})",
+      R"({"messages":[{"role":"user","content":"x"}],"max_tokens":"5"})",
+      R"({"messages":[{"role":"user","content":"x"}],"max_tokens":-1})",
+      R"({"messages":[{"role":"user","content":"x"}],"max_tokens":1.5})",
+      R"({"messages":[{"role":"user","content":"x"}],"max_tokens":99999999999999999999999})",
+      R"({"messages":[{"role":"user","content":"x"}],"max_tokens":1e300})",
+      R"({"messages":[{"role":"user","content":"x"}],"seed":18446744073709551615})",
+      R"({"messages":[{"role":"user","content":"x"}],"seed":9223372036854775808.0})",
+      R"({"messages":[{"role":"user","content":"x"}],"seed":1e400})",
+      R"({"messages":[{"role":"user","content":"x"}],"temperature":-1})",
+      R"({"messages":[{"role":"user","content":"x"}],"temperature":"hot"})",
+      R"({"messages":[{"role":"user","content":"x"}],"top_p":2})",
+      R"({"messages":[{"role":"user","content":"x"}],"stop":5})",
+      R"({"messages":[{"role":"user","content":"x"}],"stop":[1]})",
+      R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{"abc":1}})",
+      R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{"1":1000}})",
+      R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})",
+      R"({"messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":21})",
+      R"({"messages":[{"role":"user","content":"x"}],"stream":"yes"})",
+      R"({"messages":[{"role":"user","content":"x"}],"stream_options":{"bogus":true}})",
+      R"({"messages":[{"role":"user","content":"x"}],"frobnicate":1})",
+      R"({"messages":[{"role":"user","content":"x"}],"prompt":"also"})",
+      "{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe\"}]}",
+      "{\"messages\":[{\"role\":\"user\",\"content\":\"\xed\xa0\x80\"}]}",
+  };
+  for (const char* b : bad_chat) {
+    auto r = chat(b);
+    ASSERT_FALSE(r.ok()) << "accepted: " << b;
+    EXPECT_EQ(r.error().status, 400);
+    EXPECT_FALSE(r.error().message.empty());
+    EXPECT_NE(r.error().to_json().find("\"invalid_request_error\""), std::string::npos);
+  }
+  const char* bad_completion[] = {
+      R"({})",
+      R"({"prompt":5})",
+      R"({"prompt":["a","b"]})",
+      R"({"prompt":[1,-2]})",
+      R"({"prompt":[]})",
+      R"({"prompt":"x","echo":true})",
+      R"({"prompt":"x","suffix":"y"})",
+      R"({"prompt":"x","best_of":3})",
+      R"({"prompt":"x","logprobs":6})",
+      R"({"prompt":"x","logprobs":true})",
+      R"({"prompt":"x","messages":[]})",
+  };
+  for (const char* b : bad_completion) {
+    auto r = completion(b);
+    ASSERT_FALSE(r.ok()) << "accepted: " << b;
+    EXPECT_EQ(r.error().status, 400);
+  }
+}
+
+TEST(ServerParse, NullMeansAbsent) {
+  auto r = chat(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":null,"stop":null,"seed":null,"n":null})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r.value().params.seed_given);
+}
+
+TEST(ServerUtf8, Validation) {
+  EXPECT_EQ(find_invalid_utf8("plain"), std::string_view::npos);
+  EXPECT_EQ(find_invalid_utf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"), std::string_view::npos);
+  EXPECT_EQ(find_invalid_utf8("ab\xc0\xaf"), 2u);         // overlong
+  EXPECT_EQ(find_invalid_utf8("\xed\xa0\x80"), 0u);        // surrogate
+  EXPECT_EQ(find_invalid_utf8("\xf4\x90\x80\x80"), 0u);    // above U+10FFFF
+  EXPECT_EQ(find_invalid_utf8("x\xe2\x82"), 1u);           // truncated
+  EXPECT_EQ(find_invalid_utf8("\x80"), 0u);                // lone continuation
+}
+
+TEST(ServerStopFilter, HoldsBackSplitStopStrings) {
+  stop_filter f({"STOP", "\n\n"});
+  bool hit = false;
+  EXPECT_EQ(f.push("Hello S", hit), "Hello ");
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(f.push("T", hit), "");
+  EXPECT_EQ(f.push("x", hit), "STx");  // not a stop string after all
+  EXPECT_EQ(f.push("ab\n", hit), "ab");
+  EXPECT_EQ(f.push("\nrest", hit), "");
+  EXPECT_TRUE(hit);
+  stop_filter g({"END"});
+  EXPECT_EQ(g.push("the E", hit), "the ");
+  EXPECT_EQ(g.push("N", hit), "");
+  EXPECT_EQ(g.push("D and more", hit), "");
+  EXPECT_TRUE(hit);
+  stop_filter h({"zz"});
+  EXPECT_EQ(h.push("abz", hit), "ab");
+  EXPECT_EQ(h.flush(), "z");
+}
+
+TEST(ServerAuth, BearerCompare) {
+  EXPECT_TRUE(constant_time_equal("secret", "secret"));
+  EXPECT_FALSE(constant_time_equal("secreT", "secret"));
+  EXPECT_FALSE(constant_time_equal("secret1", "secret"));
+  EXPECT_FALSE(constant_time_equal("", "secret"));
+  EXPECT_TRUE(bearer_matches("Bearer secret", "secret"));
+  EXPECT_TRUE(bearer_matches("bearer  secret ", "secret"));
+  EXPECT_FALSE(bearer_matches("Basic secret", "secret"));
+  EXPECT_FALSE(bearer_matches("Bearer", "secret"));
+  EXPECT_FALSE(bearer_matches("", "secret"));
+}
+
+TEST(ServerSse, Framing) {
+  EXPECT_EQ(sse_data(R"({"a":1})"), "data: {\"a\":1}\n\n");
+  EXPECT_EQ(sse_done, "data: [DONE]\n\n");
+}
+
+TEST(ServerMetrics, PrometheusText) {
+  metrics m;
+  m.requests_chat = 3;
+  m.generated_tokens = 10;
+  m.decode_us = 2'000'000;
+  gauges g;
+  g.n_slots = 4;
+  g.busy_slots = 1;
+  g.kv_used_tokens = 50;
+  g.kv_capacity_tokens = 100;
+  const std::string t = m.render(g);
+  EXPECT_NE(t.find("# TYPE glia_requests_total counter"), std::string::npos);
+  EXPECT_NE(t.find("glia_requests_total{endpoint=\"chat\"} 3\n"), std::string::npos);
+  EXPECT_NE(t.find("glia_decode_tokens_per_second 5.000"), std::string::npos);
+  EXPECT_NE(t.find("glia_slots_busy 1\n"), std::string::npos);
+  EXPECT_NE(t.find("glia_kv_cache_usage_ratio 0.500000"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace glia::server
