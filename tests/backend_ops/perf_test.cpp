@@ -17,6 +17,7 @@
 #include "core/fp16.h"
 #include "core/thread_pool.h"
 #include "harness.h"
+#include "op_cases.h"
 #include "quant/activation.h"
 
 namespace glia::test {
@@ -245,6 +246,30 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
     const double hz = cycles_per_cpu_second();
     fmt::print("{:<5} pack {:5.2f} B/cycle | gemm {:5.1f} MAC/cycle ({} tokens) | gemv {:5.2f} B/cycle of weights  [{:.2f} GHz; 1 thread, in cache]\n",
                type_label(t), wbytes / s_pack / hz, macs * double(n_tok) / s_gemm / hz, n_tok, wbytes / s_gemv / hz, hz * 1e-9);
+  }
+}
+
+// Attention over a long F16 cache with TinyLlama's heads (32 query heads, 4 KV heads of 64): one
+// decode step at position 2047, and 64 prefill tokens at the end of the same cache.
+TEST(backend_ops, DISABLED_AttentionPerf) {
+  const kv_shape shape{dtype::f16, 2048, 4, 64, 64};
+  kv_fixture f(shape, 5);
+  for (int64_t s = 0; s < shape.n_slots; ++s) f.slot_pos[size_t(s)] = int32_t(s);  // full, in order
+  const int n_head = 32;
+  const auto q = random_floats(size_t(64 * n_head * 64), 6);
+  std::vector<float> out(size_t(64 * n_head * 64));
+  std::vector<int32_t> pos(64);
+  for (int i = 0; i < 64; ++i) pos[size_t(i)] = 2048 - 64 + i;
+  attention_params p{n_head, 0.125f, 0.0f, 0};
+  const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+  for (int nth : {1, hw}) {
+    const auto b = make_cpu_backend(nth);
+    const double s1 = seconds_per_call([&] { b->attention(f.view(), q.data() + 63 * n_head * 64, &pos[63], 1, p, out.data()); });
+    const double s64 = seconds_per_call([&] { b->attention(f.view(), q.data(), pos.data(), 64, p, out.data()); });
+    // Multiply-adds: q.k and p.v over the visible slots for every head.
+    const double fma1 = 2048.0 * n_head * 128, fma64 = (2048.0 - 32) * 64 * n_head * 128;
+    fmt::print("attention {} thr: decode @2048 {:7.3f} ms ({:5.1f} GFMA/s) | 64 tokens {:7.2f} ms ({:5.1f} GFMA/s)  [{}]\n", nth,
+               s1 * 1e3, fma1 / s1 * 1e-9, s64 * 1e3, fma64 / s64 * 1e-9, cpu::kernels().attend_isa);
   }
 }
 
