@@ -1,0 +1,37 @@
+// Fuzzes the server's request parsing and validation: any bytes as the body of POST
+// /v1/chat/completions or /v1/completions (the first byte chooses which; the rest is the body). Every
+// body must give either a validated request or a 4xx api_error with a one-line message naming what
+// is wrong, never an exception, a crash or a hang; the error must serialize to OpenAI's JSON shape.
+// Accepted requests must hold what the scheduler relies on (bounded counts, messages as an array).
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "fuzz_support.h"
+#include "sampler/params.h"
+#include "server/request.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace glia;
+  if (size == 0) return 0;
+  const bool chat = (data[0] & 1) == 0;
+  const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const sampler_params defaults{};
+  auto r = chat ? server::parse_chat_request(body, defaults) : server::parse_completion_request(body, defaults);
+  if (!r.ok()) {
+    const server::api_error& e = r.error();
+    fuzz::require(e.status >= 400 && e.status < 500, "request error is not a 4xx", e.message);
+    fuzz::require_one_line(e.message);
+    const auto j = nlohmann::json::parse(e.to_json(), nullptr, false);
+    fuzz::require(!j.is_discarded() && j.contains("error") && j["error"].contains("message"),
+                  "error JSON is not OpenAI's shape", e.to_json());
+    return 0;
+  }
+  const server::completion_request& req = r.value();
+  fuzz::require(req.chat == chat, "request kind changed");
+  if (chat) fuzz::require(req.messages.is_array(), "chat messages are not an array");
+  fuzz::require(req.params.top_logprobs >= 0 && req.params.top_logprobs <= 20, "top_logprobs out of range");
+  fuzz::require(req.params.max_tokens >= -1, "max_tokens below -1");
+  return 0;
+}
