@@ -134,6 +134,19 @@ TEST(ServerParse, RejectsBadRequests) {
   }
 }
 
+// Deep nesting is refused before parsing: nlohmann::json copies recursively, so a few MB of "["
+// would otherwise overflow the stack (found by the server_request fuzz target's regression inputs).
+TEST(ServerParse, RefusesDeepNesting) {
+  const std::string deep(100000, '[');
+  auto r = chat(R"({"messages":[{"role":"user","content":)" + deep + std::string(100000, ']') + "}]}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, 400);
+  EXPECT_NE(r.error().message.find("nests 100003 levels deep; the limit is 64"), std::string::npos) << r.error().message;
+  // Brackets inside strings do not count, and ordinary tool schemas fit.
+  auto ok = chat(R"({"messages":[{"role":"user","content":")" + deep + R"("}]})");
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+}
+
 TEST(ServerParse, NullMeansAbsent) {
   auto r = chat(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":null,"stop":null,"seed":null,"n":null})");
   ASSERT_TRUE(r.ok()) << r.error().message;
