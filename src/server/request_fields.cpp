@@ -79,4 +79,12 @@ field_error read_string(const nlohmann::json& obj, const char* key, std::optiona
   return std::nullopt;
 }
 
+std::string shown(std::string_view client_text) {
+  constexpr size_t max_chars = 64;
+  const bool cut = client_text.size() > max_chars;
+  std::string text(client_text.substr(0, max_chars));
+  std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2) + (cut ? "..." : "");
+}
+
 }  // namespace glia::server

@@ -22,5 +22,8 @@ field_error read_string(const nlohmann::json& obj, const char* key, std::optiona
 
 // Names of a JSON type for messages ("a string", "an integer", ...).
 std::string json_type_name(const nlohmann::json& v);
+// Client text (a field name, a role) as it may appear in an error message: JSON-escaped, so control
+// characters cannot break the message's single line, and cut to 64 characters.
+std::string shown(std::string_view client_text);
 
 }  // namespace glia::server

@@ -35,7 +35,7 @@ const std::set<std::string> completion_fields = {"prompt", "echo", "suffix", "be
 field_error check_known(const json& obj, const std::set<std::string>& own) {
   for (const auto& [k, v] : obj.items())
     if (!common_fields.count(k) && !own.count(k))
-      return bad_request(fmt::format("unknown or unsupported field '{}'", k), k);
+      return bad_request(fmt::format("unknown or unsupported field '{}'", shown(k)), k);
   return std::nullopt;
 }
 
@@ -68,7 +68,7 @@ field_error read_logit_bias(const json& obj, std::map<int32_t, float>& out) {
   for (const auto& [k, v] : it->items()) {
     // Keys are token ids written as decimal strings ({"15043": -100}).
     if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos)
-      return bad_request(fmt::format("'logit_bias' key '{}' is not a token id", k), "logit_bias");
+      return bad_request(fmt::format("'logit_bias' key '{}' is not a token id", shown(k)), "logit_bias");
     if (!v.is_number()) return bad_request(fmt::format("'logit_bias' value for {} must be a number, got {}", k, json_type_name(v)), "logit_bias");
     const double b = v.get<double>();
     if (!(b >= -100.0 && b <= 100.0)) return bad_request(fmt::format("'logit_bias' value for {} is {}, outside [-100, 100]", k, v.dump()), "logit_bias");
@@ -145,7 +145,7 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
 field_error message_text(const json& content, const std::string& role, std::string& out) {
   if (content.is_null()) {
     if (role == "assistant") return std::nullopt;
-    return bad_request(fmt::format("a '{}' message needs 'content'", role), "messages");
+    return bad_request(fmt::format("a '{}' message needs 'content'", shown(role)), "messages");
   }
   if (content.is_string()) {
     out = content.get<std::string>();
@@ -175,13 +175,13 @@ field_error read_messages(const json& obj, json& out) {
     if (!m.is_object()) return bad_request(fmt::format("each message must be an object, got {}", json_type_name(m)), "messages");
     for (const auto& [k, v] : m.items())
       if (k != "role" && k != "content" && k != "name" && k != "refusal")
-        return bad_request(fmt::format("message field '{}' is not supported", k), "messages");
+        return bad_request(fmt::format("message field '{}' is not supported", shown(k)), "messages");
     auto role = m.find("role");
     if (role == m.end() || !role->is_string()) return bad_request("each message needs a string 'role'", "messages");
     std::string r = role->get<std::string>();
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
     if (r != "system" && r != "user" && r != "assistant")
-      return bad_request(fmt::format("message role '{}' is not supported (system, developer, user, assistant)", r), "messages");
+      return bad_request(fmt::format("message role '{}' is not supported (system, developer, user, assistant)", shown(r)), "messages");
     std::string text;
     auto content = m.find("content");
     GLIA_FIELD(message_text(content == m.end() ? json() : *content, r, text));
