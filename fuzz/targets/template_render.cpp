@@ -8,34 +8,13 @@
 #include <string>
 #include <string_view>
 
+#include "core/json_depth.h"
 #include "fuzz_support.h"
 #include "tokenizer/jinja/chat_template.h"
 
 namespace {
 
 using glia::jinja::json;
-
-// How deep brackets nest in JSON text (outside strings). nlohmann::json parses iteratively but copies
-// recursively, so the harness bounds depth before anything copies the document; the interpreter's
-// own max_value_depth (tested here) then applies to what it is given.
-size_t json_nesting(std::string_view s) {
-  size_t depth = 0, max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return max_depth;
-}
 
 const json& default_messages() {
   static const json m = json::parse(R"([
@@ -65,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   in.options.now = jinja::civil_time{2024, 7, 26, 12, 0, 0};
   if (nul != std::string_view::npos) {
     const std::string_view text = input.substr(nul + 1);
-    if (json_nesting(text) <= 512) {
+    if (json_nesting_depth(text) <= 512) {
       json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (j.is_array()) {
         in.messages = std::move(j);

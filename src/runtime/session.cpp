@@ -17,6 +17,7 @@
 #include "model/tensor_check.h"
 #include "runtime/builtin_templates.h"
 #include "runtime/profiler.h"
+#include "runtime/stop_filter.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "runtime/tensor_dump.h"
 #include "runtime/text_stream_impl.h"
@@ -270,47 +271,6 @@ status session::eval_reusing(std::span<const int32_t> tokens, std::vector<float>
   return p_->eval(tokens.subspan(common), false, logits, profiler::phase::prefill);
 }
 
-namespace {
-
-// Holds back text that might be the start of a stop string, so a stop string split across tokens is
-// never printed.
-class stop_filter {
- public:
-  explicit stop_filter(const std::vector<std::string>& stops) : stops_(stops) {}
-
-  // Adds text; returns what can be printed now. Sets `hit` when a stop string appeared.
-  std::string push(std::string_view text, bool& hit) {
-    pending_ += text;
-    hit = false;
-    size_t cut = std::string::npos;
-    for (const auto& s : stops_)
-      if (!s.empty()) cut = std::min(cut, pending_.find(s));
-    if (cut != std::string::npos) {
-      hit = true;
-      std::string out = pending_.substr(0, cut);
-      pending_.clear();
-      return out;
-    }
-    // Keep the longest suffix that is a proper prefix of some stop string.
-    size_t keep = 0;
-    for (const auto& s : stops_)
-      for (size_t len = std::min(s.size() - 1, pending_.size()); len > keep; --len)
-        if (pending_.compare(pending_.size() - len, len, s, 0, len) == 0) {
-          keep = len;
-          break;
-        }
-    std::string out = pending_.substr(0, pending_.size() - keep);
-    pending_.erase(0, pending_.size() - keep);
-    return out;
-  }
-  std::string flush() { return std::exchange(pending_, std::string()); }
-
- private:
-  const std::vector<std::string>& stops_;
-  std::string pending_;
-};
-
-}  // namespace
 
 status session::generate(std::span<const int32_t> prompt, const generate_options& opts, sampler& smp,
                          const std::function<bool(std::string_view)>& on_text, generation_stats* stats) {

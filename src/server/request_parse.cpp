@@ -3,10 +3,10 @@
 // being ignored; so does any field we do not know.
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <limits>
 #include <set>
 
+#include "core/json_depth.h"
 #include "server/request.h"
 #include "server/request_fields.h"
 #include "server/utf8_check.h"
@@ -216,39 +216,14 @@ field_error read_prompt(const json& obj, completion_request& r) {
 
 }  // namespace
 
-namespace {
-
-// Deepest bracket nesting of JSON text (brackets inside strings do not count). nlohmann::json parses
-// iteratively but copies and compares recursively, so a body of a few MB of "[" would overflow the
-// stack later: such bodies are refused before parsing. No OpenAI request needs more than a few
-// levels (tool schemas are the deepest).
+// No OpenAI request needs more than a few levels (tool schemas are the deepest); deeper bodies are
+// refused before parsing (see core/json_depth.h).
 constexpr size_t max_json_depth = 64;
-
-size_t json_depth(std::string_view s) {
-  size_t depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
-}  // namespace
 
 api_result<json> parse_json_object(std::string_view body) {
   if (size_t bad = find_invalid_utf8(body); bad != std::string_view::npos)
     return bad_request(fmt::format("the request body is not valid UTF-8 (byte offset {})", bad));
-  if (const size_t depth = json_depth(body); depth > max_json_depth)
+  if (const size_t depth = json_nesting_depth(body); depth > max_json_depth)
     return bad_request(fmt::format("the request body nests {} levels deep; the limit is {}", depth, max_json_depth));
   json j = json::parse(body, nullptr, false);
   if (j.is_discarded()) return bad_request("the request body is not valid JSON");

@@ -12,7 +12,7 @@
 #include "glia/session.h"
 #include "server/job.h"
 #include "server/metrics.h"
-#include "server/stop_filter.h"
+#include "runtime/stop_filter.h"
 
 namespace glia::server {
 

@@ -6,7 +6,7 @@
 #include "server/metrics.h"
 #include "server/request.h"
 #include "server/sse.h"
-#include "server/stop_filter.h"
+#include "runtime/stop_filter.h"
 #include "server/utf8_check.h"
 
 namespace glia::server {

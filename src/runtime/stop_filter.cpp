@@ -1,9 +1,9 @@
-#include "server/stop_filter.h"
+#include "runtime/stop_filter.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace glia::server {
+namespace glia {
 
 stop_filter::stop_filter(std::vector<std::string> stops) : stops_(std::move(stops)) {
   std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
@@ -35,4 +35,4 @@ std::string stop_filter::push(std::string_view text, bool& hit) {
 
 std::string stop_filter::flush() { return std::exchange(pending_, std::string()); }
 
-}  // namespace glia::server
+}  // namespace glia

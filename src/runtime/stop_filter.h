@@ -1,12 +1,12 @@
 // Holds back generated text that might be the start of a stop string, so a stop string is never sent
-// to the client, even when it arrives split across tokens (and so across SSE chunks).
+// to the user or client, even when it arrives split across tokens (and so across SSE chunks).
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace glia::server {
+namespace glia {
 
 class stop_filter {
  public:
@@ -22,4 +22,4 @@ class stop_filter {
   std::string pending_;
 };
 
-}  // namespace glia::server
+}  // namespace glia
