@@ -45,7 +45,9 @@ TEST(kernels, isa_vec_dot_matches_reference) {
 // rows, soft-capping, and slot lists longer than a chunk or a single slot.
 TEST(kernels, isa_attend_matches_scalar) {
   const cpu::kernel_table& k = cpu::kernels();
-  if (has_avx2() && has_fma() && has_f16c()) EXPECT_STREQ(k.attend_isa, "avx2");
+  if (has_avx2() && has_fma() && has_f16c()) {
+    EXPECT_STREQ(k.attend_isa, "avx2");
+  }
   struct shape {
     int n_q, dk, dv;
     int64_t n_slots;

@@ -202,12 +202,15 @@ void gemv_q4_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
   const uint8_t* arow = a.data + size_t(t) * a.stride;
   const int64_t nb = w.n_in / 256;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
+  gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
   for (int64_t g = r0; g < r1; g += 8) {
     const int n = int(std::min<int64_t>(8, r1 - g));
     const uint8_t* rows[8];
     group_rows(w, g, n, rows);
+    prefetch.group(g);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
+      prefetch.step();
       const auto& ab = reinterpret_cast<const block_q8_k*>(arow)[b];
       const __m128i pairs = _mm_hadd_epi16(load128(ab.bsums), load128(ab.bsums + 8));
       const size_t wb = size_t(b) * sizeof(block_q4_k);
@@ -350,12 +353,15 @@ void gemm_q6_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t
 void gemv_q6_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
   const uint8_t* arow = a.data + size_t(t) * a.stride;
   const int64_t nb = w.n_in / 256;
+  gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
   for (int64_t g = r0; g < r1; g += 8) {
     const int n = int(std::min<int64_t>(8, r1 - g));
     const uint8_t* rows[8];
     group_rows(w, g, n, rows);
+    prefetch.group(g);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
+      prefetch.step();
       const auto& ab = reinterpret_cast<const block_q8_k*>(arow)[b];
       const __m256i bsums = load256(ab.bsums);
       const size_t wb = size_t(b) * sizeof(block_q6_k);

@@ -121,12 +121,15 @@ void gemv_q4_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i ones16 = _mm256_set1_epi16(1);
   const __m256i row_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
   for (int64_t g = r0; g < r1; g += 8) {
     const int n = int(std::min<int64_t>(8, r1 - g));
     const uint8_t* rows[8];
     group_rows(w, g, n, rows);
+    prefetch.group(g);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
+      prefetch.step();
       const uint8_t* aq = arow + size_t(b) * sizeof(block_q8_0) + q8_0_qs_offset;
       const __m256i a_lo = _mm256_broadcastsi128_si256(load128(aq));       // quants 0-15, twice
       const __m256i a_hi = _mm256_broadcastsi128_si256(load128(aq + 16));  // quants 16-31, twice
@@ -252,12 +255,15 @@ void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
   const float* ad = a.d + t * a.nb;
   const int64_t nb = w.n_in / 32;
   const __m256i ones16 = _mm256_set1_epi16(1);
+  gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
   for (int64_t g = r0; g < r1; g += 8) {
     const int n = int(std::min<int64_t>(8, r1 - g));
     const uint8_t* rows[8];
     group_rows(w, g, n, rows);
+    prefetch.group(g);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
+      prefetch.step();
       const __m256i aq = load256(arow + size_t(b) * sizeof(block_q8_0) + q8_0_qs_offset);
       const size_t wb = size_t(b) * sizeof(block_q8_0);
       __m256i m[8];
