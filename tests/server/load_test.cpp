@@ -20,6 +20,10 @@ constexpr int n_clients = 32;
 constexpr int n_rounds = 3;
 constexpr int max_tokens = 16;
 
+// Defined by the AddressSanitizer runtime, which sanitized builds link into every executable.
+extern "C" void __asan_init() __attribute__((weak));  // NOLINT(bugprone-reserved-identifier)
+bool sanitized_build() { return &__asan_init != nullptr; }
+
 // Resident set size of a process in KiB (VmRSS), -1 if unreadable.
 long rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -110,10 +114,15 @@ TEST(ServerLoad, ThirtyTwoStreamingClientsThreeRounds) {
   const long rss_after_last = rss_kib(srv.pid());
   ASSERT_GT(rss_after_first, 0);
   // Two more rounds of 32 requests may not grow the server: allocator noise stays under 4 MiB, which
-  // a leak of some 64 KiB per request (a response buffer, a per-request KV copy) would pass.
-  EXPECT_LT(rss_after_last - rss_after_first, 4096) << "RSS " << rss_after_first << " -> " << rss_after_last << " KiB";
-  // Still serving, with no slot left busy.
+  // a leak of some 64 KiB per request (a response buffer, a per-request KV copy) would pass. Under
+  // AddressSanitizer the quarantine keeps freed memory resident by design (it grew ~230 MiB here), so
+  // there the leak checker at exit stands in: a leak makes the drained exit below fail.
+  if (!sanitized_build()) {
+    EXPECT_LT(rss_after_last - rss_after_first, 4096) << "RSS " << rss_after_first << " -> " << rss_after_last << " KiB";
+  }
+  // Still serving, and it drains and exits cleanly.
   EXPECT_EQ(solo_text(srv, requests[0]), alone[0]);
+  EXPECT_EQ(srv.terminate(), 0) << srv.log();
 }
 
 }  // namespace
