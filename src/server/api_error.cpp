@@ -19,7 +19,7 @@ std::string api_error::type() const {
 std::string api_error::to_json() const {
   nlohmann::json e = {{"message", message}, {"type", type()}, {"param", nullptr}, {"code", nullptr}};
   if (!param.empty()) e["param"] = param;
-  e["code"] = status;
+  if (!code.empty()) e["code"] = code;
   // error_handler_t::replace: a message quoting client bytes must never make dump() throw.
   return nlohmann::json{{"error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

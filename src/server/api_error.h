@@ -15,6 +15,9 @@ struct api_error {
   int status = 400;
   std::string message;
   std::string param;  // the request field at fault, or empty
+  // OpenAI's machine-readable error.code ("invalid_api_key", "context_length_exceeded"), or empty
+  // for null; clients compare it as a string, never as the HTTP status.
+  std::string code;
   std::string type() const;  // invalid_request_error, authentication_error, server_error, ...
   std::string to_json() const;
 };

@@ -27,10 +27,13 @@ bool body_too_large(const std::string& len, size_t cap) {
 
 // Checks done before the body is read: the key, the body size, and request framing we refuse.
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {
+  if (req.path != "/v1/chat/completions" && req.path != "/v1/completions") st.stats.requests_other++;
   if (req.path != "/health" && !st.opts.api_key.empty() &&
       !bearer_matches(req.get_header_value("Authorization"), st.opts.api_key)) {
     res.set_header("WWW-Authenticate", "Bearer");
-    send_error(res, api_error{401, "invalid or missing API key (Authorization: Bearer KEY)"});
+    api_error e{401, "invalid or missing API key (Authorization: Bearer KEY)"};
+    e.code = "invalid_api_key";
+    send_error(res, e);
     return httplib::Server::HandlerResponse::Handled;
   }
   // A chunked request body has no length to check up front; clients send Content-Length.

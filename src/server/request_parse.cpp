@@ -185,7 +185,13 @@ field_error read_messages(const json& obj, json& out) {
     std::string text;
     auto content = m.find("content");
     GLIA_FIELD(message_text(content == m.end() ? json() : *content, r, text));
-    out.push_back({{"role", r}, {"content", text}});
+    json msg = {{"role", r}, {"content", text}};
+    // Templates that know participant names (message.name) get it; the others ignore it, as HF's do.
+    if (auto name = m.find("name"); name != m.end() && !name->is_null()) {
+      if (!name->is_string()) return bad_request(fmt::format("message 'name' must be a string, got {}", json_type_name(*name)), "messages");
+      msg["name"] = *name;
+    }
+    out.push_back(std::move(msg));
   }
   return std::nullopt;
 }

@@ -76,7 +76,7 @@ json completion_json(const response_meta& m, const std::string& text, const std:
 }
 
 json chunk_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps, bool role_delta,
-                finish_kind finish, bool include_usage) {
+                finish_kind finish, bool include_usage, size_t text_offset0) {
   json choice = {{"index", 0}};
   if (m.chat) {
     json delta = json::object();
@@ -86,7 +86,7 @@ json chunk_json(const response_meta& m, const std::string& text, const std::vect
   } else {
     choice["text"] = text;
   }
-  choice["logprobs"] = lps && !lps->empty() ? logprobs_json(m.chat, *lps) : json();
+  choice["logprobs"] = lps && !lps->empty() ? logprobs_json(m.chat, *lps, text_offset0) : json();
   choice["finish_reason"] = finish == finish_kind::none ? json() : json(finish_reason_name(finish));
   json c = {{"id", m.id},
             {"object", m.chat ? "chat.completion.chunk" : "text_completion"},

@@ -41,9 +41,12 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
   const char* field = r.chat ? "messages" : "prompt";
   if (ids.empty()) return bad_request("the prompt is empty", field);
   // At least one position must stay free for a generated token.
-  if (int64_t(ids.size()) >= s.n_ctx())
-    return bad_request(fmt::format("the prompt has {} tokens, but the context holds {} (and needs room for at least one generated token)",
-                                   ids.size(), s.n_ctx()), field);
+  if (int64_t(ids.size()) >= s.n_ctx()) {
+    api_error e = bad_request(fmt::format("the prompt has {} tokens, but the context holds {} (and needs room for at least one generated token)",
+                                          ids.size(), s.n_ctx()), field);
+    e.code = "context_length_exceeded";
+    return e;
+  }
   for (const auto& [id, bias] : r.params.sampling.logit_bias)
     if (id >= s.n_vocab())
       return bad_request(fmt::format("logit_bias token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "logit_bias");
@@ -82,6 +85,7 @@ struct stream_state {
   std::shared_ptr<job> j;
   response_meta meta;
   bool first = true;
+  size_t text_offset = 0;  // completion logprobs: bytes of the tokens streamed so far
   std::unique_ptr<in_flight_guard> guard;
 };
 
@@ -94,11 +98,13 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   const bool done = j.wait(events, poll_interval);
   for (const auto& e : events) {
     const auto* lps = j.params.logprobs ? &e.logprobs : nullptr;
-    if (!write(sink, sse_data(dump_json(chunk_json(ss->meta, e.text, lps, ss->first && ss->meta.chat, finish_kind::none, usage))))) {
+    const json chunk = chunk_json(ss->meta, e.text, lps, ss->first && ss->meta.chat, finish_kind::none, usage, ss->text_offset);
+    if (!write(sink, sse_data(dump_json(chunk)))) {
       j.cancel = true;
       return false;
     }
     ss->first = false;
+    for (const auto& lp : e.logprobs) ss->text_offset += lp.token.size();
   }
   if (!done) return true;
   if (j.reason == finish_kind::cancelled) return false;

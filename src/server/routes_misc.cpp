@@ -70,6 +70,11 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
       res.set_content(R"({"status":"loading"})", "application/json");
       return;
     }
+    if (st.draining.load()) {  // SIGTERM: tell load balancers to stop sending before we stop listening
+      res.status = 503;
+      res.set_content(R"({"status":"shutting down"})", "application/json");
+      return;
+    }
     res.set_content(R"({"status":"ok"})", "application/json");
   });
   svr.Get("/v1/models", [&st](const httplib::Request&, httplib::Response& res) {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -145,6 +146,15 @@ TEST(ServerLifecycle, SigtermDrainsRunningStream) {
     return parse_stream(post(srv, "/v1/completions", req.dump()).body, false);
   });
   ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
+  // While it drains, /health says so (load balancers stop sending) and new generations get 503.
+  ASSERT_EQ(kill(srv.pid(), SIGTERM), 0);
+  bool health_503 = false;
+  for (int i = 0; i < 100 && !health_503; ++i) {
+    health_503 = get(srv, "/health").status == 503;
+    if (!health_503) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(health_503);
+  EXPECT_EQ(post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}).status, 503);
   EXPECT_EQ(srv.terminate(), 0) << srv.log();
   stream_result r = fut.get();
   EXPECT_TRUE(r.done);

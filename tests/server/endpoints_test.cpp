@@ -149,6 +149,16 @@ TEST_F(ServerEndpoints, Logprobs) {
   EXPECT_EQ(lp["tokens"].size(), 4u);
   EXPECT_EQ(lp["token_logprobs"].size(), 4u);
   EXPECT_EQ(lp["top_logprobs"][0].size(), 2u);
+  // Streamed, each chunk's text_offset runs on from the chunks before it: the same offsets.
+  json sreq = {{"prompt", "The jury said"}, {"max_tokens", 4}, {"temperature", 0}, {"logprobs", 2}, {"stream", true}};
+  const auto s = parse_stream(post(*srv, "/v1/completions", sreq).body, false);
+  json offsets = json::array();
+  for (const auto& chunk : s.chunks) {
+    const json& l = chunk["choices"][0]["logprobs"];
+    if (l.is_object())
+      for (const auto& o : l["text_offset"]) offsets.push_back(o);
+  }
+  EXPECT_EQ(offsets, lp["text_offset"]);
 }
 
 TEST_F(ServerEndpoints, SeededSamplingRepeats) {
@@ -168,6 +178,8 @@ TEST_F(ServerEndpoints, ErrorsHaveOpenAIShape) {
     ASSERT_TRUE(j.contains("error")) << r.body;
     EXPECT_TRUE(j["error"]["message"].is_string());
     EXPECT_TRUE(j["error"]["type"].is_string());
+    // OpenAI's code is a string or null (clients compare strings), never the HTTP status.
+    EXPECT_TRUE(j["error"]["code"].is_null() || j["error"]["code"].is_string()) << r.body;
     EXPECT_NE(j["error"]["message"].get<std::string>().find(needle), std::string::npos) << r.body;
   };
   check(post(*srv, "/v1/chat/completions", std::string("{not json")), 400, "not valid JSON");
@@ -182,6 +194,7 @@ TEST_F(ServerEndpoints, ErrorsHaveOpenAIShape) {
   auto r = post(*srv, "/v1/completions", json{{"prompt", long_prompt}});
   check(r, 400, "tokens, but the context holds 256");
   EXPECT_NE(r.body.find("the prompt has 30"), std::string::npos) << r.body;
+  EXPECT_EQ(r.json()["error"]["code"], "context_length_exceeded");
   check(get(*srv, "/v1/nothing"), 404, "no such endpoint");
 }
 
@@ -235,6 +248,7 @@ TEST(ServerAuthKey, BearerRequiredExceptHealth) {
   auto r = post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}.dump(), "sekri");
   EXPECT_EQ(r.status, 401);
   EXPECT_EQ(r.json()["error"]["type"], "authentication_error");
+  EXPECT_EQ(r.json()["error"]["code"], "invalid_api_key");
 }
 
 TEST(ServerLimits, BodyCap) {

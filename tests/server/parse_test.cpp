@@ -50,6 +50,19 @@ TEST(ServerParse, ChatAllFields) {
   EXPECT_TRUE(p.include_usage);
 }
 
+// A participant name reaches the template's message (templates that use message.name see it); a
+// name that is not a string is refused.
+TEST(ServerParse, MessageNamePassesThrough) {
+  auto r = chat(R"({"messages":[{"role":"user","content":"hi","name":"bob"},{"role":"user","content":"yo","name":null}]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().messages[0]["name"], "bob");
+  EXPECT_FALSE(r.value().messages[1].contains("name"));
+  auto bad = chat(R"({"messages":[{"role":"user","content":"hi","name":7}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().status, 400);
+  EXPECT_NE(bad.error().message.find("'name'"), std::string::npos) << bad.error().message;
+}
+
 TEST(ServerParse, CompletionPromptForms) {
   auto a = completion(R"({"prompt":"hello","max_tokens":4,"logprobs":2})");
   ASSERT_TRUE(a.ok()) << a.error().message;
