@@ -119,13 +119,20 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
           for (int64_t r = 0; r < n_out; ++r) got[size_t(t * n_out + r)] = mk->dot(w.view.row(r), a.rows.row(t), n_in);
         EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << "dot " << what;
 
-        std::fill(got.begin(), got.end(), 0.0f);
-        for (int64_t t = 0; t < n_tok; ++t) mk->gemv(w.view, 0, n_out, a.rows, t, got.data() + t * n_out);
-        EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << "gemv " << what;
-        // A row range starting inside the matrix.
-        std::vector<float> part(5);
-        mk->gemv(w.view, 6, 11, a.rows, 2, part.data());
-        EXPECT_TRUE(bit_equal(part.data(), want.data() + 2 * n_out + 6, 5)) << "gemv rows 6-10 " << what;
+        // gemv over 1, 2 and 3 tokens at a time (every token count it takes), tokens in any position.
+        for (int64_t count = 1; count <= cpu::gemv_max_tokens; ++count) {
+          std::fill(got.begin(), got.end(), 0.0f);
+          for (int64_t t = 0; t < n_tok; t += count) {
+            const int64_t c = std::min(count, n_tok - t);
+            mk->gemv(w.view, 0, n_out, a.rows, t, c, got.data() + t * n_out, size_t(n_out));
+          }
+          EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << "gemv of " << count << " tokens " << what;
+        }
+        // A row range starting inside the matrix, tokens 2-4, output rows 7 floats apart.
+        std::vector<float> part(3 * 7);
+        mk->gemv(w.view, 6, 11, a.rows, 2, 3, part.data(), 7);
+        for (int t = 0; t < 3; ++t)
+          EXPECT_TRUE(bit_equal(part.data() + 7 * t, want.data() + (2 + t) * n_out + 6, 5)) << "gemv rows 6-10 " << what;
 
         const int64_t nb = n_in / wt.block_elems;
         cpu::aligned_buffer panel;

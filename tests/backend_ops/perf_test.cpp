@@ -240,7 +240,7 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
       for (int64_t p = 0; p < n_out / 8; ++p)
         mk->gemm(panels + size_t(p) * panel_bytes, nb, a, 0, n_tok, y.data() + 8 * p, size_t(n_out), 8);
     });
-    const double s_gemv = best([&] { mk->gemv(w.view, 0, n_out, a, 0, y.data()); });
+    const double s_gemv = best([&] { mk->gemv(w.view, 0, n_out, a, 0, 1, y.data(), size_t(n_out)); });
     const double macs = double(n_in) * double(n_out);
     const double wbytes = double(w.view.row_stride) * double(n_out);
     const double hz = cycles_per_cpu_second();

@@ -19,5 +19,8 @@ std::string read_text(const std::string& path);
 void write_text(const std::string& path, const std::string& bytes);
 // Path of the built CLI binary.
 std::string cli_path();
+// CPU seconds used so far by the calling thread. Tests that bound how much work a hostile input can
+// cause measure this rather than wall time, which a loaded CI runner (or ASan) stretches.
+double thread_cpu_seconds();
 
 }  // namespace glia::test

@@ -72,8 +72,9 @@ TEST_P(hf_golden, stream_decoder_gives_decoded_text) {
       for (int32_t id : ids) {
         so_far += dec.push(id);
         ASSERT_TRUE(want.starts_with(so_far)) << "want '" << want << "' stream '" << so_far << "'";
-        if (so_far.size() < want.size())
+        if (so_far.size() < want.size()) {
           EXPECT_NE(static_cast<uint8_t>(want[so_far.size()]) & 0xC0, 0x80) << "split character in '" << want << "'";
+        }
       }
       so_far += dec.flush();
       EXPECT_EQ(so_far, want) << ids_str(ids);
@@ -93,7 +94,9 @@ TEST_P(hf_golden, literal_special_text_without_parse_special) {
     const auto plain = p.tok->encode(text, false, /*parse_special=*/false);
     for (int32_t id : plain) EXPECT_FALSE(p.tok->is_control(id)) << text << " -> " << ids_str(plain);
     const bool had_control = std::any_of(with.begin(), with.end(), [&](int32_t id) { return p.tok->is_control(id); });
-    if (!had_control) EXPECT_EQ(plain, with) << text;
+    if (!had_control) {
+      EXPECT_EQ(plain, with) << text;
+    }
   }
 }
 
