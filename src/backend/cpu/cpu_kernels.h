@@ -52,6 +52,11 @@ struct act_rows {
 // those of the reference. Weights are used as stored in the file: gemm packs a panel of 8 rows into
 // thread-local scratch (interleaved so that one vector holds the 8 rows) and reuses it for many
 // tokens; gemv reads the rows in place for one token.
+// Most tokens one gemv call takes: a few decode steps batched together (the server's small batches)
+// read and unpack each weight block once for all of them; from gemv_max_tokens + 1 tokens on, the
+// gemm path's packing pays for itself.
+constexpr int64_t gemv_max_tokens = 3;
+
 struct mm_kernel {
   dtype type;
   int64_t block_elems;
@@ -66,8 +71,10 @@ struct mm_kernel {
   // y[t * y_stride + r] = row r of the panel . activation row t0 + t, for t < n_tok and r < n_rows.
   void (*gemm)(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
                size_t y_stride, int n_rows);
-  // y[r - r0] = row r of w . activation row t, for r in [r0, r1).
-  void (*gemv)(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y);
+  // y[t * y_stride + r - r0] = row r of w . activation row t0 + t, for r in [r0, r1) and
+  // t < n_tok, 1 <= n_tok <= gemv_max_tokens (more tokens take the gemm path).
+  void (*gemv)(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t y_stride);
   // Fills d[0..nb) and sum[0..nb) for one activation row (null when needs_block_sums is false).
   void (*block_sums)(const uint8_t* act_row, int64_t nb, float* d, int32_t* sum);
   // The same dot for one row and one activation row in dot_type, on its own (no block sums): the

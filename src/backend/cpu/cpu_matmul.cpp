@@ -36,7 +36,7 @@ namespace {
 
 constexpr size_t weight_tile_bytes = 16 << 10;       // generic path: fits L1 next to one activation row
 constexpr size_t activation_tile_bytes = 256 << 10;  // stays in L2 across row blocks
-constexpr int64_t gemm_min_tokens = 4;               // below: gemv straight from the weights
+constexpr int64_t gemm_min_tokens = gemv_max_tokens + 1;  // below: gemv straight from the weights
 // Weight bytes per gemv work item: the kernels prefetch the next row groups of their item only,
 // so short items start cold too often (32 KiB items: Q8_0 decode ~20% slower).
 constexpr size_t gemv_chunk_bytes = 128 << 10;
@@ -76,7 +76,7 @@ void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, c
   const int64_t n_chunks = (w.n_out + rows - 1) / rows;
   for_each_item(pool, n_chunks, [&](int64_t i, int) {
     const int64_t r0 = i * rows, r1 = std::min(w.n_out, r0 + rows);
-    for (int64_t t = 0; t < n_tok; ++t) mk.gemv(w, r0, r1, a, t, y + t * w.n_out + r0);
+    mk.gemv(w, r0, r1, a, 0, n_tok, y + r0, size_t(w.n_out));
   });
 }
 

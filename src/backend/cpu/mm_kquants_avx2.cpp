@@ -194,12 +194,16 @@ void gemm_q4_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t
   for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
 }
 
-// One token, 8 rows at a time straight from the file layout: each row's integer work is dot_q4_k's,
-// but the activation's sub-block sums are formed once per block, the 8 rows' isum and min_term are
-// reduced together by one hadd tree, and the float chain runs with the 8 rows in the lanes (the
-// per-row dot spent about a third of its time on those parts).
-void gemv_q4_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
-  const uint8_t* arow = a.data + size_t(t) * a.stride;
+// T tokens (1-3), 8 rows at a time straight from the file layout: each row's integer work is
+// dot_q4_k's, but the activation's sub-block sums are formed once per block, the 8 rows' isum and
+// min_term are reduced together by one hadd tree, and the float chain runs with the 8 rows in the
+// lanes (the per-row dot spent about a third of its time on those parts). A row's codes and scales
+// are unpacked once for all T tokens.
+template <int T>
+void gemv_q4_k_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                      size_t ys) {
+  const block_q8_k* arow[T];
+  for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
   const int64_t nb = w.n_in / 256;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
@@ -208,46 +212,66 @@ void gemv_q4_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
     const uint8_t* rows[8];
     group_rows(w, g, n, rows);
     prefetch.group(g);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
       prefetch.step();
-      const auto& ab = reinterpret_cast<const block_q8_k*>(arow)[b];
-      const __m128i pairs = _mm_hadd_epi16(load128(ab.bsums), load128(ab.bsums + 8));
+      __m128i pairs[T];
+      for (int t = 0; t < T; ++t) pairs[t] = _mm_hadd_epi16(load128(arow[t][b].bsums), load128(arow[t][b].bsums + 8));
       const size_t wb = size_t(b) * sizeof(block_q4_k);
-      // Per row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
-      __m256i part[8];
+      // Per token and row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
+      __m256i part[T][8];
       for (int r = 0; r < 8; ++r) {
         const auto& blk = *reinterpret_cast<const block_q4_k*>(rows[r] + wb);
         const __m128i sm = q4_k_scales_mins_bytes(blk.scales);
-        const __m128i mt = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), pairs);
+        const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
         const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-        __m256i sumi = _mm256_setzero_si256();
+        __m256i codes[8], sc[8];
         for (int h = 0; h < 4; ++h) {
           const __m256i packed = load256(blk.qs + 32 * h);
-          const __m256i p_lo = _mm256_maddubs_epi16(_mm256_and_si256(packed, low4), load256(ab.qs + 64 * h));
-          const __m256i p_hi =
-              _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(packed, 4), low4), load256(ab.qs + 64 * h + 32));
-          sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, _mm256_shuffle_epi8(scales, spread16(2 * h))));
-          sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, _mm256_shuffle_epi8(scales, spread16(2 * h + 1))));
+          codes[2 * h] = _mm256_and_si256(packed, low4);
+          codes[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+          sc[2 * h] = _mm256_shuffle_epi8(scales, spread16(2 * h));
+          sc[2 * h + 1] = _mm256_shuffle_epi8(scales, spread16(2 * h + 1));
         }
-        const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
-        part[r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), mt, 1);
+        for (int t = 0; t < T; ++t) {
+          const int8_t* aq = arow[t][b].qs;
+          __m256i sumi = _mm256_setzero_si256();
+          for (int h = 0; h < 4; ++h) {
+            const __m256i p_lo = _mm256_maddubs_epi16(codes[2 * h], load256(aq + 64 * h));
+            const __m256i p_hi = _mm256_maddubs_epi16(codes[2 * h + 1], load256(aq + 64 * h + 32));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, sc[2 * h]));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, sc[2 * h + 1]));
+          }
+          const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+          part[t][r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), _mm_madd_epi16(mins, pairs[t]), 1);
+        }
       }
-      // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
-      // (4-7) and the high half their min_terms.
-      const __m256i h01 = _mm256_hadd_epi32(part[0], part[1]), h23 = _mm256_hadd_epi32(part[2], part[3]);
-      const __m256i h45 = _mm256_hadd_epi32(part[4], part[5]), h67 = _mm256_hadd_epi32(part[6], part[7]);
-      const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
-      const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
-      const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
-      const __m256 vda = _mm256_set1_ps(ab.d);
-      const __m256 d = _mm256_mul_ps(gather_halves(rows, wb), vda);
-      const __m256 dmin = _mm256_mul_ps(gather_halves(rows, wb + 2), vda);
-      acc = _mm256_add_ps(acc, _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
-                                             rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+      const __m256 dw = gather_halves(rows, wb);
+      const __m256 dminw = gather_halves(rows, wb + 2);
+      for (int t = 0; t < T; ++t) {
+        // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
+        // (4-7) and the high half their min_terms.
+        const __m256i* pt = part[t];
+        const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
+        const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
+        const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+        const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
+        const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
+        const __m256 vda = _mm256_set1_ps(arow[t][b].d);
+        const __m256 d = _mm256_mul_ps(dw, vda);
+        const __m256 dmin = _mm256_mul_ps(dminw, vda);
+        acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
+                                                     rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+      }
     }
-    store_lanes(y + (g - r0), acc, n);
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
   }
+}
+
+void gemv_q4_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t ys) {
+  gemv_token_count(n_tok, [&](auto tokens) { gemv_q4_k_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
 }
 
 // ---- Q6_K ---------------------------------------------------------------------------------------
@@ -348,10 +372,14 @@ void gemm_q6_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t
   for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
 }
 
-// One token, 8 rows at a time (as gemv_q4_k): dot_q6_k's integer work per row, one reduction for
-// the 8 rows, the float chain with the rows in the lanes.
-void gemv_q6_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
-  const uint8_t* arow = a.data + size_t(t) * a.stride;
+// T tokens (1-3), 8 rows at a time (as gemv_q4_k): dot_q6_k's integer work per row, one reduction
+// for the 8 rows, the float chain with the rows in the lanes; a row's 6-bit codes and scales are
+// assembled once for all T tokens.
+template <int T>
+void gemv_q6_k_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                      size_t ys) {
+  const block_q8_k* arow[T];
+  for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
   const int64_t nb = w.n_in / 256;
   gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
   for (int64_t g = r0; g < r1; g += 8) {
@@ -359,34 +387,49 @@ void gemv_q6_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
     const uint8_t* rows[8];
     group_rows(w, g, n, rows);
     prefetch.group(g);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
       prefetch.step();
-      const auto& ab = reinterpret_cast<const block_q8_k*>(arow)[b];
-      const __m256i bsums = load256(ab.bsums);
+      __m256i bsums[T];
+      for (int t = 0; t < T; ++t) bsums[t] = load256(arow[t][b].bsums);
       const size_t wb = size_t(b) * sizeof(block_q6_k);
-      __m256i part[8];
+      __m256i part[T][8];
       for (int r = 0; r < 8; ++r) {
         const auto& blk = *reinterpret_cast<const block_q6_k*>(rows[r] + wb);
         const __m128i sc8 = load128(blk.scales);
-        const __m256i offset = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bsums);
-        __m256i q[8];
+        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+        __m256i q[8], sc[8];
         q6_k_codes(blk, q);
-        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
         for (int k = 0; k < 8; ++k) {
-          const __m256i p = _mm256_maddubs_epi16(q[k], load256(ab.qs + 32 * k));
           // Scale of group 2k in lanes 0-7, of group 2k+1 in lanes 8-15.
           const __m128i s8 = _mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k)));
-          sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_cvtepi8_epi16(s8)));
+          sc[k] = _mm256_cvtepi8_epi16(s8);
         }
-        part[r] = sumi;
+        for (int t = 0; t < T; ++t) {
+          const __m256i offset = _mm256_madd_epi16(sc16, bsums[t]);
+          __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+          for (int k = 0; k < 8; ++k) {
+            const __m256i p = _mm256_maddubs_epi16(q[k], load256(arow[t][b].qs + 32 * k));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, sc[k]));
+          }
+          part[t][r] = sumi;
+        }
       }
-      const __m256i isum = hsum_8x_i32(part);
-      const __m256 d = _mm256_mul_ps(gather_halves(rows, wb + offsetof(block_q6_k, d)), _mm256_set1_ps(ab.d));
-      acc = _mm256_add_ps(acc, rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
+      const __m256 dw = gather_halves(rows, wb + offsetof(block_q6_k, d));
+      for (int t = 0; t < T; ++t) {
+        const __m256i isum = hsum_8x_i32(part[t]);
+        const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
+        acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
+      }
     }
-    store_lanes(y + (g - r0), acc, n);
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
   }
+}
+
+void gemv_q6_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t ys) {
+  gemv_token_count(n_tok, [&](auto tokens) { gemv_q6_k_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
 }
 
 // Panels times token tiles (see token_tiles for the tile sizes).

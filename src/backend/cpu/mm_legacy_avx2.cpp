@@ -110,13 +110,22 @@ void gemm_q4_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t
   for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
 }
 
-// One token, 8 rows at a time straight from the file layout. Two rows share a vector (one per
+// T tokens (1-3), 8 rows at a time straight from the file layout. Two rows share a vector (one per
 // 128-bit half), multiplied with the activation's low 16 and high 16 quants broadcast to both
-// halves; a hadd tree then leaves each row's sum in its own lane.
-void gemv_q4_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
-  const uint8_t* arow = a.data + size_t(t) * a.stride;
-  const float* ad = a.d + t * a.nb;
-  const int32_t* as = a.sum + t * a.nb;
+// halves; a hadd tree then leaves each row's sum in its own lane. The weight codes and scales of a
+// block are unpacked once for all T tokens (a small batch of decode steps costs far less than T
+// separate passes); each token's arithmetic is the one-token kernel's.
+template <int T>
+void gemv_q4_0_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                      size_t ys) {
+  const uint8_t* arow[T];
+  const float* ad[T];
+  const int32_t* as[T];
+  for (int t = 0; t < T; ++t) {
+    arow[t] = a.data + size_t(t0 + t) * a.stride + q8_0_qs_offset;
+    ad[t] = a.d + (t0 + t) * a.nb;
+    as[t] = a.sum + (t0 + t) * a.nb;
+  }
   const int64_t nb = w.n_in / 32;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i ones16 = _mm256_set1_epi16(1);
@@ -127,30 +136,42 @@ void gemv_q4_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
     const uint8_t* rows[8];
     group_rows(w, g, n, rows);
     prefetch.group(g);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
       prefetch.step();
-      const uint8_t* aq = arow + size_t(b) * sizeof(block_q8_0) + q8_0_qs_offset;
-      const __m256i a_lo = _mm256_broadcastsi128_si256(load128(aq));       // quants 0-15, twice
-      const __m256i a_hi = _mm256_broadcastsi128_si256(load128(aq + 16));  // quants 16-31, twice
       const size_t wb = size_t(b) * sizeof(block_q4_0) + 2;
-      __m256i m[4];
+      __m256i lo[4], hi[4];
       for (int p = 0; p < 4; ++p) {
         const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(rows[2 * p] + wb)),
                                                   load128(rows[2 * p + 1] + wb), 1);
-        // Lanes 0-7: row 2p, 8-15: row 2p+1; each the sum of two pairs, |.| <= 2 * 3810.
-        m[p] = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(v, low4), a_lo),
-                                _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), a_hi));
+        lo[p] = _mm256_and_si256(v, low4);
+        hi[p] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
       }
-      // Low half: rows 0, 2, 4, 6; high half: rows 1, 3, 5, 7; two int16 per row, |.| <= 30480.
-      const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(m[0], m[1]), _mm256_hadd_epi16(m[2], m[3]));
-      const __m256i rows_sum = _mm256_permutevar8x32_epi32(_mm256_madd_epi16(h, ones16), row_order);
-      const __m256i isum = _mm256_sub_epi32(rows_sum, _mm256_set1_epi32(8 * as[b]));
       const __m256 dw = gather_halves(rows, wb - 2);
-      acc = _mm256_add_ps(acc, rounded(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[b]))));
+      for (int t = 0; t < T; ++t) {
+        const uint8_t* aq = arow[t] + size_t(b) * sizeof(block_q8_0);
+        const __m256i a_lo = _mm256_broadcastsi128_si256(load128(aq));       // quants 0-15, twice
+        const __m256i a_hi = _mm256_broadcastsi128_si256(load128(aq + 16));  // quants 16-31, twice
+        // Lanes 0-7: row 2p, 8-15: row 2p+1; each the sum of two pairs, |.| <= 2 * 3810.
+        __m256i m[4];
+        for (int p = 0; p < 4; ++p)
+          m[p] = _mm256_add_epi16(_mm256_maddubs_epi16(lo[p], a_lo), _mm256_maddubs_epi16(hi[p], a_hi));
+        // Low half: rows 0, 2, 4, 6; high half: rows 1, 3, 5, 7; two int16 per row, |.| <= 30480.
+        const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(m[0], m[1]), _mm256_hadd_epi16(m[2], m[3]));
+        const __m256i rows_sum = _mm256_permutevar8x32_epi32(_mm256_madd_epi16(h, ones16), row_order);
+        const __m256i isum = _mm256_sub_epi32(rows_sum, _mm256_set1_epi32(8 * as[t][b]));
+        acc[t] = _mm256_add_ps(
+            acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]))));
+      }
     }
-    store_lanes(y + (g - r0), acc, n);
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
   }
+}
+
+void gemv_q4_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t ys) {
+  gemv_token_count(n_tok, [&](auto tokens) { gemv_q4_0_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
 }
 
 // One row: the reference loop with the integer block sum done in SIMD.
@@ -250,7 +271,7 @@ void gemm_q8_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t
   for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
 }
 
-void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
+void gemv_q8_0_token(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
   const uint8_t* arow = a.data + size_t(t) * a.stride;
   const float* ad = a.d + t * a.nb;
   const int64_t nb = w.n_in / 32;
@@ -278,6 +299,13 @@ void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
     }
     store_lanes(y + (g - r0), acc, n);
   }
+}
+
+// Q8_0's codes need no unpacking, so there is nothing to share between tokens: one pass per token
+// (the rows are in L1 for the second).
+void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t ys) {
+  for (int64_t t = 0; t < n_tok; ++t) gemv_q8_0_token(w, r0, r1, a, t0 + t, y + size_t(t) * ys);
 }
 
 // Panels times token tiles (see token_tiles for the tile sizes).

@@ -133,6 +133,14 @@ void token_tail(int64_t rest, int64_t t, F& tile) {
   }
 }
 
+// Calls f(std::integral_constant<int, n_tok>{}) for a gemv over 1 to 3 tokens (gemv_max_tokens).
+template <typename F>
+void gemv_token_count(int64_t n_tok, F&& f) {
+  if (n_tok == 1) f(std::integral_constant<int, 1>{});
+  else if (n_tok == 2) f(std::integral_constant<int, 2>{});
+  else f(std::integral_constant<int, 3>{});
+}
+
 template <int Tmax, typename F>
 void token_tiles(int64_t n_tok, F&& tile) {
   int64_t t = 0;
