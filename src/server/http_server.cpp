@@ -18,6 +18,16 @@
 namespace glia::server {
 namespace {
 
+// The method an endpoint takes, or null for a path that is no endpoint.
+const char* endpoint_method(const std::string& path) {
+  static const std::pair<const char*, const char*> endpoints[] = {
+      {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"}, {"/tokenize", "POST"}, {"/detokenize", "POST"},
+      {"/health", "GET"},               {"/v1/models", "GET"},       {"/metrics", "GET"}};
+  for (const auto& [p, m] : endpoints)
+    if (path == p) return m;
+  return nullptr;
+}
+
 // A Content-Length above the cap (a malformed one is left to the HTTP library, which answers 400).
 bool body_too_large(const std::string& len, size_t cap) {
   if (len.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -103,8 +113,15 @@ int run_server(const server_options& opts) {
   svr.set_read_timeout(30, 0);
   svr.set_write_timeout(30, 0);
   svr.set_pre_routing_handler([&st](const httplib::Request& req, httplib::Response& res) { return pre_route(st, req, res); });
-  svr.set_error_handler([&st](const httplib::Request&, httplib::Response& res) {
+  svr.set_error_handler([&st](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty()) {
+      // A known endpoint asked with the wrong method is a 405 naming the right one, not a 404.
+      if (const char* allowed = res.status == 404 ? endpoint_method(req.path) : nullptr) {
+        res.status = 405;
+        res.set_header("Allow", allowed);
+        res.set_content(api_error{405, fmt::format("{} takes {} requests", req.path, allowed)}.to_json(), "application/json");
+        return;
+      }
       api_error e{res.status, res.status == 404 ? "no such endpoint" : fmt::format("HTTP error {}", res.status)};
       if (res.status == 413) e.message = fmt::format("the request body is larger than the limit of {} bytes", st.opts.max_body);
       res.set_content(e.to_json(), "application/json");

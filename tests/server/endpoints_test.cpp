@@ -196,6 +196,12 @@ TEST_F(ServerEndpoints, ErrorsHaveOpenAIShape) {
   EXPECT_NE(r.body.find("the prompt has 30"), std::string::npos) << r.body;
   EXPECT_EQ(r.json()["error"]["code"], "context_length_exceeded");
   check(get(*srv, "/v1/nothing"), 404, "no such endpoint");
+  // A known endpoint with the wrong method: 405 and the method it takes.
+  auto wrong = get(*srv, "/v1/chat/completions");
+  check(wrong, 405, "takes POST");
+  ASSERT_EQ(wrong.headers.count("Allow"), 1u);
+  EXPECT_EQ(wrong.headers.find("Allow")->second, "POST");
+  check(post(*srv, "/v1/models", std::string("{}")), 405, "takes GET");
 }
 
 // A prompt the slot's KV cache already holds is not evaluated again (only its last token, whose
