@@ -206,7 +206,7 @@ void gemv_q4_k_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_ro
   for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
   const int64_t nb = w.n_in / 256;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
   for (int64_t g = r0; g < r1; g += 8) {
     const int n = int(std::min<int64_t>(8, r1 - g));
     const uint8_t* rows[8];
@@ -381,7 +381,7 @@ void gemv_q6_k_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_ro
   const block_q8_k* arow[T];
   for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
   const int64_t nb = w.n_in / 256;
-  gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
   for (int64_t g = r0; g < r1; g += 8) {
     const int n = int(std::min<int64_t>(8, r1 - g));
     const uint8_t* rows[8];

@@ -44,6 +44,22 @@ void group_rows(const weight_view& w, int64_t r0, int n_rows, const uint8_t* row
   for (int r = 0; r < 8; ++r) rows[r] = weight_row(w, r0 + std::min(r, n_rows - 1));
 }
 
+// Pointers into T consecutive Q8_0 activation rows from t0: the quants, and the block scales and
+// sums formed once per matmul (the kernels index them by block).
+template <int T>
+struct token_rows {
+  const uint8_t* q[T];
+  const float* d[T];
+  const int32_t* sum[T];
+  token_rows(const act_rows& a, int64_t t0) {
+    for (int t = 0; t < T; ++t) {
+      q[t] = a.data + size_t(t0 + t) * a.stride + q8_0_qs_offset;
+      d[t] = a.d + (t0 + t) * a.nb;
+      sum[t] = a.sum + (t0 + t) * a.nb;
+    }
+  }
+};
+
 // Activation block sums of a Q8_0 row: d as float, sum of the 32 quants.
 void q8_0_block_sums(const uint8_t* act_row, int64_t nb, float* d, int32_t* sum) {
   const auto* a = reinterpret_cast<const block_q8_0*>(act_row);
@@ -80,14 +96,10 @@ void pack_q4_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
 template <int T>
 void gemm_q4_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
                     int n_rows) {
-  const uint8_t* aq[T];
-  const float* ad[T];
-  const int32_t* as[T];
-  for (int t = 0; t < T; ++t) {
-    aq[t] = a.data + size_t(t0 + t) * a.stride + q8_0_qs_offset;
-    ad[t] = a.d + (t0 + t) * a.nb;
-    as[t] = a.sum + (t0 + t) * a.nb;
-  }
+  const token_rows<T> rows(a, t0);
+  const uint8_t* const* aq = rows.q;
+  const float* const* ad = rows.d;
+  const int32_t* const* as = rows.sum;
   const __m256i ones16 = _mm256_set1_epi16(1);
   __m256 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
@@ -118,19 +130,15 @@ void gemm_q4_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t
 template <int T>
 void gemv_q4_0_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
                       size_t ys) {
-  const uint8_t* arow[T];
-  const float* ad[T];
-  const int32_t* as[T];
-  for (int t = 0; t < T; ++t) {
-    arow[t] = a.data + size_t(t0 + t) * a.stride + q8_0_qs_offset;
-    ad[t] = a.d + (t0 + t) * a.nb;
-    as[t] = a.sum + (t0 + t) * a.nb;
-  }
+  const token_rows<T> tokens(a, t0);
+  const uint8_t* const* arow = tokens.q;
+  const float* const* ad = tokens.d;
+  const int32_t* const* as = tokens.sum;
   const int64_t nb = w.n_in / 32;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i ones16 = _mm256_set1_epi16(1);
   const __m256i row_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
   for (int64_t g = r0; g < r1; g += 8) {
     const int n = int(std::min<int64_t>(8, r1 - g));
     const uint8_t* rows[8];
@@ -235,14 +243,10 @@ void pack_q8_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
 template <int T>
 void gemm_q8_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
                     int n_rows) {
-  const uint8_t* aq[T];
-  const float* ad[T];
-  const int32_t* as[T];
-  for (int t = 0; t < T; ++t) {
-    aq[t] = a.data + size_t(t0 + t) * a.stride + q8_0_qs_offset;
-    ad[t] = a.d + (t0 + t) * a.nb;
-    as[t] = a.sum + (t0 + t) * a.nb;
-  }
+  const token_rows<T> rows(a, t0);
+  const uint8_t* const* aq = rows.q;
+  const float* const* ad = rows.d;
+  const int32_t* const* as = rows.sum;
   const __m256i ones16 = _mm256_set1_epi16(1);
   const __m256i sixteen16 = _mm256_set1_epi16(16);
   __m256 acc[T];
@@ -276,7 +280,7 @@ void gemv_q8_0_token(const weight_view& w, int64_t r0, int64_t r1, const act_row
   const float* ad = a.d + t * a.nb;
   const int64_t nb = w.n_in / 32;
   const __m256i ones16 = _mm256_set1_epi16(1);
-  gemv_prefetch<gemv_groups_ahead> prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
   for (int64_t g = r0; g < r1; g += 8) {
     const int n = int(std::min<int64_t>(8, r1 - g));
     const uint8_t* rows[8];
