@@ -18,16 +18,6 @@
 namespace glia::server {
 namespace {
 
-// The method an endpoint takes, or null for a path that is no endpoint.
-const char* endpoint_method(const std::string& path) {
-  static const std::pair<const char*, const char*> endpoints[] = {
-      {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"}, {"/tokenize", "POST"}, {"/detokenize", "POST"},
-      {"/health", "GET"},               {"/v1/models", "GET"},       {"/metrics", "GET"}};
-  for (const auto& [p, m] : endpoints)
-    if (path == p) return m;
-  return nullptr;
-}
-
 // A Content-Length above the cap (a malformed one is left to the HTTP library, which answers 400).
 bool body_too_large(const std::string& len, size_t cap) {
   if (len.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -92,6 +82,15 @@ status load(server_state& st) {
 
 }  // namespace
 
+void add_route(httplib::Server& svr, server_state& st, const std::string& method, const std::string& path,
+               httplib::Server::Handler handler) {
+  st.endpoint_methods[path] = method;
+  if (method == "GET")
+    svr.Get(path, std::move(handler));
+  else
+    svr.Post(path, std::move(handler));
+}
+
 int run_server(const server_options& opts) {
   // Signals go to the one thread that waits for them; a client that hangs up mid-write must not
   // kill the process with SIGPIPE.
@@ -116,10 +115,12 @@ int run_server(const server_options& opts) {
   svr.set_error_handler([&st](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty()) {
       // A known endpoint asked with the wrong method is a 405 naming the right one, not a 404.
-      if (const char* allowed = res.status == 404 ? endpoint_method(req.path) : nullptr) {
+      const auto known = st.endpoint_methods.find(req.path);
+      if (res.status == 404 && known != st.endpoint_methods.end()) {
         res.status = 405;
-        res.set_header("Allow", allowed);
-        res.set_content(api_error{405, fmt::format("{} takes {} requests", req.path, allowed)}.to_json(), "application/json");
+        res.set_header("Allow", known->second);
+        res.set_content(api_error{405, fmt::format("{} takes {} requests", req.path, known->second)}.to_json(),
+                        "application/json");
         return;
       }
       api_error e{res.status, res.status == 404 ? "no such endpoint" : fmt::format("HTTP error {}", res.status)};

@@ -172,8 +172,8 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
 }  // namespace
 
 void add_generation_routes(httplib::Server& svr, server_state& st) {
-  svr.Post("/v1/chat/completions", [&st](const httplib::Request& req, httplib::Response& res) { generate(st, true, req, res); });
-  svr.Post("/v1/completions", [&st](const httplib::Request& req, httplib::Response& res) { generate(st, false, req, res); });
+  add_route(svr, st, "POST", "/v1/chat/completions", [&st](const httplib::Request& req, httplib::Response& res) { generate(st, true, req, res); });
+  add_route(svr, st, "POST", "/v1/completions", [&st](const httplib::Request& req, httplib::Response& res) { generate(st, false, req, res); });
 }
 
 }  // namespace glia::server

@@ -63,7 +63,7 @@ void detokenize(server_state& st, const httplib::Request& req, httplib::Response
 }  // namespace
 
 void add_misc_routes(httplib::Server& svr, server_state& st) {
-  svr.Get("/health", [&st](const httplib::Request&, httplib::Response& res) {
+  add_route(svr, st, "GET", "/health", [&st](const httplib::Request&, httplib::Response& res) {
     if (!st.ready.load()) {
       res.status = 503;
       res.set_header("Retry-After", "1");
@@ -77,21 +77,21 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
     }
     res.set_content(R"({"status":"ok"})", "application/json");
   });
-  svr.Get("/v1/models", [&st](const httplib::Request&, httplib::Response& res) {
+  add_route(svr, st, "GET", "/v1/models", [&st](const httplib::Request&, httplib::Response& res) {
     if (!require_ready(st, res)) return;
     json model = {{"id", st.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "glia"}};
     res.set_content(dump_json({{"object", "list"}, {"data", json::array({model})}}), "application/json");
   });
-  svr.Get("/metrics", [&st](const httplib::Request&, httplib::Response& res) {
+  add_route(svr, st, "GET", "/metrics", [&st](const httplib::Request&, httplib::Response& res) {
     if (!st.opts.metrics) return send_error(res, api_error{404, "metrics are off; start the server with --metrics"});
     gauges g;
     if (st.ready.load()) g = st.sched->snapshot();
     res.set_content(st.stats.render(g), "text/plain; version=0.0.4");
   });
-  svr.Post("/tokenize", [&st](const httplib::Request& req, httplib::Response& res) {
+  add_route(svr, st, "POST", "/tokenize", [&st](const httplib::Request& req, httplib::Response& res) {
     if (require_ready(st, res)) tokenize(st, req, res);
   });
-  svr.Post("/detokenize", [&st](const httplib::Request& req, httplib::Response& res) {
+  add_route(svr, st, "POST", "/detokenize", [&st](const httplib::Request& req, httplib::Response& res) {
     if (require_ready(st, res)) detokenize(st, req, res);
   });
 }

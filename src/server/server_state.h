@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -25,11 +26,18 @@ struct server_state {
   session::chat_format chat_fmt;
   sampler_params sampling_defaults;
   std::string model_name;  // the file name, as /v1/models reports it
+  // Method of every registered endpoint (filled by add_route, read-only once serving): a known path
+  // asked with another method gets 405 naming this one.
+  std::map<std::string, std::string> endpoint_methods;
 
   const session& sess() const { return sched->any_session(); }
 };
 
-// Registers the endpoints on `svr`.
+// Registers `handler` for `method` ("GET" or "POST") on `path` and records the method.
+void add_route(httplib::Server& svr, server_state& st, const std::string& method, const std::string& path,
+               httplib::Server::Handler handler);
+
+// Registers the endpoints on `svr` (through add_route).
 void add_generation_routes(httplib::Server& svr, server_state& st);
 void add_misc_routes(httplib::Server& svr, server_state& st);
 
