@@ -32,6 +32,7 @@ struct bench_options {
   int reps = 5;
   int bandwidth_mib = 1024;
   bool json = false;
+  bool repack = true;
 };
 
 struct test_result {
@@ -89,6 +90,8 @@ class bench_runner {
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   }
 
+  const forward_pass& forward() const { return fwd_; }
+
  private:
   const model& m_;
   forward_pass fwd_;
@@ -126,6 +129,8 @@ std::string human_size(double bytes) {
 struct model_facts {
   std::string filename, type_label;
   uint64_t size = 0, n_params = 0, weight_bytes_per_token = 0;
+  uint64_t repacked_bytes = 0;  // weights the backend repacked at load, and the time it took
+  double repack_seconds = 0;
 };
 
 model_facts describe(const std::string& path, const model& m) {
@@ -167,6 +172,10 @@ void print_table(const model_facts& mf, const bench_options& o, const std::vecto
   fmt::print("\ndecode reads {} of weights per token; read bandwidth {:.2f} GB/s ({} threads, best of {} passes over {} MiB{})\n",
              human_size(double(mf.weight_bytes_per_token)), bw.bytes_per_second / 1e9, bw.n_threads, bw.n_passes,
              bw.buffer_bytes >> 20, bw.used_avx2 ? ", AVX2" : "");
+  if (mf.repacked_bytes > 0)
+    fmt::print("weights repacked at load: {} in {:.2f} s\n", human_size(double(mf.repacked_bytes)), mf.repack_seconds);
+  else
+    fmt::print("weights used in the file's layout (no repacking)\n");
   for (const auto& t : tests)
     if (t.n_gen > 0)
       fmt::print("{}: {:.2f} t/s x {} = {:.2f} GB/s = {:.1f}% of the read bandwidth\n", t.name(), t.avg_ts,
@@ -202,6 +211,9 @@ nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubat
       {"weight_bytes_per_token", mf.weight_bytes_per_token},
       {"bandwidth_gbps", bw.bytes_per_second / 1e9},
       {"bandwidth_fraction", t.bandwidth_fraction},
+      {"no_repack", !o.repack},
+      {"repacked_bytes", mf.repacked_bytes},
+      {"repack_seconds", mf.repack_seconds},
   };
 }
 
@@ -223,7 +235,7 @@ int run_bench(bench_options o) {
     fmt::print(stderr, "error: {}\n", cache.message());
     return 1;
   }
-  auto be = make_cpu_backend(o.n_threads);
+  auto be = make_cpu_backend(o.n_threads, o.repack);
   bench_runner runner(md, *be, *cache);
   std::vector<test_result> tests;
   for (auto [np, ng] : {std::pair{o.n_prompt, 0}, std::pair{0, o.n_gen}}) {
@@ -244,7 +256,9 @@ int run_bench(bench_options o) {
     fmt::print(stderr, "error: {}\n", bw.message());
     return 1;
   }
-  const model_facts mf = describe(o.model, md);
+  model_facts mf = describe(o.model, md);
+  mf.repacked_bytes = runner.forward().prepared_bytes();
+  mf.repack_seconds = runner.forward().prepare_seconds();
   // Weight bytes streamed per second over the read bandwidth: decode reads every weight once per
   // token; a prompt reads them once per chunk of n_ubatch tokens.
   for (auto& t : tests) {
@@ -273,6 +287,7 @@ command_fn add_bench(CLI::App& app) {
   cmd->add_option("-r,--repetitions", o->reps, "timed repetitions of each test")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib, "buffer of the bandwidth probe in MiB (keep it far above the LLC)")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  cmd->add_flag("!--no-repack", o->repack, "compute from the file's weight layout (no repacking at load)");
   cmd->add_flag("--json", o->json, "print only a JSON array, one object per test (llama-bench's field names)");
   return [o]() { return run_bench(*o); };
 }

@@ -18,6 +18,8 @@ inline void add_session_options(CLI::App* cmd, session_options& o) {
   cmd->add_option("-b,--ubatch", o.n_ubatch, "tokens per forward chunk during prompt processing")
       ->check(CLI::Range(1, 65536))->capture_default_str();
   cmd->add_flag("!--no-mmap", o.use_mmap, "read the model into memory instead of mapping it");
+  cmd->add_flag("!--no-repack", o.repack_weights,
+                "compute from the file's weight layout instead of repacking weights at load (less memory, slower)");
   cmd->add_flag("--check-tensors", o.check_tensors, "scan every weight (quant scales included) for NaN/Inf before use");
 }
 

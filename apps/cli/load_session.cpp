@@ -27,9 +27,14 @@ result<std::unique_ptr<session>> open_session(session_options opts) {
   if (!s) return s;
   const double mib = double(1 << 20);
   const auto rss = resident_memory_bytes();
-  fmt::print(stderr, "loaded {} ({:.1f} MiB, {}) in {:.2f} s; resident memory {}\n", opts.model_path,
+  const std::string repacked =
+      (*s)->prepared_weight_bytes() > 0
+          ? fmt::format(" ({:.1f} MiB of weights repacked for the kernels in {:.2f} s)",
+                        double((*s)->prepared_weight_bytes()) / mib, (*s)->prepare_seconds())
+          : std::string();
+  fmt::print(stderr, "loaded {} ({:.1f} MiB, {}) in {:.2f} s{}; resident memory {}\n", opts.model_path,
              double((*s)->model_file_bytes()) / mib, (*s)->model_is_mapped() ? "mapped" : "read into memory",
-             std::chrono::duration<double>(clock::now() - start).count(),
+             std::chrono::duration<double>(clock::now() - start).count(), repacked,
              rss ? fmt::format("{:.1f} MiB", double(*rss) / mib) : std::string("unknown"));
   return s;
 }

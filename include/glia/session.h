@@ -24,6 +24,7 @@ struct session_options {
   std::string kv_type = "f16";    // f16 | f32
   std::string backend = "cpu";    // cpu | ref
   bool use_mmap = true;
+  bool repack_weights = true;  // let the backend repack weights at load into its kernels' layout
   int n_ubatch = 512;       // tokens per forward chunk during prefill
   bool check_tensors = false;  // scan every weight for NaN/Inf (quant scales included) before use
   std::function<void(double fraction)> load_progress;  // reading the file (--no-mmap)
@@ -81,6 +82,9 @@ class session {
   std::string architecture() const;
   uint64_t model_file_bytes() const;
   bool model_is_mapped() const;
+  // Weights the backend repacked at load for its kernels (bytes it holds) and the time that took.
+  uint64_t prepared_weight_bytes() const;
+  double prepare_seconds() const;
   // A numeric metadata value of the model file (e.g. "general.sampling.temp"), if present.
   std::optional<double> metadata_number(std::string_view key) const;
   // A string metadata value (e.g. "tokenizer.chat_template"), if present.

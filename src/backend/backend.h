@@ -72,6 +72,12 @@ class backend {
   // out[t, :] = dequantized row ids[t] of `table` (embedding lookup).
   virtual void get_rows(const weight_view& table, const int32_t* ids, int64_t n_ids, float* out) = 0;
 
+  // Readies a weight matrix for many matmuls, e.g. repacks it into the layout the backend's kernels
+  // read fastest (a copy the backend keeps; later matmuls with a view of the same data and shape use
+  // it). Optional: matmul gives the same bits with or without it. w's data must stay valid while
+  // the backend is used. Returns the bytes the backend now holds for w (0: nothing to prepare).
+  virtual size_t prepare_weight(const weight_view& /*w*/) { return 0; }
+
   // y [n_tok, w.n_out] = x [n_tok, w.n_in] . w^T. Activations are converted to the weight type's
   // dot_type first (see quant/types.h). Row t of y never depends on the other rows (batch invariance).
   virtual void matmul(const weight_view& w, const float* x, int64_t n_tok, float* y) = 0;
@@ -108,8 +114,9 @@ class backend {
 };
 
 // Backends by name: "ref" (scalar reference), "cpu" (optimized, multithreaded).
-// n_threads <= 0 means one per hardware core.
+// n_threads <= 0 means one per hardware core. repack_weights = false makes the CPU backend's
+// prepare_weight a no-op (its kernels then read the file's layout; same bits, slower).
 std::unique_ptr<backend> make_ref_backend();
-std::unique_ptr<backend> make_cpu_backend(int n_threads);
+std::unique_ptr<backend> make_cpu_backend(int n_threads, bool repack_weights = true);
 
 }  // namespace glia

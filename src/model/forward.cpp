@@ -1,6 +1,7 @@
 #include "model/forward.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -23,6 +24,16 @@ class op_scope {
 };
 
 }  // namespace
+
+forward_pass::forward_pass(const model& m, backend& b) : m_(m), b_(b) {
+  const auto start = std::chrono::steady_clock::now();
+  const model_weights& w = m.weights;
+  for (const layer_weights& l : w.layers)
+    for (const weight_view* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
+      if (v->data) prepared_bytes_ += b_.prepare_weight(*v);
+  prepared_bytes_ += b_.prepare_weight(w.output);
+  prepare_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 void forward_pass::tap(const char* name, int layer, const float* data, int64_t n_rows, int64_t n_cols) const {
   if (tap_) tap_(name, layer, data, n_rows, n_cols, std::span<const int32_t>(s_.pos.data(), size_t(n_rows)));

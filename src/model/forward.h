@@ -32,7 +32,13 @@ struct sequence_batch {
 
 class forward_pass {
  public:
-  forward_pass(const model& m, backend& b) : m_(m), b_(b) {}
+  // Hands every weight matrix to the backend to prepare (backend::prepare_weight) before the first
+  // token, so the load, not the first request, pays for repacking.
+  forward_pass(const model& m, backend& b);
+
+  // What preparing the weights cost: bytes the backend holds for them and the time it took.
+  size_t prepared_bytes() const { return prepared_bytes_; }
+  double prepare_seconds() const { return prepare_seconds_; }
 
   void set_tap(tensor_tap tap) { tap_ = std::move(tap); }
   void set_op_hook(op_hook hook) { hook_ = std::move(hook); }
@@ -76,6 +82,8 @@ class forward_pass {
   tensor_tap tap_;
   op_hook hook_;
   scratch s_;
+  size_t prepared_bytes_ = 0;
+  double prepare_seconds_ = 0.0;
 };
 
 }  // namespace glia

@@ -81,7 +81,7 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   if (!tok) return make_error("{}: {}", opts.model_path, tok.message());
   p->tok = std::move(*tok);
 
-  if (opts.backend == "cpu") p->be = make_cpu_backend(opts.n_threads);
+  if (opts.backend == "cpu") p->be = make_cpu_backend(opts.n_threads, opts.repack_weights);
   else if (opts.backend == "ref") p->be = make_ref_backend();
   else return make_error("unknown backend '{}' (cpu, ref)", opts.backend);
 
@@ -109,6 +109,8 @@ int32_t session::n_past() const { return p_->n_past; }
 std::string session::architecture() const { return p_->m->profile.arch; }
 uint64_t session::model_file_bytes() const { return p_->m->file->size(); }
 bool session::model_is_mapped() const { return p_->m->file->is_mapped(); }
+uint64_t session::prepared_weight_bytes() const { return p_->fwd->prepared_bytes(); }
+double session::prepare_seconds() const { return p_->fwd->prepare_seconds(); }
 
 result<session::chat_format> session::chat_template(const std::string& spec) const {
   chat_format f;

@@ -178,5 +178,42 @@ TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
   }
 }
 
+// Weights prepared at load (repacked into panels): the same bits as the reference for decode-sized
+// and prefill-sized batches; a view of the same data with another shape is not confused with the
+// prepared matrix; types whose panels are larger than the rows are not prepared.
+TEST(mm_kernels, prepared_weights_reproduce_reference_backend_bits) {
+  const auto ref = make_ref_backend();
+  for (int nth : {1, 2, 3}) {
+    const auto cpu = make_cpu_backend(nth);
+    for (const cpu::mm_kernel* mk : host_mm_kernels()) {
+      const std::string name(type_info(mk->type).name);
+      const int64_t n_in = 11 * 256, n_out = 67;
+      const test_weight w = random_byte_weight(mk->type, n_in, n_out, uint32_t(nth));
+      const size_t held = cpu->prepare_weight(w.view);
+      if (!mk->compact_panels()) {
+        EXPECT_EQ(held, 0u) << name;
+        continue;
+      }
+      EXPECT_EQ(held, size_t((n_out + 7) / 8 * (n_in / mk->block_elems)) * mk->packed_block_bytes) << name;
+      EXPECT_EQ(cpu->prepare_weight(w.view), held) << name << ": prepared twice";
+      weight_view head = w.view;  // the first 5 blocks of each row: same data pointer, another matrix
+      head.n_in = 5 * 256;
+      for (int64_t n_tok : {1, 2, 3, 4, 5, 17, 70}) {
+        for (const weight_view& v : {w.view, head}) {
+          const auto x = activations(v.n_in, n_tok, uint32_t(n_tok));
+          std::vector<float> want(size_t(v.n_out * n_tok)), got(want.size());
+          ref->matmul(v, x.data(), n_tok, want.data());
+          cpu->matmul(v, x.data(), n_tok, got.data());
+          EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size()))
+              << name << " n_in " << v.n_in << " n_tok " << n_tok << " threads " << nth;
+        }
+      }
+    }
+  }
+  const test_weight w = random_byte_weight(dtype::q4_0, 256, 16, 1);
+  EXPECT_EQ(make_cpu_backend(2, false)->prepare_weight(w.view), 0u) << "--no-repack";
+  EXPECT_EQ(make_ref_backend()->prepare_weight(w.view), 0u);
+}
+
 }  // namespace
 }  // namespace glia::test

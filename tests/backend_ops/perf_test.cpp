@@ -201,7 +201,8 @@ double cycles_per_cpu_second() {
 }
 
 // The mm kernels alone on one thread with everything in cache, timed in thread CPU time (so the
-// figures do not depend on how busy the machine is): pack, gemm over 64 tokens, gemv.
+// figures do not depend on how busy the machine is): pack, gemm over 64 tokens, gemv, and gemm over
+// the panels for one token (decode on prepared weights).
 TEST(backend_ops, DISABLED_MmKernelPerf) {
   const int64_t n_in = 2048, n_out = 64, n_tok = 64;
   for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
@@ -241,11 +242,17 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
         mk->gemm(panels + size_t(p) * panel_bytes, nb, a, 0, n_tok, y.data() + 8 * p, size_t(n_out), 8);
     });
     const double s_gemv = best([&] { mk->gemv(w.view, 0, n_out, a, 0, 1, y.data(), size_t(n_out)); });
+    // Decode on prepared weights: the gemm kernel over the panels for one token.
+    const double s_panel1 = best([&] {
+      for (int64_t p = 0; p < n_out / 8; ++p)
+        mk->gemm(panels + size_t(p) * panel_bytes, nb, a, 0, 1, y.data() + 8 * p, size_t(n_out), 8);
+    });
     const double macs = double(n_in) * double(n_out);
     const double wbytes = double(w.view.row_stride) * double(n_out);
     const double hz = cycles_per_cpu_second();
-    fmt::print("{:<5} pack {:5.2f} B/cycle | gemm {:5.1f} MAC/cycle ({} tokens) | gemv {:5.2f} B/cycle of weights  [{:.2f} GHz; 1 thread, in cache]\n",
-               type_label(t), wbytes / s_pack / hz, macs * double(n_tok) / s_gemm / hz, n_tok, wbytes / s_gemv / hz, hz * 1e-9);
+    fmt::print("{:<5} pack {:5.2f} B/cycle | gemm {:5.1f} MAC/cycle ({} tokens) | gemv {:5.2f}, on panels {:5.2f} B/cycle of weights  [{:.2f} GHz; 1 thread, in cache]\n",
+               type_label(t), wbytes / s_pack / hz, macs * double(n_tok) / s_gemm / hz, n_tok, wbytes / s_gemv / hz,
+               wbytes / s_panel1 / hz, hz * 1e-9);
   }
 }
 

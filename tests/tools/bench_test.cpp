@@ -48,6 +48,15 @@ TEST(bench, json_has_llama_bench_fields_and_positive_figures) {
   EXPECT_NEAR(tg["bandwidth_fraction"].get<double>(),
               tg["avg_ts"].get<double>() * tg["weight_bytes_per_token"].get<double>() / (tg["bandwidth_gbps"].get<double>() * 1e9),
               1e-9);
+  // Q8_0 layer matrices are repacked at load (panels as large as the rows they hold), unless asked not to.
+  EXPECT_EQ(tg["no_repack"], false);
+  EXPECT_GT(tg["repacked_bytes"].get<double>(), 0.0);
+  EXPECT_LE(tg["repacked_bytes"].get<double>(), tg["weight_bytes_per_token"].get<double>() * 1.01);
+  r = run_cli("bench -m " + quote(model) + " -p 0 -n 2 -r 1 -t 1 --bandwidth-mib 16 --no-repack --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto plain = nlohmann::json::parse(r.out);
+  EXPECT_EQ(plain[0]["no_repack"], true);
+  EXPECT_EQ(plain[0]["repacked_bytes"], 0);
 }
 
 TEST(bench, skips_tests_and_prints_a_table) {

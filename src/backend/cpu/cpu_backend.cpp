@@ -8,6 +8,7 @@
 #include <cmath>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/backend.h"
@@ -20,7 +21,7 @@ namespace {
 
 class cpu_backend final : public backend {
  public:
-  cpu_backend(int n_threads, const kernel_table& k) : pool_(n_threads), k_(k) {}
+  cpu_backend(int n_threads, const kernel_table& k, bool repack) : pool_(n_threads), k_(k), repack_(repack) {}
 
   std::string name() const override { return "cpu"; }
 
@@ -30,9 +31,20 @@ class cpu_backend final : public backend {
     });
   }
 
+  size_t prepare_weight(const weight_view& w) override {
+    if (!repack_) return 0;
+    std::lock_guard<std::mutex> lk(matmul_mutex_);
+    if (const prepared_weight* p = find_prepared(w)) return p->bytes;
+    auto p = std::make_unique<prepared_weight>();
+    if (!cpu::prepare_weight(pool_, k_, w, *p)) return 0;
+    const size_t bytes = p->bytes;
+    prepared_[w.data] = std::move(p);
+    return bytes;
+  }
+
   void matmul(const weight_view& w, const float* x, int64_t n_tok, float* y) override {
     std::lock_guard<std::mutex> lk(matmul_mutex_);
-    cpu::matmul(pool_, k_, w, x, n_tok, y, matmul_);
+    cpu::matmul(pool_, k_, w, x, n_tok, y, matmul_, find_prepared(w));
   }
 
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) override {
@@ -110,23 +122,37 @@ class cpu_backend final : public backend {
   }
 
  private:
+  // The prepared copy of exactly this matrix (same data, type and shape), if any.
+  const prepared_weight* find_prepared(const weight_view& w) const {
+    if (prepared_.empty()) return nullptr;
+    const auto it = prepared_.find(w.data);
+    if (it == prepared_.end()) return nullptr;
+    const weight_view& s = it->second->source;
+    const bool same = s.type == w.type && s.n_in == w.n_in && s.n_out == w.n_out && s.row_stride == w.row_stride;
+    return same ? it->second.get() : nullptr;
+  }
+
   thread_pool pool_;
   const kernel_table& k_;
+  const bool repack_;
   std::mutex matmul_mutex_;
   matmul_scratch matmul_;
+  std::unordered_map<const void*, std::unique_ptr<prepared_weight>> prepared_;  // by source data
   std::mutex attention_mutex_;
   std::vector<aligned_buffer> attention_;  // per thread
 };
 
 }  // namespace
 
-std::unique_ptr<backend> make_cpu_backend(int n_threads, const kernel_table& k) {
+std::unique_ptr<backend> make_cpu_backend(int n_threads, const kernel_table& k, bool repack_weights) {
   if (n_threads <= 0) n_threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  return std::make_unique<cpu_backend>(n_threads, k);
+  return std::make_unique<cpu_backend>(n_threads, k, repack_weights);
 }
 
 }  // namespace cpu
 
-std::unique_ptr<backend> make_cpu_backend(int n_threads) { return cpu::make_cpu_backend(n_threads, cpu::kernels()); }
+std::unique_ptr<backend> make_cpu_backend(int n_threads, bool repack_weights) {
+  return cpu::make_cpu_backend(n_threads, cpu::kernels(), repack_weights);
+}
 
 }  // namespace glia

@@ -49,9 +49,10 @@ struct act_rows {
 // Matmul kernels for one weight type that reproduce the type table's reference vec_dot bit for bit
 // (the same exact integer block sums, then the same float operations in the same order per output),
 // so whichever of them computes an output (and however the work is tiled or threaded) the bits are
-// those of the reference. Weights are used as stored in the file: gemm packs a panel of 8 rows into
-// thread-local scratch (interleaved so that one vector holds the 8 rows) and reuses it for many
-// tokens; gemv reads the rows in place for one token.
+// those of the reference. gemm reads panels of 8 rows interleaved so that one vector holds the 8
+// rows: panels either prepared once for the whole matrix (backend::prepare_weight) or packed per
+// call into thread-local scratch and reused for many tokens; gemv reads the file's rows in place for
+// a few tokens (unprepared weights only).
 // Most tokens one gemv call takes: a few decode steps batched together (the server's small batches)
 // read and unpack each weight block once for all of them; from gemv_max_tokens + 1 tokens on, the
 // gemm path's packing pays for itself.
@@ -66,7 +67,7 @@ struct mm_kernel {
   bool needs_block_sums;      // act_rows.d and .sum must be filled (see block_sums)
   size_t packed_block_bytes;  // bytes of one block of an 8-row panel
   // Packs rows [r0, r0 + n_rows) of w (1 <= n_rows <= 8; missing rows repeat the last) into `out`
-  // (nb * packed_block_bytes bytes, 32-byte aligned).
+  // (nb * packed_block_bytes bytes, 32-byte aligned unless the panels are compact, see below).
   void (*pack)(const weight_view& w, int64_t r0, int n_rows, uint8_t* out);
   // y[t * y_stride + r] = row r of the panel . activation row t0 + t, for t < n_tok and r < n_rows.
   void (*gemm)(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
@@ -80,6 +81,11 @@ struct mm_kernel {
   // The same dot for one row and one activation row in dot_type, on its own (no block sums): the
   // kernel table's vec_dot for this type, and the spec the batched kernels are tested against.
   vec_dot_fn dot;
+
+  // Panels no larger than the rows they hold: worth preparing once for the whole matrix, since
+  // then one gemm kernel reads a single sequential stream of no more bytes than the file's rows,
+  // for decode and prefill alike. Their gemm reads panels at any 16-byte aligned address.
+  bool compact_panels() const { return packed_block_bytes <= 8 * block_bytes; }
 };
 
 // Attention of one query position for the n_q query heads that share one KV head (a GQA group):

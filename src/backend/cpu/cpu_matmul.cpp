@@ -4,11 +4,14 @@
 // whole blocks, which are independent, so the bytes equal a one-row conversion), plus the block
 // sums some kernels want. Phase 2 depends on what the kernel table has for the weight type:
 //
-//  - mm kernels (quantized types with ISA twins): few tokens (decode) run gemv over row chunks
-//    handed out through an atomic counter, each chunk read in place once and reused from cache for
-//    every token; many tokens (prefill) pack row blocks of 8-row panels into per-thread scratch and
-//    run the gemm kernel over token tiles, so a weight block is unpacked once per matmul and then
-//    multiplied with many tokens from registers.
+//  - mm kernels (quantized types with ISA twins) on weights prepared at load: the gemm kernel over
+//    blocks of the prepared 8-row panels handed out through an atomic counter, for any number of
+//    tokens (decode reads one sequential stream; prefill reuses each block from cache for every
+//    token tile).
+//  - mm kernels on unprepared weights: few tokens (decode) run gemv over row chunks, each chunk read
+//    in place once and reused from cache for every token; many tokens (prefill) pack row blocks of
+//    8-row panels into per-thread scratch and run the gemm kernel over token tiles, so a weight block
+//    is unpacked once per matmul and then multiplied with many tokens from registers.
 //  - otherwise, tiles of (token block x row block), each element one vec_dot over the full row.
 //
 // In every case an output element gets the arithmetic of the type's vec_dot (the mm kernels are its
@@ -80,22 +83,30 @@ void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, c
   });
 }
 
+// Blocks of 8-row panels (from `prepared`, or packed here per call) times token tiles.
 void matmul_gemm(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
-                 float* y, std::vector<aligned_buffer>& pack) {
+                 float* y, std::vector<aligned_buffer>& pack, const uint8_t* prepared) {
   const int nth = pool.size();
   const int64_t n_panels = (w.n_out + 7) / 8;
   const size_t panel_bytes = size_t(a.nb) * mk.packed_block_bytes;
-  int64_t per_block = std::max<int64_t>(1, int64_t(packed_block_target / panel_bytes));
+  // Decode streams the weights: blocks only need to be long enough to start warm (see
+  // gemv_chunk_bytes); prefill keeps a block in L2 while the token tiles pass over it.
+  const size_t block_target = n_tok < gemm_min_tokens ? gemv_chunk_bytes : packed_block_target;
+  int64_t per_block = std::max<int64_t>(1, int64_t(block_target / panel_bytes));
   per_block = std::clamp<int64_t>(per_block, 1, std::max<int64_t>(1, n_panels / (2 * int64_t(nth))));
   const int64_t n_blocks = (n_panels + per_block - 1) / per_block;
   const int64_t tok_tile = std::min(n_tok, std::max<int64_t>(4, int64_t(gemm_token_tile_bytes / a.stride) / 4 * 4));
-  if (pack.size() < size_t(nth)) pack.resize(size_t(nth));
+  if (!prepared && pack.size() < size_t(nth)) pack.resize(size_t(nth));
   for_each_item(pool, n_blocks, [&](int64_t i, int ith) {
     const int64_t p0 = i * per_block, p1 = std::min(n_panels, p0 + per_block);
-    uint8_t* buf = pack[size_t(ith)].get(size_t(p1 - p0) * panel_bytes);
-    for (int64_t p = p0; p < p1; ++p) {
-      const int n_rows = int(std::min<int64_t>(8, w.n_out - 8 * p));
-      mk.pack(w, 8 * p, n_rows, buf + size_t(p - p0) * panel_bytes);
+    const uint8_t* buf = prepared + size_t(p0) * panel_bytes;
+    if (!prepared) {
+      uint8_t* dst = pack[size_t(ith)].get(size_t(p1 - p0) * panel_bytes);
+      for (int64_t p = p0; p < p1; ++p) {
+        const int n_rows = int(std::min<int64_t>(8, w.n_out - 8 * p));
+        mk.pack(w, 8 * p, n_rows, dst + size_t(p - p0) * panel_bytes);
+      }
+      buf = dst;
     }
     for (int64_t t0 = 0; t0 < n_tok; t0 += tok_tile) {
       const int64_t nt = std::min(tok_tile, n_tok - t0);
@@ -143,8 +154,23 @@ void matmul_generic(thread_pool& pool, const kernel_table& k, const weight_view&
 
 }  // namespace
 
+bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view& w, prepared_weight& out) {
+  const mm_kernel* mk = k.mm(w.type);
+  if (!mk || !mk->compact_panels() || w.n_out <= 0 || w.n_in % mk->block_elems != 0) return false;
+  const int64_t n_panels = (w.n_out + 7) / 8;
+  const size_t panel_bytes = size_t(w.n_in / mk->block_elems) * mk->packed_block_bytes;
+  out.source = w;
+  out.bytes = size_t(n_panels) * panel_bytes;
+  uint8_t* dst = out.panels.get(out.bytes);
+  parallel_for(pool, n_panels, w.n_in * 8, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p)
+      mk->pack(w, 8 * p, int(std::min<int64_t>(8, w.n_out - 8 * p)), dst + size_t(p) * panel_bytes);
+  });
+  return true;
+}
+
 void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, const float* x, int64_t n_tok,
-            float* y, matmul_scratch& s) {
+            float* y, matmul_scratch& s, const prepared_weight* prepared) {
   if (n_tok <= 0 || w.n_out <= 0) return;
   const type_traits& wt = type_info(w.type);
   const type_traits& at = type_info(wt.dot_type);
@@ -168,10 +194,12 @@ void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, cons
     return;
   }
   const act_rows rows{a, act_stride, s.act_d.data(), s.act_sum.data(), nb};
-  if (n_tok < gemm_min_tokens)
+  if (prepared)
+    matmul_gemm(pool, *mk, w, rows, n_tok, y, s.pack, prepared->panels.data());
+  else if (n_tok < gemm_min_tokens)
     matmul_gemv(pool, *mk, w, rows, n_tok, y);
   else
-    matmul_gemm(pool, *mk, w, rows, n_tok, y, s.pack);
+    matmul_gemm(pool, *mk, w, rows, n_tok, y, s.pack, nullptr);
 }
 
 }  // namespace glia::cpu

@@ -49,6 +49,7 @@ void for_each_item(thread_pool& pool, int64_t n_items, F&& job) {
 class aligned_buffer {
  public:
   uint8_t* get(size_t bytes);  // at least `bytes`, 64-byte aligned; contents unspecified
+  const uint8_t* data() const { return aligned_; }
 
  private:
   std::unique_ptr<uint8_t[]> raw_;
@@ -64,11 +65,22 @@ struct matmul_scratch {
   std::vector<aligned_buffer> pack;  // one per thread: packed weight panels
 };
 
-// y [n_tok, w.n_out] = x [n_tok, w.n_in] . w^T (backend::matmul). Every element is computed with
-// the arithmetic of one kernel vec_dot over the full row (the batched mm kernels reproduce it bit
-// for bit), so row t of y does not depend on n_tok, the tiling or the thread count.
+// A weight matrix repacked into the 8-row panels of its type's mm kernel (backend::prepare_weight).
+struct prepared_weight {
+  weight_view source;  // the matrix it was made from
+  aligned_buffer panels;  // ceil(n_out / 8) panels of nb * packed_block_bytes
+  size_t bytes = 0;
+};
+
+// Repacks w for k's mm kernel of its type; false (nothing done) when the type has no compact panels.
+bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view& w, prepared_weight& out);
+
+// y [n_tok, w.n_out] = x [n_tok, w.n_in] . w^T (backend::matmul), reading `prepared` panels of w
+// when given. Every element is computed with the arithmetic of one kernel vec_dot over the full row
+// (the batched mm kernels reproduce it bit for bit), so row t of y does not depend on n_tok, the
+// tiling, the thread count or whether w was prepared.
 void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, const float* x, int64_t n_tok,
-            float* y, matmul_scratch& scratch);
+            float* y, matmul_scratch& scratch, const prepared_weight* prepared = nullptr);
 
 // backend::attention: parallel over (token, KV head); each item runs the kernel table's attend for
 // the query heads of that KV head. `scratch` holds one buffer per thread.
@@ -78,6 +90,6 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
 
 // The CPU backend running on a given kernel table (tests use scalar_kernels() to check that the
 // threading and tiling alone reproduce the reference bit for bit). `k` must outlive the backend.
-std::unique_ptr<backend> make_cpu_backend(int n_threads, const kernel_table& k);
+std::unique_ptr<backend> make_cpu_backend(int n_threads, const kernel_table& k, bool repack_weights = true);
 
 }  // namespace glia::cpu

@@ -8,15 +8,20 @@
 //
 // Integer tricks (all exact):
 //  - maddubs needs an unsigned operand: Q4_0 uses its codes q in 0..15 and subtracts 8 * sum(a)
-//    (the activation block sums, computed once per matmul); Q8_0 in the panel splits w + 128 into
-//    two nibble planes, 16 * hi + lo, and subtracts 128 * sum(a).
+//    (the activation block sums, computed once per matmul); Q8_0 multiplies |w| by a with w's sign
+//    (pairs up to 2 * 128 * 127, widened to int32 before they are added).
 //  - products of a nibble with an int8 pair up to 2 * 15 * 127 = 3810, so the 8 chunks of a block
 //    add up in int16 (<= 30480) before one widening madd.
 //
-// Panel layout (one block of 8 rows): the 32 codes of each row are cut into 8 chunks of 4 bytes,
-// stored chunk-major, [chunk c][row r][4 bytes], so that one 32-byte load gives chunk c of all 8
-// rows and a broadcast of the activation's 4 bytes of chunk c lines up with every row; then the 8
-// row scales as floats. Q4_0: 256 + 32 bytes. Q8_0: hi plane, lo plane, scales: 256 + 256 + 32.
+// Panel layout (one block of 8 rows), as compact as the file's own blocks (so a decode step that
+// reads panels prepared at load reads no more bytes than one reading the file): the codes are cut
+// into 4-byte cells and stored cell-major, [cell c][row r][4 bytes], so that one 32-byte load gives
+// cell c of all 8 rows and a broadcast of the activation's matching 4 bytes lines up with every row;
+// then the 8 row scales as fp16.
+//  - Q4_0 (144 bytes): the file's 16 code bytes per row as 4 cells; the low nibbles of cell c are
+//    elements 4c..4c+3, the high nibbles elements 16+4c..16+4c+3 (the Q4_0 element order), so one
+//    load yields two chunks after a mask and a shift.
+//  - Q8_0 (272 bytes): the 32 int8 codes per row as 8 cells, multiplied as |w| * sign(a, w).
 #include "backend/cpu/simd_avx2.h"
 // (simd_avx2.h first: it must not see anything compiled differently before it.)
 
@@ -31,8 +36,8 @@ namespace {
 using quant::block_q4_0;
 using quant::block_q8_0;
 
-constexpr size_t q4_0_packed = 256 + 32;
-constexpr size_t q8_0_packed = 256 + 256 + 32;
+constexpr size_t q4_0_packed = 128 + 16;
+constexpr size_t q8_0_packed = 256 + 16;
 constexpr size_t q8_0_qs_offset = 2;  // offsetof(block_q8_0, qs)
 
 const uint8_t* weight_row(const weight_view& w, int64_t r) {
@@ -75,22 +80,25 @@ void q8_0_block_sums(const uint8_t* act_row, int64_t nb, float* d, int32_t* sum)
 
 // ---- Q4_0 ---------------------------------------------------------------------------------------
 
-void pack_q4_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+// The 4-byte cells of an 8-row group's blocks, cell-major: out[c][r] = cell c of row r's `n_cells`
+// cells at byte `offset` of each block; then the 8 block scales (fp16 at byte 0), as they are.
+void pack_cells(const weight_view& w, int64_t r0, int n_rows, size_t block_bytes, size_t offset, int n_cells,
+                uint8_t* out) {
   const uint8_t* rows[8];
   group_rows(w, r0, n_rows, rows);
   const int64_t nb = w.n_in / 32;
-  for (int64_t b = 0; b < nb; ++b, out += q4_0_packed) {
-    __m256i v[8];
-    alignas(32) float d[8];
+  const size_t packed = size_t(n_cells) * 32 + 16;
+  for (int64_t b = 0; b < nb; ++b, out += packed) {
     for (int r = 0; r < 8; ++r) {
-      const auto* blk = reinterpret_cast<const block_q4_0*>(rows[r]) + b;
-      v[r] = unpack_nibbles(blk->qs);
-      d[r] = half_to_float(blk->d);
+      const uint8_t* blk = rows[r] + size_t(b) * block_bytes;
+      for (int c = 0; c < n_cells; ++c) std::memcpy(out + 32 * c + 4 * r, blk + offset + 4 * c, 4);
+      std::memcpy(out + 32 * n_cells + 2 * r, blk, 2);
     }
-    transpose_8x8_i32(v);
-    for (int c = 0; c < 8; ++c) store256(out + 32 * c, v[c]);
-    std::memcpy(out + 256, d, sizeof(d));
   }
+}
+
+void pack_q4_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_cells(w, r0, n_rows, sizeof(block_q4_0), 2, 4, out);
 }
 
 template <int T>
@@ -101,18 +109,24 @@ void gemm_q4_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t
   const float* const* ad = rows.d;
   const int32_t* const* as = rows.sum;
   const __m256i ones16 = _mm256_set1_epi16(1);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
   __m256 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b, panel += q4_0_packed) {
+    if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_0_packed>(panel);
     __m256i s[T];
     for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
     const size_t ab = size_t(b) * sizeof(block_q8_0);
-    for (int c = 0; c < 8; ++c) {
-      const __m256i wc = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + 32 * c));
-      for (int t = 0; t < T; ++t)
-        s[t] = chained(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(wc, broadcast4(aq[t] + ab + 4 * c))));
+    for (int c = 0; c < 4; ++c) {
+      const __m256i v = load256(panel + 32 * c);
+      const __m256i lo = _mm256_and_si256(v, low4);                         // elements 4c..4c+3
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);  // elements 16+4c..
+      for (int t = 0; t < T; ++t) {
+        s[t] = chained(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(lo, broadcast4(aq[t] + ab + 4 * c))));
+        s[t] = chained(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(hi, broadcast4(aq[t] + ab + 16 + 4 * c))));
+      }
     }
-    const __m256 dw = _mm256_load_ps(reinterpret_cast<const float*>(panel + 256));
+    const __m256 dw = _mm256_cvtph_ps(load128(panel + 128));
     for (int t = 0; t < T; ++t) {
       const __m256i isum = _mm256_sub_epi32(_mm256_madd_epi16(s[t], ones16), _mm256_set1_epi32(8 * as[t][b]));
       const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]));
@@ -215,29 +229,7 @@ float dot_q8_0(const void* wv, const void* av, int64_t n) {
 }
 
 void pack_q8_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
-  const uint8_t* rows[8];
-  group_rows(w, r0, n_rows, rows);
-  const int64_t nb = w.n_in / 32;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i bias = _mm256_set1_epi8(int8_t(0x80));
-  for (int64_t b = 0; b < nb; ++b, out += q8_0_packed) {
-    __m256i hi[8], lo[8];
-    alignas(32) float d[8];
-    for (int r = 0; r < 8; ++r) {
-      const auto* blk = reinterpret_cast<const block_q8_0*>(rows[r]) + b;
-      const __m256i u = _mm256_xor_si256(load256(blk->qs), bias);  // w + 128 as unsigned
-      hi[r] = _mm256_and_si256(_mm256_srli_epi16(u, 4), low4);
-      lo[r] = _mm256_and_si256(u, low4);
-      d[r] = half_to_float(blk->d);
-    }
-    transpose_8x8_i32(hi);
-    transpose_8x8_i32(lo);
-    for (int c = 0; c < 8; ++c) {
-      store256(out + 32 * c, hi[c]);
-      store256(out + 256 + 32 * c, lo[c]);
-    }
-    std::memcpy(out + 512, d, sizeof(d));
-  }
+  pack_cells(w, r0, n_rows, sizeof(block_q8_0), q8_0_qs_offset, 8, out);
 }
 
 template <int T>
@@ -246,29 +238,25 @@ void gemm_q8_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t
   const token_rows<T> rows(a, t0);
   const uint8_t* const* aq = rows.q;
   const float* const* ad = rows.d;
-  const int32_t* const* as = rows.sum;
   const __m256i ones16 = _mm256_set1_epi16(1);
-  const __m256i sixteen16 = _mm256_set1_epi16(16);
   __m256 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b, panel += q8_0_packed) {
-    __m256i shi[T], slo[T];
-    for (int t = 0; t < T; ++t) shi[t] = slo[t] = _mm256_setzero_si256();
+    if constexpr (T <= gemv_max_tokens) panel_prefetch<q8_0_packed>(panel);
+    __m256i s[T];
+    for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
     const size_t ab = size_t(b) * sizeof(block_q8_0);
     for (int c = 0; c < 8; ++c) {
-      const __m256i whi = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + 32 * c));
-      const __m256i wlo = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + 256 + 32 * c));
+      const __m256i wc = load256(panel + 32 * c);
+      const __m256i wabs = _mm256_sign_epi8(wc, wc);  // |w|, with -128 read as 128 (unsigned)
       for (int t = 0; t < T; ++t) {
-        const __m256i av = broadcast4(aq[t] + ab + 4 * c);
-        shi[t] = chained(_mm256_add_epi16(shi[t], _mm256_maddubs_epi16(whi, av)));
-        slo[t] = chained(_mm256_add_epi16(slo[t], _mm256_maddubs_epi16(wlo, av)));
+        const __m256i av = _mm256_sign_epi8(broadcast4(aq[t] + ab + 4 * c), wc);
+        s[t] = chained(_mm256_add_epi32(s[t], _mm256_madd_epi16(_mm256_maddubs_epi16(wabs, av), ones16)));
       }
     }
-    const __m256 dw = _mm256_load_ps(reinterpret_cast<const float*>(panel + 512));
+    const __m256 dw = _mm256_cvtph_ps(load128(panel + 256));
     for (int t = 0; t < T; ++t) {
-      __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(shi[t], sixteen16), _mm256_madd_epi16(slo[t], ones16));
-      isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(128 * as[t][b]));
-      const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(ad[t][b])));
+      const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(s[t]), _mm256_mul_ps(dw, _mm256_set1_ps(ad[t][b])));
       acc[t] = _mm256_add_ps(acc[t], rounded(p));
     }
   }
@@ -322,8 +310,7 @@ void gemm_q4_0(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, 
 
 void gemm_q8_0(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
                int n_rows) {
-  // 3 tokens: two int16 sums per token, more would spill.
-  token_tiles<3>(n_tok, [&](auto tile, int64_t t) {
+  token_tiles<4>(n_tok, [&](auto tile, int64_t t) {
     gemm_q8_0_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
   });
 }

@@ -148,6 +148,16 @@ void token_tiles(int64_t n_tok, F&& tile) {
   token_tail<Tmax - 1>(n_tok - t, t, tile);
 }
 
+// Decode on prepared panels streams them from memory in order, but the hardware streamer stops at
+// every 4 KiB page and restarts only after a few misses; so each block of a panel asks for the
+// bytes panel_prefetch_distance ahead (into L2), which keeps enough lines in flight across pages.
+inline constexpr size_t panel_prefetch_distance = 2048;
+template <size_t BlockBytes>
+inline void panel_prefetch(const uint8_t* block) {
+  for (size_t off = 0; off < BlockBytes; off += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(block + panel_prefetch_distance + off), _MM_HINT_T1);
+}
+
 // Software prefetch for the gemv kernels. A gemv walks 8 rows side by side, each only a few
 // cache lines long (TinyLlama's Q4_0 rows are 1,152 bytes), a pattern the hardware streamer picks
 // up too late: decode ran at about half the memory rate while the same kernel in cache is 3x
