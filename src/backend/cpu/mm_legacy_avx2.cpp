@@ -89,11 +89,14 @@ void pack_cells(const weight_view& w, int64_t r0, int n_rows, size_t block_bytes
   const int64_t nb = w.n_in / 32;
   const size_t packed = size_t(n_cells) * 32 + 16;
   for (int64_t b = 0; b < nb; ++b, out += packed) {
+    __m256i v[8];
     for (int r = 0; r < 8; ++r) {
       const uint8_t* blk = rows[r] + size_t(b) * block_bytes;
-      for (int c = 0; c < n_cells; ++c) std::memcpy(out + 32 * c + 4 * r, blk + offset + 4 * c, 4);
+      v[r] = n_cells == 8 ? load256(blk + offset) : _mm256_zextsi128_si256(load128(blk + offset));
       std::memcpy(out + 32 * n_cells + 2 * r, blk, 2);
     }
+    transpose_8x8_i32(v);
+    for (int c = 0; c < n_cells; ++c) store256(out + 32 * c, v[c]);
   }
 }
 
