@@ -11,10 +11,13 @@
 // Nibble products pair up to 3810, so a Q4_K sub-block's 8 chunks add in int16; Q6_K products pair
 // up to 2 * 63 * 127 = 16002, so only two chunks add in int16 before the scale madd.
 //
-// Panel layout of one super-block of 8 rows: codes as bytes [32-element slice k][chunk c][row r]
-// [4 bytes] (2048 bytes: one load is chunk c of slice k for all rows), then per-row lane vectors of
-// int16 pairs for madd: Q4_K: (scale_j, scale_j) x 8, (min_2i, min_2i+1) x 4, then d and dmin as
-// floats; Q6_K: (scale_g, scale_g) x 16, (scale_2i, scale_2i+1) x 8, then d.
+// Panel layouts of one super-block of 8 rows:
+//  - Q4_K (compact, 1152 bytes: the file's bytes, see pack_q4_k): code bytes as 4-byte cells
+//    [cell][row], the packed 6-bit scale words [word][row] (decoded lane-wise in the kernel), d and
+//    dmin as fp16;
+//  - Q6_K: codes as bytes [32-element slice k][chunk c][row r][4 bytes] (2048 bytes: one load is
+//    chunk c of slice k for all rows), then per-row lane vectors of int16 pairs for madd:
+//    (scale_g, scale_g) x 16, (scale_2i, scale_2i+1) x 8, then d.
 #include "backend/cpu/simd_avx2.h"
 // (simd_avx2.h first: it must not see anything compiled differently before it.)
 
@@ -31,7 +34,7 @@ using quant::block_q4_k;
 using quant::block_q6_k;
 using quant::block_q8_k;
 
-constexpr size_t q4_k_packed = 2048 + 8 * 32 + 4 * 32 + 32 + 32;
+constexpr size_t q4_k_packed = 1152;  // compact: see pack_q4_k
 constexpr size_t q6_k_packed = 2048 + 16 * 32 + 8 * 32 + 32;
 constexpr size_t q8_k_qs = 4;       // offsetof(block_q8_k, qs)
 constexpr size_t q8_k_bsums = 260;  // offsetof(block_q8_k, bsums)
@@ -112,77 +115,103 @@ float dot_q4_k(const void* wv, const void* av, int64_t n) {
   return sum;
 }
 
+// Compact Q4_K panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks:
+//   [0, 1024)     the 128 code bytes of each row as 32 cells of 4 bytes, [cell c][row r][4 bytes]:
+//                 cell c = 8h + i holds, in its low nibbles, elements 4i..4i+3 of sub-block 2h and,
+//                 in its high nibbles, the same of sub-block 2h + 1 (the file's nibble order)
+//   [1024, 1120)  the 12 packed scale/min bytes of each row as 3 words, [word k][row r]
+//   [1120, 1152)  d of the 8 rows, then dmin, as fp16
+constexpr size_t q4_k_scales_at = 1024, q4_k_d_at = 1120, q4_k_dmin_at = 1136;
+
 void pack_q4_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
   const uint8_t* rows[8];
   group_rows(w, r0, n_rows, rows);
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
   for (int64_t b = 0; b < w.n_in / 256; ++b, out += q4_k_packed) {
-    alignas(32) int32_t sc[8][8], mn[4][8];
-    alignas(32) float d[8], dmin[8];
-    for (int r = 0; r < 8; ++r) {
-      const auto& blk = reinterpret_cast<const block_q4_k*>(rows[r])[b];
-      alignas(16) uint8_t sm[16];  // scales 0-7, mins 0-7
-      _mm_store_si128(reinterpret_cast<__m128i*>(sm), q4_k_scales_mins_bytes(blk.scales));
-      for (int j = 0; j < 8; ++j) sc[j][r] = pair16(sm[j], sm[j]);
-      for (int i = 0; i < 4; ++i) mn[i][r] = pair16(sm[8 + 2 * i], sm[9 + 2 * i]);
-      d[r] = half_to_float(blk.d);
-      dmin[r] = half_to_float(blk.dmin);
-    }
+    const block_q4_k* blk[8];
+    for (int r = 0; r < 8; ++r) blk[r] = reinterpret_cast<const block_q4_k*>(rows[r]) + b;
     for (int h = 0; h < 4; ++h) {
-      __m256i lo[8], hi[8];
-      for (int r = 0; r < 8; ++r) {
-        const __m256i packed = load256(reinterpret_cast<const block_q4_k*>(rows[r])[b].qs + 32 * h);
-        lo[r] = _mm256_and_si256(packed, low4);  // sub-block 2h
-        hi[r] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);  // sub-block 2h + 1
-      }
-      transpose_8x8_i32(lo);
-      transpose_8x8_i32(hi);
-      for (int c = 0; c < 8; ++c) {
-        store256(out + 256 * (2 * h) + 32 * c, lo[c]);
-        store256(out + 256 * (2 * h + 1) + 32 * c, hi[c]);
-      }
+      __m256i v[8];
+      for (int r = 0; r < 8; ++r) v[r] = load256(blk[r]->qs + 32 * h);
+      transpose_8x8_i32(v);
+      for (int i = 0; i < 8; ++i) store256(out + 32 * (8 * h + i), v[i]);
     }
-    std::memcpy(out + 2048, sc, sizeof(sc));
-    std::memcpy(out + 2048 + sizeof(sc), mn, sizeof(mn));
-    std::memcpy(out + 2048 + sizeof(sc) + sizeof(mn), d, sizeof(d));
-    std::memcpy(out + 2048 + sizeof(sc) + sizeof(mn) + sizeof(d), dmin, sizeof(dmin));
+    for (int r = 0; r < 8; ++r) {
+      for (int k = 0; k < 3; ++k) std::memcpy(out + q4_k_scales_at + 32 * k + 4 * r, blk[r]->scales + 4 * k, 4);
+      std::memcpy(out + q4_k_d_at + 2 * r, &blk[r]->d, 2);
+      std::memcpy(out + q4_k_dmin_at + 2 * r, &blk[r]->dmin, 2);
+    }
   }
+}
+
+// pshufb mask that puts byte j (0-3) of every 32-bit lane into both int16 halves of the lane
+// (pair = false: (x_j, x_j)) or bytes j and j+1 into them (pair = true: (x_j, x_j+1)).
+inline __m256i lane_bytes16(int j, bool pair) {
+  const int lo = j, hi = pair ? j + 1 : j;
+  __m256i m = _mm256_set1_epi32(lo | 0x80 << 8 | hi << 16 | 0x80 << 24);
+  return _mm256_add_epi32(m, _mm256_setr_epi32(0, 0x00040004, 0x00080008, 0x000C000C, 0, 0x00040004, 0x00080008,
+                                               0x000C000C));
+}
+
+// Four 6-bit entries of the 8 rows' packed scale words (lane r = row r; get_scale_min of the
+// reference with 32-bit word operations), byte i of each lane = entry 4 * (part / 2) + i of
+// part 0: scales 0-3, 1: mins 0-3, 2: scales 4-7, 3: mins 4-7. Entries 0-3 are the low 6 bits of
+// words 0 (scales) and 1 (mins); entries 4-7 keep their low 4 bits in word 2 (scale: low nibble,
+// min: high nibble) and their top 2 bits in the spare top bits of words 0 / 1.
+inline __m256i q4_k_six_bits(const uint8_t* words, int part) {
+  const __m256i w = load256(words + 32 * (part % 2));
+  if (part < 2) return _mm256_and_si256(w, _mm256_set1_epi8(0x3F));
+  const __m256i w2 = load256(words + 64);
+  const __m256i low = _mm256_and_si256(part == 2 ? w2 : _mm256_srli_epi32(w2, 4), _mm256_set1_epi8(0x0F));
+  const __m256i top = _mm256_and_si256(_mm256_srli_epi32(w, 6), _mm256_set1_epi8(0x03));
+  return _mm256_or_si256(low, _mm256_slli_epi32(top, 4));
 }
 
 template <int T>
 void gemm_q4_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
   const uint8_t* arow[T];
   for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
   __m256 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b, panel += q4_k_packed) {
+    if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_k_packed>(panel);
     const size_t ab = size_t(b) * sizeof(block_q8_k);
+    const uint8_t* words = panel + q4_k_scales_at;
     __m256i sumi[T];
     for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+    // Sub-block j = 2h + half: the low (half 0) or high (half 1) nibbles of cells 8h..8h+7.
+#pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      __m256i s[T];
+      const int h = j / 2, half = j % 2;
+      __m256i s[T];  // int16: 8 chunks of nibble products stay <= 30480
       for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
-      for (int c = 0; c < 8; ++c) {
-        const __m256i wc = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + 256 * j + 32 * c));
+      for (int i = 0; i < 8; ++i) {
+        const __m256i v = load256(panel + 32 * (8 * h + i));
+        const __m256i c = _mm256_and_si256(half ? _mm256_srli_epi16(v, 4) : v, low4);
         for (int t = 0; t < T; ++t)
-          s[t] = chained(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(wc, broadcast4(arow[t] + ab + q8_k_qs + 32 * j + 4 * c))));
+          s[t] = chained(_mm256_add_epi16(
+              s[t], _mm256_maddubs_epi16(c, broadcast4(arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i))));
       }
-      const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + 2048 + 32 * j));
+      const __m256i scale = _mm256_shuffle_epi8(q4_k_six_bits(words, j < 4 ? 0 : 2), lane_bytes16(j % 4, false));
       for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], _mm256_madd_epi16(s[t], scale)));
     }
-    const uint8_t* tail = panel + 2048 + 256;
-    const __m256 dw = _mm256_load_ps(reinterpret_cast<const float*>(tail + 128));
-    const __m256 dminw = _mm256_load_ps(reinterpret_cast<const float*>(tail + 160));
+    // (min_2i, min_2i+1) int16 pairs in every lane, for the sub-block sums of the activations.
+    const __m256i mn_lo = q4_k_six_bits(words, 1), mn_hi = q4_k_six_bits(words, 3);
+    const __m256i mins[4] = {_mm256_shuffle_epi8(mn_lo, lane_bytes16(0, true)),
+                             _mm256_shuffle_epi8(mn_lo, lane_bytes16(2, true)),
+                             _mm256_shuffle_epi8(mn_hi, lane_bytes16(0, true)),
+                             _mm256_shuffle_epi8(mn_hi, lane_bytes16(2, true))};
+    const __m256 dw = _mm256_cvtph_ps(load128(panel + q4_k_d_at));
+    const __m256 dminw = _mm256_cvtph_ps(load128(panel + q4_k_dmin_at));
     for (int t = 0; t < T; ++t) {
       const uint8_t* blk = arow[t] + ab;
       // Sums of the 8 sub-blocks (two bsums each), as int16 pairs (sub-blocks 2i, 2i+1).
       const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
       const __m256i pp = _mm256_broadcastsi128_si256(pairs);
-      const auto* mins = reinterpret_cast<const __m256i*>(tail);
-      __m256i min_term = _mm256_madd_epi16(_mm256_load_si256(mins + 0), _mm256_shuffle_epi32(pp, 0x00));
-      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(_mm256_load_si256(mins + 1), _mm256_shuffle_epi32(pp, 0x55)));
-      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(_mm256_load_si256(mins + 2), _mm256_shuffle_epi32(pp, 0xAA)));
-      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(_mm256_load_si256(mins + 3), _mm256_shuffle_epi32(pp, 0xFF)));
+      __m256i min_term = _mm256_madd_epi16(mins[0], _mm256_shuffle_epi32(pp, 0x00));
+      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[1], _mm256_shuffle_epi32(pp, 0x55)));
+      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[2], _mm256_shuffle_epi32(pp, 0xAA)));
+      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[3], _mm256_shuffle_epi32(pp, 0xFF)));
       float da;
       std::memcpy(&da, blk, 4);
       const __m256 vda = _mm256_set1_ps(da);
