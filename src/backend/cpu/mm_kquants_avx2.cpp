@@ -15,9 +15,8 @@
 //  - Q4_K (compact, 1152 bytes: the file's bytes, see pack_q4_k): code bytes as 4-byte cells
 //    [cell][row], the packed 6-bit scale words [word][row] (decoded lane-wise in the kernel), d and
 //    dmin as fp16;
-//  - Q6_K: codes as bytes [32-element slice k][chunk c][row r][4 bytes] (2048 bytes: one load is
-//    chunk c of slice k for all rows), then per-row lane vectors of int16 pairs for madd:
-//    (scale_g, scale_g) x 16, (scale_2i, scale_2i+1) x 8, then d.
+//  - Q6_K (compact, 1680 bytes, see pack_q6_k): low-nibble and high-bit bytes as cells, the int8
+//    scale words [word][row], d as fp16; the 6-bit codes are assembled in the kernel.
 #include "backend/cpu/simd_avx2.h"
 // (simd_avx2.h first: it must not see anything compiled differently before it.)
 
@@ -35,7 +34,7 @@ using quant::block_q6_k;
 using quant::block_q8_k;
 
 constexpr size_t q4_k_packed = 1152;  // compact: see pack_q4_k
-constexpr size_t q6_k_packed = 2048 + 16 * 32 + 8 * 32 + 32;
+constexpr size_t q6_k_packed = 1680;  // compact: see pack_q6_k
 constexpr size_t q8_k_qs = 4;       // offsetof(block_q8_k, qs)
 constexpr size_t q8_k_bsums = 260;  // offsetof(block_q8_k, bsums)
 
@@ -330,71 +329,101 @@ float dot_q6_k(const void* wv, const void* av, int64_t n) {
   return sum;
 }
 
+// Compact Q6_K panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks:
+//   [0, 1024)     the 128 low-nibble bytes (ql) of each row as 32 cells, [cell][row][4 bytes]
+//   [1024, 1536)  the 64 high-bit bytes (qh) as 16 cells, likewise
+//   [1536, 1664)  the 16 int8 scales as 4 words, [word][row]
+//   [1664, 1680)  d of the 8 rows as fp16
+// Elements 4i..4i+3 (i < 8) of the four 32-element slices of half h come from ql cells 16h + i
+// (slices 0 and 2: low, high nibble) and 16h + 8 + i (slices 1 and 3), with their top two bits
+// from qh cell 8h + i (bits 0-1, 2-3, 4-5, 6-7 for slices 0-3).
+constexpr size_t q6_k_qh_at = 1024, q6_k_scales_at = 1536, q6_k_d_at = 1664;
+
 void pack_q6_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
   const uint8_t* rows[8];
   group_rows(w, r0, n_rows, rows);
   for (int64_t b = 0; b < w.n_in / 256; ++b, out += q6_k_packed) {
-    alignas(32) int32_t sc[16][8], sc_pairs[8][8];
-    alignas(32) float d[8];
-    __m256i q[8][8];  // [row][slice]
-    for (int r = 0; r < 8; ++r) {
-      const auto& blk = reinterpret_cast<const block_q6_k*>(rows[r])[b];
-      for (int g = 0; g < 16; ++g) sc[g][r] = pair16(blk.scales[g], blk.scales[g]);
-      for (int i = 0; i < 8; ++i) sc_pairs[i][r] = pair16(blk.scales[2 * i], blk.scales[2 * i + 1]);
-      d[r] = half_to_float(blk.d);
-      q6_k_codes(blk, q[r]);
-    }
-    for (int k = 0; k < 8; ++k) {
+    const block_q6_k* blk[8];
+    for (int r = 0; r < 8; ++r) blk[r] = reinterpret_cast<const block_q6_k*>(rows[r]) + b;
+    // 32 bytes of every row at `offset` of its block, as cells [8 cells][row] at `dst`.
+    auto cells = [&](size_t offset, uint8_t* dst) {
       __m256i v[8];
-      for (int r = 0; r < 8; ++r) v[r] = q[r][k];
+      for (int r = 0; r < 8; ++r) v[r] = load256(reinterpret_cast<const uint8_t*>(blk[r]) + offset);
       transpose_8x8_i32(v);
-      // Chunks 0-3 of slice k belong to group 2k, chunks 4-7 to group 2k + 1.
-      for (int c = 0; c < 8; ++c) store256(out + 256 * k + 32 * c, v[c]);
+      for (int i = 0; i < 8; ++i) store256(dst + 32 * i, v[i]);
+    };
+    for (int m = 0; m < 4; ++m) cells(offsetof(block_q6_k, ql) + 32 * m, out + 256 * m);
+    for (int m = 0; m < 2; ++m) cells(offsetof(block_q6_k, qh) + 32 * m, out + q6_k_qh_at + 256 * m);
+    for (int r = 0; r < 8; ++r) {
+      for (int k = 0; k < 4; ++k) std::memcpy(out + q6_k_scales_at + 32 * k + 4 * r, blk[r]->scales + 4 * k, 4);
+      std::memcpy(out + q6_k_d_at + 2 * r, &blk[r]->d, 2);
     }
-    std::memcpy(out + 2048, sc, sizeof(sc));
-    std::memcpy(out + 2048 + sizeof(sc), sc_pairs, sizeof(sc_pairs));
-    std::memcpy(out + 2048 + sizeof(sc) + sizeof(sc_pairs), d, sizeof(d));
   }
+}
+
+// Int8 entries j (and j + 1 when pair) of every 32-bit lane of v, sign-extended into the lane's two
+// int16 halves: (x_j, x_j) or (x_j, x_j+1).
+inline __m256i lane_i8_pairs(__m256i v, int j, bool pair) {
+  const int lo = j, hi = pair ? j + 1 : j;
+  const __m256i m = _mm256_add_epi32(_mm256_set1_epi32(0x80 | lo << 8 | 0x80 << 16 | hi << 24),
+                                     _mm256_setr_epi32(0, 0x04000400, 0x08000800, 0x0C000C00, 0, 0x04000400,
+                                                       0x08000800, 0x0C000C00));
+  return _mm256_srai_epi16(_mm256_shuffle_epi8(v, m), 8);
 }
 
 template <int T>
 void gemm_q6_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
   const uint8_t* arow[T];
   for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+  const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30);
   __m256 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b, panel += q6_k_packed) {
+    if constexpr (T <= gemv_max_tokens) panel_prefetch<q6_k_packed>(panel);
     const size_t ab = size_t(b) * sizeof(block_q8_k);
     __m256i sumi[T];
     for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
-    for (int g = 0; g < 16; ++g) {
-      const uint8_t* pg = panel + 128 * g;
-      const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pg));
-      const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pg + 32));
-      const __m256i w2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pg + 64));
-      const __m256i w3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(pg + 96));
-      const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + 2048 + 32 * g));
-      for (int t = 0; t < T; ++t) {
-        const uint8_t* aq = arow[t] + ab + q8_k_qs + 16 * g;
-        const __m256i x01 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, broadcast4(aq)),
-                                             _mm256_maddubs_epi16(w1, broadcast4(aq + 4)));
-        const __m256i x23 = _mm256_add_epi16(_mm256_maddubs_epi16(w2, broadcast4(aq + 8)),
-                                             _mm256_maddubs_epi16(w3, broadcast4(aq + 12)));
-        sumi[t] = chained(_mm256_add_epi32(sumi[t], _mm256_add_epi32(_mm256_madd_epi16(x01, scale), _mm256_madd_epi16(x23, scale))));
+    // Quarter q of half h: elements 4i..4i+3 of each slice for i in 4q..4q+3, i.e. 16-element
+    // group 8h + 2k + q of slice k. Each chunk's products (pairs <= 2 * 63 * 127) go through the
+    // group's scale madd on their own.
+#pragma GCC unroll 4
+    for (int hq = 0; hq < 4; ++hq) {
+      const int h = hq / 2, q = hq % 2;
+      __m256i scale[4];
+      for (int k = 0; k < 4; ++k) {
+        const int g = 8 * h + 2 * k + q;
+        scale[k] = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (g / 4)), g % 4, false);
+      }
+      for (int i = 4 * q; i < 4 * q + 4; ++i) {
+        const __m256i lo = load256(panel + 32 * (16 * h + i)), hi = load256(panel + 32 * (16 * h + 8 + i));
+        const __m256i qh = load256(panel + q6_k_qh_at + 32 * (8 * h + i));
+        const __m256i code[4] = {
+            _mm256_or_si256(_mm256_and_si256(lo, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), top2)),
+            _mm256_or_si256(_mm256_and_si256(hi, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), top2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lo, 4), low4), _mm256_and_si256(qh, top2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(hi, 4), low4),
+                            _mm256_and_si256(_mm256_srli_epi16(qh, 2), top2))};
+        for (int t = 0; t < T; ++t) {
+          const uint8_t* aq = arow[t] + ab + q8_k_qs + 128 * h + 4 * i;
+          for (int k = 0; k < 4; ++k)
+            sumi[t] = chained(_mm256_add_epi32(
+                sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(code[k], broadcast4(aq + 32 * k)), scale[k])));
+        }
       }
     }
-    const uint8_t* pairs = panel + 2048 + 512;
-    const __m256 dw = _mm256_load_ps(reinterpret_cast<const float*>(pairs + 256));
+    // 32 * sum_g scale_g * bsum_g, two groups per madd (the codes above are unsigned q + 32).
+    __m256i offset[T];
+    for (int t = 0; t < T; ++t) offset[t] = _mm256_setzero_si256();
+    for (int i = 0; i < 8; ++i) {
+      const __m256i pairs = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (i / 2)), 2 * (i % 2), true);
+      for (int t = 0; t < T; ++t)
+        offset[t] = _mm256_add_epi32(offset[t], _mm256_madd_epi16(pairs, broadcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
+    }
+    const __m256 dw = _mm256_cvtph_ps(load128(panel + q6_k_d_at));
     for (int t = 0; t < T; ++t) {
-      const uint8_t* blk = arow[t] + ab;
-      // sum_g scale_g * bsum_g, two groups per madd.
-      __m256i offset = _mm256_setzero_si256();
-      for (int i = 0; i < 8; ++i)
-        offset = _mm256_add_epi32(offset, _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(pairs + 32 * i)),
-                                                            broadcast4(blk + q8_k_bsums + 4 * i)));
-      const __m256i isum = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(offset, 5));
+      const __m256i isum = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(offset[t], 5));
       float da;
-      std::memcpy(&da, blk, 4);
+      std::memcpy(&da, arow[t] + ab, 4);
       acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(dw, _mm256_set1_ps(da)), _mm256_cvtepi32_ps(isum))));
     }
   }
