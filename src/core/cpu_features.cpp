@@ -20,6 +20,8 @@ cpu_features detect() {
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
+  // AVX512_VNNI: CPUID leaf 7, sub-leaf 0, ECX bit 11 (asked directly, like F16C above).
+  f.avx512vnni = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 11));
 #endif
   return f;
 }

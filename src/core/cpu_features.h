@@ -11,6 +11,7 @@ struct cpu_features {
   bool avx512f = false;
   bool avx512bw = false;
   bool avx512vl = false;
+  bool avx512vnni = false;
 };
 
 // Detected once (thread-safe static); all false on non-x86 builds.

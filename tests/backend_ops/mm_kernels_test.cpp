@@ -83,10 +83,24 @@ converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t
   return c;
 }
 
+// The ISA levels with matmul kernels that this host runs (AVX2, and AVX-512 VNNI where present).
+std::vector<cpu::isa_level> host_mm_levels() {
+  std::vector<cpu::isa_level> out;
+  const std::pair<cpu::isa_level, std::string> levels[] = {{cpu::isa_level::avx2, "avx2"},
+                                                           {cpu::isa_level::avx512vnni, "avx512vnni"}};
+  for (const auto& [level, name] : levels) {
+    const char* isa = cpu::kernels_up_to(level).mm_isa_by_id[uint32_t(dtype::q4_0)];
+    if (isa && isa == name) out.push_back(level);
+  }
+  return out;
+}
+
+// Every matmul kernel of every ISA the host runs.
 std::vector<const cpu::mm_kernel*> host_mm_kernels() {
   std::vector<const cpu::mm_kernel*> out;
-  for (const type_traits& t : all_types())
-    if (const cpu::mm_kernel* mk = cpu::kernels().mm(t.type)) out.push_back(mk);
+  for (cpu::isa_level l : host_mm_levels())
+    for (const type_traits& t : all_types())
+      if (const cpu::mm_kernel* mk = cpu::kernels_up_to(l).mm(t.type)) out.push_back(mk);
   return out;
 }
 
@@ -95,6 +109,11 @@ TEST(mm_kernels, present_where_the_host_has_avx2) {
   for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k})
     EXPECT_NE(cpu::kernels().mm(t), nullptr) << type_info(t).name;
   EXPECT_EQ(cpu::scalar_kernels().mm(dtype::q4_0), nullptr);
+  const cpu_features& f = host_cpu_features();
+  const std::string want = f.avx512vl && f.avx512vnni ? "avx512vnni" : "avx2";
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k})
+    EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
+  EXPECT_EQ(cpu::kernels_up_to(cpu::isa_level::avx2).mm_isa_by_id[uint32_t(dtype::q4_0)], std::string("avx2"));
 }
 
 // dot, gemv and gemm (every token-tile size and a partial panel) against the reference vec_dot.
@@ -159,9 +178,12 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
 // The whole CPU matmul (conversion, gemv or gemm, threads) against the reference backend.
 TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
   const auto ref = make_ref_backend();
+  for (cpu::isa_level level : host_mm_levels()) {
   for (int nth : {1, 2, 3}) {
-    const auto cpu = make_cpu_backend(nth);
-    for (const cpu::mm_kernel* mk : host_mm_kernels()) {
+    const auto cpu = cpu::make_cpu_backend(nth, cpu::kernels_up_to(level));
+    for (const type_traits& wt : all_types()) {
+      const cpu::mm_kernel* mk = cpu::kernels_up_to(level).mm(wt.type);
+      if (!mk) continue;
       const int64_t n_in = 8 * 256;
       for (int64_t n_out : {int64_t(1), int64_t(67)}) {
         const test_weight w = random_byte_weight(mk->type, n_in, n_out, uint32_t(n_out));
@@ -171,10 +193,12 @@ TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
           ref->matmul(w.view, x.data(), n_tok, want.data());
           cpu->matmul(w.view, x.data(), n_tok, got.data());
           EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size()))
-              << type_info(mk->type).name << " n_out " << n_out << " n_tok " << n_tok << " threads " << nth;
+              << type_info(mk->type).name << " n_out " << n_out << " n_tok " << n_tok << " threads " << nth << " "
+              << cpu::kernels_up_to(level).isa;
         }
       }
     }
+  }
   }
 }
 
@@ -183,10 +207,13 @@ TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
 // prepared matrix; types whose panels are larger than the rows are not prepared.
 TEST(mm_kernels, prepared_weights_reproduce_reference_backend_bits) {
   const auto ref = make_ref_backend();
+  for (cpu::isa_level level : host_mm_levels()) {
   for (int nth : {1, 2, 3}) {
-    const auto cpu = make_cpu_backend(nth);
-    for (const cpu::mm_kernel* mk : host_mm_kernels()) {
-      const std::string name(type_info(mk->type).name);
+    const auto cpu = cpu::make_cpu_backend(nth, cpu::kernels_up_to(level));
+    for (const type_traits& wt : all_types()) {
+      const cpu::mm_kernel* mk = cpu::kernels_up_to(level).mm(wt.type);
+      if (!mk) continue;
+      const std::string name = fmt::format("{} {}", wt.name, cpu::kernels_up_to(level).isa);
       const int64_t n_in = 11 * 256, n_out = 67;
       const test_weight w = random_byte_weight(mk->type, n_in, n_out, uint32_t(nth));
       const size_t held = cpu->prepare_weight(w.view);
@@ -209,6 +236,7 @@ TEST(mm_kernels, prepared_weights_reproduce_reference_backend_bits) {
         }
       }
     }
+  }
   }
   const test_weight w = random_byte_weight(dtype::q4_0, 256, 16, 1);
   EXPECT_EQ(make_cpu_backend(2, false)->prepare_weight(w.view), 0u) << "--no-repack";

@@ -205,9 +205,11 @@ double cycles_per_cpu_second() {
 // the panels for one token (decode on prepared weights).
 TEST(backend_ops, DISABLED_MmKernelPerf) {
   const int64_t n_in = 2048, n_out = 64, n_tok = 64;
+  for (const auto level : {cpu::isa_level::avx2, cpu::isa_level::avx512vnni})
   for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
-    const cpu::mm_kernel* mk = cpu::kernels().mm(t);
-    if (!mk) continue;
+    const cpu::kernel_table& kt = cpu::kernels_up_to(level);
+    const cpu::mm_kernel* mk = kt.mm(t);
+    if (!mk || (level != cpu::isa_level::avx2 && mk == cpu::kernels_up_to(cpu::isa_level::avx2).mm(t))) continue;
     const test_weight w = make_weight(t, n_in, n_out, 3);
     const type_traits& at = type_info(mk->dot_type);
     const auto x = random_floats(size_t(n_in * n_tok), 4);
@@ -250,8 +252,8 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
     const double macs = double(n_in) * double(n_out);
     const double wbytes = double(w.view.row_stride) * double(n_out);
     const double hz = cycles_per_cpu_second();
-    fmt::print("{:<5} pack {:5.2f} B/cycle | gemm {:5.1f} MAC/cycle ({} tokens) | gemv {:5.2f}, on panels {:5.2f} B/cycle of weights  [{:.2f} GHz; 1 thread, in cache]\n",
-               type_label(t), wbytes / s_pack / hz, macs * double(n_tok) / s_gemm / hz, n_tok, wbytes / s_gemv / hz,
+    fmt::print("{:<10} {:<5} pack {:5.2f} B/cycle | gemm {:5.1f} MAC/cycle ({} tokens) | gemv {:5.2f}, on panels {:5.2f} B/cycle of weights  [{:.2f} GHz; 1 thread, in cache]\n",
+               kt.mm_isa_by_id[uint32_t(t)], type_label(t), wbytes / s_pack / hz, macs * double(n_tok) / s_gemm / hz, n_tok, wbytes / s_gemv / hz,
                wbytes / s_panel1 / hz, hz * 1e-9);
   }
 }

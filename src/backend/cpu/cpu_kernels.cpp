@@ -59,7 +59,7 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
   if (k.n_quantizers < kernel_table::max_quantizers) k.quantizers[k.n_quantizers++] = {reference, fast, isa};
 }
 
-kernel_table resolve() {
+kernel_table resolve(isa_level max_level) {
   kernel_table k = make_scalar_table();
   // Lowest priority first, so a better ISA overwrites what a weaker one set. An ISA's functions
   // are only called (even to fetch its tables) where the host runs that ISA.
@@ -70,8 +70,12 @@ kernel_table resolve() {
   };
   const cpu_features& f = host_cpu_features();
   std::vector<candidate> by_priority;
-  if (f.avx2 && f.fma && f.f16c)
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
+  if (avx2 && max_level >= isa_level::avx2)
     by_priority.push_back({&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants()}, avx2_attend()});
+  static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul kernels only
+  if (avx2 && f.avx512vl && f.avx512vnni && max_level >= isa_level::avx512vnni)
+    by_priority.push_back({&vnni, {avx512vnni_mm_legacy(), avx512vnni_mm_kquants()}, nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {
@@ -137,10 +141,13 @@ quantize_row_fn kernel_table::quantizer(quantize_row_fn reference) const {
   return reference;
 }
 
-const kernel_table& kernels() {
-  static const kernel_table table = resolve();
-  return table;
+const kernel_table& kernels_up_to(isa_level level) {
+  static const kernel_table tables[] = {resolve(isa_level::scalar), resolve(isa_level::avx2),
+                                        resolve(isa_level::avx512vnni)};
+  return tables[int(level)];
 }
+
+const kernel_table& kernels() { return kernels_up_to(isa_level::avx512vnni); }
 
 const kernel_table& scalar_kernels() {
   static const kernel_table table = make_scalar_table();

@@ -127,10 +127,12 @@ struct isa_kernels {
 // after the host check in cpu_kernels.cpp, and must neither define nor call inline functions shared
 // with other files, or the linker could keep the ISA-flavoured copy for everyone).
 const isa_kernels& avx2_kernels();
-// The AVX2 matmul kernels of the same ISA (mm_legacy_avx2.cpp: Q4_0, Q8_0; mm_kquants_avx2.cpp:
-// Q4_K, Q6_K).
+// The matmul kernels (mm_legacy_kernels.h: Q4_0, Q8_0; mm_kquants_kernels.h: Q4_K, Q6_K) built for
+// AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
 std::span<const mm_kernel> avx2_mm_legacy();
 std::span<const mm_kernel> avx2_mm_kquants();
+std::span<const mm_kernel> avx512vnni_mm_legacy();
+std::span<const mm_kernel> avx512vnni_mm_kquants();
 attend_fn avx2_attend();  // attention_avx2.cpp
 // The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.
 void scalar_attend(const attend_job& job, float* scratch);
@@ -167,6 +169,11 @@ struct kernel_table {
 
 // Resolved once for the host CPU.
 const kernel_table& kernels();
+
+// ISAs in priority order (weakest first). kernels_up_to(level) resolves the table with the ISAs up
+// to `level` that the host has (tests compare the levels; kernels() is the best).
+enum class isa_level { scalar, avx2, avx512vnni };
+const kernel_table& kernels_up_to(isa_level level);
 // Scalar-only table (the reference twins): what a CPU without any SIMD extension would use.
 const kernel_table& scalar_kernels();
 

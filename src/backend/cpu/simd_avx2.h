@@ -44,6 +44,59 @@ inline int32_t load_i32(const void* p) {
   return v;
 }
 
+// Sums of unsigned x signed byte products, four per 32-bit lane, for the panel kernels. With AVX-512
+// VNNI (where the including file is compiled for it) one vpdpbusd adds them to int32 lanes; with
+// AVX2 maddubs forms int16 pair sums that are added in int16 and widened later. Both are exact
+// (the kernels bound every int16 sum), so the results are the same bits.
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+inline constexpr bool byte_dot_vnni = true;
+#else
+inline constexpr bool byte_dot_vnni = false;
+#endif
+
+// Tokens per gemm tile: each token's sum is one dependency chain of byte dot products, and a
+// vpdpbusd takes 5 cycles before the next in its chain can start, so VNNI needs 8 chains in flight
+// (its 32 vector registers hold them); the AVX2 chains add in 1 cycle, and 4 tokens fit 16 registers.
+inline constexpr int gemm_tile_tokens = byte_dot_vnni ? 8 : 4;
+
+// acc + w . a per 32-bit lane: int32 lanes (VNNI) or int16 pairs (AVX2; the caller keeps the sum
+// of the pairs within int16).
+inline __m256i byte_dot_add(__m256i acc, __m256i w_u8, __m256i a_s8) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpbusd_epi32(acc, w_u8, a_s8);
+#else
+  return _mm256_add_epi16(acc, _mm256_maddubs_epi16(w_u8, a_s8));
+#endif
+}
+
+// An accumulator of byte_dot_add as int32 lanes.
+inline __m256i byte_dot_widen(__m256i acc) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return acc;
+#else
+  return _mm256_madd_epi16(acc, _mm256_set1_epi16(1));
+#endif
+}
+
+// An accumulator of byte_dot_add times a per-lane scale given as an int16 pair (s, s), as int32.
+inline __m256i byte_dot_scaled(__m256i acc, __m256i scale_pair) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_mullo_epi32(acc, _mm256_srai_epi32(scale_pair, 16));
+#else
+  return _mm256_madd_epi16(acc, scale_pair);
+#endif
+}
+
+// acc32 + w . a per 32-bit lane for products whose int16 pair sums may not be added (|pair| up
+// to 2 * 128 * 127).
+inline __m256i byte_dot_add32(__m256i acc32, __m256i w_u8, __m256i a_s8) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpbusd_epi32(acc32, w_u8, a_s8);
+#else
+  return _mm256_add_epi32(acc32, _mm256_madd_epi16(_mm256_maddubs_epi16(w_u8, a_s8), _mm256_set1_epi16(1)));
+#endif
+}
+
 // Four int8 (or two int16) at p in every 32-bit lane.
 inline __m256i broadcast4(const void* p) { return _mm256_set1_epi32(load_i32(p)); }
 

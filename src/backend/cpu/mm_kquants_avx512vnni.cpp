@@ -1,0 +1,9 @@
+// The kquants matmul kernels (mm_kquants_kernels.h) compiled for AVX-512 VNNI.
+#include "backend/cpu/mm_kquants_kernels.h"
+// (the kernels header first: it must not see anything compiled differently before it.)
+
+namespace glia::cpu {
+
+std::span<const mm_kernel> avx512vnni_mm_kquants() { return kquant_kernels; }
+
+}  // namespace glia::cpu

@@ -1,0 +1,518 @@
+// Matmul kernels for Q4_K and Q6_K weights (Q8_K activations), bit-exact twins of the type
+// table's reference vec_dot (quant/k_quants_high.cpp). Per super-block of 256 the integer sums are
+// exact; per output the float chain is the reference's:
+//   Q4_K: sum += (dw * da) * float(isum) - (dmin_w * da) * float(min_term)
+//   Q6_K: sum += (dw * da) * float(isum)
+// evaluated lane-wise with 8 weight rows in the lanes of a vector (no fused multiply-add).
+//
+// Integer parts (exact):
+//   Q4_K: isum = sum_j scale_j * sum_{32 in j} q a (q 0..15), min_term = sum_j min_j * (bsums of j)
+//   Q6_K: isum = sum_g scale_g * sum_{16 in g} q a - 32 * sum_g scale_g * bsum_g (q 0..63)
+// Nibble products pair up to 3810, so a Q4_K sub-block's 8 chunks add in int16; Q6_K products pair
+// up to 2 * 63 * 127 = 16002, so only two chunks add in int16 before the scale madd.
+//
+// Panel layouts of one super-block of 8 rows:
+//  - Q4_K (compact, 1152 bytes: the file's bytes, see pack_q4_k): code bytes as 4-byte cells
+//    [cell][row], the packed 6-bit scale words [word][row] (decoded lane-wise in the kernel), d and
+//    dmin as fp16;
+//  - Q6_K (compact, 1680 bytes, see pack_q6_k): low-nibble and high-bit bytes as cells, the int8
+//    scale words [word][row], d as fp16; the 6-bit codes are assembled in the kernel.
+// Included by one .cpp per instruction set (compiled with that ISA's flags): everything here has
+// internal linkage, so each gets its own copy (see simd_avx2.h).
+#pragma once
+
+#include "backend/cpu/simd_avx2.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "quant/block_types.h"
+
+namespace glia::cpu {
+namespace {
+
+using quant::block_q4_k;
+using quant::block_q6_k;
+using quant::block_q8_k;
+
+constexpr size_t q4_k_packed = 1152;  // compact: see pack_q4_k
+constexpr size_t q6_k_packed = 1680;  // compact: see pack_q6_k
+constexpr size_t q8_k_qs = 4;       // offsetof(block_q8_k, qs)
+constexpr size_t q8_k_bsums = 260;  // offsetof(block_q8_k, bsums)
+
+const uint8_t* weight_row(const weight_view& w, int64_t r) {
+  return static_cast<const uint8_t*>(w.data) + size_t(r) * w.row_stride;
+}
+
+void group_rows(const weight_view& w, int64_t r0, int n_rows, const uint8_t* rows[8]) {
+  for (int r = 0; r < 8; ++r) rows[r] = weight_row(w, r0 + std::min(r, n_rows - 1));
+}
+
+inline int32_t pair16(int lo, int hi) { return int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16); }
+
+// Codes of one Q6_K super-block as 8 vectors of 32 bytes 0..63 in element order (slice k holds
+// elements 32k..32k+31): slice 4h+s takes its low nibble from ql[64h + 32(s%2) + l] (the low
+// nibble for s < 2) and its top two bits from bits 2s..2s+1 of qh[32h + l].
+void q6_k_codes(const block_q6_k& b, __m256i q[8]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(0x03);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i ql0 = load256(b.ql + 64 * h), ql1 = load256(b.ql + 64 * h + 32);
+    const __m256i qh = load256(b.qh + 32 * h);
+    // Bits moved across byte borders by the 16-bit shifts are masked off by low2 / low4.
+    auto top = [&](int s) { return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * s), low2), 4); };
+    q[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), top(0));
+    q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(ql1, low4), top(1));
+    q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), top(2));
+    q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), top(3));
+  }
+}
+
+// ---- Q4_K ---------------------------------------------------------------------------------------
+
+// The 8 scales (bytes 0-7) and 8 mins (bytes 8-15) of a Q4_K block (get_scale_min in the
+// reference), with 32-bit word operations on the 12 packed bytes: entries 0-3 sit in the low 6
+// bits of bytes 0-3 (scales) and 4-7 (mins); entries 4-7 keep their low 4 bits in bytes 8-11
+// (scale low nibble, min high nibble) and their top 2 bits in the spare top bits of bytes 0-7.
+__m128i q4_k_scales_mins_bytes(const uint8_t* s) {
+  uint32_t u[3];
+  std::memcpy(u, s, 12);
+  const uint32_t sc_lo = u[0] & 0x3F3F3F3F, mn_lo = u[1] & 0x3F3F3F3F;
+  const uint32_t sc_hi = (u[2] & 0x0F0F0F0F) | ((u[0] >> 6) & 0x03030303) << 4;
+  const uint32_t mn_hi = ((u[2] >> 4) & 0x0F0F0F0F) | ((u[1] >> 6) & 0x03030303) << 4;
+  return _mm_setr_epi32(int32_t(sc_lo), int32_t(sc_hi), int32_t(mn_lo), int32_t(mn_hi));
+}
+
+// Shuffle masks that spread int16 lane j of a 128-bit half over all 8 lanes of that half.
+inline __m256i spread16(int j) { return _mm256_set1_epi16(int16_t((2 * j) | (2 * j + 1) << 8)); }
+
+float dot_q4_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q4_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const __m128i sm = q4_k_scales_mins_bytes(w[b].scales);
+    // min_term = sum_j min_j * (bsums 2j + 2j+1).
+    const __m128i pairs = _mm_hadd_epi16(load128(a[b].bsums), load128(a[b].bsums + 8));
+    const __m128i mt = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), pairs);
+    const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));  // int16 scale j in lane j
+    __m256i sumi = _mm256_setzero_si256();
+    for (int h = 0; h < 4; ++h) {
+      const __m256i packed = load256(w[b].qs + 32 * h);
+      const __m256i p_lo = _mm256_maddubs_epi16(_mm256_and_si256(packed, low4), load256(a[b].qs + 64 * h));
+      const __m256i p_hi =
+          _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(packed, 4), low4), load256(a[b].qs + 64 * h + 32));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, _mm256_shuffle_epi8(scales, spread16(2 * h))));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, _mm256_shuffle_epi8(scales, spread16(2 * h + 1))));
+    }
+    // Both integer sums with one reduction: lanes 0-3 isum partials, lanes 4-7 min partials.
+    const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+    const __m128i both = _mm_hadd_epi32(_mm_hadd_epi32(isum4, mt), _mm_setzero_si128());
+    const int isum = _mm_cvtsi128_si32(both), min_term = _mm_extract_epi32(both, 1);
+    const float d = half_to_float(w[b].d) * a[b].d;
+    const float dmin = half_to_float(w[b].dmin) * a[b].d;
+    sum += rounded(d * float(isum)) - rounded(dmin * float(min_term));
+  }
+  return sum;
+}
+
+// Compact Q4_K panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks:
+//   [0, 1024)     the 128 code bytes of each row as 32 cells of 4 bytes, [cell c][row r][4 bytes]:
+//                 cell c = 8h + i holds, in its low nibbles, elements 4i..4i+3 of sub-block 2h and,
+//                 in its high nibbles, the same of sub-block 2h + 1 (the file's nibble order)
+//   [1024, 1120)  the 12 packed scale/min bytes of each row as 3 words, [word k][row r]
+//   [1120, 1152)  d of the 8 rows, then dmin, as fp16
+constexpr size_t q4_k_scales_at = 1024, q4_k_d_at = 1120, q4_k_dmin_at = 1136;
+
+void pack_q4_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  const uint8_t* rows[8];
+  group_rows(w, r0, n_rows, rows);
+  for (int64_t b = 0; b < w.n_in / 256; ++b, out += q4_k_packed) {
+    const block_q4_k* blk[8];
+    for (int r = 0; r < 8; ++r) blk[r] = reinterpret_cast<const block_q4_k*>(rows[r]) + b;
+    for (int h = 0; h < 4; ++h) {
+      __m256i v[8];
+      for (int r = 0; r < 8; ++r) v[r] = load256(blk[r]->qs + 32 * h);
+      transpose_8x8_i32(v);
+      for (int i = 0; i < 8; ++i) store256(out + 32 * (8 * h + i), v[i]);
+    }
+    for (int r = 0; r < 8; ++r) {
+      for (int k = 0; k < 3; ++k) std::memcpy(out + q4_k_scales_at + 32 * k + 4 * r, blk[r]->scales + 4 * k, 4);
+      std::memcpy(out + q4_k_d_at + 2 * r, &blk[r]->d, 2);
+      std::memcpy(out + q4_k_dmin_at + 2 * r, &blk[r]->dmin, 2);
+    }
+  }
+}
+
+// pshufb mask that puts byte j (0-3) of every 32-bit lane into both int16 halves of the lane
+// (pair = false: (x_j, x_j)) or bytes j and j+1 into them (pair = true: (x_j, x_j+1)).
+inline __m256i lane_bytes16(int j, bool pair) {
+  const int lo = j, hi = pair ? j + 1 : j;
+  __m256i m = _mm256_set1_epi32(lo | 0x80 << 8 | hi << 16 | 0x80 << 24);
+  return _mm256_add_epi32(m, _mm256_setr_epi32(0, 0x00040004, 0x00080008, 0x000C000C, 0, 0x00040004, 0x00080008,
+                                               0x000C000C));
+}
+
+// Four 6-bit entries of the 8 rows' packed scale words (lane r = row r; get_scale_min of the
+// reference with 32-bit word operations), byte i of each lane = entry 4 * (part / 2) + i of
+// part 0: scales 0-3, 1: mins 0-3, 2: scales 4-7, 3: mins 4-7. Entries 0-3 are the low 6 bits of
+// words 0 (scales) and 1 (mins); entries 4-7 keep their low 4 bits in word 2 (scale: low nibble,
+// min: high nibble) and their top 2 bits in the spare top bits of words 0 / 1.
+inline __m256i q4_k_six_bits(const uint8_t* words, int part) {
+  const __m256i w = load256(words + 32 * (part % 2));
+  if (part < 2) return _mm256_and_si256(w, _mm256_set1_epi8(0x3F));
+  const __m256i w2 = load256(words + 64);
+  const __m256i low = _mm256_and_si256(part == 2 ? w2 : _mm256_srli_epi32(w2, 4), _mm256_set1_epi8(0x0F));
+  const __m256i top = _mm256_and_si256(_mm256_srli_epi32(w, 6), _mm256_set1_epi8(0x03));
+  return _mm256_or_si256(low, _mm256_slli_epi32(top, 4));
+}
+
+template <int T>
+void gemm_q4_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
+  const uint8_t* arow[T];
+  for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  __m256 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, panel += q4_k_packed) {
+    if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_k_packed>(panel);
+    const size_t ab = size_t(b) * sizeof(block_q8_k);
+    const uint8_t* words = panel + q4_k_scales_at;
+    __m256i sumi[T];
+    for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+    // Sub-block j = 2h + half: the low (half 0) or high (half 1) nibbles of cells 8h..8h+7.
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const int h = j / 2, half = j % 2;
+      __m256i s[T];  // int16: 8 chunks of nibble products stay <= 30480
+      for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+      for (int i = 0; i < 8; ++i) {
+        const __m256i v = load256(panel + 32 * (8 * h + i));
+        const __m256i c = _mm256_and_si256(half ? _mm256_srli_epi16(v, 4) : v, low4);
+        for (int t = 0; t < T; ++t)
+          s[t] = chained(byte_dot_add(s[t], c, broadcast4(arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i)));
+      }
+      const __m256i scale = _mm256_shuffle_epi8(q4_k_six_bits(words, j < 4 ? 0 : 2), lane_bytes16(j % 4, false));
+      for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], byte_dot_scaled(s[t], scale)));
+    }
+    // (min_2i, min_2i+1) int16 pairs in every lane, for the sub-block sums of the activations.
+    const __m256i mn_lo = q4_k_six_bits(words, 1), mn_hi = q4_k_six_bits(words, 3);
+    const __m256i mins[4] = {_mm256_shuffle_epi8(mn_lo, lane_bytes16(0, true)),
+                             _mm256_shuffle_epi8(mn_lo, lane_bytes16(2, true)),
+                             _mm256_shuffle_epi8(mn_hi, lane_bytes16(0, true)),
+                             _mm256_shuffle_epi8(mn_hi, lane_bytes16(2, true))};
+    const __m256 dw = _mm256_cvtph_ps(load128(panel + q4_k_d_at));
+    const __m256 dminw = _mm256_cvtph_ps(load128(panel + q4_k_dmin_at));
+    for (int t = 0; t < T; ++t) {
+      const uint8_t* blk = arow[t] + ab;
+      // Sums of the 8 sub-blocks (two bsums each), as int16 pairs (sub-blocks 2i, 2i+1).
+      const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
+      const __m256i pp = _mm256_broadcastsi128_si256(pairs);
+      __m256i min_term = _mm256_madd_epi16(mins[0], _mm256_shuffle_epi32(pp, 0x00));
+      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[1], _mm256_shuffle_epi32(pp, 0x55)));
+      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[2], _mm256_shuffle_epi32(pp, 0xAA)));
+      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[3], _mm256_shuffle_epi32(pp, 0xFF)));
+      float da;
+      std::memcpy(&da, blk, 4);
+      const __m256 vda = _mm256_set1_ps(da);
+      const __m256 p = _mm256_sub_ps(rounded(_mm256_mul_ps(_mm256_mul_ps(dw, vda), _mm256_cvtepi32_ps(sumi[t]))),
+                                     rounded(_mm256_mul_ps(_mm256_mul_ps(dminw, vda), _mm256_cvtepi32_ps(min_term))));
+      acc[t] = _mm256_add_ps(acc[t], p);
+    }
+  }
+  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
+}
+
+// T tokens (1-3), 8 rows at a time straight from the file layout: each row's integer work is
+// dot_q4_k's, but the activation's sub-block sums are formed once per block, the 8 rows' isum and
+// min_term are reduced together by one hadd tree, and the float chain runs with the 8 rows in the
+// lanes (the per-row dot spent about a third of its time on those parts). A row's codes and scales
+// are unpacked once for all T tokens.
+template <int T>
+void gemv_q4_k_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                      size_t ys) {
+  const block_q8_k* arow[T];
+  for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+  const int64_t nb = w.n_in / 256;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+  for (int64_t g = r0; g < r1; g += 8) {
+    const int n = int(std::min<int64_t>(8, r1 - g));
+    const uint8_t* rows[8];
+    group_rows(w, g, n, rows);
+    prefetch.group(g);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      prefetch.step();
+      __m128i pairs[T];
+      for (int t = 0; t < T; ++t) pairs[t] = _mm_hadd_epi16(load128(arow[t][b].bsums), load128(arow[t][b].bsums + 8));
+      const size_t wb = size_t(b) * sizeof(block_q4_k);
+      // Per token and row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
+      __m256i part[T][8];
+      for (int r = 0; r < 8; ++r) {
+        const auto& blk = *reinterpret_cast<const block_q4_k*>(rows[r] + wb);
+        const __m128i sm = q4_k_scales_mins_bytes(blk.scales);
+        const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        __m256i codes[8], sc[8];
+        for (int h = 0; h < 4; ++h) {
+          const __m256i packed = load256(blk.qs + 32 * h);
+          codes[2 * h] = _mm256_and_si256(packed, low4);
+          codes[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+          sc[2 * h] = _mm256_shuffle_epi8(scales, spread16(2 * h));
+          sc[2 * h + 1] = _mm256_shuffle_epi8(scales, spread16(2 * h + 1));
+        }
+        for (int t = 0; t < T; ++t) {
+          const int8_t* aq = arow[t][b].qs;
+          __m256i sumi = _mm256_setzero_si256();
+          for (int h = 0; h < 4; ++h) {
+            const __m256i p_lo = _mm256_maddubs_epi16(codes[2 * h], load256(aq + 64 * h));
+            const __m256i p_hi = _mm256_maddubs_epi16(codes[2 * h + 1], load256(aq + 64 * h + 32));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, sc[2 * h]));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, sc[2 * h + 1]));
+          }
+          const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+          part[t][r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), _mm_madd_epi16(mins, pairs[t]), 1);
+        }
+      }
+      const __m256 dw = gather_halves(rows, wb);
+      const __m256 dminw = gather_halves(rows, wb + 2);
+      for (int t = 0; t < T; ++t) {
+        // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
+        // (4-7) and the high half their min_terms.
+        const __m256i* pt = part[t];
+        const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
+        const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
+        const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+        const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
+        const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
+        const __m256 vda = _mm256_set1_ps(arow[t][b].d);
+        const __m256 d = _mm256_mul_ps(dw, vda);
+        const __m256 dmin = _mm256_mul_ps(dminw, vda);
+        acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
+                                                     rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+      }
+    }
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
+  }
+}
+
+void gemv_q4_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t ys) {
+  gemv_token_count(n_tok, [&](auto tokens) { gemv_q4_k_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
+}
+
+// ---- Q6_K ---------------------------------------------------------------------------------------
+
+float dot_q6_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q6_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const __m128i sc8 = load128(w[b].scales);
+    // 32 * sum_g scale_g * bsum_g, subtracted lane-wise before the single reduction.
+    const __m256i offset = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), load256(a[b].bsums));
+    __m256i q[8];
+    q6_k_codes(w[b], q);
+    __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+    for (int k = 0; k < 8; ++k) {
+      // 16 pair sums: lanes 0-7 cover the first 16 elements of slice k (group 2k), 8-15 group 2k+1.
+      const __m256i p = _mm256_maddubs_epi16(q[k], load256(a[b].qs + 32 * k));
+      const __m128i s8 = _mm_shuffle_epi8(sc8, _mm_setr_epi8(char(2 * k), char(2 * k), char(2 * k), char(2 * k), char(2 * k),
+                                                             char(2 * k), char(2 * k), char(2 * k), char(2 * k + 1),
+                                                             char(2 * k + 1), char(2 * k + 1), char(2 * k + 1),
+                                                             char(2 * k + 1), char(2 * k + 1), char(2 * k + 1), char(2 * k + 1)));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_cvtepi8_epi16(s8)));
+    }
+    sum += rounded(half_to_float(w[b].d) * a[b].d * float(hsum_i32(sumi)));
+  }
+  return sum;
+}
+
+// Compact Q6_K panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks:
+//   [0, 1024)     the 128 low-nibble bytes (ql) of each row as 32 cells, [cell][row][4 bytes]
+//   [1024, 1536)  the 64 high-bit bytes (qh) as 16 cells, likewise
+//   [1536, 1664)  the 16 int8 scales as 4 words, [word][row]
+//   [1664, 1680)  d of the 8 rows as fp16
+// Elements 4i..4i+3 (i < 8) of the four 32-element slices of half h come from ql cells 16h + i
+// (slices 0 and 2: low, high nibble) and 16h + 8 + i (slices 1 and 3), with their top two bits
+// from qh cell 8h + i (bits 0-1, 2-3, 4-5, 6-7 for slices 0-3).
+constexpr size_t q6_k_qh_at = 1024, q6_k_scales_at = 1536, q6_k_d_at = 1664;
+
+void pack_q6_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  const uint8_t* rows[8];
+  group_rows(w, r0, n_rows, rows);
+  for (int64_t b = 0; b < w.n_in / 256; ++b, out += q6_k_packed) {
+    const block_q6_k* blk[8];
+    for (int r = 0; r < 8; ++r) blk[r] = reinterpret_cast<const block_q6_k*>(rows[r]) + b;
+    // 32 bytes of every row at `offset` of its block, as cells [8 cells][row] at `dst`.
+    auto cells = [&](size_t offset, uint8_t* dst) {
+      __m256i v[8];
+      for (int r = 0; r < 8; ++r) v[r] = load256(reinterpret_cast<const uint8_t*>(blk[r]) + offset);
+      transpose_8x8_i32(v);
+      for (int i = 0; i < 8; ++i) store256(dst + 32 * i, v[i]);
+    };
+    for (int m = 0; m < 4; ++m) cells(offsetof(block_q6_k, ql) + 32 * m, out + 256 * m);
+    for (int m = 0; m < 2; ++m) cells(offsetof(block_q6_k, qh) + 32 * m, out + q6_k_qh_at + 256 * m);
+    for (int r = 0; r < 8; ++r) {
+      for (int k = 0; k < 4; ++k) std::memcpy(out + q6_k_scales_at + 32 * k + 4 * r, blk[r]->scales + 4 * k, 4);
+      std::memcpy(out + q6_k_d_at + 2 * r, &blk[r]->d, 2);
+    }
+  }
+}
+
+// Int8 entries j (and j + 1 when pair) of every 32-bit lane of v, sign-extended into the lane's two
+// int16 halves: (x_j, x_j) or (x_j, x_j+1).
+inline __m256i lane_i8_pairs(__m256i v, int j, bool pair) {
+  const int lo = j, hi = pair ? j + 1 : j;
+  const __m256i m = _mm256_add_epi32(_mm256_set1_epi32(0x80 | lo << 8 | 0x80 << 16 | hi << 24),
+                                     _mm256_setr_epi32(0, 0x04000400, 0x08000800, 0x0C000C00, 0, 0x04000400,
+                                                       0x08000800, 0x0C000C00));
+  return _mm256_srai_epi16(_mm256_shuffle_epi8(v, m), 8);
+}
+
+template <int T>
+void gemm_q6_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
+  const uint8_t* arow[T];
+  for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+  const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30);
+  __m256 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, panel += q6_k_packed) {
+    if constexpr (T <= gemv_max_tokens) panel_prefetch<q6_k_packed>(panel);
+    const size_t ab = size_t(b) * sizeof(block_q8_k);
+    __m256i sumi[T];
+    for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+    // Quarter q of half h: elements 4i..4i+3 of slice k for i in 4q..4q+3 make up 16-element group
+    // 8h + 2k + q. Products pair up to 2 * 63 * 127, so with AVX2 two chunks at a time are summed
+    // in int16 before the scale multiplies them; VNNI sums all four in int32.
+    constexpr int per_scale = byte_dot_vnni ? 4 : 2;
+#pragma GCC unroll 4
+    for (int hq = 0; hq < 4; ++hq) {
+      const int h = hq / 2, q = hq % 2;
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const int g = 8 * h + 2 * k + q;
+        const __m256i scale = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (g / 4)), g % 4, false);
+        for (int p = 0; p < 4 / per_scale; ++p) {
+          __m256i s[T];
+          for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+          for (int i = 4 * q + per_scale * p; i < 4 * q + per_scale * (p + 1); ++i) {
+            const __m256i nib = load256(panel + 32 * (16 * h + 8 * (k % 2) + i));
+            const __m256i qh = load256(panel + q6_k_qh_at + 32 * (8 * h + i));
+            const __m256i low = _mm256_and_si256(k < 2 ? nib : _mm256_srli_epi16(nib, 4), low4);
+            const __m256i top = k == 0 ? _mm256_slli_epi16(qh, 4) : k == 1 ? _mm256_slli_epi16(qh, 2)
+                                : k == 2 ? qh : _mm256_srli_epi16(qh, 2);
+            const __m256i code = _mm256_or_si256(low, _mm256_and_si256(top, top2));
+            for (int t = 0; t < T; ++t)
+              s[t] = chained(byte_dot_add(s[t], code, broadcast4(arow[t] + ab + q8_k_qs + 128 * h + 32 * k + 4 * i)));
+          }
+          for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], byte_dot_scaled(s[t], scale)));
+        }
+      }
+    }
+    // 32 * sum_g scale_g * bsum_g, two groups per madd (the codes above are unsigned q + 32).
+    __m256i offset[T];
+    for (int t = 0; t < T; ++t) offset[t] = _mm256_setzero_si256();
+    for (int i = 0; i < 8; ++i) {
+      const __m256i pairs = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (i / 2)), 2 * (i % 2), true);
+      for (int t = 0; t < T; ++t)
+        offset[t] = _mm256_add_epi32(offset[t], _mm256_madd_epi16(pairs, broadcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
+    }
+    const __m256 dw = _mm256_cvtph_ps(load128(panel + q6_k_d_at));
+    for (int t = 0; t < T; ++t) {
+      const __m256i isum = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(offset[t], 5));
+      float da;
+      std::memcpy(&da, arow[t] + ab, 4);
+      acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(dw, _mm256_set1_ps(da)), _mm256_cvtepi32_ps(isum))));
+    }
+  }
+  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
+}
+
+// T tokens (1-3), 8 rows at a time (as gemv_q4_k): dot_q6_k's integer work per row, one reduction
+// for the 8 rows, the float chain with the rows in the lanes; a row's 6-bit codes and scales are
+// assembled once for all T tokens.
+template <int T>
+void gemv_q6_k_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                      size_t ys) {
+  const block_q8_k* arow[T];
+  for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+  const int64_t nb = w.n_in / 256;
+  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+  for (int64_t g = r0; g < r1; g += 8) {
+    const int n = int(std::min<int64_t>(8, r1 - g));
+    const uint8_t* rows[8];
+    group_rows(w, g, n, rows);
+    prefetch.group(g);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      prefetch.step();
+      __m256i bsums[T];
+      for (int t = 0; t < T; ++t) bsums[t] = load256(arow[t][b].bsums);
+      const size_t wb = size_t(b) * sizeof(block_q6_k);
+      __m256i part[T][8];
+      for (int r = 0; r < 8; ++r) {
+        const auto& blk = *reinterpret_cast<const block_q6_k*>(rows[r] + wb);
+        const __m128i sc8 = load128(blk.scales);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+        __m256i q[8], sc[8];
+        q6_k_codes(blk, q);
+        for (int k = 0; k < 8; ++k) {
+          // Scale of group 2k in lanes 0-7, of group 2k+1 in lanes 8-15.
+          const __m128i s8 = _mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k)));
+          sc[k] = _mm256_cvtepi8_epi16(s8);
+        }
+        for (int t = 0; t < T; ++t) {
+          const __m256i offset = _mm256_madd_epi16(sc16, bsums[t]);
+          __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+          for (int k = 0; k < 8; ++k) {
+            const __m256i p = _mm256_maddubs_epi16(q[k], load256(arow[t][b].qs + 32 * k));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, sc[k]));
+          }
+          part[t][r] = sumi;
+        }
+      }
+      const __m256 dw = gather_halves(rows, wb + offsetof(block_q6_k, d));
+      for (int t = 0; t < T; ++t) {
+        const __m256i isum = hsum_8x_i32(part[t]);
+        const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
+        acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
+      }
+    }
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
+  }
+}
+
+void gemv_q6_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t ys) {
+  gemv_token_count(n_tok, [&](auto tokens) { gemv_q6_k_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
+}
+
+// Panels times token tiles (see token_tiles for the tile sizes).
+void gemm_q4_k(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
+               int n_rows) {
+  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
+    gemm_q4_k_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
+  });
+}
+
+void gemm_q6_k(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
+               int n_rows) {
+  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
+    gemm_q6_k_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
+  });
+}
+
+constexpr mm_kernel kquant_kernels[] = {
+    {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), false, q4_k_packed, pack_q4_k,
+     gemm_q4_k, gemv_q4_k, nullptr, dot_q4_k},
+    {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), false, q6_k_packed, pack_q6_k,
+     gemm_q6_k, gemv_q6_k, nullptr, dot_q6_k},
+};
+
+}  // namespace
+}  // namespace glia::cpu

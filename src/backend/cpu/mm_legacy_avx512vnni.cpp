@@ -1,0 +1,9 @@
+// The legacy matmul kernels (mm_legacy_kernels.h) compiled for AVX-512 VNNI.
+#include "backend/cpu/mm_legacy_kernels.h"
+// (the kernels header first: it must not see anything compiled differently before it.)
+
+namespace glia::cpu {
+
+std::span<const mm_kernel> avx512vnni_mm_legacy() { return legacy_kernels; }
+
+}  // namespace glia::cpu

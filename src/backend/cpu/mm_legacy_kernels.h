@@ -1,0 +1,330 @@
+// Matmul kernels for Q4_0 and Q8_0 weights (Q8_0 activations), bit-exact twins of the type
+// table's reference vec_dot (quant/legacy_quants.cpp): per block the exact integer sum of the
+// quant products, then per output the reference's float chain over blocks,
+//   Q4_0: sum += float(isum) * dw * da        Q8_0: sum += float(isum) * (dw * da),
+// evaluated lane-wise with 8 weight rows in the 8 lanes of a vector (no fused multiply-add, no
+// reassociation). Integer sums are exact whatever instruction sequence forms them, so the panel
+// kernel (many tokens) and the in-place kernel (one token) give the reference's bits.
+//
+// Integer tricks (all exact):
+//  - maddubs needs an unsigned operand: Q4_0 uses its codes q in 0..15 and subtracts 8 * sum(a)
+//    (the activation block sums, computed once per matmul); Q8_0 multiplies |w| by a with w's sign
+//    (pairs up to 2 * 128 * 127, widened to int32 before they are added).
+//  - products of a nibble with an int8 pair up to 2 * 15 * 127 = 3810, so the 8 chunks of a block
+//    add up in int16 (<= 30480) before one widening madd.
+//
+// Panel layout (one block of 8 rows), as compact as the file's own blocks (so a decode step that
+// reads panels prepared at load reads no more bytes than one reading the file): the codes are cut
+// into 4-byte cells and stored cell-major, [cell c][row r][4 bytes], so that one 32-byte load gives
+// cell c of all 8 rows and a broadcast of the activation's matching 4 bytes lines up with every row;
+// then the 8 row scales as fp16.
+//  - Q4_0 (144 bytes): the file's 16 code bytes per row as 4 cells; the low nibbles of cell c are
+//    elements 4c..4c+3, the high nibbles elements 16+4c..16+4c+3 (the Q4_0 element order), so one
+//    load yields two chunks after a mask and a shift.
+//  - Q8_0 (272 bytes): the 32 int8 codes per row as 8 cells, multiplied as |w| * sign(a, w).
+// Included by one .cpp per instruction set (compiled with that ISA's flags): everything here has
+// internal linkage, so each gets its own copy (see simd_avx2.h).
+#pragma once
+
+#include "backend/cpu/simd_avx2.h"
+
+#include <algorithm>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "quant/block_types.h"
+
+namespace glia::cpu {
+namespace {
+
+using quant::block_q4_0;
+using quant::block_q8_0;
+
+constexpr size_t q4_0_packed = 128 + 16;
+constexpr size_t q8_0_packed = 256 + 16;
+constexpr size_t q8_0_qs_offset = 2;  // offsetof(block_q8_0, qs)
+
+const uint8_t* weight_row(const weight_view& w, int64_t r) {
+  return static_cast<const uint8_t*>(w.data) + size_t(r) * w.row_stride;
+}
+
+// Row pointers of an 8-row group starting at r0 with n_rows valid rows (the rest repeat the last).
+void group_rows(const weight_view& w, int64_t r0, int n_rows, const uint8_t* rows[8]) {
+  for (int r = 0; r < 8; ++r) rows[r] = weight_row(w, r0 + std::min(r, n_rows - 1));
+}
+
+// Pointers into T consecutive Q8_0 activation rows from t0: the quants, and the block scales and
+// sums formed once per matmul (the kernels index them by block).
+template <int T>
+struct token_rows {
+  const uint8_t* q[T];
+  const float* d[T];
+  const int32_t* sum[T];
+  token_rows(const act_rows& a, int64_t t0) {
+    for (int t = 0; t < T; ++t) {
+      q[t] = a.data + size_t(t0 + t) * a.stride + q8_0_qs_offset;
+      d[t] = a.d + (t0 + t) * a.nb;
+      sum[t] = a.sum + (t0 + t) * a.nb;
+    }
+  }
+};
+
+// Activation block sums of a Q8_0 row: d as float, sum of the 32 quants.
+void q8_0_block_sums(const uint8_t* act_row, int64_t nb, float* d, int32_t* sum) {
+  const auto* a = reinterpret_cast<const block_q8_0*>(act_row);
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  for (int64_t b = 0; b < nb; ++b) {
+    d[b] = half_to_float(a[b].d);
+    // 1 * q summed in pairs (no saturation), then widened to int32.
+    const __m256i q = load256(a[b].qs);
+    sum[b] = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), ones16));
+  }
+}
+
+// ---- Q4_0 ---------------------------------------------------------------------------------------
+
+// The 4-byte cells of an 8-row group's blocks, cell-major: out[c][r] = cell c of row r's `n_cells`
+// cells at byte `offset` of each block; then the 8 block scales (fp16 at byte 0), as they are.
+void pack_cells(const weight_view& w, int64_t r0, int n_rows, size_t block_bytes, size_t offset, int n_cells,
+                uint8_t* out) {
+  const uint8_t* rows[8];
+  group_rows(w, r0, n_rows, rows);
+  const int64_t nb = w.n_in / 32;
+  const size_t packed = size_t(n_cells) * 32 + 16;
+  for (int64_t b = 0; b < nb; ++b, out += packed) {
+    __m256i v[8];
+    for (int r = 0; r < 8; ++r) {
+      const uint8_t* blk = rows[r] + size_t(b) * block_bytes;
+      v[r] = n_cells == 8 ? load256(blk + offset) : _mm256_zextsi128_si256(load128(blk + offset));
+      std::memcpy(out + 32 * n_cells + 2 * r, blk, 2);
+    }
+    transpose_8x8_i32(v);
+    for (int c = 0; c < n_cells; ++c) store256(out + 32 * c, v[c]);
+  }
+}
+
+void pack_q4_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_cells(w, r0, n_rows, sizeof(block_q4_0), 2, 4, out);
+}
+
+template <int T>
+void gemm_q4_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                    int n_rows) {
+  const token_rows<T> rows(a, t0);
+  const uint8_t* const* aq = rows.q;
+  const float* const* ad = rows.d;
+  const int32_t* const* as = rows.sum;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  __m256 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, panel += q4_0_packed) {
+    if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_0_packed>(panel);
+    __m256i s[T];
+    for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+    const size_t ab = size_t(b) * sizeof(block_q8_0);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i v = load256(panel + 32 * c);
+      const __m256i lo = _mm256_and_si256(v, low4);                         // elements 4c..4c+3
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);  // elements 16+4c..
+      for (int t = 0; t < T; ++t) {
+        s[t] = chained(byte_dot_add(s[t], lo, broadcast4(aq[t] + ab + 4 * c)));
+        s[t] = chained(byte_dot_add(s[t], hi, broadcast4(aq[t] + ab + 16 + 4 * c)));
+      }
+    }
+    const __m256 dw = _mm256_cvtph_ps(load128(panel + 128));
+    for (int t = 0; t < T; ++t) {
+      const __m256i isum = _mm256_sub_epi32(byte_dot_widen(s[t]), _mm256_set1_epi32(8 * as[t][b]));
+      const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]));
+      acc[t] = _mm256_add_ps(acc[t], rounded(p));
+    }
+  }
+  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
+}
+
+// T tokens (1-3), 8 rows at a time straight from the file layout. Two rows share a vector (one per
+// 128-bit half), multiplied with the activation's low 16 and high 16 quants broadcast to both
+// halves; a hadd tree then leaves each row's sum in its own lane. The weight codes and scales of a
+// block are unpacked once for all T tokens (a small batch of decode steps costs far less than T
+// separate passes); each token's arithmetic is the one-token kernel's.
+template <int T>
+void gemv_q4_0_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                      size_t ys) {
+  const token_rows<T> tokens(a, t0);
+  const uint8_t* const* arow = tokens.q;
+  const float* const* ad = tokens.d;
+  const int32_t* const* as = tokens.sum;
+  const int64_t nb = w.n_in / 32;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const __m256i row_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+  for (int64_t g = r0; g < r1; g += 8) {
+    const int n = int(std::min<int64_t>(8, r1 - g));
+    const uint8_t* rows[8];
+    group_rows(w, g, n, rows);
+    prefetch.group(g);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      prefetch.step();
+      const size_t wb = size_t(b) * sizeof(block_q4_0) + 2;
+      __m256i lo[4], hi[4];
+      for (int p = 0; p < 4; ++p) {
+        const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(rows[2 * p] + wb)),
+                                                  load128(rows[2 * p + 1] + wb), 1);
+        lo[p] = _mm256_and_si256(v, low4);
+        hi[p] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+      }
+      const __m256 dw = gather_halves(rows, wb - 2);
+      for (int t = 0; t < T; ++t) {
+        const uint8_t* aq = arow[t] + size_t(b) * sizeof(block_q8_0);
+        const __m256i a_lo = _mm256_broadcastsi128_si256(load128(aq));       // quants 0-15, twice
+        const __m256i a_hi = _mm256_broadcastsi128_si256(load128(aq + 16));  // quants 16-31, twice
+        // Lanes 0-7: row 2p, 8-15: row 2p+1; each the sum of two pairs, |.| <= 2 * 3810.
+        __m256i m[4];
+        for (int p = 0; p < 4; ++p)
+          m[p] = _mm256_add_epi16(_mm256_maddubs_epi16(lo[p], a_lo), _mm256_maddubs_epi16(hi[p], a_hi));
+        // Low half: rows 0, 2, 4, 6; high half: rows 1, 3, 5, 7; two int16 per row, |.| <= 30480.
+        const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(m[0], m[1]), _mm256_hadd_epi16(m[2], m[3]));
+        const __m256i rows_sum = _mm256_permutevar8x32_epi32(_mm256_madd_epi16(h, ones16), row_order);
+        const __m256i isum = _mm256_sub_epi32(rows_sum, _mm256_set1_epi32(8 * as[t][b]));
+        acc[t] = _mm256_add_ps(
+            acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]))));
+      }
+    }
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
+  }
+}
+
+void gemv_q4_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t ys) {
+  gemv_token_count(n_tok, [&](auto tokens) { gemv_q4_0_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
+}
+
+// One row: the reference loop with the integer block sum done in SIMD.
+float dot_q4_0(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q4_0*>(wv);
+  const auto* a = static_cast<const block_q8_0*>(av);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const __m256i eight = _mm256_set1_epi8(8);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const __m256i q = _mm256_sub_epi8(unpack_nibbles(w[b].qs), eight);  // -8..7
+    const __m256i aq = load256(a[b].qs);
+    const int isum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(aq, q)), ones16));
+    sum += rounded(float(isum) * half_to_float(w[b].d) * half_to_float(a[b].d));
+  }
+  return sum;
+}
+
+// ---- Q8_0 ---------------------------------------------------------------------------------------
+
+float dot_q8_0(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q8_0*>(wv);
+  const auto* a = static_cast<const block_q8_0*>(av);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const __m256i q = load256(w[b].qs);
+    const __m256i aq = load256(a[b].qs);
+    const int isum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(aq, q)), ones16));
+    sum += rounded(float(isum) * (half_to_float(w[b].d) * half_to_float(a[b].d)));
+  }
+  return sum;
+}
+
+void pack_q8_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_cells(w, r0, n_rows, sizeof(block_q8_0), q8_0_qs_offset, 8, out);
+}
+
+template <int T>
+void gemm_q8_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                    int n_rows) {
+  const token_rows<T> rows(a, t0);
+  const uint8_t* const* aq = rows.q;
+  const float* const* ad = rows.d;
+  __m256 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, panel += q8_0_packed) {
+    if constexpr (T <= gemv_max_tokens) panel_prefetch<q8_0_packed>(panel);
+    __m256i s[T];
+    for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+    const size_t ab = size_t(b) * sizeof(block_q8_0);
+    for (int c = 0; c < 8; ++c) {
+      const __m256i wc = load256(panel + 32 * c);
+      const __m256i wabs = _mm256_sign_epi8(wc, wc);  // |w|, with -128 read as 128 (unsigned)
+      for (int t = 0; t < T; ++t) {
+        const __m256i av = _mm256_sign_epi8(broadcast4(aq[t] + ab + 4 * c), wc);
+        s[t] = chained(byte_dot_add32(s[t], wabs, av));
+      }
+    }
+    const __m256 dw = _mm256_cvtph_ps(load128(panel + 256));
+    for (int t = 0; t < T; ++t) {
+      const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(s[t]), _mm256_mul_ps(dw, _mm256_set1_ps(ad[t][b])));
+      acc[t] = _mm256_add_ps(acc[t], rounded(p));
+    }
+  }
+  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
+}
+
+void gemv_q8_0_token(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
+  const uint8_t* arow = a.data + size_t(t) * a.stride;
+  const float* ad = a.d + t * a.nb;
+  const int64_t nb = w.n_in / 32;
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+  for (int64_t g = r0; g < r1; g += 8) {
+    const int n = int(std::min<int64_t>(8, r1 - g));
+    const uint8_t* rows[8];
+    group_rows(w, g, n, rows);
+    prefetch.group(g);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      prefetch.step();
+      const __m256i aq = load256(arow + size_t(b) * sizeof(block_q8_0) + q8_0_qs_offset);
+      const size_t wb = size_t(b) * sizeof(block_q8_0);
+      __m256i m[8];
+      for (int r = 0; r < 8; ++r) {
+        // |w| * (sign(w) a): pairs stay within 2 * 128 * 127, no saturation.
+        const __m256i wq = load256(rows[r] + wb + q8_0_qs_offset);
+        m[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(wq, wq), _mm256_sign_epi8(aq, wq)), ones16);
+      }
+      const __m256i isum = hsum_8x_i32(m);
+      const __m256 d = _mm256_mul_ps(gather_halves(rows, wb), _mm256_set1_ps(ad[b]));
+      acc = _mm256_add_ps(acc, rounded(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), d)));
+    }
+    store_lanes(y + (g - r0), acc, n);
+  }
+}
+
+// Q8_0's codes need no unpacking, so there is nothing to share between tokens: one pass per token
+// (the rows are in L1 for the second).
+void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
+               size_t ys) {
+  for (int64_t t = 0; t < n_tok; ++t) gemv_q8_0_token(w, r0, r1, a, t0 + t, y + size_t(t) * ys);
+}
+
+// Panels times token tiles (see token_tiles for the tile sizes).
+void gemm_q4_0(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
+               int n_rows) {
+  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
+    gemm_q4_0_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
+  });
+}
+
+void gemm_q8_0(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
+               int n_rows) {
+  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
+    gemm_q8_0_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
+  });
+}
+
+constexpr mm_kernel legacy_kernels[] = {
+    {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), true, q4_0_packed, pack_q4_0, gemm_q4_0,
+     gemv_q4_0, q8_0_block_sums, dot_q4_0},
+    {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0, gemm_q8_0,
+     gemv_q8_0, q8_0_block_sums, dot_q8_0},
+};
+
+}  // namespace
+}  // namespace glia::cpu
