@@ -82,6 +82,11 @@ class file {
   uint64_t data_offset() const { return data_offset_; }  // start of the tensor data section
   uint64_t size() const { return size_; }
   bool is_mapped() const { return mapping_ != nullptr; }
+  // Says that bytes [p, p + n) of a mapped file will not be read soon (e.g. weights a backend
+  // repacked into its own copy): the whole pages inside the range leave this process's resident
+  // memory and come back from the page cache if they are read again. No effect on a file read into
+  // memory or on a range outside the mapping.
+  void release_pages(const void* p, size_t n) const;
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, value>>& metadata() const { return kv_; }

@@ -218,6 +218,18 @@ result<std::shared_ptr<file>> file::from_memory(std::span<const uint8_t> bytes, 
   return f;
 }
 
+void file::release_pages(const void* p, size_t n) const {
+  if (!mapping_) return;
+  const auto begin = reinterpret_cast<uintptr_t>(p), end = begin + n;
+  const auto map_begin = reinterpret_cast<uintptr_t>(mapping_), map_end = map_begin + size_t(size_);
+  if (begin < map_begin || end > map_end || n == 0) return;
+  const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  // MADV_DONTNEED on a private read-only file mapping drops the pages; a later read refills them
+  // from the file, so the bytes never change.
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap, const read_limits& limits,
                                          const std::function<void(uint64_t, uint64_t)>& progress) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -28,10 +28,17 @@ class op_scope {
 forward_pass::forward_pass(const model& m, backend& b) : m_(m), b_(b) {
   const auto start = std::chrono::steady_clock::now();
   const model_weights& w = m.weights;
+  // The file's pages of a repacked matrix are not read again by this backend, so they leave the
+  // resident memory (a mapped file; they return from the page cache if another reader needs them).
+  auto prepare = [&](const weight_view& v) {
+    if (!v.data) return;
+    const size_t held = b_.prepare_weight(v);
+    prepared_bytes_ += held;
+    if (held > 0 && m.file) m.file->release_pages(v.data, v.row_stride * size_t(v.n_out));
+  };
   for (const layer_weights& l : w.layers)
-    for (const weight_view* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
-      if (v->data) prepared_bytes_ += b_.prepare_weight(*v);
-  prepared_bytes_ += b_.prepare_weight(w.output);
+    for (const weight_view* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) prepare(*v);
+  prepare(w.output);
   prepare_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

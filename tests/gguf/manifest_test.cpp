@@ -149,6 +149,23 @@ TEST(GgufManifest, ReadAndMapAgree) {
   }
 }
 
+// Pages released after a repack come back with the same bytes when read again; ranges outside
+// the mapping, empty ones and files read into memory are left alone.
+TEST(GgufManifest, ReleasedPagesReadBackTheSameBytes) {
+  const std::string path = glia::test::testdata("models/llama-hd128-Q5_K_M.gguf");
+  const std::vector<uint8_t> raw = glia::test::read_file(path);
+  auto mapped = file::open(path, true);
+  auto read = file::open(path, false);
+  ASSERT_TRUE(mapped && read);
+  for (const auto& f : {*mapped, *read}) {
+    for (const tensor_info& t : f->tensors()) f->release_pages(t.data, t.n_bytes);
+    f->release_pages(raw.data(), raw.size());  // not this file's memory
+    f->release_pages(f->tensors()[0].data, 0);
+    for (const tensor_info& t : f->tensors())
+      EXPECT_EQ(0, std::memcmp(t.data, raw.data() + f->data_offset() + t.offset, t.n_bytes)) << t.name;
+  }
+}
+
 // Copying a llama.cpp-written file through our writer (keys, then tensors) must reproduce it byte
 // for byte: llama.cpp is the oracle for the serialized layout.
 TEST(GgufManifest, WriterReproducesLlamaCppFilesByteForByte) {
