@@ -175,30 +175,41 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
   }
 }
 
+// One matmul kernel of one ISA level run by a CPU backend with some number of threads.
+struct matmul_case {
+  cpu::isa_level level;
+  int n_threads;
+  const cpu::mm_kernel* mk;
+  std::string name;
+  std::unique_ptr<backend> make_backend() const { return cpu::make_cpu_backend(n_threads, cpu::kernels_up_to(level)); }
+};
+
+std::vector<matmul_case> matmul_cases() {
+  std::vector<matmul_case> out;
+  for (cpu::isa_level level : host_mm_levels())
+    for (int nth : {1, 2, 3})
+      for (const type_traits& wt : all_types())
+        if (const cpu::mm_kernel* mk = cpu::kernels_up_to(level).mm(wt.type))
+          out.push_back({level, nth, mk, fmt::format("{} {} threads {}", wt.name, cpu::kernels_up_to(level).isa, nth)});
+  return out;
+}
+
 // The whole CPU matmul (conversion, gemv or gemm, threads) against the reference backend.
 TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
   const auto ref = make_ref_backend();
-  for (cpu::isa_level level : host_mm_levels()) {
-  for (int nth : {1, 2, 3}) {
-    const auto cpu = cpu::make_cpu_backend(nth, cpu::kernels_up_to(level));
-    for (const type_traits& wt : all_types()) {
-      const cpu::mm_kernel* mk = cpu::kernels_up_to(level).mm(wt.type);
-      if (!mk) continue;
-      const int64_t n_in = 8 * 256;
-      for (int64_t n_out : {int64_t(1), int64_t(67)}) {
-        const test_weight w = random_byte_weight(mk->type, n_in, n_out, uint32_t(n_out));
-        for (int64_t n_tok : {1, 2, 3, 4, 5, 9, 70}) {
-          const auto x = activations(n_in, n_tok, uint32_t(n_tok));
-          std::vector<float> want(size_t(n_out * n_tok)), got(want.size());
-          ref->matmul(w.view, x.data(), n_tok, want.data());
-          cpu->matmul(w.view, x.data(), n_tok, got.data());
-          EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size()))
-              << type_info(mk->type).name << " n_out " << n_out << " n_tok " << n_tok << " threads " << nth << " "
-              << cpu::kernels_up_to(level).isa;
-        }
+  for (const matmul_case& c : matmul_cases()) {
+    const auto cpu = c.make_backend();
+    const int64_t n_in = 8 * 256;
+    for (int64_t n_out : {int64_t(1), int64_t(67)}) {
+      const test_weight w = random_byte_weight(c.mk->type, n_in, n_out, uint32_t(n_out));
+      for (int64_t n_tok : {1, 2, 3, 4, 5, 9, 70}) {
+        const auto x = activations(n_in, n_tok, uint32_t(n_tok));
+        std::vector<float> want(size_t(n_out * n_tok)), got(want.size());
+        ref->matmul(w.view, x.data(), n_tok, want.data());
+        cpu->matmul(w.view, x.data(), n_tok, got.data());
+        EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << c.name << " n_out " << n_out << " n_tok " << n_tok;
       }
     }
-  }
   }
 }
 
@@ -207,22 +218,18 @@ TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
 // prepared matrix; types whose panels are larger than the rows are not prepared.
 TEST(mm_kernels, prepared_weights_reproduce_reference_backend_bits) {
   const auto ref = make_ref_backend();
-  for (cpu::isa_level level : host_mm_levels()) {
-  for (int nth : {1, 2, 3}) {
-    const auto cpu = cpu::make_cpu_backend(nth, cpu::kernels_up_to(level));
-    for (const type_traits& wt : all_types()) {
-      const cpu::mm_kernel* mk = cpu::kernels_up_to(level).mm(wt.type);
-      if (!mk) continue;
-      const std::string name = fmt::format("{} {}", wt.name, cpu::kernels_up_to(level).isa);
-      const int64_t n_in = 11 * 256, n_out = 67;
-      const test_weight w = random_byte_weight(mk->type, n_in, n_out, uint32_t(nth));
+  for (const matmul_case& c : matmul_cases()) {
+    const auto cpu = c.make_backend();
+    for (int64_t n_out : {int64_t(1), int64_t(9), int64_t(67)}) {
+      const int64_t n_in = 11 * 256;
+      const test_weight w = random_byte_weight(c.mk->type, n_in, n_out, uint32_t(c.n_threads + n_out));
       const size_t held = cpu->prepare_weight(w.view);
-      if (!mk->compact_panels()) {
-        EXPECT_EQ(held, 0u) << name;
+      if (!c.mk->compact_panels()) {
+        EXPECT_EQ(held, 0u) << c.name;
         continue;
       }
-      EXPECT_EQ(held, size_t((n_out + 7) / 8 * (n_in / mk->block_elems)) * mk->packed_block_bytes) << name;
-      EXPECT_EQ(cpu->prepare_weight(w.view), held) << name << ": prepared twice";
+      EXPECT_EQ(held, size_t((n_out + 7) / 8 * (n_in / c.mk->block_elems)) * c.mk->packed_block_bytes) << c.name;
+      EXPECT_EQ(cpu->prepare_weight(w.view), held) << c.name << ": prepared twice";
       weight_view head = w.view;  // the first 5 blocks of each row: same data pointer, another matrix
       head.n_in = 5 * 256;
       for (int64_t n_tok : {1, 2, 3, 4, 5, 17, 70}) {
@@ -232,11 +239,10 @@ TEST(mm_kernels, prepared_weights_reproduce_reference_backend_bits) {
           ref->matmul(v, x.data(), n_tok, want.data());
           cpu->matmul(v, x.data(), n_tok, got.data());
           EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size()))
-              << name << " n_in " << v.n_in << " n_tok " << n_tok << " threads " << nth;
+              << c.name << " n_in " << v.n_in << " n_out " << n_out << " n_tok " << n_tok;
         }
       }
     }
-  }
   }
   const test_weight w = random_byte_weight(dtype::q4_0, 256, 16, 1);
   EXPECT_EQ(make_cpu_backend(2, false)->prepare_weight(w.view), 0u) << "--no-repack";

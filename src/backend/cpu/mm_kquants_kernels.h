@@ -169,60 +169,62 @@ inline __m256i q4_k_six_bits(const uint8_t* words, int part) {
 }
 
 template <int T>
-void gemm_q4_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
-  const uint8_t* arow[T];
-  for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  __m256 acc[T];
-  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b, panel += q4_k_packed) {
-    if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_k_packed>(panel);
-    const size_t ab = size_t(b) * sizeof(block_q8_k);
-    const uint8_t* words = panel + q4_k_scales_at;
-    __m256i sumi[T];
-    for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
-    // Sub-block j = 2h + half: the low (half 0) or high (half 1) nibbles of cells 8h..8h+7.
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      const int h = j / 2, half = j % 2;
-      __m256i s[T];  // int16: 8 chunks of nibble products stay <= 30480
-      for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
-      for (int i = 0; i < 8; ++i) {
-        const __m256i v = load256(panel + 32 * (8 * h + i));
-        const __m256i c = _mm256_and_si256(half ? _mm256_srli_epi16(v, 4) : v, low4);
-        for (int t = 0; t < T; ++t)
-          s[t] = chained(byte_dot_add(s[t], c, broadcast4(arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i)));
+struct gemm_q4_k_tile {
+  static void run(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
+    const uint8_t* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, panel += q4_k_packed) {
+      if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_k_packed>(panel);
+      const size_t ab = size_t(b) * sizeof(block_q8_k);
+      const uint8_t* words = panel + q4_k_scales_at;
+      __m256i sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+      // Sub-block j = 2h + half: the low (half 0) or high (half 1) nibbles of cells 8h..8h+7.
+  #pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const int h = j / 2, half = j % 2;
+        __m256i s[T];  // int16: 8 chunks of nibble products stay <= 30480
+        for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+        for (int i = 0; i < 8; ++i) {
+          const __m256i v = load256(panel + 32 * (8 * h + i));
+          const __m256i c = _mm256_and_si256(half ? _mm256_srli_epi16(v, 4) : v, low4);
+          for (int t = 0; t < T; ++t)
+            s[t] = chained(byte_dot_add(s[t], c, broadcast4(arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i)));
+        }
+        const __m256i scale = _mm256_shuffle_epi8(q4_k_six_bits(words, j < 4 ? 0 : 2), lane_bytes16(j % 4, false));
+        for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], byte_dot_scaled(s[t], scale)));
       }
-      const __m256i scale = _mm256_shuffle_epi8(q4_k_six_bits(words, j < 4 ? 0 : 2), lane_bytes16(j % 4, false));
-      for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], byte_dot_scaled(s[t], scale)));
+      // (min_2i, min_2i+1) int16 pairs in every lane, for the sub-block sums of the activations.
+      const __m256i mn_lo = q4_k_six_bits(words, 1), mn_hi = q4_k_six_bits(words, 3);
+      const __m256i mins[4] = {_mm256_shuffle_epi8(mn_lo, lane_bytes16(0, true)),
+                               _mm256_shuffle_epi8(mn_lo, lane_bytes16(2, true)),
+                               _mm256_shuffle_epi8(mn_hi, lane_bytes16(0, true)),
+                               _mm256_shuffle_epi8(mn_hi, lane_bytes16(2, true))};
+      const __m256 dw = _mm256_cvtph_ps(load128(panel + q4_k_d_at));
+      const __m256 dminw = _mm256_cvtph_ps(load128(panel + q4_k_dmin_at));
+      for (int t = 0; t < T; ++t) {
+        const uint8_t* blk = arow[t] + ab;
+        // Sums of the 8 sub-blocks (two bsums each), as int16 pairs (sub-blocks 2i, 2i+1).
+        const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
+        const __m256i pp = _mm256_broadcastsi128_si256(pairs);
+        __m256i min_term = _mm256_madd_epi16(mins[0], _mm256_shuffle_epi32(pp, 0x00));
+        min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[1], _mm256_shuffle_epi32(pp, 0x55)));
+        min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[2], _mm256_shuffle_epi32(pp, 0xAA)));
+        min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[3], _mm256_shuffle_epi32(pp, 0xFF)));
+        float da;
+        std::memcpy(&da, blk, 4);
+        const __m256 vda = _mm256_set1_ps(da);
+        const __m256 p = _mm256_sub_ps(rounded(_mm256_mul_ps(_mm256_mul_ps(dw, vda), _mm256_cvtepi32_ps(sumi[t]))),
+                                       rounded(_mm256_mul_ps(_mm256_mul_ps(dminw, vda), _mm256_cvtepi32_ps(min_term))));
+        acc[t] = _mm256_add_ps(acc[t], p);
+      }
     }
-    // (min_2i, min_2i+1) int16 pairs in every lane, for the sub-block sums of the activations.
-    const __m256i mn_lo = q4_k_six_bits(words, 1), mn_hi = q4_k_six_bits(words, 3);
-    const __m256i mins[4] = {_mm256_shuffle_epi8(mn_lo, lane_bytes16(0, true)),
-                             _mm256_shuffle_epi8(mn_lo, lane_bytes16(2, true)),
-                             _mm256_shuffle_epi8(mn_hi, lane_bytes16(0, true)),
-                             _mm256_shuffle_epi8(mn_hi, lane_bytes16(2, true))};
-    const __m256 dw = _mm256_cvtph_ps(load128(panel + q4_k_d_at));
-    const __m256 dminw = _mm256_cvtph_ps(load128(panel + q4_k_dmin_at));
-    for (int t = 0; t < T; ++t) {
-      const uint8_t* blk = arow[t] + ab;
-      // Sums of the 8 sub-blocks (two bsums each), as int16 pairs (sub-blocks 2i, 2i+1).
-      const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
-      const __m256i pp = _mm256_broadcastsi128_si256(pairs);
-      __m256i min_term = _mm256_madd_epi16(mins[0], _mm256_shuffle_epi32(pp, 0x00));
-      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[1], _mm256_shuffle_epi32(pp, 0x55)));
-      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[2], _mm256_shuffle_epi32(pp, 0xAA)));
-      min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[3], _mm256_shuffle_epi32(pp, 0xFF)));
-      float da;
-      std::memcpy(&da, blk, 4);
-      const __m256 vda = _mm256_set1_ps(da);
-      const __m256 p = _mm256_sub_ps(rounded(_mm256_mul_ps(_mm256_mul_ps(dw, vda), _mm256_cvtepi32_ps(sumi[t]))),
-                                     rounded(_mm256_mul_ps(_mm256_mul_ps(dminw, vda), _mm256_cvtepi32_ps(min_term))));
-      acc[t] = _mm256_add_ps(acc[t], p);
-    }
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
   }
-  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
-}
+};
 
 // T tokens (1-3), 8 rows at a time straight from the file layout: each row's integer work is
 // dot_q4_k's, but the activation's sub-block sums are formed once per block, the 8 rows' isum and
@@ -374,63 +376,65 @@ inline __m256i lane_i8_pairs(__m256i v, int j, bool pair) {
 }
 
 template <int T>
-void gemm_q6_k_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
-  const uint8_t* arow[T];
-  for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
-  const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30);
-  __m256 acc[T];
-  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b, panel += q6_k_packed) {
-    if constexpr (T <= gemv_max_tokens) panel_prefetch<q6_k_packed>(panel);
-    const size_t ab = size_t(b) * sizeof(block_q8_k);
-    __m256i sumi[T];
-    for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
-    // Quarter q of half h: elements 4i..4i+3 of slice k for i in 4q..4q+3 make up 16-element group
-    // 8h + 2k + q. Products pair up to 2 * 63 * 127, so with AVX2 two chunks at a time are summed
-    // in int16 before the scale multiplies them; VNNI sums all four in int32.
-    constexpr int per_scale = byte_dot_vnni ? 4 : 2;
-#pragma GCC unroll 4
-    for (int hq = 0; hq < 4; ++hq) {
-      const int h = hq / 2, q = hq % 2;
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        const int g = 8 * h + 2 * k + q;
-        const __m256i scale = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (g / 4)), g % 4, false);
-        for (int p = 0; p < 4 / per_scale; ++p) {
-          __m256i s[T];
-          for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
-          for (int i = 4 * q + per_scale * p; i < 4 * q + per_scale * (p + 1); ++i) {
-            const __m256i nib = load256(panel + 32 * (16 * h + 8 * (k % 2) + i));
-            const __m256i qh = load256(panel + q6_k_qh_at + 32 * (8 * h + i));
-            const __m256i low = _mm256_and_si256(k < 2 ? nib : _mm256_srli_epi16(nib, 4), low4);
-            const __m256i top = k == 0 ? _mm256_slli_epi16(qh, 4) : k == 1 ? _mm256_slli_epi16(qh, 2)
-                                : k == 2 ? qh : _mm256_srli_epi16(qh, 2);
-            const __m256i code = _mm256_or_si256(low, _mm256_and_si256(top, top2));
-            for (int t = 0; t < T; ++t)
-              s[t] = chained(byte_dot_add(s[t], code, broadcast4(arow[t] + ab + q8_k_qs + 128 * h + 32 * k + 4 * i)));
+struct gemm_q6_k_tile {
+  static void run(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
+    const uint8_t* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+    const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, panel += q6_k_packed) {
+      if constexpr (T <= gemv_max_tokens) panel_prefetch<q6_k_packed>(panel);
+      const size_t ab = size_t(b) * sizeof(block_q8_k);
+      __m256i sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+      // Quarter q of half h: elements 4i..4i+3 of slice k for i in 4q..4q+3 make up 16-element group
+      // 8h + 2k + q. Products pair up to 2 * 63 * 127, so with AVX2 two chunks at a time are summed
+      // in int16 before the scale multiplies them; VNNI sums all four in int32.
+      constexpr int per_scale = byte_dot_vnni ? 4 : 2;
+  #pragma GCC unroll 4
+      for (int hq = 0; hq < 4; ++hq) {
+        const int h = hq / 2, q = hq % 2;
+  #pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          const int g = 8 * h + 2 * k + q;
+          const __m256i scale = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (g / 4)), g % 4, false);
+          for (int p = 0; p < 4 / per_scale; ++p) {
+            __m256i s[T];
+            for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+            for (int i = 4 * q + per_scale * p; i < 4 * q + per_scale * (p + 1); ++i) {
+              const __m256i nib = load256(panel + 32 * (16 * h + 8 * (k % 2) + i));
+              const __m256i qh = load256(panel + q6_k_qh_at + 32 * (8 * h + i));
+              const __m256i low = _mm256_and_si256(k < 2 ? nib : _mm256_srli_epi16(nib, 4), low4);
+              const __m256i top = k == 0 ? _mm256_slli_epi16(qh, 4) : k == 1 ? _mm256_slli_epi16(qh, 2)
+                                  : k == 2 ? qh : _mm256_srli_epi16(qh, 2);
+              const __m256i code = _mm256_or_si256(low, _mm256_and_si256(top, top2));
+              for (int t = 0; t < T; ++t)
+                s[t] = chained(byte_dot_add(s[t], code, broadcast4(arow[t] + ab + q8_k_qs + 128 * h + 32 * k + 4 * i)));
+            }
+            for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], byte_dot_scaled(s[t], scale)));
           }
-          for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], byte_dot_scaled(s[t], scale)));
         }
       }
+      // 32 * sum_g scale_g * bsum_g, two groups per madd (the codes above are unsigned q + 32).
+      __m256i offset[T];
+      for (int t = 0; t < T; ++t) offset[t] = _mm256_setzero_si256();
+      for (int i = 0; i < 8; ++i) {
+        const __m256i pairs = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (i / 2)), 2 * (i % 2), true);
+        for (int t = 0; t < T; ++t)
+          offset[t] = _mm256_add_epi32(offset[t], _mm256_madd_epi16(pairs, broadcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
+      }
+      const __m256 dw = _mm256_cvtph_ps(load128(panel + q6_k_d_at));
+      for (int t = 0; t < T; ++t) {
+        const __m256i isum = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(offset[t], 5));
+        float da;
+        std::memcpy(&da, arow[t] + ab, 4);
+        acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(dw, _mm256_set1_ps(da)), _mm256_cvtepi32_ps(isum))));
+      }
     }
-    // 32 * sum_g scale_g * bsum_g, two groups per madd (the codes above are unsigned q + 32).
-    __m256i offset[T];
-    for (int t = 0; t < T; ++t) offset[t] = _mm256_setzero_si256();
-    for (int i = 0; i < 8; ++i) {
-      const __m256i pairs = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (i / 2)), 2 * (i % 2), true);
-      for (int t = 0; t < T; ++t)
-        offset[t] = _mm256_add_epi32(offset[t], _mm256_madd_epi16(pairs, broadcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
-    }
-    const __m256 dw = _mm256_cvtph_ps(load128(panel + q6_k_d_at));
-    for (int t = 0; t < T; ++t) {
-      const __m256i isum = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(offset[t], 5));
-      float da;
-      std::memcpy(&da, arow[t] + ab, 4);
-      acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(dw, _mm256_set1_ps(da)), _mm256_cvtepi32_ps(isum))));
-    }
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
   }
-  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
-}
+};
 
 // T tokens (1-3), 8 rows at a time (as gemv_q4_k): dot_q6_k's integer work per row, one reduction
 // for the 8 rows, the float chain with the rows in the lanes; a row's 6-bit codes and scales are
@@ -492,26 +496,11 @@ void gemv_q6_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
   gemv_token_count(n_tok, [&](auto tokens) { gemv_q6_k_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
 }
 
-// Panels times token tiles (see token_tiles for the tile sizes).
-void gemm_q4_k(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
-               int n_rows) {
-  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
-    gemm_q4_k_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
-  });
-}
-
-void gemm_q6_k(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
-               int n_rows) {
-  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
-    gemm_q6_k_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
-  });
-}
-
 constexpr mm_kernel kquant_kernels[] = {
     {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), false, q4_k_packed, pack_q4_k,
-     gemm_q4_k, gemv_q4_k, nullptr, dot_q4_k},
+     gemm_tiles<gemm_q4_k_tile>, gemv_q4_k, nullptr, dot_q4_k},
     {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), false, q6_k_packed, pack_q6_k,
-     gemm_q6_k, gemv_q6_k, nullptr, dot_q6_k},
+     gemm_tiles<gemm_q6_k_tile>, gemv_q6_k, nullptr, dot_q6_k},
 };
 
 }  // namespace

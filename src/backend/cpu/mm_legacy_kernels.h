@@ -108,38 +108,40 @@ void pack_q4_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
 }
 
 template <int T>
-void gemm_q4_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
-                    int n_rows) {
-  const token_rows<T> rows(a, t0);
-  const uint8_t* const* aq = rows.q;
-  const float* const* ad = rows.d;
-  const int32_t* const* as = rows.sum;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  __m256 acc[T];
-  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b, panel += q4_0_packed) {
-    if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_0_packed>(panel);
-    __m256i s[T];
-    for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
-    const size_t ab = size_t(b) * sizeof(block_q8_0);
-    for (int c = 0; c < 4; ++c) {
-      const __m256i v = load256(panel + 32 * c);
-      const __m256i lo = _mm256_and_si256(v, low4);                         // elements 4c..4c+3
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);  // elements 16+4c..
+struct gemm_q4_0_tile {
+  static void run(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n_rows) {
+    const token_rows<T> rows(a, t0);
+    const uint8_t* const* aq = rows.q;
+    const float* const* ad = rows.d;
+    const int32_t* const* as = rows.sum;
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, panel += q4_0_packed) {
+      if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_0_packed>(panel);
+      __m256i s[T];
+      for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+      const size_t ab = size_t(b) * sizeof(block_q8_0);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i v = load256(panel + 32 * c);
+        const __m256i lo = _mm256_and_si256(v, low4);                         // elements 4c..4c+3
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);  // elements 16+4c..
+        for (int t = 0; t < T; ++t) {
+          s[t] = chained(byte_dot_add(s[t], lo, broadcast4(aq[t] + ab + 4 * c)));
+          s[t] = chained(byte_dot_add(s[t], hi, broadcast4(aq[t] + ab + 16 + 4 * c)));
+        }
+      }
+      const __m256 dw = _mm256_cvtph_ps(load128(panel + 128));
       for (int t = 0; t < T; ++t) {
-        s[t] = chained(byte_dot_add(s[t], lo, broadcast4(aq[t] + ab + 4 * c)));
-        s[t] = chained(byte_dot_add(s[t], hi, broadcast4(aq[t] + ab + 16 + 4 * c)));
+        const __m256i isum = _mm256_sub_epi32(byte_dot_widen(s[t]), _mm256_set1_epi32(8 * as[t][b]));
+        const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]));
+        acc[t] = _mm256_add_ps(acc[t], rounded(p));
       }
     }
-    const __m256 dw = _mm256_cvtph_ps(load128(panel + 128));
-    for (int t = 0; t < T; ++t) {
-      const __m256i isum = _mm256_sub_epi32(byte_dot_widen(s[t]), _mm256_set1_epi32(8 * as[t][b]));
-      const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]));
-      acc[t] = _mm256_add_ps(acc[t], rounded(p));
-    }
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
   }
-  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
-}
+};
 
 // T tokens (1-3), 8 rows at a time straight from the file layout. Two rows share a vector (one per
 // 128-bit half), multiplied with the activation's low 16 and high 16 quants broadcast to both
@@ -238,34 +240,36 @@ void pack_q8_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
 }
 
 template <int T>
-void gemm_q8_0_tile(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
-                    int n_rows) {
-  const token_rows<T> rows(a, t0);
-  const uint8_t* const* aq = rows.q;
-  const float* const* ad = rows.d;
-  __m256 acc[T];
-  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b, panel += q8_0_packed) {
-    if constexpr (T <= gemv_max_tokens) panel_prefetch<q8_0_packed>(panel);
-    __m256i s[T];
-    for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
-    const size_t ab = size_t(b) * sizeof(block_q8_0);
-    for (int c = 0; c < 8; ++c) {
-      const __m256i wc = load256(panel + 32 * c);
-      const __m256i wabs = _mm256_sign_epi8(wc, wc);  // |w|, with -128 read as 128 (unsigned)
+struct gemm_q8_0_tile {
+  static void run(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n_rows) {
+    const token_rows<T> rows(a, t0);
+    const uint8_t* const* aq = rows.q;
+    const float* const* ad = rows.d;
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b, panel += q8_0_packed) {
+      if constexpr (T <= gemv_max_tokens) panel_prefetch<q8_0_packed>(panel);
+      __m256i s[T];
+      for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+      const size_t ab = size_t(b) * sizeof(block_q8_0);
+      for (int c = 0; c < 8; ++c) {
+        const __m256i wc = load256(panel + 32 * c);
+        const __m256i wabs = _mm256_sign_epi8(wc, wc);  // |w|, with -128 read as 128 (unsigned)
+        for (int t = 0; t < T; ++t) {
+          const __m256i av = _mm256_sign_epi8(broadcast4(aq[t] + ab + 4 * c), wc);
+          s[t] = chained(byte_dot_add32(s[t], wabs, av));
+        }
+      }
+      const __m256 dw = _mm256_cvtph_ps(load128(panel + 256));
       for (int t = 0; t < T; ++t) {
-        const __m256i av = _mm256_sign_epi8(broadcast4(aq[t] + ab + 4 * c), wc);
-        s[t] = chained(byte_dot_add32(s[t], wabs, av));
+        const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(s[t]), _mm256_mul_ps(dw, _mm256_set1_ps(ad[t][b])));
+        acc[t] = _mm256_add_ps(acc[t], rounded(p));
       }
     }
-    const __m256 dw = _mm256_cvtph_ps(load128(panel + 256));
-    for (int t = 0; t < T; ++t) {
-      const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(s[t]), _mm256_mul_ps(dw, _mm256_set1_ps(ad[t][b])));
-      acc[t] = _mm256_add_ps(acc[t], rounded(p));
-    }
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
   }
-  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
-}
+};
 
 void gemv_q8_0_token(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t, float* y) {
   const uint8_t* arow = a.data + size_t(t) * a.stride;
@@ -304,26 +308,11 @@ void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
   for (int64_t t = 0; t < n_tok; ++t) gemv_q8_0_token(w, r0, r1, a, t0 + t, y + size_t(t) * ys);
 }
 
-// Panels times token tiles (see token_tiles for the tile sizes).
-void gemm_q4_0(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
-               int n_rows) {
-  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
-    gemm_q4_0_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
-  });
-}
-
-void gemm_q8_0(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
-               int n_rows) {
-  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
-    gemm_q8_0_tile<decltype(tile)::value>(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
-  });
-}
-
 constexpr mm_kernel legacy_kernels[] = {
-    {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), true, q4_0_packed, pack_q4_0, gemm_q4_0,
-     gemv_q4_0, q8_0_block_sums, dot_q4_0},
-    {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0, gemm_q8_0,
-     gemv_q8_0, q8_0_block_sums, dot_q8_0},
+    {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), true, q4_0_packed, pack_q4_0,
+     gemm_tiles<gemm_q4_0_tile>, gemv_q4_0, q8_0_block_sums, dot_q4_0},
+    {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0,
+     gemm_tiles<gemm_q8_0_tile>, gemv_q8_0, q8_0_block_sums, dot_q8_0},
 };
 
 }  // namespace

@@ -211,6 +211,16 @@ inline void panel_prefetch(const uint8_t* block) {
     _mm_prefetch(reinterpret_cast<const char*>(block + panel_prefetch_distance + off), _MM_HINT_T1);
 }
 
+// A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T>::run for T tokens:
+// tiles of gemm_tile_tokens tokens, then one of the remainder.
+template <template <int> class Tile, typename Activations>
+void gemm_tiles(const uint8_t* panel, int64_t nb, const Activations& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
+                int n_rows) {
+  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
+    Tile<decltype(tile)::value>::run(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
+  });
+}
+
 // Software prefetch for the gemv kernels. A gemv walks 8 rows side by side, each only a few
 // cache lines long (TinyLlama's Q4_0 rows are 1,152 bytes), a pattern the hardware streamer picks
 // up too late: decode ran at about half the memory rate while the same kernel in cache is 3x
