@@ -99,8 +99,10 @@ void matmul_gemm(thread_pool& pool, const mm_kernel& mk, const weight_view& w, c
   if (!prepared && pack.size() < size_t(nth)) pack.resize(size_t(nth));
   for_each_item(pool, n_blocks, [&](int64_t i, int ith) {
     const int64_t p0 = i * per_block, p1 = std::min(n_panels, p0 + per_block);
-    const uint8_t* buf = prepared + size_t(p0) * panel_bytes;
-    if (!prepared) {
+    const uint8_t* buf = nullptr;
+    if (prepared) {
+      buf = prepared + size_t(p0) * panel_bytes;
+    } else {
       uint8_t* dst = pack[size_t(ith)].get(size_t(p1 - p0) * panel_bytes);
       for (int64_t p = p0; p < p1; ++p) {
         const int n_rows = int(std::min<int64_t>(8, w.n_out - 8 * p));
