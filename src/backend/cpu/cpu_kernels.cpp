@@ -149,9 +149,6 @@ const kernel_table& kernels_up_to(isa_level level) {
 
 const kernel_table& kernels() { return kernels_up_to(isa_level::avx512vnni); }
 
-const kernel_table& scalar_kernels() {
-  static const kernel_table table = make_scalar_table();
-  return table;
-}
+const kernel_table& scalar_kernels() { return kernels_up_to(isa_level::scalar); }
 
 }  // namespace glia::cpu

@@ -67,7 +67,7 @@ struct mm_kernel {
   bool needs_block_sums;      // act_rows.d and .sum must be filled (see block_sums)
   size_t packed_block_bytes;  // bytes of one block of an 8-row panel
   // Packs rows [r0, r0 + n_rows) of w (1 <= n_rows <= 8; missing rows repeat the last) into `out`
-  // (nb * packed_block_bytes bytes, 32-byte aligned unless the panels are compact, see below).
+  // (nb * packed_block_bytes bytes; kernels read panels at any address).
   void (*pack)(const weight_view& w, int64_t r0, int n_rows, uint8_t* out);
   // y[t * y_stride + r] = row r of the panel . activation row t0 + t, for t < n_tok and r < n_rows.
   void (*gemm)(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
@@ -84,7 +84,7 @@ struct mm_kernel {
 
   // Panels no larger than the rows they hold: worth preparing once for the whole matrix, since
   // then one gemm kernel reads a single sequential stream of no more bytes than the file's rows,
-  // for decode and prefill alike. Their gemm reads panels at any 16-byte aligned address.
+  // for decode and prefill alike.
   bool compact_panels() const { return packed_block_bytes <= 8 * block_bytes; }
 };
 

@@ -83,6 +83,9 @@ void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, c
   });
 }
 
+// Rows of w in its 8-row panel p (8 but in the last panel).
+int panel_rows(const weight_view& w, int64_t p) { return int(std::min<int64_t>(8, w.n_out - 8 * p)); }
+
 // Blocks of 8-row panels (from `prepared`, or packed here per call) times token tiles.
 void matmul_gemm(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
                  float* y, std::vector<aligned_buffer>& pack, const uint8_t* prepared) {
@@ -105,7 +108,7 @@ void matmul_gemm(thread_pool& pool, const mm_kernel& mk, const weight_view& w, c
     } else {
       uint8_t* dst = pack[size_t(ith)].get(size_t(p1 - p0) * panel_bytes);
       for (int64_t p = p0; p < p1; ++p) {
-        const int n_rows = int(std::min<int64_t>(8, w.n_out - 8 * p));
+        const int n_rows = panel_rows(w, p);
         mk.pack(w, 8 * p, n_rows, dst + size_t(p - p0) * panel_bytes);
       }
       buf = dst;
@@ -113,7 +116,7 @@ void matmul_gemm(thread_pool& pool, const mm_kernel& mk, const weight_view& w, c
     for (int64_t t0 = 0; t0 < n_tok; t0 += tok_tile) {
       const int64_t nt = std::min(tok_tile, n_tok - t0);
       for (int64_t p = p0; p < p1; ++p) {
-        const int n_rows = int(std::min<int64_t>(8, w.n_out - 8 * p));
+        const int n_rows = panel_rows(w, p);
         mk.gemm(buf + size_t(p - p0) * panel_bytes, a.nb, a, t0, nt, y + t0 * w.n_out + 8 * p, size_t(w.n_out),
                 n_rows);
       }
@@ -166,7 +169,7 @@ bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view&
   uint8_t* dst = out.panels.get(out.bytes);
   parallel_for(pool, n_panels, w.n_in * 8, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p)
-      mk->pack(w, 8 * p, int(std::min<int64_t>(8, w.n_out - 8 * p)), dst + size_t(p) * panel_bytes);
+      mk->pack(w, 8 * p, panel_rows(w, p), dst + size_t(p) * panel_bytes);
   });
   return true;
 }

@@ -41,16 +41,6 @@ constexpr size_t q6_k_packed = 1680;  // compact: see pack_q6_k
 constexpr size_t q8_k_qs = 4;       // offsetof(block_q8_k, qs)
 constexpr size_t q8_k_bsums = 260;  // offsetof(block_q8_k, bsums)
 
-const uint8_t* weight_row(const weight_view& w, int64_t r) {
-  return static_cast<const uint8_t*>(w.data) + size_t(r) * w.row_stride;
-}
-
-void group_rows(const weight_view& w, int64_t r0, int n_rows, const uint8_t* rows[8]) {
-  for (int r = 0; r < 8; ++r) rows[r] = weight_row(w, r0 + std::min(r, n_rows - 1));
-}
-
-inline int32_t pair16(int lo, int hi) { return int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16); }
-
 // Codes of one Q6_K super-block as 8 vectors of 32 bytes 0..63 in element order (slice k holds
 // elements 32k..32k+31): slice 4h+s takes its low nibble from ql[64h + 32(s%2) + l] (the low
 // nibble for s < 2) and its top two bits from bits 2s..2s+1 of qh[32h + l].
@@ -126,32 +116,12 @@ float dot_q4_k(const void* wv, const void* av, int64_t n) {
 constexpr size_t q4_k_scales_at = 1024, q4_k_d_at = 1120, q4_k_dmin_at = 1136;
 
 void pack_q4_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
-  const uint8_t* rows[8];
-  group_rows(w, r0, n_rows, rows);
-  for (int64_t b = 0; b < w.n_in / 256; ++b, out += q4_k_packed) {
-    const block_q4_k* blk[8];
-    for (int r = 0; r < 8; ++r) blk[r] = reinterpret_cast<const block_q4_k*>(rows[r]) + b;
-    for (int h = 0; h < 4; ++h) {
-      __m256i v[8];
-      for (int r = 0; r < 8; ++r) v[r] = load256(blk[r]->qs + 32 * h);
-      transpose_8x8_i32(v);
-      for (int i = 0; i < 8; ++i) store256(out + 32 * (8 * h + i), v[i]);
-    }
-    for (int r = 0; r < 8; ++r) {
-      for (int k = 0; k < 3; ++k) std::memcpy(out + q4_k_scales_at + 32 * k + 4 * r, blk[r]->scales + 4 * k, 4);
-      std::memcpy(out + q4_k_d_at + 2 * r, &blk[r]->d, 2);
-      std::memcpy(out + q4_k_dmin_at + 2 * r, &blk[r]->dmin, 2);
-    }
-  }
-}
-
-// pshufb mask that puts byte j (0-3) of every 32-bit lane into both int16 halves of the lane
-// (pair = false: (x_j, x_j)) or bytes j and j+1 into them (pair = true: (x_j, x_j+1)).
-inline __m256i lane_bytes16(int j, bool pair) {
-  const int lo = j, hi = pair ? j + 1 : j;
-  __m256i m = _mm256_set1_epi32(lo | 0x80 << 8 | hi << 16 | 0x80 << 24);
-  return _mm256_add_epi32(m, _mm256_setr_epi32(0, 0x00040004, 0x00080008, 0x000C000C, 0, 0x00040004, 0x00080008,
-                                               0x000C000C));
+  pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q4_k), q4_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
+    store_block_cells(blk, offsetof(block_q4_k, qs), 4, dst);
+    store_block_words(blk, offsetof(block_q4_k, scales), 3, dst + q4_k_scales_at);
+    store_block_halves(blk, offsetof(block_q4_k, d), dst + q4_k_d_at);
+    store_block_halves(blk, offsetof(block_q4_k, dmin), dst + q4_k_dmin_at);
+  });
 }
 
 // Four 6-bit entries of the 8 rows' packed scale words (lane r = row r; get_scale_min of the
@@ -194,15 +164,15 @@ struct gemm_q4_k_tile {
           for (int t = 0; t < T; ++t)
             s[t] = chained(byte_dot_add(s[t], c, broadcast4(arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i)));
         }
-        const __m256i scale = _mm256_shuffle_epi8(q4_k_six_bits(words, j < 4 ? 0 : 2), lane_bytes16(j % 4, false));
+        const __m256i scale = lane_byte_pairs(q4_k_six_bits(words, j < 4 ? 0 : 2), j % 4, false, false);
         for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], byte_dot_scaled(s[t], scale)));
       }
       // (min_2i, min_2i+1) int16 pairs in every lane, for the sub-block sums of the activations.
       const __m256i mn_lo = q4_k_six_bits(words, 1), mn_hi = q4_k_six_bits(words, 3);
-      const __m256i mins[4] = {_mm256_shuffle_epi8(mn_lo, lane_bytes16(0, true)),
-                               _mm256_shuffle_epi8(mn_lo, lane_bytes16(2, true)),
-                               _mm256_shuffle_epi8(mn_hi, lane_bytes16(0, true)),
-                               _mm256_shuffle_epi8(mn_hi, lane_bytes16(2, true))};
+      const __m256i mins[4] = {lane_byte_pairs(mn_lo, 0, true, false),
+                               lane_byte_pairs(mn_lo, 2, true, false),
+                               lane_byte_pairs(mn_hi, 0, true, false),
+                               lane_byte_pairs(mn_hi, 2, true, false)};
       const __m256 dw = _mm256_cvtph_ps(load128(panel + q4_k_d_at));
       const __m256 dminw = _mm256_cvtph_ps(load128(panel + q4_k_dmin_at));
       for (int t = 0; t < T; ++t) {
@@ -232,79 +202,76 @@ struct gemm_q4_k_tile {
 // lanes (the per-row dot spent about a third of its time on those parts). A row's codes and scales
 // are unpacked once for all T tokens.
 template <int T>
-void gemv_q4_k_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
-                      size_t ys) {
-  const block_q8_k* arow[T];
-  for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
-  const int64_t nb = w.n_in / 256;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-  for (int64_t g = r0; g < r1; g += 8) {
-    const int n = int(std::min<int64_t>(8, r1 - g));
-    const uint8_t* rows[8];
-    group_rows(w, g, n, rows);
-    prefetch.group(g);
-    __m256 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      prefetch.step();
-      __m128i pairs[T];
-      for (int t = 0; t < T; ++t) pairs[t] = _mm_hadd_epi16(load128(arow[t][b].bsums), load128(arow[t][b].bsums + 8));
-      const size_t wb = size_t(b) * sizeof(block_q4_k);
-      // Per token and row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
-      __m256i part[T][8];
-      for (int r = 0; r < 8; ++r) {
-        const auto& blk = *reinterpret_cast<const block_q4_k*>(rows[r] + wb);
-        const __m128i sm = q4_k_scales_mins_bytes(blk.scales);
-        const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
-        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-        __m256i codes[8], sc[8];
-        for (int h = 0; h < 4; ++h) {
-          const __m256i packed = load256(blk.qs + 32 * h);
-          codes[2 * h] = _mm256_and_si256(packed, low4);
-          codes[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
-          sc[2 * h] = _mm256_shuffle_epi8(scales, spread16(2 * h));
-          sc[2 * h + 1] = _mm256_shuffle_epi8(scales, spread16(2 * h + 1));
-        }
-        for (int t = 0; t < T; ++t) {
-          const int8_t* aq = arow[t][b].qs;
-          __m256i sumi = _mm256_setzero_si256();
+struct gemv_q4_k_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    const block_q8_k* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+    const int64_t nb = w.n_in / 256;
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+    for (int64_t g = r0; g < r1; g += 8) {
+      const int n = int(std::min<int64_t>(8, r1 - g));
+      const uint8_t* rows[8];
+      group_rows(w, g, n, rows);
+      prefetch.group(g);
+      __m256 acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < nb; ++b) {
+        prefetch.step();
+        __m128i pairs[T];
+        for (int t = 0; t < T; ++t) pairs[t] = _mm_hadd_epi16(load128(arow[t][b].bsums), load128(arow[t][b].bsums + 8));
+        const size_t wb = size_t(b) * sizeof(block_q4_k);
+        // Per token and row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
+        __m256i part[T][8];
+        for (int r = 0; r < 8; ++r) {
+          const auto& blk = *reinterpret_cast<const block_q4_k*>(rows[r] + wb);
+          const __m128i sm = q4_k_scales_mins_bytes(blk.scales);
+          const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+          const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+          __m256i codes[8], sc[8];
           for (int h = 0; h < 4; ++h) {
-            const __m256i p_lo = _mm256_maddubs_epi16(codes[2 * h], load256(aq + 64 * h));
-            const __m256i p_hi = _mm256_maddubs_epi16(codes[2 * h + 1], load256(aq + 64 * h + 32));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, sc[2 * h]));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, sc[2 * h + 1]));
+            const __m256i packed = load256(blk.qs + 32 * h);
+            codes[2 * h] = _mm256_and_si256(packed, low4);
+            codes[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+            sc[2 * h] = _mm256_shuffle_epi8(scales, spread16(2 * h));
+            sc[2 * h + 1] = _mm256_shuffle_epi8(scales, spread16(2 * h + 1));
           }
-          const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
-          part[t][r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), _mm_madd_epi16(mins, pairs[t]), 1);
+          for (int t = 0; t < T; ++t) {
+            const int8_t* aq = arow[t][b].qs;
+            __m256i sumi = _mm256_setzero_si256();
+            for (int h = 0; h < 4; ++h) {
+              const __m256i p_lo = _mm256_maddubs_epi16(codes[2 * h], load256(aq + 64 * h));
+              const __m256i p_hi = _mm256_maddubs_epi16(codes[2 * h + 1], load256(aq + 64 * h + 32));
+              sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, sc[2 * h]));
+              sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, sc[2 * h + 1]));
+            }
+            const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+            part[t][r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), _mm_madd_epi16(mins, pairs[t]), 1);
+          }
+        }
+        const __m256 dw = gather_halves(rows, wb);
+        const __m256 dminw = gather_halves(rows, wb + 2);
+        for (int t = 0; t < T; ++t) {
+          // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
+          // (4-7) and the high half their min_terms.
+          const __m256i* pt = part[t];
+          const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
+          const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
+          const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+          const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
+          const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
+          const __m256 vda = _mm256_set1_ps(arow[t][b].d);
+          const __m256 d = _mm256_mul_ps(dw, vda);
+          const __m256 dmin = _mm256_mul_ps(dminw, vda);
+          acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
+                                                       rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
         }
       }
-      const __m256 dw = gather_halves(rows, wb);
-      const __m256 dminw = gather_halves(rows, wb + 2);
-      for (int t = 0; t < T; ++t) {
-        // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
-        // (4-7) and the high half their min_terms.
-        const __m256i* pt = part[t];
-        const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
-        const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
-        const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
-        const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
-        const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
-        const __m256 vda = _mm256_set1_ps(arow[t][b].d);
-        const __m256 d = _mm256_mul_ps(dw, vda);
-        const __m256 dmin = _mm256_mul_ps(dminw, vda);
-        acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
-                                                     rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
-      }
+      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
     }
-    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
   }
-}
-
-void gemv_q4_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
-               size_t ys) {
-  gemv_token_count(n_tok, [&](auto tokens) { gemv_q4_k_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
-}
+};
 
 // ---- Q6_K ---------------------------------------------------------------------------------------
 
@@ -344,35 +311,12 @@ float dot_q6_k(const void* wv, const void* av, int64_t n) {
 constexpr size_t q6_k_qh_at = 1024, q6_k_scales_at = 1536, q6_k_d_at = 1664;
 
 void pack_q6_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
-  const uint8_t* rows[8];
-  group_rows(w, r0, n_rows, rows);
-  for (int64_t b = 0; b < w.n_in / 256; ++b, out += q6_k_packed) {
-    const block_q6_k* blk[8];
-    for (int r = 0; r < 8; ++r) blk[r] = reinterpret_cast<const block_q6_k*>(rows[r]) + b;
-    // 32 bytes of every row at `offset` of its block, as cells [8 cells][row] at `dst`.
-    auto cells = [&](size_t offset, uint8_t* dst) {
-      __m256i v[8];
-      for (int r = 0; r < 8; ++r) v[r] = load256(reinterpret_cast<const uint8_t*>(blk[r]) + offset);
-      transpose_8x8_i32(v);
-      for (int i = 0; i < 8; ++i) store256(dst + 32 * i, v[i]);
-    };
-    for (int m = 0; m < 4; ++m) cells(offsetof(block_q6_k, ql) + 32 * m, out + 256 * m);
-    for (int m = 0; m < 2; ++m) cells(offsetof(block_q6_k, qh) + 32 * m, out + q6_k_qh_at + 256 * m);
-    for (int r = 0; r < 8; ++r) {
-      for (int k = 0; k < 4; ++k) std::memcpy(out + q6_k_scales_at + 32 * k + 4 * r, blk[r]->scales + 4 * k, 4);
-      std::memcpy(out + q6_k_d_at + 2 * r, &blk[r]->d, 2);
-    }
-  }
-}
-
-// Int8 entries j (and j + 1 when pair) of every 32-bit lane of v, sign-extended into the lane's two
-// int16 halves: (x_j, x_j) or (x_j, x_j+1).
-inline __m256i lane_i8_pairs(__m256i v, int j, bool pair) {
-  const int lo = j, hi = pair ? j + 1 : j;
-  const __m256i m = _mm256_add_epi32(_mm256_set1_epi32(0x80 | lo << 8 | 0x80 << 16 | hi << 24),
-                                     _mm256_setr_epi32(0, 0x04000400, 0x08000800, 0x0C000C00, 0, 0x04000400,
-                                                       0x08000800, 0x0C000C00));
-  return _mm256_srai_epi16(_mm256_shuffle_epi8(v, m), 8);
+  pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q6_k), q6_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
+    store_block_cells(blk, offsetof(block_q6_k, ql), 4, dst);
+    store_block_cells(blk, offsetof(block_q6_k, qh), 2, dst + q6_k_qh_at);
+    store_block_words(blk, offsetof(block_q6_k, scales), 4, dst + q6_k_scales_at);
+    store_block_halves(blk, offsetof(block_q6_k, d), dst + q6_k_d_at);
+  });
 }
 
 template <int T>
@@ -398,7 +342,7 @@ struct gemm_q6_k_tile {
   #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
           const int g = 8 * h + 2 * k + q;
-          const __m256i scale = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (g / 4)), g % 4, false);
+          const __m256i scale = lane_byte_pairs(load256(panel + q6_k_scales_at + 32 * (g / 4)), g % 4, false, true);
           for (int p = 0; p < 4 / per_scale; ++p) {
             __m256i s[T];
             for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
@@ -420,7 +364,7 @@ struct gemm_q6_k_tile {
       __m256i offset[T];
       for (int t = 0; t < T; ++t) offset[t] = _mm256_setzero_si256();
       for (int i = 0; i < 8; ++i) {
-        const __m256i pairs = lane_i8_pairs(load256(panel + q6_k_scales_at + 32 * (i / 2)), 2 * (i % 2), true);
+        const __m256i pairs = lane_byte_pairs(load256(panel + q6_k_scales_at + 32 * (i / 2)), 2 * (i % 2), true, true);
         for (int t = 0; t < T; ++t)
           offset[t] = _mm256_add_epi32(offset[t], _mm256_madd_epi16(pairs, broadcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
       }
@@ -440,67 +384,64 @@ struct gemm_q6_k_tile {
 // for the 8 rows, the float chain with the rows in the lanes; a row's 6-bit codes and scales are
 // assembled once for all T tokens.
 template <int T>
-void gemv_q6_k_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
-                      size_t ys) {
-  const block_q8_k* arow[T];
-  for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
-  const int64_t nb = w.n_in / 256;
-  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-  for (int64_t g = r0; g < r1; g += 8) {
-    const int n = int(std::min<int64_t>(8, r1 - g));
-    const uint8_t* rows[8];
-    group_rows(w, g, n, rows);
-    prefetch.group(g);
-    __m256 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      prefetch.step();
-      __m256i bsums[T];
-      for (int t = 0; t < T; ++t) bsums[t] = load256(arow[t][b].bsums);
-      const size_t wb = size_t(b) * sizeof(block_q6_k);
-      __m256i part[T][8];
-      for (int r = 0; r < 8; ++r) {
-        const auto& blk = *reinterpret_cast<const block_q6_k*>(rows[r] + wb);
-        const __m128i sc8 = load128(blk.scales);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
-        __m256i q[8], sc[8];
-        q6_k_codes(blk, q);
-        for (int k = 0; k < 8; ++k) {
-          // Scale of group 2k in lanes 0-7, of group 2k+1 in lanes 8-15.
-          const __m128i s8 = _mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k)));
-          sc[k] = _mm256_cvtepi8_epi16(s8);
-        }
-        for (int t = 0; t < T; ++t) {
-          const __m256i offset = _mm256_madd_epi16(sc16, bsums[t]);
-          __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+struct gemv_q6_k_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    const block_q8_k* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+    const int64_t nb = w.n_in / 256;
+    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+    for (int64_t g = r0; g < r1; g += 8) {
+      const int n = int(std::min<int64_t>(8, r1 - g));
+      const uint8_t* rows[8];
+      group_rows(w, g, n, rows);
+      prefetch.group(g);
+      __m256 acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < nb; ++b) {
+        prefetch.step();
+        __m256i bsums[T];
+        for (int t = 0; t < T; ++t) bsums[t] = load256(arow[t][b].bsums);
+        const size_t wb = size_t(b) * sizeof(block_q6_k);
+        __m256i part[T][8];
+        for (int r = 0; r < 8; ++r) {
+          const auto& blk = *reinterpret_cast<const block_q6_k*>(rows[r] + wb);
+          const __m128i sc8 = load128(blk.scales);
+          const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+          __m256i q[8], sc[8];
+          q6_k_codes(blk, q);
           for (int k = 0; k < 8; ++k) {
-            const __m256i p = _mm256_maddubs_epi16(q[k], load256(arow[t][b].qs + 32 * k));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, sc[k]));
+            // Scale of group 2k in lanes 0-7, of group 2k+1 in lanes 8-15.
+            const __m128i s8 = _mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k)));
+            sc[k] = _mm256_cvtepi8_epi16(s8);
           }
-          part[t][r] = sumi;
+          for (int t = 0; t < T; ++t) {
+            const __m256i offset = _mm256_madd_epi16(sc16, bsums[t]);
+            __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+            for (int k = 0; k < 8; ++k) {
+              const __m256i p = _mm256_maddubs_epi16(q[k], load256(arow[t][b].qs + 32 * k));
+              sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, sc[k]));
+            }
+            part[t][r] = sumi;
+          }
+        }
+        const __m256 dw = gather_halves(rows, wb + offsetof(block_q6_k, d));
+        for (int t = 0; t < T; ++t) {
+          const __m256i isum = hsum_8x_i32(part[t]);
+          const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
+          acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
         }
       }
-      const __m256 dw = gather_halves(rows, wb + offsetof(block_q6_k, d));
-      for (int t = 0; t < T; ++t) {
-        const __m256i isum = hsum_8x_i32(part[t]);
-        const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
-        acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
-      }
+      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
     }
-    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
   }
-}
-
-void gemv_q6_k(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
-               size_t ys) {
-  gemv_token_count(n_tok, [&](auto tokens) { gemv_q6_k_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
-}
+};
 
 constexpr mm_kernel kquant_kernels[] = {
     {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), false, q4_k_packed, pack_q4_k,
-     gemm_tiles<gemm_q4_k_tile>, gemv_q4_k, nullptr, dot_q4_k},
+     gemm_tiles<gemm_q4_k_tile>, gemv_tokens<gemv_q4_k_tokens>, nullptr, dot_q4_k},
     {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), false, q6_k_packed, pack_q6_k,
-     gemm_tiles<gemm_q6_k_tile>, gemv_q6_k, nullptr, dot_q6_k},
+     gemm_tiles<gemm_q6_k_tile>, gemv_tokens<gemv_q6_k_tokens>, nullptr, dot_q6_k},
 };
 
 }  // namespace

@@ -43,15 +43,6 @@ constexpr size_t q4_0_packed = 128 + 16;
 constexpr size_t q8_0_packed = 256 + 16;
 constexpr size_t q8_0_qs_offset = 2;  // offsetof(block_q8_0, qs)
 
-const uint8_t* weight_row(const weight_view& w, int64_t r) {
-  return static_cast<const uint8_t*>(w.data) + size_t(r) * w.row_stride;
-}
-
-// Row pointers of an 8-row group starting at r0 with n_rows valid rows (the rest repeat the last).
-void group_rows(const weight_view& w, int64_t r0, int n_rows, const uint8_t* rows[8]) {
-  for (int r = 0; r < 8; ++r) rows[r] = weight_row(w, r0 + std::min(r, n_rows - 1));
-}
-
 // Pointers into T consecutive Q8_0 activation rows from t0: the quants, and the block scales and
 // sums formed once per matmul (the kernels index them by block).
 template <int T>
@@ -87,20 +78,13 @@ void q8_0_block_sums(const uint8_t* act_row, int64_t nb, float* d, int32_t* sum)
 // cells at byte `offset` of each block; then the 8 block scales (fp16 at byte 0), as they are.
 void pack_cells(const weight_view& w, int64_t r0, int n_rows, size_t block_bytes, size_t offset, int n_cells,
                 uint8_t* out) {
-  const uint8_t* rows[8];
-  group_rows(w, r0, n_rows, rows);
-  const int64_t nb = w.n_in / 32;
-  const size_t packed = size_t(n_cells) * 32 + 16;
-  for (int64_t b = 0; b < nb; ++b, out += packed) {
-    __m256i v[8];
-    for (int r = 0; r < 8; ++r) {
-      const uint8_t* blk = rows[r] + size_t(b) * block_bytes;
-      v[r] = n_cells == 8 ? load256(blk + offset) : _mm256_zextsi128_si256(load128(blk + offset));
-      std::memcpy(out + 32 * n_cells + 2 * r, blk, 2);
-    }
-    transpose_8x8_i32(v);
-    for (int c = 0; c < n_cells; ++c) store256(out + 32 * c, v[c]);
-  }
+  pack_group_blocks(w, r0, n_rows, 32, block_bytes, size_t(n_cells) * 32 + 16, out,
+                    [&](const uint8_t* const blk[8], uint8_t* dst) {
+                      const uint8_t* codes[8];
+                      for (int r = 0; r < 8; ++r) codes[r] = blk[r] + offset;
+                      store_cells(codes, n_cells, dst);
+                      store_block_halves(blk, 0, dst + 32 * n_cells);
+                    });
 }
 
 void pack_q4_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
@@ -149,59 +133,56 @@ struct gemm_q4_0_tile {
 // block are unpacked once for all T tokens (a small batch of decode steps costs far less than T
 // separate passes); each token's arithmetic is the one-token kernel's.
 template <int T>
-void gemv_q4_0_tokens(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
-                      size_t ys) {
-  const token_rows<T> tokens(a, t0);
-  const uint8_t* const* arow = tokens.q;
-  const float* const* ad = tokens.d;
-  const int32_t* const* as = tokens.sum;
-  const int64_t nb = w.n_in / 32;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i ones16 = _mm256_set1_epi16(1);
-  const __m256i row_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-  for (int64_t g = r0; g < r1; g += 8) {
-    const int n = int(std::min<int64_t>(8, r1 - g));
-    const uint8_t* rows[8];
-    group_rows(w, g, n, rows);
-    prefetch.group(g);
-    __m256 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      prefetch.step();
-      const size_t wb = size_t(b) * sizeof(block_q4_0) + 2;
-      __m256i lo[4], hi[4];
-      for (int p = 0; p < 4; ++p) {
-        const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(rows[2 * p] + wb)),
-                                                  load128(rows[2 * p + 1] + wb), 1);
-        lo[p] = _mm256_and_si256(v, low4);
-        hi[p] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+struct gemv_q4_0_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    const token_rows<T> tokens(a, t0);
+    const uint8_t* const* arow = tokens.q;
+    const float* const* ad = tokens.d;
+    const int32_t* const* as = tokens.sum;
+    const int64_t nb = w.n_in / 32;
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    const __m256i row_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+    for (int64_t g = r0; g < r1; g += 8) {
+      const int n = int(std::min<int64_t>(8, r1 - g));
+      const uint8_t* rows[8];
+      group_rows(w, g, n, rows);
+      prefetch.group(g);
+      __m256 acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < nb; ++b) {
+        prefetch.step();
+        const size_t wb = size_t(b) * sizeof(block_q4_0) + 2;
+        __m256i lo[4], hi[4];
+        for (int p = 0; p < 4; ++p) {
+          const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(rows[2 * p] + wb)),
+                                                    load128(rows[2 * p + 1] + wb), 1);
+          lo[p] = _mm256_and_si256(v, low4);
+          hi[p] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+        }
+        const __m256 dw = gather_halves(rows, wb - 2);
+        for (int t = 0; t < T; ++t) {
+          const uint8_t* aq = arow[t] + size_t(b) * sizeof(block_q8_0);
+          const __m256i a_lo = _mm256_broadcastsi128_si256(load128(aq));       // quants 0-15, twice
+          const __m256i a_hi = _mm256_broadcastsi128_si256(load128(aq + 16));  // quants 16-31, twice
+          // Lanes 0-7: row 2p, 8-15: row 2p+1; each the sum of two pairs, |.| <= 2 * 3810.
+          __m256i m[4];
+          for (int p = 0; p < 4; ++p)
+            m[p] = _mm256_add_epi16(_mm256_maddubs_epi16(lo[p], a_lo), _mm256_maddubs_epi16(hi[p], a_hi));
+          // Low half: rows 0, 2, 4, 6; high half: rows 1, 3, 5, 7; two int16 per row, |.| <= 30480.
+          const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(m[0], m[1]), _mm256_hadd_epi16(m[2], m[3]));
+          const __m256i rows_sum = _mm256_permutevar8x32_epi32(_mm256_madd_epi16(h, ones16), row_order);
+          const __m256i isum = _mm256_sub_epi32(rows_sum, _mm256_set1_epi32(8 * as[t][b]));
+          acc[t] = _mm256_add_ps(
+              acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]))));
+        }
       }
-      const __m256 dw = gather_halves(rows, wb - 2);
-      for (int t = 0; t < T; ++t) {
-        const uint8_t* aq = arow[t] + size_t(b) * sizeof(block_q8_0);
-        const __m256i a_lo = _mm256_broadcastsi128_si256(load128(aq));       // quants 0-15, twice
-        const __m256i a_hi = _mm256_broadcastsi128_si256(load128(aq + 16));  // quants 16-31, twice
-        // Lanes 0-7: row 2p, 8-15: row 2p+1; each the sum of two pairs, |.| <= 2 * 3810.
-        __m256i m[4];
-        for (int p = 0; p < 4; ++p)
-          m[p] = _mm256_add_epi16(_mm256_maddubs_epi16(lo[p], a_lo), _mm256_maddubs_epi16(hi[p], a_hi));
-        // Low half: rows 0, 2, 4, 6; high half: rows 1, 3, 5, 7; two int16 per row, |.| <= 30480.
-        const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(m[0], m[1]), _mm256_hadd_epi16(m[2], m[3]));
-        const __m256i rows_sum = _mm256_permutevar8x32_epi32(_mm256_madd_epi16(h, ones16), row_order);
-        const __m256i isum = _mm256_sub_epi32(rows_sum, _mm256_set1_epi32(8 * as[t][b]));
-        acc[t] = _mm256_add_ps(
-            acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]))));
-      }
+      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
     }
-    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
   }
-}
-
-void gemv_q4_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
-               size_t ys) {
-  gemv_token_count(n_tok, [&](auto tokens) { gemv_q4_0_tokens<decltype(tokens)::value>(w, r0, r1, a, t0, y, ys); });
-}
+};
 
 // One row: the reference loop with the integer block sum done in SIMD.
 float dot_q4_0(const void* wv, const void* av, int64_t n) {
@@ -310,7 +291,7 @@ void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
 
 constexpr mm_kernel legacy_kernels[] = {
     {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), true, q4_0_packed, pack_q4_0,
-     gemm_tiles<gemm_q4_0_tile>, gemv_q4_0, q8_0_block_sums, dot_q4_0},
+     gemm_tiles<gemm_q4_0_tile>, gemv_tokens<gemv_q4_0_tokens>, q8_0_block_sums, dot_q4_0},
     {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0,
      gemm_tiles<gemm_q8_0_tile>, gemv_q8_0, q8_0_block_sums, dot_q8_0},
 };

@@ -136,6 +136,66 @@ inline void transpose_8x8_i32(__m256i v[8]) {
   v[7] = _mm256_permute2x128_si256(u3, u7, 0x31);
 }
 
+// The first n_cells (4 or 8) 4-byte cells at src[r] of 8 rows, stored cell-major at dst:
+// dst[32 c + 4 r] = cell c of row r (the compact panel layout of the matmul kernels).
+inline void store_cells(const uint8_t* const src[8], int n_cells, uint8_t* dst) {
+  __m256i v[8];
+  for (int r = 0; r < 8; ++r) v[r] = n_cells == 8 ? load256(src[r]) : _mm256_zextsi128_si256(load128(src[r]));
+  transpose_8x8_i32(v);
+  for (int c = 0; c < n_cells; ++c) store256(dst + 32 * c, v[c]);
+}
+
+// Row pointers of an 8-row group of w (a weight_view) starting at r0 with n_rows valid rows (the
+// rest repeat the last).
+template <typename Weights>
+void group_rows(const Weights& w, int64_t r0, int n_rows, const uint8_t* rows[8]) {
+  for (int r = 0; r < 8; ++r) rows[r] = w.row(r0 + (r < n_rows ? r : n_rows - 1));
+}
+
+// pack(blk, out) for every block of an 8-row group (as group_rows), blk[r] = that block of row r,
+// out moving on by `packed` bytes: the loop of every panel packer.
+template <typename Weights, typename F>
+void pack_group_blocks(const Weights& w, int64_t r0, int n_rows, int64_t block_elems, size_t block_bytes,
+                       size_t packed, uint8_t* out, F&& pack) {
+  const uint8_t* rows[8];
+  group_rows(w, r0, n_rows, rows);
+  for (int64_t b = 0; b < w.n_in / block_elems; ++b, out += packed) {
+    const uint8_t* blk[8];
+    for (int r = 0; r < 8; ++r) blk[r] = rows[r] + size_t(b) * block_bytes;
+    pack(blk, out);
+  }
+}
+
+// Of 8 blocks blk[r]: the bytes [offset, offset + 32 n_groups) as cells, 256 bytes per group at dst;
+// n_words 4-byte words from `offset` as [word][row] (words); the fp16 at `offset` as [row] (halves).
+inline void store_block_cells(const uint8_t* const blk[8], size_t offset, int n_groups, uint8_t* dst) {
+  for (int m = 0; m < n_groups; ++m) {
+    const uint8_t* src[8];
+    for (int r = 0; r < 8; ++r) src[r] = blk[r] + offset + 32 * size_t(m);
+    store_cells(src, 8, dst + 256 * m);
+  }
+}
+inline void store_block_words(const uint8_t* const blk[8], size_t offset, int n_words, uint8_t* dst) {
+  for (int k = 0; k < n_words; ++k)
+    for (int r = 0; r < 8; ++r) std::memcpy(dst + 32 * k + 4 * r, blk[r] + offset + 4 * size_t(k), 4);
+}
+inline void store_block_halves(const uint8_t* const blk[8], size_t offset, uint8_t* dst) {
+  for (int r = 0; r < 8; ++r) std::memcpy(dst + 2 * r, blk[r] + offset, 2);
+}
+
+// Byte j (and j + 1 when pair) of every 32-bit lane of v in both 16-bit halves of the lane:
+// (x_j, x_j) or (x_j, x_j+1), as unsigned or (is_signed) sign-extended int16.
+inline __m256i lane_byte_pairs(__m256i v, int j, bool pair, bool is_signed) {
+  // pshufb picks byte 4r + j of the 128-bit half for lane r; 0x80 writes zero. A signed byte goes to
+  // the high byte of its int16 and an arithmetic shift brings it down.
+  const uint32_t pos = is_signed ? 8 : 0, zero = is_signed ? 0 : 8;
+  const uint32_t lane = uint32_t(j) << pos | 0x80u << zero | uint32_t(pair ? j + 1 : j) << (16 + pos) | 0x80u << (16 + zero);
+  const uint32_t next = 4u << pos | 4u << (16 + pos);
+  const auto l = [&](uint32_t r) { return int32_t(lane + r * next); };
+  const __m256i x = _mm256_shuffle_epi8(v, _mm256_setr_epi32(l(0), l(1), l(2), l(3), l(0), l(1), l(2), l(3)));
+  return is_signed ? _mm256_srai_epi16(x, 8) : x;
+}
+
 // Lane r = the sum of the 8 int32 lanes of v[r] (exact: integer adds only).
 inline __m256i hsum_8x_i32(const __m256i v[8]) {
   const __m256i h01 = _mm256_hadd_epi32(v[0], v[1]), h23 = _mm256_hadd_epi32(v[2], v[3]);
@@ -186,12 +246,14 @@ void token_tail(int64_t rest, int64_t t, F& tile) {
   }
 }
 
-// Calls f(std::integral_constant<int, n_tok>{}) for a gemv over 1 to 3 tokens (gemv_max_tokens).
-template <typename F>
-void gemv_token_count(int64_t n_tok, F&& f) {
-  if (n_tok == 1) f(std::integral_constant<int, 1>{});
-  else if (n_tok == 2) f(std::integral_constant<int, 2>{});
-  else f(std::integral_constant<int, 3>{});
+// A file-layout kernel's gemv (cpu_kernels.h mm_kernel::gemv) from its version for T tokens,
+// Gemv<T>::run, over 1 to 3 tokens (gemv_max_tokens).
+template <template <int> class Gemv, typename Weights, typename Activations>
+void gemv_tokens(const Weights& w, int64_t r0, int64_t r1, const Activations& a, int64_t t0, int64_t n_tok, float* y,
+                 size_t ys) {
+  if (n_tok == 1) Gemv<1>::run(w, r0, r1, a, t0, y, ys);
+  else if (n_tok == 2) Gemv<2>::run(w, r0, r1, a, t0, y, ys);
+  else Gemv<3>::run(w, r0, r1, a, t0, y, ys);
 }
 
 template <int Tmax, typename F>
