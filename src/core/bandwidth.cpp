@@ -5,10 +5,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <new>
 
 #include "core/cpu_features.h"
+#include "core/huge_page_buffer.h"
 #include "core/thread_pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -55,9 +54,6 @@ uint64_t sum_portable(const uint8_t* p, size_t n) {
 // The byte each thread writes into its slice (non-zero, so that the pages are really written).
 uint8_t fill_byte(int ith) { return uint8_t(1 + ith % 250); }
 
-struct aligned_free {
-  void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(k_align)); }
-};
 
 }  // namespace
 
@@ -71,12 +67,13 @@ result<bandwidth_result> measure_read_bandwidth(const bandwidth_options& opts) {
   const size_t slice = opts.buffer_bytes / size_t(nth) / k_align * k_align;
   if (slice == 0) return make_error("bandwidth probe: buffer of {} bytes is too small for {} threads", opts.buffer_bytes, nth);
   const size_t total = slice * size_t(nth);
-  std::unique_ptr<uint8_t[], aligned_free> buf(
-      static_cast<uint8_t*>(::operator new[](total, std::align_val_t(k_align), std::nothrow)));
-  if (!buf) return make_error("bandwidth probe: cannot allocate {} bytes", total);
+  // The same huge-page memory the repacked weights live in (huge_page_buffer), so that the ceiling
+  // is what the machine reads at best, not a figure lowered by a TLB miss every 4 KiB.
+  huge_page_buffer buf;
+  if (!buf.allocate(total)) return make_error("bandwidth probe: cannot allocate {} bytes", total);
 
   // First touch by the thread that reads the slice later (its pages land on its memory node).
-  pool.run([&](int ith, int) { std::memset(buf.get() + size_t(ith) * slice, fill_byte(ith), slice); });
+  pool.run([&](int ith, int) { std::memset(buf.mutable_data() + size_t(ith) * slice, fill_byte(ith), slice); });
 
   bool avx2 = false;
 #ifdef GLIA_BW_X86
@@ -84,7 +81,7 @@ result<bandwidth_result> measure_read_bandwidth(const bandwidth_options& opts) {
 #endif
   std::atomic<uint64_t> sink{0};  // keeps the sums alive so the reads cannot be optimized away
   auto read_pass = [&](int ith, int) {
-    const uint8_t* p = buf.get() + size_t(ith) * slice;
+    const uint8_t* p = buf.mutable_data() + size_t(ith) * slice;
 #ifdef GLIA_BW_X86
     const uint64_t s = avx2 ? sum_avx2(p, slice) : sum_portable(p, slice);
 #else

@@ -166,7 +166,8 @@ bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view&
   const size_t panel_bytes = size_t(w.n_in / mk->block_elems) * mk->packed_block_bytes;
   out.source = w;
   out.bytes = size_t(n_panels) * panel_bytes;
-  uint8_t* dst = out.panels.get(out.bytes);
+  uint8_t* dst = out.panels.allocate(out.bytes);
+  if (!dst) return false;
   parallel_for(pool, n_panels, w.n_in * 8, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p)
       mk->pack(w, 8 * p, panel_rows(w, p), dst + size_t(p) * panel_bytes);

@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_kernels.h"
+#include "core/huge_page_buffer.h"
 #include "core/thread_pool.h"
 
 namespace glia::cpu {
@@ -68,7 +69,7 @@ struct matmul_scratch {
 // A weight matrix repacked into the 8-row panels of its type's mm kernel (backend::prepare_weight).
 struct prepared_weight {
   weight_view source;  // the matrix it was made from
-  aligned_buffer panels;  // ceil(n_out / 8) panels of nb * packed_block_bytes
+  huge_page_buffer panels;  // ceil(n_out / 8) panels of nb * packed_block_bytes
   size_t bytes = 0;
 };
 
