@@ -122,7 +122,7 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
     const type_traits& wt = type_info(mk->type);
     for (int64_t n_in : {mk->block_elems, 3 * mk->block_elems, 11 * mk->block_elems}) {
       for (int kind = 0; kind < 2; ++kind) {
-        const int64_t n_out = 13, n_tok = 11;  // one full and one partial panel; tiles of 4, 4, 3
+        const int64_t n_out = 13 + 8 * kind, n_tok = 11;  // 2 (3) panels, the last partial; tiles of 4, 4, 3
         const test_weight w = kind == 0 ? random_byte_weight(mk->type, n_in, n_out, uint32_t(n_in))
                                         : make_weight(mk->type, n_in, n_out, uint32_t(n_in));
         const auto x = activations(n_in, n_tok, uint32_t(n_in) + 1);
@@ -154,22 +154,29 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
           EXPECT_TRUE(bit_equal(part.data() + 7 * t, want.data() + (2 + t) * n_out + 6, 5)) << "gemv rows 6-10 " << what;
 
         const int64_t nb = n_in / wt.block_elems;
+        const size_t panel_bytes = size_t(nb) * mk->packed_block_bytes;
         cpu::aligned_buffer panel;
+        const int64_t n_panels = (n_out + 7) / 8;
+        uint8_t* buf = panel.get(size_t(n_panels) * panel_bytes);
+        for (int64_t p = 0; p < n_panels; ++p)
+          mk->pack(w.view, 8 * p, int(std::min<int64_t>(8, n_out - 8 * p)), buf + size_t(p) * panel_bytes);
+        // The panels one at a time, then together (kernels may take two at a time: a pair of a full
+        // and a partial panel), then the last one alone.
+        const int last_rows = int(n_out - 8 * (n_panels - 1));
         std::fill(got.begin(), got.end(), 0.0f);
-        for (int64_t p = 0; p < (n_out + 7) / 8; ++p) {
-          const int n_rows = int(std::min<int64_t>(8, n_out - 8 * p));
-          uint8_t* buf = panel.get(size_t(nb) * mk->packed_block_bytes);
-          mk->pack(w.view, 8 * p, n_rows, buf);
-          mk->gemm(buf, nb, a.rows, 0, n_tok, got.data() + 8 * p, size_t(n_out), n_rows);
-        }
-        EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << "gemm " << what;
+        for (int64_t p = 0; p < n_panels; ++p)
+          mk->gemm(buf + size_t(p) * panel_bytes, panel_bytes, 1, nb, a.rows, 0, n_tok, got.data() + 8 * p,
+                   size_t(n_out), p + 1 == n_panels ? last_rows : 8);
+        EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << "gemm panel by panel " << what;
+        std::fill(got.begin(), got.end(), 0.0f);
+        mk->gemm(buf, panel_bytes, n_panels, nb, a.rows, 0, n_tok, got.data(), size_t(n_out), last_rows);
+        EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << "gemm of all panels " << what;
         // A token range starting inside the batch.
         std::vector<float> sub(size_t(2 * n_out), 0.0f);
-        uint8_t* buf = panel.get(size_t(nb) * mk->packed_block_bytes);
-        mk->pack(w.view, 8, 5, buf);
-        mk->gemm(buf, nb, a.rows, 7, 2, sub.data(), size_t(n_out), 5);
+        mk->gemm(buf + panel_bytes, panel_bytes, 1, nb, a.rows, 7, 2, sub.data(), size_t(n_out), last_rows);
         for (int t = 0; t < 2; ++t)
-          EXPECT_TRUE(bit_equal(sub.data() + t * n_out, want.data() + (7 + t) * n_out + 8, 5)) << "gemm tokens 7-8 " << what;
+          EXPECT_TRUE(bit_equal(sub.data() + t * n_out, want.data() + (7 + t) * n_out + 8, size_t(last_rows)))
+              << "gemm tokens 7-8 " << what;
       }
     }
   }

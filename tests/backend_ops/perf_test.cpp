@@ -240,14 +240,12 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
       for (int64_t p = 0; p < n_out / 8; ++p) mk->pack(w.view, 8 * p, 8, panels + size_t(p) * panel_bytes);
     });
     const double s_gemm = best([&] {
-      for (int64_t p = 0; p < n_out / 8; ++p)
-        mk->gemm(panels + size_t(p) * panel_bytes, nb, a, 0, n_tok, y.data() + 8 * p, size_t(n_out), 8);
+      mk->gemm(panels, panel_bytes, n_out / 8, nb, a, 0, n_tok, y.data(), size_t(n_out), 8);
     });
     const double s_gemv = best([&] { mk->gemv(w.view, 0, n_out, a, 0, 1, y.data(), size_t(n_out)); });
     // Decode on prepared weights: the gemm kernel over the panels for one token.
     const double s_panel1 = best([&] {
-      for (int64_t p = 0; p < n_out / 8; ++p)
-        mk->gemm(panels + size_t(p) * panel_bytes, nb, a, 0, 1, y.data() + 8 * p, size_t(n_out), 8);
+      mk->gemm(panels, panel_bytes, n_out / 8, nb, a, 0, 1, y.data(), size_t(n_out), 8);
     });
     const double macs = double(n_in) * double(n_out);
     const double wbytes = double(w.view.row_stride) * double(n_out);

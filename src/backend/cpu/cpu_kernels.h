@@ -69,9 +69,10 @@ struct mm_kernel {
   // Packs rows [r0, r0 + n_rows) of w (1 <= n_rows <= 8; missing rows repeat the last) into `out`
   // (nb * packed_block_bytes bytes; kernels read panels at any address).
   void (*pack)(const weight_view& w, int64_t r0, int n_rows, uint8_t* out);
-  // y[t * y_stride + r] = row r of the panel . activation row t0 + t, for t < n_tok and r < n_rows.
-  void (*gemm)(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, int64_t n_tok, float* y,
-               size_t y_stride, int n_rows);
+  // y[t * y_stride + r] = row r of n_panels consecutive panels (panel_bytes apart) . activation row
+  // t0 + t, for t < n_tok and r < 8 (n_panels - 1) + last_rows (the last panel holds last_rows).
+  void (*gemm)(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a,
+               int64_t t0, int64_t n_tok, float* y, size_t y_stride, int last_rows);
   // y[t * y_stride + r - r0] = row r of w . activation row t0 + t, for r in [r0, r1) and
   // t < n_tok, 1 <= n_tok <= gemv_max_tokens (more tokens take the gemm path).
   void (*gemv)(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok, float* y,

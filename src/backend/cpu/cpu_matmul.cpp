@@ -97,6 +97,7 @@ void matmul_gemm(thread_pool& pool, const mm_kernel& mk, const weight_view& w, c
   const size_t block_target = n_tok < gemm_min_tokens ? gemv_chunk_bytes : packed_block_target;
   int64_t per_block = std::max<int64_t>(1, int64_t(block_target / panel_bytes));
   per_block = std::clamp<int64_t>(per_block, 1, std::max<int64_t>(1, n_panels / (2 * int64_t(nth))));
+  if (per_block > 1) per_block &= ~int64_t(1);  // whole pairs of panels (kernels may read two at a time)
   const int64_t n_blocks = (n_panels + per_block - 1) / per_block;
   const int64_t tok_tile = std::min(n_tok, std::max<int64_t>(4, int64_t(gemm_token_tile_bytes / a.stride) / 4 * 4));
   if (!prepared && pack.size() < size_t(nth)) pack.resize(size_t(nth));
@@ -115,11 +116,8 @@ void matmul_gemm(thread_pool& pool, const mm_kernel& mk, const weight_view& w, c
     }
     for (int64_t t0 = 0; t0 < n_tok; t0 += tok_tile) {
       const int64_t nt = std::min(tok_tile, n_tok - t0);
-      for (int64_t p = p0; p < p1; ++p) {
-        const int n_rows = panel_rows(w, p);
-        mk.gemm(buf + size_t(p - p0) * panel_bytes, a.nb, a, t0, nt, y + t0 * w.n_out + 8 * p, size_t(w.n_out),
-                n_rows);
-      }
+      mk.gemm(buf, panel_bytes, p1 - p0, a.nb, a, t0, nt, y + t0 * w.n_out + 8 * p0, size_t(w.n_out),
+              panel_rows(w, p1 - 1));
     }
   });
 }

@@ -21,7 +21,7 @@
 // internal linkage, so each gets its own copy (see simd_avx2.h).
 #pragma once
 
-#include "backend/cpu/simd_avx2.h"
+#include "backend/cpu/panel_vectors.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -129,70 +129,69 @@ void pack_q4_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
 // part 0: scales 0-3, 1: mins 0-3, 2: scales 4-7, 3: mins 4-7. Entries 0-3 are the low 6 bits of
 // words 0 (scales) and 1 (mins); entries 4-7 keep their low 4 bits in word 2 (scale: low nibble,
 // min: high nibble) and their top 2 bits in the spare top bits of words 0 / 1.
-inline __m256i q4_k_six_bits(const uint8_t* words, int part) {
-  const __m256i w = load256(words + 32 * (part % 2));
-  if (part < 2) return _mm256_and_si256(w, _mm256_set1_epi8(0x3F));
-  const __m256i w2 = load256(words + 64);
-  const __m256i low = _mm256_and_si256(part == 2 ? w2 : _mm256_srli_epi32(w2, 4), _mm256_set1_epi8(0x0F));
-  const __m256i top = _mm256_and_si256(_mm256_srli_epi32(w, 6), _mm256_set1_epi8(0x03));
-  return _mm256_or_si256(low, _mm256_slli_epi32(top, 4));
+template <class V>
+typename V::i q4_k_six_bits(const uint8_t* words, size_t second, int part) {
+  using I = typename V::i;
+  const I w = V::load(words + 32 * (part % 2), second);
+  if (part < 2) return vand(w, V::set1_i8(0x3F));
+  const I w2 = V::load(words + 64, second);
+  const I low = vand(part == 2 ? w2 : vsrl32(w2, 4), V::set1_i8(0x0F));
+  const I top = vand(vsrl32(w, 6), V::set1_i8(0x03));
+  return vor(low, vsll32(top, 4));
 }
 
-template <int T>
+template <int T, class V>
 struct gemm_q4_k_tile {
-  static void run(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n) {
+    using I = typename V::i;
+    using F = typename V::f;
     const uint8_t* arow[T];
     for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    __m256 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    const I low4 = V::set1_i8(0x0F);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q4_k_packed) {
-      if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_k_packed>(panel);
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q4_k_packed>(panel, second);
       const size_t ab = size_t(b) * sizeof(block_q8_k);
       const uint8_t* words = panel + q4_k_scales_at;
-      __m256i sumi[T];
-      for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+      I sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = V::zero();
       // Sub-block j = 2h + half: the low (half 0) or high (half 1) nibbles of cells 8h..8h+7.
   #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         const int h = j / 2, half = j % 2;
-        __m256i s[T];  // int16: 8 chunks of nibble products stay <= 30480
-        for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+        I s[T];  // int16: 8 chunks of nibble products stay <= 30480
+        for (int t = 0; t < T; ++t) s[t] = V::zero();
         for (int i = 0; i < 8; ++i) {
-          const __m256i v = load256(panel + 32 * (8 * h + i));
-          const __m256i c = _mm256_and_si256(half ? _mm256_srli_epi16(v, 4) : v, low4);
+          const I v = V::load(panel + 32 * (8 * h + i), second);
+          const I c = vand(half ? vsrl16(v, 4) : v, low4);
           for (int t = 0; t < T; ++t)
-            s[t] = chained(byte_dot_add(s[t], c, broadcast4(arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i)));
+            s[t] = chained(byte_dot_add(s[t], c, V::bcast4(arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i)));
         }
-        const __m256i scale = lane_byte_pairs(q4_k_six_bits(words, j < 4 ? 0 : 2), j % 4, false, false);
-        for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], byte_dot_scaled(s[t], scale)));
+        const I scale = lane_byte_pairs(q4_k_six_bits<V>(words, second, j < 4 ? 0 : 2), j % 4, false, false);
+        for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(s[t], scale)));
       }
       // (min_2i, min_2i+1) int16 pairs in every lane, for the sub-block sums of the activations.
-      const __m256i mn_lo = q4_k_six_bits(words, 1), mn_hi = q4_k_six_bits(words, 3);
-      const __m256i mins[4] = {lane_byte_pairs(mn_lo, 0, true, false),
-                               lane_byte_pairs(mn_lo, 2, true, false),
-                               lane_byte_pairs(mn_hi, 0, true, false),
-                               lane_byte_pairs(mn_hi, 2, true, false)};
-      const __m256 dw = _mm256_cvtph_ps(load128(panel + q4_k_d_at));
-      const __m256 dminw = _mm256_cvtph_ps(load128(panel + q4_k_dmin_at));
+      const I mn_lo = q4_k_six_bits<V>(words, second, 1), mn_hi = q4_k_six_bits<V>(words, second, 3);
+      const I mins[4] = {lane_byte_pairs(mn_lo, 0, true, false), lane_byte_pairs(mn_lo, 2, true, false),
+                         lane_byte_pairs(mn_hi, 0, true, false), lane_byte_pairs(mn_hi, 2, true, false)};
+      const F dw = V::halves(panel + q4_k_d_at, second);
+      const F dminw = V::halves(panel + q4_k_dmin_at, second);
       for (int t = 0; t < T; ++t) {
         const uint8_t* blk = arow[t] + ab;
         // Sums of the 8 sub-blocks (two bsums each), as int16 pairs (sub-blocks 2i, 2i+1).
         const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
-        const __m256i pp = _mm256_broadcastsi128_si256(pairs);
-        __m256i min_term = _mm256_madd_epi16(mins[0], _mm256_shuffle_epi32(pp, 0x00));
-        min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[1], _mm256_shuffle_epi32(pp, 0x55)));
-        min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[2], _mm256_shuffle_epi32(pp, 0xAA)));
-        min_term = _mm256_add_epi32(min_term, _mm256_madd_epi16(mins[3], _mm256_shuffle_epi32(pp, 0xFF)));
+        I min_term = vmadd16(mins[0], V::spread_word(pairs, 0));
+        for (int k = 1; k < 4; ++k) min_term = vadd32(min_term, vmadd16(mins[k], V::spread_word(pairs, k)));
         float da;
         std::memcpy(&da, blk, 4);
-        const __m256 vda = _mm256_set1_ps(da);
-        const __m256 p = _mm256_sub_ps(rounded(_mm256_mul_ps(_mm256_mul_ps(dw, vda), _mm256_cvtepi32_ps(sumi[t]))),
-                                       rounded(_mm256_mul_ps(_mm256_mul_ps(dminw, vda), _mm256_cvtepi32_ps(min_term))));
-        acc[t] = _mm256_add_ps(acc[t], p);
+        const F vda = V::set1_f(da);
+        const F p = vsub(rounded(vmul(vmul(dw, vda), vcvt(sumi[t]))), rounded(vmul(vmul(dminw, vda), vcvt(min_term))));
+        acc[t] = vadd(acc[t], p);
       }
     }
-    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
   }
 };
 
@@ -319,19 +318,22 @@ void pack_q6_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
   });
 }
 
-template <int T>
+template <int T, class V>
 struct gemm_q6_k_tile {
-  static void run(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n) {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n) {
+    using I = typename V::i;
+    using F = typename V::f;
     const uint8_t* arow[T];
     for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
-    const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30);
-    __m256 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    const I low4 = V::set1_i8(0x0F), top2 = V::set1_i8(0x30);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q6_k_packed) {
-      if constexpr (T <= gemv_max_tokens) panel_prefetch<q6_k_packed>(panel);
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q6_k_packed>(panel, second);
       const size_t ab = size_t(b) * sizeof(block_q8_k);
-      __m256i sumi[T];
-      for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
+      I sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = V::zero();
       // Quarter q of half h: elements 4i..4i+3 of slice k for i in 4q..4q+3 make up 16-element group
       // 8h + 2k + q. Products pair up to 2 * 63 * 127, so with AVX2 two chunks at a time are summed
       // in int16 before the scale multiplies them; VNNI sums all four in int32.
@@ -342,41 +344,39 @@ struct gemm_q6_k_tile {
   #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
           const int g = 8 * h + 2 * k + q;
-          const __m256i scale = lane_byte_pairs(load256(panel + q6_k_scales_at + 32 * (g / 4)), g % 4, false, true);
+          const I scale = lane_byte_pairs(V::load(panel + q6_k_scales_at + 32 * (g / 4), second), g % 4, false, true);
           for (int p = 0; p < 4 / per_scale; ++p) {
-            __m256i s[T];
-            for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+            I s[T];
+            for (int t = 0; t < T; ++t) s[t] = V::zero();
             for (int i = 4 * q + per_scale * p; i < 4 * q + per_scale * (p + 1); ++i) {
-              const __m256i nib = load256(panel + 32 * (16 * h + 8 * (k % 2) + i));
-              const __m256i qh = load256(panel + q6_k_qh_at + 32 * (8 * h + i));
-              const __m256i low = _mm256_and_si256(k < 2 ? nib : _mm256_srli_epi16(nib, 4), low4);
-              const __m256i top = k == 0 ? _mm256_slli_epi16(qh, 4) : k == 1 ? _mm256_slli_epi16(qh, 2)
-                                  : k == 2 ? qh : _mm256_srli_epi16(qh, 2);
-              const __m256i code = _mm256_or_si256(low, _mm256_and_si256(top, top2));
+              const I nib = V::load(panel + 32 * (16 * h + 8 * (k % 2) + i), second);
+              const I qh = V::load(panel + q6_k_qh_at + 32 * (8 * h + i), second);
+              const I low = vand(k < 2 ? nib : vsrl16(nib, 4), low4);
+              const I top = k == 0 ? vsll16(qh, 4) : k == 1 ? vsll16(qh, 2) : k == 2 ? qh : vsrl16(qh, 2);
+              const I code = vor(low, vand(top, top2));
               for (int t = 0; t < T; ++t)
-                s[t] = chained(byte_dot_add(s[t], code, broadcast4(arow[t] + ab + q8_k_qs + 128 * h + 32 * k + 4 * i)));
+                s[t] = chained(byte_dot_add(s[t], code, V::bcast4(arow[t] + ab + q8_k_qs + 128 * h + 32 * k + 4 * i)));
             }
-            for (int t = 0; t < T; ++t) sumi[t] = chained(_mm256_add_epi32(sumi[t], byte_dot_scaled(s[t], scale)));
+            for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(s[t], scale)));
           }
         }
       }
       // 32 * sum_g scale_g * bsum_g, two groups per madd (the codes above are unsigned q + 32).
-      __m256i offset[T];
-      for (int t = 0; t < T; ++t) offset[t] = _mm256_setzero_si256();
+      I offset[T];
+      for (int t = 0; t < T; ++t) offset[t] = V::zero();
       for (int i = 0; i < 8; ++i) {
-        const __m256i pairs = lane_byte_pairs(load256(panel + q6_k_scales_at + 32 * (i / 2)), 2 * (i % 2), true, true);
-        for (int t = 0; t < T; ++t)
-          offset[t] = _mm256_add_epi32(offset[t], _mm256_madd_epi16(pairs, broadcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
+        const I pairs = lane_byte_pairs(V::load(panel + q6_k_scales_at + 32 * (i / 2), second), 2 * (i % 2), true, true);
+        for (int t = 0; t < T; ++t) offset[t] = vadd32(offset[t], vmadd16(pairs, V::bcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
       }
-      const __m256 dw = _mm256_cvtph_ps(load128(panel + q6_k_d_at));
+      const F dw = V::halves(panel + q6_k_d_at, second);
       for (int t = 0; t < T; ++t) {
-        const __m256i isum = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(offset[t], 5));
+        const I isum = vsub32(sumi[t], vsll32(offset[t], 5));
         float da;
         std::memcpy(&da, arow[t] + ab, 4);
-        acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(dw, _mm256_set1_ps(da)), _mm256_cvtepi32_ps(isum))));
+        acc[t] = vadd(acc[t], rounded(vmul(vmul(dw, V::set1_f(da)), vcvt(isum))));
       }
     }
-    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n);
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
   }
 };
 
@@ -439,9 +439,9 @@ struct gemv_q6_k_tokens {
 
 constexpr mm_kernel kquant_kernels[] = {
     {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), false, q4_k_packed, pack_q4_k,
-     gemm_tiles<gemm_q4_k_tile>, gemv_tokens<gemv_q4_k_tokens>, nullptr, dot_q4_k},
+     gemm_panels<gemm_q4_k_tile>, gemv_tokens<gemv_q4_k_tokens>, nullptr, dot_q4_k},
     {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), false, q6_k_packed, pack_q6_k,
-     gemm_tiles<gemm_q6_k_tile>, gemv_tokens<gemv_q6_k_tokens>, nullptr, dot_q6_k},
+     gemm_panels<gemm_q6_k_tile>, gemv_tokens<gemv_q6_k_tokens>, nullptr, dot_q6_k},
 };
 
 }  // namespace

@@ -26,7 +26,7 @@
 // internal linkage, so each gets its own copy (see simd_avx2.h).
 #pragma once
 
-#include "backend/cpu/simd_avx2.h"
+#include "backend/cpu/panel_vectors.h"
 
 #include <algorithm>
 
@@ -91,39 +91,46 @@ void pack_q4_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
   pack_cells(w, r0, n_rows, sizeof(block_q4_0), 2, 4, out);
 }
 
-template <int T>
+template <int T, class V>
 struct gemm_q4_0_tile {
-  static void run(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
                   int n_rows) {
+    using I = typename V::i;
+    using F = typename V::f;
     const token_rows<T> rows(a, t0);
     const uint8_t* const* aq = rows.q;
     const float* const* ad = rows.d;
     const int32_t* const* as = rows.sum;
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    __m256 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    const I low4 = V::set1_i8(0x0F);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q4_0_packed) {
-      if constexpr (T <= gemv_max_tokens) panel_prefetch<q4_0_packed>(panel);
-      __m256i s[T];
-      for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q4_0_packed>(panel, second);
+      // Few tokens: the low and the high nibbles in separate sums, so that each dependency chain of
+      // byte dot products is half as long (the sum of both stays within the int16 bound).
+      constexpr int split = T <= 2 ? 2 : 1;
+      I s[split][T];
+      for (int h = 0; h < split; ++h)
+        for (int t = 0; t < T; ++t) s[h][t] = V::zero();
       const size_t ab = size_t(b) * sizeof(block_q8_0);
       for (int c = 0; c < 4; ++c) {
-        const __m256i v = load256(panel + 32 * c);
-        const __m256i lo = _mm256_and_si256(v, low4);                         // elements 4c..4c+3
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);  // elements 16+4c..
+        const I v = V::load(panel + 32 * c, second);
+        const I lo = vand(v, low4);              // elements 4c..4c+3
+        const I hi = vand(vsrl16(v, 4), low4);  // elements 16+4c..
         for (int t = 0; t < T; ++t) {
-          s[t] = chained(byte_dot_add(s[t], lo, broadcast4(aq[t] + ab + 4 * c)));
-          s[t] = chained(byte_dot_add(s[t], hi, broadcast4(aq[t] + ab + 16 + 4 * c)));
+          s[0][t] = chained(byte_dot_add(s[0][t], lo, V::bcast4(aq[t] + ab + 4 * c)));
+          s[split - 1][t] = chained(byte_dot_add(s[split - 1][t], hi, V::bcast4(aq[t] + ab + 16 + 4 * c)));
         }
       }
-      const __m256 dw = _mm256_cvtph_ps(load128(panel + 128));
+      const F dw = V::halves(panel + 128, second);
       for (int t = 0; t < T; ++t) {
-        const __m256i isum = _mm256_sub_epi32(byte_dot_widen(s[t]), _mm256_set1_epi32(8 * as[t][b]));
-        const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]));
-        acc[t] = _mm256_add_ps(acc[t], rounded(p));
+        const I st = split == 2 ? byte_dot_sum(s[0][t], s[1][t]) : s[0][t];
+        const I isum = vsub32(byte_dot_widen(st), V::set1_i32(8 * as[t][b]));
+        const F p = vmul(vmul(vcvt(isum), dw), V::set1_f(ad[t][b]));
+        acc[t] = vadd(acc[t], rounded(p));
       }
     }
-    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n_rows);
   }
 };
 
@@ -220,35 +227,34 @@ void pack_q8_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
   pack_cells(w, r0, n_rows, sizeof(block_q8_0), q8_0_qs_offset, 8, out);
 }
 
-template <int T>
+template <int T, class V>
 struct gemm_q8_0_tile {
-  static void run(const uint8_t* panel, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
                   int n_rows) {
+    using I = typename V::i;
+    using F = typename V::f;
     const token_rows<T> rows(a, t0);
     const uint8_t* const* aq = rows.q;
     const float* const* ad = rows.d;
-    __m256 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q8_0_packed) {
-      if constexpr (T <= gemv_max_tokens) panel_prefetch<q8_0_packed>(panel);
-      __m256i s[T];
-      for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q8_0_packed>(panel, second);
+      I s[T];
+      for (int t = 0; t < T; ++t) s[t] = V::zero();
       const size_t ab = size_t(b) * sizeof(block_q8_0);
       for (int c = 0; c < 8; ++c) {
-        const __m256i wc = load256(panel + 32 * c);
-        const __m256i wabs = _mm256_sign_epi8(wc, wc);  // |w|, with -128 read as 128 (unsigned)
-        for (int t = 0; t < T; ++t) {
-          const __m256i av = _mm256_sign_epi8(broadcast4(aq[t] + ab + 4 * c), wc);
-          s[t] = chained(byte_dot_add32(s[t], wabs, av));
-        }
+        const I wc = V::load(panel + 32 * c, second);
+        const I wabs = abs_u8(wc);
+        for (int t = 0; t < T; ++t) s[t] = chained(byte_dot_add32(s[t], wabs, sign_of(V::bcast4(aq[t] + ab + 4 * c), wc)));
       }
-      const __m256 dw = _mm256_cvtph_ps(load128(panel + 256));
+      const F dw = V::halves(panel + 256, second);
       for (int t = 0; t < T; ++t) {
-        const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(s[t]), _mm256_mul_ps(dw, _mm256_set1_ps(ad[t][b])));
-        acc[t] = _mm256_add_ps(acc[t], rounded(p));
+        const F p = vmul(vcvt(s[t]), vmul(dw, V::set1_f(ad[t][b])));
+        acc[t] = vadd(acc[t], rounded(p));
       }
     }
-    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, acc[t], n_rows);
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n_rows);
   }
 };
 
@@ -291,9 +297,9 @@ void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
 
 constexpr mm_kernel legacy_kernels[] = {
     {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), true, q4_0_packed, pack_q4_0,
-     gemm_tiles<gemm_q4_0_tile>, gemv_tokens<gemv_q4_0_tokens>, q8_0_block_sums, dot_q4_0},
+     gemm_panels<gemm_q4_0_tile>, gemv_tokens<gemv_q4_0_tokens>, q8_0_block_sums, dot_q4_0},
     {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0,
-     gemm_tiles<gemm_q8_0_tile>, gemv_q8_0, q8_0_block_sums, dot_q8_0},
+     gemm_panels<gemm_q8_0_tile>, gemv_q8_0, q8_0_block_sums, dot_q8_0},
 };
 
 }  // namespace

@@ -69,6 +69,15 @@ inline __m256i byte_dot_add(__m256i acc, __m256i w_u8, __m256i a_s8) {
 #endif
 }
 
+// The sum of two accumulators of byte_dot_add (the caller keeps it within the int16 bound on AVX2).
+inline __m256i byte_dot_sum(__m256i a, __m256i b) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_add_epi32(a, b);
+#else
+  return _mm256_add_epi16(a, b);
+#endif
+}
+
 // An accumulator of byte_dot_add as int32 lanes.
 inline __m256i byte_dot_widen(__m256i acc) {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
@@ -271,16 +280,6 @@ template <size_t BlockBytes>
 inline void panel_prefetch(const uint8_t* block) {
   for (size_t off = 0; off < BlockBytes; off += 64)
     _mm_prefetch(reinterpret_cast<const char*>(block + panel_prefetch_distance + off), _MM_HINT_T1);
-}
-
-// A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T>::run for T tokens:
-// tiles of gemm_tile_tokens tokens, then one of the remainder.
-template <template <int> class Tile, typename Activations>
-void gemm_tiles(const uint8_t* panel, int64_t nb, const Activations& a, int64_t t0, int64_t n_tok, float* y, size_t ys,
-                int n_rows) {
-  token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
-    Tile<decltype(tile)::value>::run(panel, nb, a, t0 + t, y + size_t(t) * ys, ys, n_rows);
-  });
 }
 
 // Software prefetch for the gemv kernels. A gemv walks 8 rows side by side, each only a few

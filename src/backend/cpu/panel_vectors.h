@@ -1,0 +1,169 @@
+// The vectors the panel kernels (mm_*_kernels.h) compute with, as two families with one interface:
+//  - rows8: one 8-row panel per 256-bit vector (AVX2, and AVX-512 VL);
+//  - rows16: two consecutive 8-row panels per 512-bit vector (AVX-512 VNNI + BW builds only), the
+//    first panel in the low 256 bits. A 512-bit vpdpbusd does twice the multiply-adds of a 256-bit
+//    one at the same issue rate on the machines we measured (two 512-bit units), and each
+//    broadcast activation cell then serves 16 rows instead of 8: the panel layout stays the same,
+//    the kernel just reads two panels side by side.
+// A kernel tile is written once against V (rows8 or rows16): loads and constants go through V, the
+// arithmetic through the overloads below. Every operation is lane-wise and exact in integers, and
+// the float operations are the same per lane, so both families give the same bits.
+// Everything has internal linkage (see simd_avx2.h).
+#pragma once
+
+#include "backend/cpu/simd_avx2.h"
+
+#include <cstring>
+
+#include "backend/cpu/cpu_kernels.h"
+
+namespace glia::cpu {
+namespace {
+
+inline int32_t word_of(__m128i x, int k) {
+  int32_t w[4];
+  std::memcpy(w, &x, sizeof w);
+  return w[k];
+}
+
+struct rows8 {
+  using i = __m256i;
+  using f = __m256;
+  static constexpr int rows = 8;
+  // 32 bytes at p (one panel's cell of 8 rows); `second` (the next panel's offset) is unused.
+  static i load(const uint8_t* p, size_t /*second*/) { return load256(p); }
+  // The 8 fp16 row values at p, as floats.
+  static f halves(const uint8_t* p, size_t /*second*/) { return _mm256_cvtph_ps(load128(p)); }
+  static i bcast4(const void* p) { return broadcast4(p); }
+  static i set1_i8(int8_t v) { return _mm256_set1_epi8(v); }
+  static i set1_i32(int32_t v) { return _mm256_set1_epi32(v); }
+  static i zero() { return _mm256_setzero_si256(); }
+  static f set1_f(float v) { return _mm256_set1_ps(v); }
+  static f zero_f() { return _mm256_setzero_ps(); }
+  // 32-bit word k of x in every lane (k < 4).
+  static i spread_word(__m128i x, int k) { return _mm256_set1_epi32(word_of(x, k)); }
+  template <size_t BlockBytes>
+  static void prefetch(const uint8_t* block, size_t /*second*/) {
+    panel_prefetch<BlockBytes>(block);
+  }
+  static void store(float* y, f v, int n) { store_lanes(y, v, n); }
+};
+
+inline __m256i vand(__m256i a, __m256i b) { return _mm256_and_si256(a, b); }
+inline __m256i vor(__m256i a, __m256i b) { return _mm256_or_si256(a, b); }
+inline __m256i vadd32(__m256i a, __m256i b) { return _mm256_add_epi32(a, b); }
+inline __m256i vsub32(__m256i a, __m256i b) { return _mm256_sub_epi32(a, b); }
+inline __m256i vsrl16(__m256i a, int n) { return _mm256_srli_epi16(a, n); }
+inline __m256i vsll16(__m256i a, int n) { return _mm256_slli_epi16(a, n); }
+inline __m256i vsrl32(__m256i a, int n) { return _mm256_srli_epi32(a, n); }
+inline __m256i vsll32(__m256i a, int n) { return _mm256_slli_epi32(a, n); }
+inline __m256i vmadd16(__m256i a, __m256i b) { return _mm256_madd_epi16(a, b); }
+inline __m256 vcvt(__m256i a) { return _mm256_cvtepi32_ps(a); }
+inline __m256 vmul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+inline __m256 vadd(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+inline __m256 vsub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
+// |w| as unsigned bytes (-128 reads as 128) and a with the sign of w (0 where w is 0): the operands
+// of an unsigned x signed byte dot product equal to w . a.
+inline __m256i abs_u8(__m256i w) { return _mm256_sign_epi8(w, w); }
+inline __m256i sign_of(__m256i a, __m256i w) { return _mm256_sign_epi8(a, w); }
+
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+#define GLIA_PANEL_PAIRS 1
+
+struct rows16 {
+  using i = __m512i;
+  using f = __m512;
+  static constexpr int rows = 16;
+  static i load(const uint8_t* p, size_t second) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(load256(p)), load256(p + second), 1);
+  }
+  static f halves(const uint8_t* p, size_t second) {
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(p)), load128(p + second), 1));
+  }
+  static i bcast4(const void* p) { return _mm512_set1_epi32(load_i32(p)); }
+  static i set1_i8(int8_t v) { return _mm512_set1_epi8(v); }
+  static i set1_i32(int32_t v) { return _mm512_set1_epi32(v); }
+  static i zero() { return _mm512_setzero_si512(); }
+  static f set1_f(float v) { return _mm512_set1_ps(v); }
+  static f zero_f() { return _mm512_setzero_ps(); }
+  static i spread_word(__m128i x, int k) { return _mm512_set1_epi32(word_of(x, k)); }
+  template <size_t BlockBytes>
+  static void prefetch(const uint8_t* block, size_t second) {
+    panel_prefetch<BlockBytes>(block);
+    panel_prefetch<BlockBytes>(block + second);
+  }
+  static void store(float* y, f v, int n) { _mm512_mask_storeu_ps(y, __mmask16((1u << n) - 1), v); }
+};
+
+inline __m512i vand(__m512i a, __m512i b) { return _mm512_and_si512(a, b); }
+inline __m512i vor(__m512i a, __m512i b) { return _mm512_or_si512(a, b); }
+inline __m512i vadd32(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }
+inline __m512i vsub32(__m512i a, __m512i b) { return _mm512_sub_epi32(a, b); }
+inline __m512i vsrl16(__m512i a, int n) { return _mm512_srli_epi16(a, unsigned(n)); }
+inline __m512i vsll16(__m512i a, int n) { return _mm512_slli_epi16(a, unsigned(n)); }
+inline __m512i vsrl32(__m512i a, int n) { return _mm512_srli_epi32(a, unsigned(n)); }
+inline __m512i vsll32(__m512i a, int n) { return _mm512_slli_epi32(a, unsigned(n)); }
+inline __m512i vmadd16(__m512i a, __m512i b) { return _mm512_madd_epi16(a, b); }
+inline __m512 vcvt(__m512i a) { return _mm512_cvtepi32_ps(a); }
+inline __m512 vmul(__m512 a, __m512 b) { return _mm512_mul_ps(a, b); }
+inline __m512 vadd(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
+inline __m512 vsub(__m512 a, __m512 b) { return _mm512_sub_ps(a, b); }
+inline __m512i abs_u8(__m512i w) { return _mm512_abs_epi8(w); }
+inline __m512i sign_of(__m512i a, __m512i w) {
+  // AVX-512 has no vpsignb: negate where w < 0; where w is 0 a stays, but it meets |w| = 0.
+  return _mm512_mask_sub_epi8(a, _mm512_movepi8_mask(w), _mm512_setzero_si512(), a);
+}
+inline __m512 rounded(__m512 v) {
+  asm("" : "+v"(v));
+  return v;
+}
+inline __m512i chained(__m512i v) {
+  asm("" : "+v"(v));
+  return v;
+}
+inline __m512i byte_dot_add(__m512i acc, __m512i w_u8, __m512i a_s8) { return _mm512_dpbusd_epi32(acc, w_u8, a_s8); }
+inline __m512i byte_dot_add32(__m512i acc, __m512i w_u8, __m512i a_s8) { return _mm512_dpbusd_epi32(acc, w_u8, a_s8); }
+inline __m512i byte_dot_sum(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }
+inline __m512i byte_dot_widen(__m512i acc) { return acc; }
+inline __m512i byte_dot_scaled(__m512i acc, __m512i scale_pair) {
+  return _mm512_mullo_epi32(acc, _mm512_srai_epi32(scale_pair, 16));
+}
+// lane_byte_pairs of simd_avx2.h, per 256-bit half.
+inline __m512i lane_byte_pairs(__m512i v, int j, bool pair, bool is_signed) {
+  const __m256i lo = lane_byte_pairs(_mm512_castsi512_si256(v), j, pair, is_signed);
+  const __m256i hi = lane_byte_pairs(_mm512_extracti64x4_epi64(v, 1), j, pair, is_signed);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+#endif
+
+// A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T, V>::run for T tokens
+// of one panel (rows8) or two (rows16): pairs of panels where the build has rows16, then single
+// ones; per panel (pair), token tiles of gemm_tile_tokens and one of the remainder. Which panels are
+// paired never changes a result (both families give the same bits).
+template <template <int, class> class Tile, typename Activations>
+void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const Activations& a,
+                 int64_t t0, int64_t n_tok, float* y, size_t ys, int last_rows) {
+  const auto rows_of = [&](int64_t p) { return p + 1 == n_panels ? last_rows : 8; };
+  int64_t p = 0;
+#ifdef GLIA_PANEL_PAIRS
+  // Not for decode (up to gemv_max_tokens tokens): two panels side by side are two streams from
+  // memory, and one-token decode measured slower with them (Q4_K_M tg 16.5-17.3 against 18.7-18.9 t/s).
+  for (; n_tok > gemv_max_tokens && p + 2 <= n_panels; p += 2) {
+    const uint8_t* panel = panels + size_t(p) * panel_bytes;
+    const int rows = 8 + rows_of(p + 1);
+    token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
+      Tile<decltype(tile)::value, rows16>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys, rows);
+    });
+  }
+#endif
+  for (; p < n_panels; ++p) {
+    const uint8_t* panel = panels + size_t(p) * panel_bytes;
+    token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
+      Tile<decltype(tile)::value, rows8>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys,
+                                              rows_of(p));
+    });
+  }
+}
+
+}  // namespace
+}  // namespace glia::cpu
