@@ -66,12 +66,25 @@ TEST(kernels, isa_attend_matches_scalar) {
       std::vector<uint16_t> kh(kf.size()), vh(vf.size());
       for (size_t i = 0; i < kf.size(); ++i) kh[i] = f32_to_fp16(kf[i]);
       for (size_t i = 0; i < vf.size(); ++i) vh[i] = f32_to_fp16(vf[i]);
-      std::vector<int32_t> slots;
-      for (int64_t s = 0; s < slots_total && int64_t(slots.size()) < sh.n_slots; ++s)
-        if (s % 9 != 4) slots.push_back(int32_t(s));  // gaps, as masked or empty slots leave
-      const auto q = random_floats(size_t(sh.n_q * sh.dk), 3);
+      // Slots with gaps (as masked or empty slots leave), for one token, or for 3 tokens that see
+      // growing prefixes of them (a causal prefill tile).
+      const int n_tok = sh.n_q <= 3 ? 3 : 1;
+      const int64_t words = (slots_total + 63) / 64;
+      std::vector<uint64_t> vis(size_t(n_tok * words), 0);
+      for (int t = 0; t < n_tok; ++t) {
+        int64_t seen = 0;
+        for (int64_t s = 0; s < slots_total && seen < sh.n_slots - 2 * (n_tok - 1 - t); ++s)
+          if (s % 9 != 4) {
+            vis[size_t(t * words + s / 64)] |= uint64_t(1) << (s % 64);
+            ++seen;
+          }
+      }
+      const auto q = random_floats(size_t(n_tok * sh.n_q * sh.dk), 3);
       cpu::attend_job j;
       j.q = q.data();
+      j.q_stride = int64_t(sh.n_q) * sh.dk;
+      j.out_stride = int64_t(sh.n_q) * sh.dv;
+      j.n_tok = n_tok;
       j.n_q = sh.n_q;
       j.dk = sh.dk;
       j.dv = sh.dv;
@@ -80,16 +93,18 @@ TEST(kernels, isa_attend_matches_scalar) {
       j.v = f16 ? static_cast<const void*>(vh.data()) : vf.data();
       j.k_stride = sh.dk;
       j.v_stride = sh.dv;
-      j.slots = slots.data();
-      j.n_slots = int64_t(slots.size());
+      j.n_slots = slots_total;
+      j.vis = vis.data();
+      j.vis_words = words;
       j.scale = 0.3f;
       j.softcap = sh.softcap;
       cpu::aligned_buffer scratch;
-      std::vector<float> want(size_t(sh.n_q * sh.dv)), got(want.size());
+      const size_t floats = cpu::attend_scratch_floats(n_tok * sh.n_q, sh.dk, sh.dv);
+      std::vector<float> want(size_t(n_tok * sh.n_q * sh.dv)), got(want.size());
       j.out = want.data();
-      cpu::scalar_attend(j, reinterpret_cast<float*>(scratch.get(cpu::attend_scratch_floats(sh.n_q, sh.dk, sh.dv) * 4)));
+      cpu::scalar_attend(j, reinterpret_cast<float*>(scratch.get(floats * 4)));
       j.out = got.data();
-      k.attend(j, reinterpret_cast<float*>(scratch.get(cpu::attend_scratch_floats(sh.n_q, sh.dk, sh.dv) * 4)));
+      k.attend(j, reinterpret_cast<float*>(scratch.get(floats * 4)));
       EXPECT_LE(nmse(got, want), 1e-11) << "n_q " << sh.n_q << " dk " << sh.dk << " slots " << sh.n_slots << " f16 " << f16;
     }
   }

@@ -1,14 +1,17 @@
-// AVX2 attend (cpu_kernels.h attend_job): per chunk of visible slots, the K and V rows are
-// converted to float once for all query heads of the group (a GQA group shares them), scores of 8
-// slots come out of one reduction tree, softmax weights use a vector exp, and V rows are summed
-// into per-head accumulators held in registers. Arithmetic per head depends only on that head's
-// query and the slots, so results are batch invariant; they differ from the scalar twin only by
-// float reassociation and the exp approximation (|error| <= 2 ulp).
+// AVX2 attend (cpu_kernels.h attend_job): per chunk of 64 slots, the K rows are converted to float
+// and transposed ([dim][slot]) and the V rows converted, once for all query rows of the job (the
+// heads of a GQA group times a tile of tokens). Scores come out of a register tile of 4 query rows x
+// 16 slots (one multiply-add chain over the dimensions per score, so no horizontal reductions), the
+// softmax weights use a vector exp, and the weighted V rows are summed by a tile of 2 query rows x
+// 32 dimensions. Every score and every output lane is one chain in a fixed order that depends only
+// on its own row, so results are batch invariant; they differ from the scalar twin only by float
+// reassociation and the exp approximation (|error| <= 2 ulp).
 #include "backend/cpu/simd_avx2.h"
 // (simd_avx2.h first: it must not see anything compiled differently before it.)
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "backend/cpu/cpu_kernels.h"
 
@@ -29,14 +32,6 @@ inline float hmax_ps(__m256 v) {
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
   s = _mm_max_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
-}
-
-// Lane i = sum of the 8 lanes of v[i].
-inline __m256 hsum_8x_ps(const __m256 v[8]) {
-  const __m256 h01 = _mm256_hadd_ps(v[0], v[1]), h23 = _mm256_hadd_ps(v[2], v[3]);
-  const __m256 h45 = _mm256_hadd_ps(v[4], v[5]), h67 = _mm256_hadd_ps(v[6], v[7]);
-  const __m256 h0123 = _mm256_hadd_ps(h01, h23), h4567 = _mm256_hadd_ps(h45, h67);
-  return _mm256_add_ps(_mm256_permute2f128_ps(h0123, h4567, 0x20), _mm256_permute2f128_ps(h0123, h4567, 0x31));
 }
 
 // e^x for x <= 0 (softmax arguments), 0 below -87 (where e^x is no longer a normal float; next to
@@ -62,138 +57,228 @@ inline __m256 exp_nonpositive(__m256 x) {
   return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(scale)), underflow);
 }
 
-// Row `slot` of a K or V buffer as pd floats (the elements past n are zero).
-inline void load_row(const attend_job& j, const void* base, int64_t stride, int32_t slot, int n, size_t pd, float* dst) {
-  const int64_t off = int64_t(slot) * stride;
-  int d = 0;
-  if (j.f16) {
-    const uint16_t* src = static_cast<const uint16_t*>(base) + off;
-    for (; d + 8 <= n; d += 8) _mm256_store_ps(dst + d, _mm256_cvtph_ps(load128(src + d)));
-    for (; d < n; ++d) dst[d] = half_to_float(src[d]);
-  } else {
-    const float* src = static_cast<const float*>(base) + off;
-    for (; d + 8 <= n; d += 8) _mm256_store_ps(dst + d, _mm256_loadu_ps(src + d));
-    for (; d < n; ++d) dst[d] = src[d];
+// Elements [d0, d0 + 8) of row `slot` of a K or V buffer as floats (zero past n).
+inline __m256 load8(const attend_job& j, const void* base, int64_t stride, int64_t slot, int d0, int n) {
+  const int64_t off = slot * stride + d0;
+  if (d0 + 8 <= n) {
+    if (j.f16) return _mm256_cvtph_ps(load128(static_cast<const uint16_t*>(base) + off));
+    return _mm256_loadu_ps(static_cast<const float*>(base) + off);
   }
-  for (; size_t(d) < pd; ++d) dst[d] = 0.0f;
+  alignas(32) float tmp[8] = {};
+  for (int d = 0; d < n - d0; ++d)
+    tmp[d] = j.f16 ? half_to_float(static_cast<const uint16_t*>(base)[off + d]) : static_cast<const float*>(base)[off + d];
+  return _mm256_load_ps(tmp);
 }
 
-// scores[i] = q . krow_i for i < cnt (cnt <= chunk), 8 slots per reduction tree.
-void chunk_scores(const float* q, const float* kbuf, size_t pk, int cnt, float* scores) {
-  for (int i0 = 0; i0 < cnt; i0 += 8) {
-    __m256 part[8];
-    for (int i = 0; i < 8; ++i) {
-      // Slots past cnt read stale but finite rows of the buffer; their scores are dropped.
-      const float* kr = kbuf + size_t(std::min(i0 + i, cnt - 1)) * pk;
-      __m256 a0 = _mm256_mul_ps(_mm256_load_ps(q), _mm256_load_ps(kr));
-      __m256 a1 = _mm256_setzero_ps();
-      size_t d = 8;
-      for (; d + 16 <= pk; d += 16) {
-        a1 = _mm256_fmadd_ps(_mm256_load_ps(q + d), _mm256_load_ps(kr + d), a1);
-        a0 = _mm256_fmadd_ps(_mm256_load_ps(q + d + 8), _mm256_load_ps(kr + d + 8), a0);
-      }
-      if (d < pk) a1 = _mm256_fmadd_ps(_mm256_load_ps(q + d), _mm256_load_ps(kr + d), a1);
-      part[i] = _mm256_add_ps(a0, a1);
+inline void transpose_8x8_ps(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+// K rows of slots [s0, s0 + cnt) as kt[d][i] (pk rows of attend_chunk floats), zero past cnt / dk.
+void load_k_transposed(const attend_job& j, int64_t s0, int cnt, size_t pk, float* kt) {
+  constexpr size_t c = attend_chunk;
+  for (int i0 = 0; i0 < int(c); i0 += 8) {
+    for (size_t d0 = 0; d0 < pk; d0 += 8) {
+      __m256 r[8];
+      for (int i = 0; i < 8; ++i)
+        r[i] = i0 + i < cnt ? load8(j, j.k, j.k_stride, s0 + i0 + i, int(d0), j.dk) : _mm256_setzero_ps();
+      transpose_8x8_ps(r);
+      for (int d = 0; d < 8; ++d) _mm256_store_ps(kt + (d0 + size_t(d)) * c + size_t(i0), r[d]);
     }
-    _mm256_store_ps(scores + i0, hsum_8x_ps(part));
   }
 }
 
-// acc [pv] += sum_i p[i] * vrow_i over i < cnt, 8 columns at a time in registers.
-void chunk_values(const float* p, const float* vbuf, size_t pv, int cnt, float* acc) {
+// V rows of slots [s0, s0 + cnt) as vc[i][d] (rows of pv floats, zero past dv).
+void load_v(const attend_job& j, int64_t s0, int cnt, size_t pv, float* vc) {
+  for (int i = 0; i < cnt; ++i)
+    for (size_t d0 = 0; d0 < pv; d0 += 8)
+      _mm256_store_ps(vc + size_t(i) * pv + d0, load8(j, j.v, j.v_stride, s0 + i, int(d0), j.dv));
+}
+
+// s[r][i] = q[r] . k_i for R query rows and the slots of n16 16-slot groups: per score one
+// multiply-add chain over d = 0..dk-1.
+template <int R>
+void tile_scores(const float* const q[R], const float* kt, int dk, int n16, float* const s[R]) {
+  constexpr size_t c = attend_chunk;
+  for (int g = 0; g < n16; ++g) {
+    __m256 a[R][2];
+    for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = _mm256_setzero_ps();
+    const float* kc = kt + 16 * g;
+    for (int d = 0; d < dk; ++d) {
+      const __m256 k0 = _mm256_load_ps(kc + size_t(d) * c), k1 = _mm256_load_ps(kc + size_t(d) * c + 8);
+      for (int r = 0; r < R; ++r) {
+        const __m256 qd = _mm256_broadcast_ss(q[r] + d);
+        a[r][0] = _mm256_fmadd_ps(qd, k0, a[r][0]);
+        a[r][1] = _mm256_fmadd_ps(qd, k1, a[r][1]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      _mm256_store_ps(s[r] + 16 * g, a[r][0]);
+      _mm256_store_ps(s[r] + 16 * g + 8, a[r][1]);
+    }
+  }
+}
+
+// acc[r] [pv] += sum_i e[r][i] * v_i over i < cnt for R query rows, 32 (then 8) dimensions at a time
+// in registers: per output lane one multiply-add chain over the slots in order.
+template <int R>
+void tile_values(const float* const e[R], const float* vc, size_t pv, int cnt, float* const acc[R]) {
   size_t d = 0;
   for (; d + 32 <= pv; d += 32) {
-    __m256 a0 = _mm256_load_ps(acc + d), a1 = _mm256_load_ps(acc + d + 8);
-    __m256 a2 = _mm256_load_ps(acc + d + 16), a3 = _mm256_load_ps(acc + d + 24);
+    __m256 a[R][4];
+    for (int r = 0; r < R; ++r)
+      for (int k = 0; k < 4; ++k) a[r][k] = _mm256_load_ps(acc[r] + d + 8 * k);
     for (int i = 0; i < cnt; ++i) {
-      const __m256 w = _mm256_broadcast_ss(p + i);
-      const float* vr = vbuf + size_t(i) * pv + d;
-      a0 = _mm256_fmadd_ps(w, _mm256_load_ps(vr), a0);
-      a1 = _mm256_fmadd_ps(w, _mm256_load_ps(vr + 8), a1);
-      a2 = _mm256_fmadd_ps(w, _mm256_load_ps(vr + 16), a2);
-      a3 = _mm256_fmadd_ps(w, _mm256_load_ps(vr + 24), a3);
+      const float* vr = vc + size_t(i) * pv + d;
+      const __m256 v0 = _mm256_load_ps(vr), v1 = _mm256_load_ps(vr + 8), v2 = _mm256_load_ps(vr + 16),
+                   v3 = _mm256_load_ps(vr + 24);
+      for (int r = 0; r < R; ++r) {
+        const __m256 w = _mm256_broadcast_ss(e[r] + i);
+        a[r][0] = _mm256_fmadd_ps(w, v0, a[r][0]);
+        a[r][1] = _mm256_fmadd_ps(w, v1, a[r][1]);
+        a[r][2] = _mm256_fmadd_ps(w, v2, a[r][2]);
+        a[r][3] = _mm256_fmadd_ps(w, v3, a[r][3]);
+      }
     }
-    _mm256_store_ps(acc + d, a0);
-    _mm256_store_ps(acc + d + 8, a1);
-    _mm256_store_ps(acc + d + 16, a2);
-    _mm256_store_ps(acc + d + 24, a3);
+    for (int r = 0; r < R; ++r)
+      for (int k = 0; k < 4; ++k) _mm256_store_ps(acc[r] + d + 8 * k, a[r][k]);
   }
   for (; d < pv; d += 8) {
-    __m256 a = _mm256_load_ps(acc + d);
-    for (int i = 0; i < cnt; ++i) a = _mm256_fmadd_ps(_mm256_broadcast_ss(p + i), _mm256_load_ps(vbuf + size_t(i) * pv + d), a);
-    _mm256_store_ps(acc + d, a);
+    __m256 a[R];
+    for (int r = 0; r < R; ++r) a[r] = _mm256_load_ps(acc[r] + d);
+    for (int i = 0; i < cnt; ++i) {
+      const __m256 v = _mm256_load_ps(vc + size_t(i) * pv + d);
+      for (int r = 0; r < R; ++r) a[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(e[r] + i), v, a[r]);
+    }
+    for (int r = 0; r < R; ++r) _mm256_store_ps(acc[r] + d, a[r]);
   }
+}
+
+// Row groups of up to Rmax rows [0, n): f(integral_constant<R>, first row).
+template <int Rmax, typename F>
+void row_tiles(int n, F&& f) {
+  int r = 0;
+  for (; r + Rmax <= n; r += Rmax) f(std::integral_constant<int, Rmax>{}, r);
+  if constexpr (Rmax > 1) {
+    if (r < n) row_tiles<Rmax - 1>(n - r, [&](auto R, int r1) { f(R, r + r1); });
+  }
+}
+
+// Softmax step of one row over one chunk: scores s [chunk] become the weights e^(s - m) of the
+// visible slots (0 elsewhere); m, l and the row's accumulator are rescaled when the max grows.
+void softmax_step(const attend_job& j, uint64_t bits, int cnt, float* s, float& m, float& l, float* acc, size_t pv) {
+  const int cnt8 = (cnt + 7) / 8 * 8;
+  const __m256i lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  for (int i = 0; i < cnt8; i += 8) {
+    __m256 x = _mm256_mul_ps(_mm256_load_ps(s + i), _mm256_set1_ps(j.scale));
+    if (j.softcap > 0.0f) {
+      alignas(32) float tmp[8];
+      _mm256_store_ps(tmp, x);
+      for (float& v : tmp) v = j.softcap * std::tanh(v / j.softcap);
+      x = _mm256_load_ps(tmp);
+    }
+    const __m256i byte = _mm256_set1_epi32(int32_t((bits >> i) & 0xFF));
+    const __m256 live = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(byte, lane_bit), lane_bit));
+    x = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), x, live);
+    _mm256_store_ps(s + i, x);
+    vmax = _mm256_max_ps(vmax, x);
+  }
+  const float chunk_max = hmax_ps(vmax);
+  if (chunk_max > m) {
+    if (l > 0.0f) {
+      const __m256 corr = exp_nonpositive(_mm256_set1_ps(m - chunk_max));
+      for (size_t d = 0; d < pv; d += 8) _mm256_store_ps(acc + d, _mm256_mul_ps(_mm256_load_ps(acc + d), corr));
+      l *= _mm256_cvtss_f32(corr);
+    }
+    m = chunk_max;
+  }
+  __m256 lsum = _mm256_setzero_ps();
+  const __m256 vm = _mm256_set1_ps(m);
+  for (int i = 0; i < cnt8; i += 8) {
+    const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_load_ps(s + i), vm));
+    _mm256_store_ps(s + i, e);
+    lsum = _mm256_add_ps(lsum, e);
+  }
+  l += hsum_ps(lsum);
 }
 
 void attend_avx2(const attend_job& j, float* scratch) {
-  const size_t pk = round8(size_t(j.dk)), pv = round8(size_t(j.dv)), c = attend_chunk;
-  float* qbuf = scratch;                        // [n_q][pk]
-  float* kbuf = qbuf + size_t(j.n_q) * pk;      // [chunk][pk]
-  float* vbuf = kbuf + c * pk;                  // [chunk][pv]
-  float* scores = vbuf + c * pv;                // [n_q][chunk]
-  float* acc = scores + size_t(j.n_q) * c;      // [n_q][pv]
-  float* m = acc + size_t(j.n_q) * pv;
-  float* l = m + round8(size_t(j.n_q));
-  for (int h = 0; h < j.n_q; ++h) {
-    float* qh = qbuf + size_t(h) * pk;
-    std::copy(j.q + size_t(h) * size_t(j.dk), j.q + size_t(h + 1) * size_t(j.dk), qh);
-    std::fill(qh + j.dk, qh + pk, 0.0f);
-    std::fill(acc + size_t(h) * pv, acc + size_t(h + 1) * pv, 0.0f);
-    m[h] = -INFINITY;
-    l[h] = 0.0f;
-  }
-  for (int64_t c0 = 0; c0 < j.n_slots; c0 += attend_chunk) {
-    const int cnt = int(std::min<int64_t>(attend_chunk, j.n_slots - c0));
-    for (int i = 0; i < cnt; ++i) load_row(j, j.k, j.k_stride, j.slots[c0 + i], j.dk, pk, kbuf + size_t(i) * pk);
-    for (int i = 0; i < cnt; ++i) load_row(j, j.v, j.v_stride, j.slots[c0 + i], j.dv, pv, vbuf + size_t(i) * pv);
-    const int cnt8 = (cnt + 7) / 8 * 8;
-    for (int h = 0; h < j.n_q; ++h) {
-      float* sh = scores + size_t(h) * c;
-      chunk_scores(qbuf + size_t(h) * pk, kbuf, pk, cnt, sh);
-      __m256 vmax = _mm256_set1_ps(-INFINITY);
-      for (int i = 0; i < cnt8; i += 8) {
-        __m256 s = _mm256_mul_ps(_mm256_load_ps(sh + i), _mm256_set1_ps(j.scale));
-        if (j.softcap > 0.0f) {
-          alignas(32) float tmp[8];
-          _mm256_store_ps(tmp, s);
-          for (float& x : tmp) x = j.softcap * std::tanh(x / j.softcap);
-          s = _mm256_load_ps(tmp);
+  constexpr size_t c = attend_chunk;
+  const size_t pk = round8(size_t(j.dk)), pv = round8(size_t(j.dv));
+  const int rows = j.n_tok * j.n_q;
+  const size_t rows8 = round8(size_t(rows));
+  float* kt = scratch;                  // [pk][chunk]
+  float* vc = kt + pk * c;              // [chunk][pv]
+  float* scores = vc + c * pv;          // [rows][chunk]
+  float* acc = scores + rows8 * c;      // [rows][pv]
+  float* m = acc + rows8 * pv;
+  float* l = m + rows8;
+  std::fill(acc, acc + size_t(rows) * pv, 0.0f);
+  std::fill(m, m + rows, -INFINITY);
+  std::fill(l, l + rows, 0.0f);
+  for (int64_t w = 0; w < j.vis_words; ++w) {
+    uint64_t any = 0;
+    for (int t = 0; t < j.n_tok; ++t) any |= j.vis[t * j.vis_words + w];
+    if (!any) continue;
+    const int64_t s0 = w * int64_t(c);
+    const int cnt = int(std::min<int64_t>(int64_t(c), j.n_slots - s0));
+    load_k_transposed(j, s0, cnt, pk, kt);
+    load_v(j, s0, cnt, pv, vc);
+    const int n16 = (cnt + 15) / 16;
+    for (int t = 0; t < j.n_tok; ++t) {
+      const uint64_t bits = j.vis[t * j.vis_words + w];
+      if (!bits) continue;
+      const int r0 = t * j.n_q;
+      row_tiles<4>(j.n_q, [&](auto R, int h0) {
+        const float* q[R];
+        float* s[R];
+        for (int r = 0; r < R; ++r) {
+          q[r] = j.q + t * j.q_stride + int64_t(h0 + r) * j.dk;
+          s[r] = scores + size_t(r0 + h0 + r) * c;
         }
-        // Lanes past cnt never count: -inf scores give zero weight.
-        const __m256 live = _mm256_cmp_ps(_mm256_add_ps(_mm256_set1_ps(float(i)), _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7)),
-                                          _mm256_set1_ps(float(cnt)), _CMP_LT_OQ);
-        s = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), s, live);
-        _mm256_store_ps(sh + i, s);
-        vmax = _mm256_max_ps(vmax, s);
+        tile_scores<R>(q, kt, j.dk, n16, s);
+      });
+      for (int h = 0; h < j.n_q; ++h) {
+        const size_t r = size_t(r0 + h);
+        softmax_step(j, bits, cnt, scores + r * c, m[r], l[r], acc + r * pv, pv);
       }
-      const float chunk_max = hmax_ps(vmax);
-      float* ah = acc + size_t(h) * pv;
-      if (chunk_max > m[h]) {
-        if (l[h] > 0.0f) {
-          const __m256 corr = exp_nonpositive(_mm256_set1_ps(m[h] - chunk_max));
-          for (size_t d = 0; d < pv; d += 8) _mm256_store_ps(ah + d, _mm256_mul_ps(_mm256_load_ps(ah + d), corr));
-          l[h] *= _mm256_cvtss_f32(corr);
+      row_tiles<2>(j.n_q, [&](auto R, int h0) {
+        const float* e[R];
+        float* a[R];
+        for (int r = 0; r < R; ++r) {
+          e[r] = scores + size_t(r0 + h0 + r) * c;
+          a[r] = acc + size_t(r0 + h0 + r) * pv;
         }
-        m[h] = chunk_max;
-      }
-      __m256 lsum = _mm256_setzero_ps();
-      const __m256 vm = _mm256_set1_ps(m[h]);
-      for (int i = 0; i < cnt8; i += 8) {
-        const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_load_ps(sh + i), vm));
-        _mm256_store_ps(sh + i, e);
-        lsum = _mm256_add_ps(lsum, e);
-      }
-      l[h] += hsum_ps(lsum);
-      chunk_values(sh, vbuf, pv, cnt, ah);
+        tile_values<R>(e, vc, pv, cnt, a);
+      });
     }
   }
-  for (int h = 0; h < j.n_q; ++h) {
-    float* oh = j.out + size_t(h) * size_t(j.dv);
-    if (l[h] > 0.0f) {
-      const float inv = 1.0f / l[h];
-      for (int d = 0; d < j.dv; ++d) oh[d] = acc[size_t(h) * pv + size_t(d)] * inv;
-    } else {
-      std::fill(oh, oh + j.dv, 0.0f);  // no visible key (cannot happen once the token itself is stored)
+  for (int t = 0; t < j.n_tok; ++t) {
+    for (int h = 0; h < j.n_q; ++h) {
+      const size_t r = size_t(t * j.n_q + h);
+      float* oh = j.out + t * j.out_stride + int64_t(h) * j.dv;
+      if (l[r] > 0.0f) {
+        const float inv = 1.0f / l[r];
+        for (int d = 0; d < j.dv; ++d) oh[d] = acc[r * pv + size_t(d)] * inv;
+      } else {
+        std::fill(oh, oh + j.dv, 0.0f);  // no visible key (cannot happen once the token itself is stored)
+      }
     }
   }
 }

@@ -1,10 +1,11 @@
-// Attention over the KV cache for the CPU backend. Work items are (token, KV head) pairs: the query
-// heads of a GQA group read the same K and V rows, so an item converts each row once for all of
-// them. Within an item, attend streams over the visible slots in chunks with an online softmax
+// Attention over the KV cache for the CPU backend. Work items are (tile of tokens, KV head) pairs:
+// the query heads of a GQA group, and the tokens of a prefill tile, read the same K and V rows, so
+// an item converts each row once for all of them. Within an item, attend streams over the slots in
+// chunks of 64 (by slot index; a bit mask per token says which it sees) with an online softmax
 // (Milakov & Gimelshein 2018, https://arxiv.org/abs/1805.02867): keep the running max m, the
 // running sum l of e^(s - m) and the running weighted sum of V rows; when a chunk raises the max,
 // rescale l and the sum by e^(m_old - m_new). Memory per thread is one chunk of K/V rows and
-// scores plus one output row per head, whatever the context length.
+// scores plus one output row per query row, whatever the context length.
 //
 // This file holds the driver and the portable attend; ISA versions live in attention_*.cpp.
 #include <algorithm>
@@ -29,78 +30,107 @@ float kv_element(const attend_job& j, const void* base, int64_t index) {
 // Plain loops over the layout of cpu_kernels.h (only the scores, acc, m and l parts are used).
 void scalar_attend(const attend_job& j, float* scratch) {
   const size_t pk = round8(size_t(j.dk)), pv = round8(size_t(j.dv)), c = attend_chunk;
-  float* scores = scratch + size_t(j.n_q) * pk + c * pk + c * pv;  // [n_q][chunk]
-  float* acc = scores + size_t(j.n_q) * c;                          // [n_q][pv]
-  float* m = acc + size_t(j.n_q) * pv;
-  float* l = m + round8(size_t(j.n_q));
-  for (int h = 0; h < j.n_q; ++h) {
-    std::fill(acc + h * pv, acc + h * pv + j.dv, 0.0f);
-    m[h] = -INFINITY;
-    l[h] = 0.0f;
-  }
-  for (int64_t c0 = 0; c0 < j.n_slots; c0 += attend_chunk) {
-    const int cnt = int(std::min<int64_t>(attend_chunk, j.n_slots - c0));
-    for (int h = 0; h < j.n_q; ++h) {
-      const float* qh = j.q + size_t(h) * size_t(j.dk);
-      float* sh = scores + size_t(h) * c;
-      float chunk_max = -INFINITY;
-      for (int i = 0; i < cnt; ++i) {
-        const int64_t row = int64_t(j.slots[c0 + i]) * j.k_stride;
-        float dot = 0.0f;
-        for (int d = 0; d < j.dk; ++d) dot += qh[d] * kv_element(j, j.k, row + d);
-        float s = dot * j.scale;
-        if (j.softcap > 0.0f) s = j.softcap * std::tanh(s / j.softcap);
-        sh[i] = s;
-        chunk_max = std::max(chunk_max, s);
-      }
-      float* ah = acc + size_t(h) * pv;
-      if (chunk_max > m[h]) {
-        const float corr = std::exp(m[h] - chunk_max);  // 0 while nothing was accumulated
-        for (int d = 0; d < j.dv; ++d) ah[d] *= corr;
-        l[h] *= corr;
-        m[h] = chunk_max;
-      }
-      for (int i = 0; i < cnt; ++i) {
-        const float e = std::exp(sh[i] - m[h]);
-        l[h] += e;
-        const int64_t row = int64_t(j.slots[c0 + i]) * j.v_stride;
-        for (int d = 0; d < j.dv; ++d) ah[d] += e * kv_element(j, j.v, row + d);
+  const int rows = j.n_tok * j.n_q;
+  const size_t rows8 = round8(size_t(rows));
+  float* scores = scratch + pk * c + c * pv;  // [rows][chunk]
+  float* acc = scores + rows8 * c;            // [rows][pv]
+  float* m = acc + rows8 * pv;
+  float* l = m + rows8;
+  std::fill(acc, acc + size_t(rows) * pv, 0.0f);
+  std::fill(m, m + rows, -INFINITY);
+  std::fill(l, l + rows, 0.0f);
+  for (int64_t w = 0; w < j.vis_words; ++w) {
+    const int64_t s0 = w * int64_t(c);
+    const int cnt = int(std::min<int64_t>(int64_t(c), j.n_slots - s0));
+    for (int t = 0; t < j.n_tok; ++t) {
+      const uint64_t bits = j.vis[t * j.vis_words + w];
+      if (!bits) continue;
+      for (int h = 0; h < j.n_q; ++h) {
+        const size_t r = size_t(t * j.n_q + h);
+        const float* qh = j.q + t * j.q_stride + int64_t(h) * j.dk;
+        float* sh = scores + r * c;
+        float chunk_max = -INFINITY;
+        for (int i = 0; i < cnt; ++i) {
+          if (!(bits >> i & 1)) continue;
+          const int64_t row = (s0 + i) * j.k_stride;
+          float dot = 0.0f;
+          for (int d = 0; d < j.dk; ++d) dot += qh[d] * kv_element(j, j.k, row + d);
+          float s = dot * j.scale;
+          if (j.softcap > 0.0f) s = j.softcap * std::tanh(s / j.softcap);
+          sh[i] = s;
+          chunk_max = std::max(chunk_max, s);
+        }
+        float* ah = acc + r * pv;
+        if (chunk_max > m[r]) {
+          const float corr = std::exp(m[r] - chunk_max);  // 0 while nothing was accumulated
+          for (int d = 0; d < j.dv; ++d) ah[d] *= corr;
+          l[r] *= corr;
+          m[r] = chunk_max;
+        }
+        for (int i = 0; i < cnt; ++i) {
+          if (!(bits >> i & 1)) continue;
+          const float e = std::exp(sh[i] - m[r]);
+          l[r] += e;
+          const int64_t row = (s0 + i) * j.v_stride;
+          for (int d = 0; d < j.dv; ++d) ah[d] += e * kv_element(j, j.v, row + d);
+        }
       }
     }
   }
-  for (int h = 0; h < j.n_q; ++h) {
-    float* oh = j.out + size_t(h) * size_t(j.dv);
-    if (l[h] > 0.0f) {
-      const float inv = 1.0f / l[h];
-      for (int d = 0; d < j.dv; ++d) oh[d] = acc[h * pv + d] * inv;
-    } else {
-      std::fill(oh, oh + j.dv, 0.0f);  // no visible key (cannot happen once the token itself is stored)
+  for (int t = 0; t < j.n_tok; ++t) {
+    for (int h = 0; h < j.n_q; ++h) {
+      const size_t r = size_t(t * j.n_q + h);
+      float* oh = j.out + t * j.out_stride + int64_t(h) * j.dv;
+      if (l[r] > 0.0f) {
+        const float inv = 1.0f / l[r];
+        for (int d = 0; d < j.dv; ++d) oh[d] = acc[r * pv + size_t(d)] * inv;
+      } else {
+        std::fill(oh, oh + j.dv, 0.0f);  // no visible key (cannot happen once the token itself is stored)
+      }
     }
   }
 }
 
 void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv, const float* q,
                const int32_t* positions, int64_t n_tok, const attention_params& p, float* out,
-               std::vector<aligned_buffer>& scratch) {
+               attention_scratch& scratch) {
   if (n_tok <= 0 || p.n_head <= 0) return;
   const int group = p.n_head / kv.n_kv_head;
   const int dk = kv.head_dim_k, dv = kv.head_dim_v;
   const size_t elem = kv.type == dtype::f16 ? 2 : 4;
-  const size_t floats = attend_scratch_floats(group, dk, dv);
-  const size_t bytes = floats * sizeof(float) + size_t(kv.n_slots) * sizeof(int32_t);
-  const int64_t n_items = n_tok * kv.n_kv_head;
+  const int nth = pool.size();
+  // Which slots each token sees, one bit per slot: computed once for all KV heads.
+  const int64_t vis_words = (kv.n_slots + attend_chunk - 1) / attend_chunk;
+  scratch.vis.resize(size_t(n_tok * vis_words));
+  uint64_t* vis = scratch.vis.data();
+  parallel_for(pool, n_tok, kv.n_slots, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t)
+      for (int64_t w = 0; w < vis_words; ++w) {
+        uint64_t bits = 0;
+        const int64_t s0 = w * attend_chunk, cnt = std::min<int64_t>(attend_chunk, kv.n_slots - s0);
+        for (int64_t i = 0; i < cnt; ++i)
+          if (ref::slot_visible(kv.slot_pos[s0 + i], positions[t], p.window)) bits |= uint64_t(1) << i;
+        vis[t * vis_words + w] = bits;
+      }
+  });
+  // A job is a tile of consecutive tokens for one KV head: about 32 query rows share each chunk of
+  // converted K and V rows.
+  const int tile_tok = int(std::clamp<int64_t>(32 / std::max(group, 1), 1, 16));
+  const int64_t n_tiles = (n_tok + tile_tok - 1) / tile_tok;
+  const size_t floats = attend_scratch_floats(tile_tok * group, dk, dv);
+  const int64_t n_items = n_tiles * kv.n_kv_head;
+  if (scratch.per_thread.size() < size_t(nth)) scratch.per_thread.resize(size_t(nth));
   auto item = [&](int64_t i, int ith) {
-    const int64_t t = i / kv.n_kv_head;
+    // Last tiles first: in a causal batch they see the most slots, and the short ones fill the tail.
+    const int64_t tile = n_tiles - 1 - i / kv.n_kv_head;
     const int kvh = int(i % kv.n_kv_head);
-    uint8_t* buf = scratch[size_t(ith)].get(bytes);
-    auto* slots = reinterpret_cast<int32_t*>(buf + floats * sizeof(float));
-    int64_t n = 0;
-    for (int64_t s = 0; s < kv.n_slots; ++s)
-      if (ref::slot_visible(kv.slot_pos[s], positions[t], p.window)) slots[n++] = int32_t(s);
+    const int64_t t0 = tile * tile_tok;
     attend_job j;
-    const int64_t head0 = t * p.n_head + int64_t(kvh) * group;
-    j.q = q + head0 * dk;
-    j.out = out + head0 * dv;
+    j.n_tok = int(std::min<int64_t>(tile_tok, n_tok - t0));
+    j.q = q + (t0 * p.n_head + int64_t(kvh) * group) * dk;
+    j.q_stride = int64_t(p.n_head) * dk;
+    j.out = out + (t0 * p.n_head + int64_t(kvh) * group) * dv;
+    j.out_stride = int64_t(p.n_head) * dv;
     j.n_q = group;
     j.dk = dk;
     j.dv = dv;
@@ -109,20 +139,18 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
     j.v = static_cast<const uint8_t*>(kv.v) + size_t(kvh) * size_t(dv) * elem;
     j.k_stride = int64_t(kv.n_kv_head) * dk;
     j.v_stride = int64_t(kv.n_kv_head) * dv;
-    j.slots = slots;
-    j.n_slots = n;
+    j.n_slots = kv.n_slots;
+    j.vis = vis + t0 * vis_words;
+    j.vis_words = vis_words;
     j.scale = p.scale;
     j.softcap = p.softcap;
-    k.attend(j, reinterpret_cast<float*>(buf));
+    k.attend(j, reinterpret_cast<float*>(scratch.per_thread[size_t(ith)].get(floats * sizeof(float))));
   };
-  const int nth = pool.size();
-  if (scratch.size() < size_t(nth)) scratch.resize(size_t(nth));
-  const double work = double(n_items) * double(kv.n_slots) * double(group) * double(dk + dv);
+  const double work = double(n_tok) * double(kv.n_slots) * double(p.n_head) * double(dk + dv);
   if (nth == 1 || n_items == 1 || work < double(1 << 15)) {
     for (int64_t i = 0; i < n_items; ++i) item(i, 0);
     return;
   }
-  // Later tokens of a causal batch see more slots; the counter evens that out.
   for_each_item(pool, n_items, item);
 }
 

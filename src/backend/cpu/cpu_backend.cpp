@@ -139,7 +139,7 @@ class cpu_backend final : public backend {
   matmul_scratch matmul_;
   std::unordered_map<const void*, std::unique_ptr<prepared_weight>> prepared_;  // by source data
   std::mutex attention_mutex_;
-  std::vector<aligned_buffer> attention_;  // per thread
+  attention_scratch attention_;
 };
 
 }  // namespace

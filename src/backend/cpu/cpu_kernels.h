@@ -89,31 +89,33 @@ struct mm_kernel {
   bool compact_panels() const { return packed_block_bytes <= 8 * block_bytes; }
 };
 
-// Attention of one query position for the n_q query heads that share one KV head (a GQA group):
-// out[h] = softmax_s(softcap(scale * q[h] . K[s])) . V over the visible slots s, in their order.
-// Each head's result depends only on its query and the slots, never on the other heads or on other
-// positions of the batch (batch invariance).
+// Attention of n_tok query positions for the n_q query heads that share one KV head (a GQA group):
+// out[t][h] = softmax_s(softcap(scale * q[t][h] . K[s])) . V over the slots s visible to token t.
+// The slots are visited in chunks of attend_chunk by slot index (chunk c: slots 64c..64c+63) with
+// an online softmax; vis[t][c] says which slots of chunk c token t sees (bit i: slot 64c + i). A
+// row's result depends only on its query, its visibility bits and the cache, never on the other
+// heads or tokens of the job (batch invariance: a token attended alone gets the same bits).
 struct attend_job {
-  const float* q = nullptr;  // [n_q, dk]
-  float* out = nullptr;      // [n_q, dv]
-  int n_q = 0, dk = 0, dv = 0;
+  const float* q = nullptr;  // row (t, h) at q + t * q_stride + h * dk
+  float* out = nullptr;      // row (t, h) at out + t * out_stride + h * dv
+  int64_t q_stride = 0, out_stride = 0;
+  int n_tok = 1, n_q = 0, dk = 0, dv = 0;
   bool f16 = true;           // K/V elements are fp16 (else f32)
   const void* k = nullptr;   // this KV head's K row in slot 0
   const void* v = nullptr;   // and its V row
   int64_t k_stride = 0;      // elements between the K rows of consecutive slots
   int64_t v_stride = 0;
-  const int32_t* slots = nullptr;  // visible slots, increasing
   int64_t n_slots = 0;
+  const uint64_t* vis = nullptr;  // [n_tok][vis_words], vis_words = ceil(n_slots / 64)
+  int64_t vis_words = 0;
   float scale = 1.0f;
   float softcap = 0.0f;  // > 0: scores become softcap * tanh(score / softcap)
 };
 
-// Slots per step of the online softmax, and the scratch layout every attend implementation uses
-// (floats, each part a multiple of 8 so that parts stay 32-byte aligned):
-//   q [n_q][pk], k [chunk][pk], v [chunk][pv], scores [n_q][chunk], acc [n_q][pv], m [n_q8], l [n_q8]
-// with pk, pv = dk, dv rounded up to 8 and n_q8 = n_q rounded up to 8.
+// Slots per step of the online softmax (one visibility word), and the scratch every attend
+// implementation gets: attend_scratch_floats(n_tok * n_q, dk, dv) floats, 32-byte aligned.
 inline constexpr int attend_chunk = 64;
-size_t attend_scratch_floats(int n_q, int dk, int dv);
+size_t attend_scratch_floats(int n_rows, int dk, int dv);
 
 using attend_fn = void (*)(const attend_job& job, float* scratch);  // scratch: 32-byte aligned
 

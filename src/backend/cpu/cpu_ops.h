@@ -83,11 +83,17 @@ bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view&
 void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, const float* x, int64_t n_tok,
             float* y, matmul_scratch& scratch, const prepared_weight* prepared = nullptr);
 
-// backend::attention: parallel over (token, KV head); each item runs the kernel table's attend for
-// the query heads of that KV head. `scratch` holds one buffer per thread.
+// Reusable buffers of attention, kept by the backend between calls.
+struct attention_scratch {
+  std::vector<aligned_buffer> per_thread;  // one attend scratch per thread
+  std::vector<uint64_t> vis;               // [n_tok][words] slot visibility bits
+};
+
+// backend::attention: parallel over (tile of tokens, KV head); each item runs the kernel table's
+// attend for the query heads of that KV head and the tokens of the tile.
 void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv, const float* q,
                const int32_t* positions, int64_t n_tok, const attention_params& p, float* out,
-               std::vector<aligned_buffer>& scratch);
+               attention_scratch& scratch);
 
 // The CPU backend running on a given kernel table (tests use scalar_kernels() to check that the
 // threading and tiling alone reproduce the reference bit for bit). `k` must outlive the backend.
