@@ -167,7 +167,7 @@ struct gemm_q4_k_tile {
           const I v = V::load(panel + 32 * (8 * h + i), second);
           const I c = vand(half ? vsrl16(v, 4) : v, low4);
           for (int t = 0; t < T; ++t)
-            s[t] = chained(byte_dot_add(s[t], c, V::bcast4(arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i)));
+            s[t] = tile_dot<T, V>(s[t], c, arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i);
         }
         const I scale = lane_byte_pairs(q4_k_six_bits<V>(words, second, j < 4 ? 0 : 2), j % 4, false, false);
         for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(s[t], scale)));
@@ -355,7 +355,7 @@ struct gemm_q6_k_tile {
               const I top = k == 0 ? vsll16(qh, 4) : k == 1 ? vsll16(qh, 2) : k == 2 ? qh : vsrl16(qh, 2);
               const I code = vor(low, vand(top, top2));
               for (int t = 0; t < T; ++t)
-                s[t] = chained(byte_dot_add(s[t], code, V::bcast4(arow[t] + ab + q8_k_qs + 128 * h + 32 * k + 4 * i)));
+                s[t] = tile_dot<T, V>(s[t], code, arow[t] + ab + q8_k_qs + 128 * h + 32 * k + 4 * i);
             }
             for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(s[t], scale)));
           }

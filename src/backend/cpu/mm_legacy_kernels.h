@@ -109,23 +109,26 @@ struct gemm_q4_0_tile {
       // Few tokens: the low and the high nibbles in separate sums, so that each dependency chain of
       // byte dot products is half as long (the sum of both stays within the int16 bound).
       constexpr int split = T <= 2 ? 2 : 1;
+      // Prefill with VNNI: the int32 sums start at -8 sum(a) (one broadcast instead of a subtraction
+      // later; decode measured a little slower that way).
+      constexpr bool fold = byte_dot_vnni && T > gemv_max_tokens;
       I s[split][T];
       for (int h = 0; h < split; ++h)
-        for (int t = 0; t < T; ++t) s[h][t] = V::zero();
+        for (int t = 0; t < T; ++t) s[h][t] = fold && h == 0 ? V::set1_i32(-8 * as[t][b]) : V::zero();
       const size_t ab = size_t(b) * sizeof(block_q8_0);
       for (int c = 0; c < 4; ++c) {
         const I v = V::load(panel + 32 * c, second);
         const I lo = vand(v, low4);              // elements 4c..4c+3
         const I hi = vand(vsrl16(v, 4), low4);  // elements 16+4c..
         for (int t = 0; t < T; ++t) {
-          s[0][t] = chained(byte_dot_add(s[0][t], lo, V::bcast4(aq[t] + ab + 4 * c)));
-          s[split - 1][t] = chained(byte_dot_add(s[split - 1][t], hi, V::bcast4(aq[t] + ab + 16 + 4 * c)));
+          s[0][t] = tile_dot<T, V>(s[0][t], lo, aq[t] + ab + 4 * c);
+          s[split - 1][t] = tile_dot<T, V>(s[split - 1][t], hi, aq[t] + ab + 16 + 4 * c);
         }
       }
       const F dw = V::halves(panel + 128, second);
       for (int t = 0; t < T; ++t) {
         const I st = split == 2 ? byte_dot_sum(s[0][t], s[1][t]) : s[0][t];
-        const I isum = vsub32(byte_dot_widen(st), V::set1_i32(8 * as[t][b]));
+        const I isum = fold ? st : vsub32(byte_dot_widen(st), V::set1_i32(8 * as[t][b]));
         const F p = vmul(vmul(vcvt(isum), dw), V::set1_f(ad[t][b]));
         acc[t] = vadd(acc[t], rounded(p));
       }
@@ -236,17 +239,30 @@ struct gemm_q8_0_tile {
     const token_rows<T> rows(a, t0);
     const uint8_t* const* aq = rows.q;
     const float* const* ad = rows.d;
+    [[maybe_unused]] const int32_t* const* as = rows.sum;
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q8_0_packed) {
       if constexpr (T <= gemv_max_tokens) V::template prefetch<q8_0_packed>(panel, second);
       I s[T];
-      for (int t = 0; t < T; ++t) s[t] = V::zero();
       const size_t ab = size_t(b) * sizeof(block_q8_0);
-      for (int c = 0; c < 8; ++c) {
-        const I wc = V::load(panel + 32 * c, second);
-        const I wabs = abs_u8(wc);
-        for (int t = 0; t < T; ++t) s[t] = chained(byte_dot_add32(s[t], wabs, sign_of(V::bcast4(aq[t] + ab + 4 * c), wc)));
+      if constexpr (byte_dot_vnni && T > gemv_max_tokens) {
+        // Prefill with VNNI: w + 128 as unsigned bytes (w xor 0x80) times a, from sums that start at
+        // -128 sum(a): no per-token sign operations (AVX2's maddubs would saturate with w + 128;
+        // decode measured a little slower this way).
+        for (int t = 0; t < T; ++t) s[t] = V::set1_i32(-128 * as[t][b]);
+        const I flip = V::set1_i8(int8_t(0x80));
+        for (int c = 0; c < 8; ++c) {
+          const I wu = vxor(V::load(panel + 32 * c, second), flip);
+          for (int t = 0; t < T; ++t) s[t] = tile_dot<T, V>(s[t], wu, aq[t] + ab + 4 * c);
+        }
+      } else {
+        for (int t = 0; t < T; ++t) s[t] = V::zero();
+        for (int c = 0; c < 8; ++c) {
+          const I wc = V::load(panel + 32 * c, second);
+          const I wabs = abs_u8(wc);
+          for (int t = 0; t < T; ++t) s[t] = chained(byte_dot_add32(s[t], wabs, sign_of(V::bcast4(aq[t] + ab + 4 * c), wc)));
+        }
       }
       const F dw = V::halves(panel + 256, second);
       for (int t = 0; t < T; ++t) {
