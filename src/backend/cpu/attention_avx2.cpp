@@ -70,35 +70,16 @@ inline __m256 load8(const attend_job& j, const void* base, int64_t stride, int64
   return _mm256_load_ps(tmp);
 }
 
-inline void transpose_8x8_ps(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
 // K rows of slots [s0, s0 + cnt) as kt[d][i] (pk rows of attend_chunk floats), zero past cnt / dk.
 void load_k_transposed(const attend_job& j, int64_t s0, int cnt, size_t pk, float* kt) {
   constexpr size_t c = attend_chunk;
   for (int i0 = 0; i0 < int(c); i0 += 8) {
     for (size_t d0 = 0; d0 < pk; d0 += 8) {
-      __m256 r[8];
+      __m256i r[8];  // floats moved as 32-bit cells
       for (int i = 0; i < 8; ++i)
-        r[i] = i0 + i < cnt ? load8(j, j.k, j.k_stride, s0 + i0 + i, int(d0), j.dk) : _mm256_setzero_ps();
-      transpose_8x8_ps(r);
-      for (int d = 0; d < 8; ++d) _mm256_store_ps(kt + (d0 + size_t(d)) * c + size_t(i0), r[d]);
+        r[i] = _mm256_castps_si256(i0 + i < cnt ? load8(j, j.k, j.k_stride, s0 + i0 + i, int(d0), j.dk) : _mm256_setzero_ps());
+      transpose_8x8_i32(r);
+      for (int d = 0; d < 8; ++d) _mm256_store_ps(kt + (d0 + size_t(d)) * c + size_t(i0), _mm256_castsi256_ps(r[d]));
     }
   }
 }
@@ -269,18 +250,7 @@ void attend_avx2(const attend_job& j, float* scratch) {
       });
     }
   }
-  for (int t = 0; t < j.n_tok; ++t) {
-    for (int h = 0; h < j.n_q; ++h) {
-      const size_t r = size_t(t * j.n_q + h);
-      float* oh = j.out + t * j.out_stride + int64_t(h) * j.dv;
-      if (l[r] > 0.0f) {
-        const float inv = 1.0f / l[r];
-        for (int d = 0; d < j.dv; ++d) oh[d] = acc[r * pv + size_t(d)] * inv;
-      } else {
-        std::fill(oh, oh + j.dv, 0.0f);  // no visible key (cannot happen once the token itself is stored)
-      }
-    }
-  }
+  attend_output(j, acc, l);
 }
 
 }  // namespace

@@ -77,6 +77,11 @@ void scalar_attend(const attend_job& j, float* scratch) {
       }
     }
   }
+  attend_output(j, acc, l);
+}
+
+void attend_output(const attend_job& j, const float* acc, const float* l) {
+  const size_t pv = round8(size_t(j.dv));
   for (int t = 0; t < j.n_tok; ++t) {
     for (int h = 0; h < j.n_q; ++h) {
       const size_t r = size_t(t * j.n_q + h);

@@ -139,6 +139,9 @@ std::span<const mm_kernel> avx512vnni_mm_kquants();
 attend_fn avx2_attend();  // attention_avx2.cpp
 // The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.
 void scalar_attend(const attend_job& job, float* scratch);
+// The last step of every attend (cpu_attention.cpp): out = acc / l per query row (acc rows of dv
+// rounded up to 8 floats), zeros for a row that saw no slot.
+void attend_output(const attend_job& job, const float* acc, const float* l);
 
 // The resolved table for this host.
 struct kernel_table {
