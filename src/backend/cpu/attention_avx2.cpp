@@ -18,8 +18,6 @@
 namespace glia::cpu {
 namespace {
 
-constexpr size_t round8(size_t n) { return (n + 7) / 8 * 8; }
-
 inline float hsum_ps(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -201,18 +199,14 @@ void softmax_step(const attend_job& j, uint64_t bits, int cnt, float* s, float& 
 
 void attend_avx2(const attend_job& j, float* scratch) {
   constexpr size_t c = attend_chunk;
-  const size_t pk = round8(size_t(j.dk)), pv = round8(size_t(j.dv));
-  const int rows = j.n_tok * j.n_q;
-  const size_t rows8 = round8(size_t(rows));
-  float* kt = scratch;                  // [pk][chunk]
-  float* vc = kt + pk * c;              // [chunk][pv]
-  float* scores = vc + c * pv;          // [rows][chunk]
-  float* acc = scores + rows8 * c;      // [rows][pv]
-  float* m = acc + rows8 * pv;
-  float* l = m + rows8;
-  std::fill(acc, acc + size_t(rows) * pv, 0.0f);
-  std::fill(m, m + rows, -INFINITY);
-  std::fill(l, l + rows, 0.0f);
+  const attend_parts sp = attend_begin(j, scratch);
+  const size_t pk = sp.pk, pv = sp.pv;
+  float* kt = sp.kt;
+  float* vc = sp.vc;
+  float* scores = sp.scores;
+  float* acc = sp.acc;
+  float* m = sp.m;
+  float* l = sp.l;
   for (int64_t w = 0; w < j.vis_words; ++w) {
     uint64_t any = 0;
     for (int t = 0; t < j.n_tok; ++t) any |= j.vis[t * j.vis_words + w];
@@ -250,7 +244,7 @@ void attend_avx2(const attend_job& j, float* scratch) {
       });
     }
   }
-  attend_output(j, acc, l);
+  attend_output(j, sp);
 }
 
 }  // namespace

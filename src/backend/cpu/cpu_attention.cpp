@@ -25,20 +25,52 @@ float kv_element(const attend_job& j, const void* base, int64_t index) {
   return j.f16 ? fp16_to_f32(static_cast<const uint16_t*>(base)[index]) : static_cast<const float*>(base)[index];
 }
 
+// Offsets (in floats) of the attend scratch parts, in this order: kt, vc, scores, acc, m, l.
+struct attend_layout {
+  size_t pk, pv, rows8, kt, vc, scores, acc, m, l, total;
+  attend_layout(int n_rows, int dk, int dv)
+      : pk(round8(size_t(dk))), pv(round8(size_t(dv))), rows8(round8(size_t(n_rows))) {
+    const size_t c = attend_chunk;
+    kt = 0;
+    vc = kt + pk * c;
+    scores = vc + c * pv;
+    acc = scores + rows8 * c;
+    m = acc + rows8 * pv;
+    l = m + rows8;
+    total = l + rows8;
+  }
+};
+
 }  // namespace
 
-// Plain loops over the layout of cpu_kernels.h (only the scores, acc, m and l parts are used).
-void scalar_attend(const attend_job& j, float* scratch) {
-  const size_t pk = round8(size_t(j.dk)), pv = round8(size_t(j.dv)), c = attend_chunk;
+size_t attend_scratch_floats(int n_rows, int dk, int dv) { return attend_layout(n_rows, dk, dv).total; }
+
+attend_parts attend_begin(const attend_job& j, float* scratch) {
   const int rows = j.n_tok * j.n_q;
-  const size_t rows8 = round8(size_t(rows));
-  float* scores = scratch + pk * c + c * pv;  // [rows][chunk]
-  float* acc = scores + rows8 * c;            // [rows][pv]
-  float* m = acc + rows8 * pv;
-  float* l = m + rows8;
-  std::fill(acc, acc + size_t(rows) * pv, 0.0f);
-  std::fill(m, m + rows, -INFINITY);
-  std::fill(l, l + rows, 0.0f);
+  const attend_layout at(rows, j.dk, j.dv);
+  attend_parts s;
+  s.pk = at.pk;
+  s.pv = at.pv;
+  s.kt = scratch + at.kt;
+  s.vc = scratch + at.vc;
+  s.scores = scratch + at.scores;
+  s.acc = scratch + at.acc;
+  s.m = scratch + at.m;
+  s.l = scratch + at.l;
+  std::fill(s.acc, s.acc + size_t(rows) * s.pv, 0.0f);
+  std::fill(s.m, s.m + rows, -INFINITY);
+  std::fill(s.l, s.l + rows, 0.0f);
+  return s;
+}
+
+// Plain loops over the layout of attend_begin (the kt and vc parts are not used).
+void scalar_attend(const attend_job& j, float* scratch) {
+  const attend_parts sp = attend_begin(j, scratch);
+  const size_t pv = sp.pv, c = attend_chunk;
+  float* scores = sp.scores;
+  float* acc = sp.acc;
+  float* m = sp.m;
+  float* l = sp.l;
   for (int64_t w = 0; w < j.vis_words; ++w) {
     const int64_t s0 = w * int64_t(c);
     const int cnt = int(std::min<int64_t>(int64_t(c), j.n_slots - s0));
@@ -77,18 +109,17 @@ void scalar_attend(const attend_job& j, float* scratch) {
       }
     }
   }
-  attend_output(j, acc, l);
+  attend_output(j, sp);
 }
 
-void attend_output(const attend_job& j, const float* acc, const float* l) {
-  const size_t pv = round8(size_t(j.dv));
+void attend_output(const attend_job& j, const attend_parts& s) {
   for (int t = 0; t < j.n_tok; ++t) {
     for (int h = 0; h < j.n_q; ++h) {
       const size_t r = size_t(t * j.n_q + h);
       float* oh = j.out + t * j.out_stride + int64_t(h) * j.dv;
-      if (l[r] > 0.0f) {
-        const float inv = 1.0f / l[r];
-        for (int d = 0; d < j.dv; ++d) oh[d] = acc[r * pv + size_t(d)] * inv;
+      if (s.l[r] > 0.0f) {
+        const float inv = 1.0f / s.l[r];
+        for (int d = 0; d < j.dv; ++d) oh[d] = s.acc[r * s.pv + size_t(d)] * inv;
       } else {
         std::fill(oh, oh + j.dv, 0.0f);  // no visible key (cannot happen once the token itself is stored)
       }

@@ -112,14 +112,6 @@ kernel_table resolve(isa_level max_level) {
 
 }  // namespace
 
-size_t attend_scratch_floats(int n_rows, int dk, int dv) {
-  // k [pk][chunk] (transposed) or [chunk][pk], v [chunk][pv], scores [rows][chunk], acc [rows][pv],
-  // m and l [rows8]; every part a multiple of 8 floats.
-  const size_t pk = size_t(dk + 7) / 8 * 8, pv = size_t(dv + 7) / 8 * 8, rows8 = size_t(n_rows + 7) / 8 * 8;
-  const size_t c = attend_chunk;
-  return pk * c + c * pv + rows8 * c + rows8 * pv + 2 * rows8;
-}
-
 vec_dot_fn kernel_table::vec_dot(dtype t) const {
   const auto id = uint32_t(t);
   if (id < max_type_id && vec_dot_by_id[id]) return vec_dot_by_id[id];

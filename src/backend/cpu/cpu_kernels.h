@@ -117,6 +117,22 @@ struct attend_job {
 inline constexpr int attend_chunk = 64;
 size_t attend_scratch_floats(int n_rows, int dk, int dv);
 
+// The parts of an attend scratch (cpu_attention.cpp defines the layout once), every part a
+// multiple of 8 floats so that each stays 32-byte aligned.
+struct attend_parts {
+  size_t pk = 0, pv = 0;  // dk, dv rounded up to 8
+  float* kt = nullptr;      // [pk][chunk]: a chunk's K rows, transposed (for kernels that want it)
+  float* vc = nullptr;      // [chunk][pv]: a chunk's V rows
+  float* scores = nullptr;  // [rows][chunk]
+  float* acc = nullptr;     // [rows][pv] weighted sums of V rows
+  float* m = nullptr;       // [rows] running maxima
+  float* l = nullptr;       // [rows] running sums of e^(s - m)
+};
+// The parts of `scratch` for job j, with acc, m and l set for the start of the online softmax.
+attend_parts attend_begin(const attend_job& j, float* scratch);
+// The last step of every attend: out = acc / l per query row, zeros for a row that saw no slot.
+void attend_output(const attend_job& j, const attend_parts& s);
+
 using attend_fn = void (*)(const attend_job& job, float* scratch);  // scratch: 32-byte aligned
 
 // What one instruction set provides; null members mean "not written for this ISA".
@@ -139,9 +155,6 @@ std::span<const mm_kernel> avx512vnni_mm_kquants();
 attend_fn avx2_attend();  // attention_avx2.cpp
 // The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.
 void scalar_attend(const attend_job& job, float* scratch);
-// The last step of every attend (cpu_attention.cpp): out = acc / l per query row (acc rows of dv
-// rounded up to 8 floats), zeros for a row that saw no slot.
-void attend_output(const attend_job& job, const float* acc, const float* l);
 
 // The resolved table for this host.
 struct kernel_table {
