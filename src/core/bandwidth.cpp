@@ -54,7 +54,6 @@ uint64_t sum_portable(const uint8_t* p, size_t n) {
 // The byte each thread writes into its slice (non-zero, so that the pages are really written).
 uint8_t fill_byte(int ith) { return uint8_t(1 + ith % 250); }
 
-
 }  // namespace
 
 result<bandwidth_result> measure_read_bandwidth(const bandwidth_options& opts) {
@@ -81,7 +80,7 @@ result<bandwidth_result> measure_read_bandwidth(const bandwidth_options& opts) {
 #endif
   std::atomic<uint64_t> sink{0};  // keeps the sums alive so the reads cannot be optimized away
   auto read_pass = [&](int ith, int) {
-    const uint8_t* p = buf.mutable_data() + size_t(ith) * slice;
+    const uint8_t* p = buf.data() + size_t(ith) * slice;
 #ifdef GLIA_BW_X86
     const uint64_t s = avx2 ? sum_avx2(p, slice) : sum_portable(p, slice);
 #else

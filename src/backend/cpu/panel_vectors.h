@@ -29,7 +29,6 @@ inline int32_t word_of(__m128i x, int k) {
 struct rows8 {
   using i = __m256i;
   using f = __m256;
-  static constexpr int rows = 8;
   // 32 bytes at p (one panel's cell of 8 rows); `second` (the next panel's offset) is unused.
   static i load(const uint8_t* p, size_t /*second*/) { return load256(p); }
   // The 8 fp16 row values at p, as floats.
@@ -87,7 +86,6 @@ inline __m256i sign_of(__m256i a, __m256i w) { return _mm256_sign_epi8(a, w); }
 struct rows16 {
   using i = __m512i;
   using f = __m512;
-  static constexpr int rows = 16;
   static i load(const uint8_t* p, size_t second) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(load256(p)), load256(p + second), 1);
   }
@@ -128,14 +126,6 @@ inline __m512i sign_of(__m512i a, __m512i w) {
   // AVX-512 has no vpsignb: negate where w < 0; where w is 0 a stays, but it meets |w| = 0.
   return _mm512_mask_sub_epi8(a, _mm512_movepi8_mask(w), _mm512_setzero_si512(), a);
 }
-inline __m512 rounded(__m512 v) {
-  asm("" : "+v"(v));
-  return v;
-}
-inline __m512i chained(__m512i v) {
-  asm("" : "+v"(v));
-  return v;
-}
 inline __m512i byte_dot_add(__m512i acc, __m512i w_u8, __m512i a_s8) { return _mm512_dpbusd_epi32(acc, w_u8, a_s8); }
 inline __m512i byte_dot_bcast(__m512i acc, __m512i w_u8, const uint8_t* p) {
   asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w_u8), "m"(*reinterpret_cast<const int32_t*>(p)));
@@ -156,8 +146,8 @@ inline __m512i lane_byte_pairs(__m512i v, int j, bool pair, bool is_signed) {
 #endif
 
 // The byte dot product of a tile of T tokens with V vectors: byte_dot_bcast for prefill tiles; for
-// decode tiles (T <= gemv_max_tokens) a separate broadcast load, which measured faster there (one
-// token: Q4_0 panels 7-8 B/cycle with the embedded broadcast against 11-14 without).
+// decode tiles (T <= gemv_max_tokens) a separate broadcast load, which measured a little faster
+// there end to end (tg48 Q4_0 23.2 / 23.6 against 22.7 / 21.5 t/s with the embedded broadcast).
 template <int T, class V>
 typename V::i tile_dot(typename V::i acc, typename V::i w_u8, const uint8_t* p) {
   if constexpr (T > gemv_max_tokens) return byte_dot_bcast(acc, w_u8, p);

@@ -14,24 +14,26 @@ namespace {  // NOLINT(google-build-namespaces): internal linkage on purpose, se
 
 inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
 
-// v unchanged, but opaque to the optimizer: a product passed through it is rounded on its own and
-// never fused with the add that follows into an FMA (GCC contracts a * b + c by default in C++ when
-// FMA is available), so kernels can reproduce the separately rounded multiply-then-add of the
-// scalar reference routines.
-inline __m256 rounded(__m256 v) {
-  asm("" : "+x"(v));
-  return v;
-}
-inline float rounded(float v) {
-  asm("" : "+x"(v));
+// v unchanged, but opaque to the optimizer (any vector or float register type, 128 to 512 bits).
+template <typename V>
+inline V opaque(V v) {
+  asm("" : "+v"(v));
   return v;
 }
 
-// v unchanged and opaque: keeps GCC from reassociating a chain of integer accumulations into a
-// tree of temporaries (which needs more registers than AVX2 has and spills in the hot loops).
-inline __m256i chained(__m256i v) {
-  asm("" : "+x"(v));
-  return v;
+// A product passed through rounded is rounded on its own and never fused with the add that follows
+// into an FMA (GCC contracts a * b + c by default in C++ when FMA is available), so kernels can
+// reproduce the separately rounded multiply-then-add of the scalar reference routines.
+template <typename V>
+inline V rounded(V v) {
+  return opaque(v);
+}
+
+// Keeps GCC from reassociating a chain of integer accumulations into a tree of temporaries (which
+// needs more registers than AVX2 has and spills in the hot loops).
+template <typename V>
+inline V chained(V v) {
+  return opaque(v);
 }
 
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
