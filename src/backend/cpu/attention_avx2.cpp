@@ -212,13 +212,18 @@ void attend_avx2(const attend_job& j, float* scratch) {
     for (int t = 0; t < j.n_tok; ++t) any |= j.vis[t * j.vis_words + w];
     if (!any) continue;
     const int64_t s0 = w * int64_t(c);
-    const int cnt = int(std::min<int64_t>(int64_t(c), j.n_slots - s0));
+    // Slots past the last visible one are neither converted nor multiplied (a short context in a
+    // long cache, the causal edge of a prefill tile): the chunk ends at the highest bit of the tile.
+    const int cnt = visible_extent(any);
     load_k_transposed(j, s0, cnt, pk, kt);
     load_v(j, s0, cnt, pv, vc);
     const int n16 = (cnt + 15) / 16;
     for (int t = 0; t < j.n_tok; ++t) {
       const uint64_t bits = j.vis[t * j.vis_words + w];
       if (!bits) continue;
+      // The softmax and the value sums stop at this token's own last visible slot, so a token's
+      // chains do not depend on the other tokens of its tile (batch invariance).
+      const int cnt_t = visible_extent(bits);
       const int r0 = t * j.n_q;
       row_tiles<4>(j.n_q, [&](auto R, int h0) {
         const float* q[R];
@@ -231,7 +236,7 @@ void attend_avx2(const attend_job& j, float* scratch) {
       });
       for (int h = 0; h < j.n_q; ++h) {
         const size_t r = size_t(r0 + h);
-        softmax_step(j, bits, cnt, scores + r * c, m[r], l[r], acc + r * pv, pv);
+        softmax_step(j, bits, cnt_t, scores + r * c, m[r], l[r], acc + r * pv, pv);
       }
       row_tiles<2>(j.n_q, [&](auto R, int h0) {
         const float* e[R];
@@ -240,7 +245,7 @@ void attend_avx2(const attend_job& j, float* scratch) {
           e[r] = scores + size_t(r0 + h0 + r) * c;
           a[r] = acc + size_t(r0 + h0 + r) * pv;
         }
-        tile_values<R>(e, vc, pv, cnt, a);
+        tile_values<R>(e, vc, pv, cnt_t, a);
       });
     }
   }

@@ -116,6 +116,8 @@ struct attend_job {
 // implementation gets: attend_scratch_floats(n_tok * n_q, dk, dv) floats, 32-byte aligned.
 inline constexpr int attend_chunk = 64;
 size_t attend_scratch_floats(int n_rows, int dk, int dv);
+// Slots [0, n) of a chunk reach its last visible one (bits != 0): the part an attend must read.
+inline int visible_extent(uint64_t bits) { return 64 - __builtin_clzll(bits); }
 
 // The parts of an attend scratch (cpu_attention.cpp defines the layout once), every part a
 // multiple of 8 floats so that each stays 32-byte aligned.
