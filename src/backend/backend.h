@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "quant/types.h"
@@ -81,6 +82,14 @@ class backend {
   // y [n_tok, w.n_out] = x [n_tok, w.n_in] . w^T. Activations are converted to the weight type's
   // dot_type first (see quant/types.h). Row t of y never depends on the other rows (batch invariance).
   virtual void matmul(const weight_view& w, const float* x, int64_t n_tok, float* y) = 0;
+
+  // ys[i] [n_tok, ws[i].n_out] = x . ws[i]^T for matrices with the same n_in that read the same input
+  // (q, k and v; gate and up): the same bits as one matmul each, which is what this default does; a
+  // backend may convert x once and run all of them as one job.
+  virtual void matmul_shared(std::span<const weight_view> ws, const float* x, int64_t n_tok,
+                             std::span<float* const> ys) {
+    for (size_t i = 0; i < ws.size(); ++i) matmul(ws[i], x, n_tok, ys[i]);
+  }
 
   // y [n_rows, n] = x / rms(x) * w (w [n], or no weight when null). In place allowed.
   virtual void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) = 0;

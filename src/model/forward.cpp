@@ -199,10 +199,10 @@ void forward_pass::attention_block(int il, int64_t n) {
   tap("attn_norm", il, s_.h.data(), n, n_embd);
   {
     op_scope t(hook_, "qkv_proj");
-    b_.matmul(w.wq, s_.h.data(), n, s_.q.data());
-    b_.matmul(w.wk, s_.h.data(), n, s_.k.data());
+    const weight_view ws[] = {w.wq, w.wk, w.wv};
+    float* const ys[] = {s_.q.data(), s_.k.data(), s_.v.data()};
+    b_.matmul_shared(std::span(ws, l.v_from_k ? 2 : 3), s_.h.data(), n, std::span(ys, l.v_from_k ? 2 : 3));
     if (l.v_from_k) std::copy(s_.k.begin(), s_.k.end(), s_.v.begin());
-    else b_.matmul(w.wv, s_.h.data(), n, s_.v.data());
     if (p.qkv_bias) {
       b_.add_bias(s_.q.data(), w.bq.data(), n, q_dim);
       b_.add_bias(s_.k.data(), w.bk.data(), n, k_dim);
@@ -275,8 +275,9 @@ void forward_pass::ffn_block(int il, int64_t n) {
   tap("ffn_norm", il, s_.h.data(), n, n_embd);
   {
     op_scope t(hook_, "ffn");
-    b_.matmul(w.ffn_gate, s_.h.data(), n, s_.gate.data());
-    b_.matmul(w.ffn_up, s_.h.data(), n, s_.up.data());
+    const weight_view ws[] = {w.ffn_gate, w.ffn_up};
+    float* const ys[] = {s_.gate.data(), s_.up.data()};
+    b_.matmul_shared(ws, s_.h.data(), n, ys);
     b_.glu(s_.gate.data(), s_.up.data(), s_.gate.data(), n, w.n_ff, p.ffn_act);
     b_.matmul(w.ffn_down, s_.gate.data(), n, s_.o.data());
   }

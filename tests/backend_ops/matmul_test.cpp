@@ -45,6 +45,49 @@ TEST(matmul, batch_invariant_across_tiles) {
   expect_batch_invariant(*b, dtype::q6_k, 4096, 70, 40);
 }
 
+// matmul_shared (q, k, v or gate, up in one job) must give every matrix the bits of its own matmul:
+// prepared matrices of one type, of two types that read the same activations (Q4_K and Q6_K, as in
+// Q4_K_M files), a mix of prepared and unprepared ones (the fallback), for decode and prefill.
+TEST(matmul, shared_input_matches_separate_matmuls) {
+  struct group {
+    std::vector<dtype> types;
+    bool prepare_all;
+  };
+  const group groups[] = {{{dtype::q4_0, dtype::q4_0, dtype::q4_0}, true},
+                          {{dtype::q4_k, dtype::q4_k, dtype::q6_k}, true},
+                          {{dtype::q8_0, dtype::q8_0}, false},
+                          {{dtype::f16, dtype::q4_0}, true}};
+  const int64_t n_in = 512;
+  const int64_t n_outs[] = {72, 24, 41};
+  for (int nth : {1, 2, 3}) {
+    const auto b = make_cpu_backend(nth);
+    for (const group& g : groups) {
+      std::vector<test_weight> ws;
+      std::vector<weight_view> views;
+      for (size_t i = 0; i < g.types.size(); ++i) {
+        ws.push_back(make_weight(g.types[i], n_in, n_outs[i], uint32_t(90 + i)));
+        if (g.prepare_all || i == 0) b->prepare_weight(ws.back().view);
+      }
+      for (const test_weight& w : ws) views.push_back(w.view);
+      for (int64_t n_tok : {int64_t(1), int64_t(3), int64_t(37)}) {
+        const auto x = random_floats(size_t(n_in * n_tok), 91);
+        std::vector<std::vector<float>> shared(views.size()), separate(views.size());
+        std::vector<float*> ys;
+        for (size_t i = 0; i < views.size(); ++i) {
+          shared[i].assign(size_t(n_outs[i] * n_tok), NAN);
+          separate[i].resize(shared[i].size());
+          ys.push_back(shared[i].data());
+          b->matmul(views[i], x.data(), n_tok, separate[i].data());
+        }
+        b->matmul_shared(views, x.data(), n_tok, ys);
+        for (size_t i = 0; i < views.size(); ++i)
+          EXPECT_TRUE(bit_equal(shared[i].data(), separate[i].data(), shared[i].size()))
+              << type_label(g.types[i]) << " matrix " << i << ", " << n_tok << " tokens, " << nth << " threads";
+      }
+    }
+  }
+}
+
 // With the scalar kernels the CPU backend calls exactly the reference's quantize_row and vec_dot,
 // so anything but identical bits would come from the threading, the tiling or the block-split
 // conversion of the activations.

@@ -137,6 +137,7 @@ TEST(backend_ops, DISABLED_DecodeBandwidthPerf) {
     const auto b = make_cpu_backend(nth);
     for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k}) {
       const layer_stack s = make_layers(t, 8);
+      for (const weight_view& w : s.views) b->prepare_weight(w);  // repacked, as a loaded model's are
       const auto x = random_floats(5632, 1);
       std::vector<float> y(5632);
       const double sec = seconds_per_call([&] {

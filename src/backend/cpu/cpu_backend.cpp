@@ -47,6 +47,18 @@ class cpu_backend final : public backend {
     cpu::matmul(pool_, k_, w, x, n_tok, y, matmul_, find_prepared(w));
   }
 
+  void matmul_shared(std::span<const weight_view> ws, const float* x, int64_t n_tok,
+                     std::span<float* const> ys) override {
+    std::lock_guard<std::mutex> lk(matmul_mutex_);
+    const prepared_weight* prepared[max_shared_matrices];
+    if (ws.size() > max_shared_matrices) {
+      for (size_t i = 0; i < ws.size(); ++i) cpu::matmul(pool_, k_, ws[i], x, n_tok, ys[i], matmul_, find_prepared(ws[i]));
+      return;
+    }
+    for (size_t i = 0; i < ws.size(); ++i) prepared[i] = find_prepared(ws[i]);
+    cpu::matmul_shared(pool_, k_, ws, x, n_tok, ys, matmul_, std::span<const prepared_weight* const>(prepared, ws.size()));
+  }
+
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) override {
     parallel_for(pool_, n_rows, 2 * n, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) ref::rms_norm_row(x + r * n, w, y + r * n, n, eps);

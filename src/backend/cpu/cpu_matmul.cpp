@@ -19,6 +19,7 @@
 // (batch invariance). Tiles only decide what stays in cache.
 #include <algorithm>
 #include <atomic>
+#include <span>
 
 #include "backend/cpu/cpu_ops.h"
 #include "quant/activation.h"
@@ -86,40 +87,73 @@ void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, c
 // Rows of w in its 8-row panel p (8 but in the last panel).
 int panel_rows(const weight_view& w, int64_t p) { return int(std::min<int64_t>(8, w.n_out - 8 * p)); }
 
-// Blocks of 8-row panels (from `prepared`, or packed here per call) times token tiles.
-void matmul_gemm(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
-                 float* y, std::vector<aligned_buffer>& pack, const uint8_t* prepared) {
-  const int nth = pool.size();
-  const int64_t n_panels = (w.n_out + 7) / 8;
-  const size_t panel_bytes = size_t(a.nb) * mk.packed_block_bytes;
+// One matrix of a gemm call: its 8-row panels (prepared at load, or packed here per block) cut into
+// blocks, the work items.
+struct panel_job {
+  const mm_kernel* mk;
+  const weight_view* w;
+  const uint8_t* prepared;  // null: pack each block into per-thread scratch
+  float* y;
+  size_t panel_bytes;
+  int64_t n_panels, per_block, n_blocks;
+};
+
+panel_job plan_panels(const mm_kernel& mk, const weight_view& w, int64_t nb, int64_t n_tok, int nth,
+                      const uint8_t* prepared, float* y) {
+  panel_job j{&mk, &w, prepared, y, size_t(nb) * mk.packed_block_bytes, (w.n_out + 7) / 8, 1, 0};
   // Decode streams the weights: blocks only need to be long enough to start warm (see
   // gemv_chunk_bytes); prefill keeps a block in L2 while the token tiles pass over it.
   const size_t block_target = n_tok < gemm_min_tokens ? gemv_chunk_bytes : packed_block_target;
-  int64_t per_block = std::max<int64_t>(1, int64_t(block_target / panel_bytes));
-  per_block = std::clamp<int64_t>(per_block, 1, std::max<int64_t>(1, n_panels / (2 * int64_t(nth))));
+  int64_t per_block = std::max<int64_t>(1, int64_t(block_target / j.panel_bytes));
+  per_block = std::clamp<int64_t>(per_block, 1, std::max<int64_t>(1, j.n_panels / (2 * int64_t(nth))));
   if (per_block > 1) per_block &= ~int64_t(1);  // whole pairs of panels (kernels may read two at a time)
-  const int64_t n_blocks = (n_panels + per_block - 1) / per_block;
+  j.per_block = per_block;
+  j.n_blocks = (j.n_panels + per_block - 1) / per_block;
+  return j;
+}
+
+// Block i of job j times every token, in token tiles of tok_tile.
+void run_panel_block(const panel_job& j, int64_t i, int ith, const act_rows& a, int64_t n_tok, int64_t tok_tile,
+                     std::vector<aligned_buffer>& pack) {
+  const weight_view& w = *j.w;
+  const int64_t p0 = i * j.per_block, p1 = std::min(j.n_panels, p0 + j.per_block);
+  const uint8_t* buf = nullptr;
+  if (j.prepared) {
+    buf = j.prepared + size_t(p0) * j.panel_bytes;
+  } else {
+    uint8_t* dst = pack[size_t(ith)].get(size_t(p1 - p0) * j.panel_bytes);
+    for (int64_t p = p0; p < p1; ++p) j.mk->pack(w, 8 * p, panel_rows(w, p), dst + size_t(p - p0) * j.panel_bytes);
+    buf = dst;
+  }
+  for (int64_t t0 = 0; t0 < n_tok; t0 += tok_tile) {
+    const int64_t nt = std::min(tok_tile, n_tok - t0);
+    j.mk->gemm(buf, j.panel_bytes, p1 - p0, a.nb, a, t0, nt, j.y + t0 * w.n_out + 8 * p0, size_t(w.n_out),
+               panel_rows(w, p1 - 1));
+  }
+}
+
+// The blocks of every job (matrices that share the activations a) times token tiles, as one work
+// list for the pool: one wake-up and one join for all of them.
+void matmul_gemm(thread_pool& pool, std::span<const panel_job> jobs, const act_rows& a, int64_t n_tok,
+                 std::vector<aligned_buffer>& pack) {
+  const int nth = pool.size();
   const int64_t tok_tile = std::min(n_tok, std::max<int64_t>(4, int64_t(gemm_token_tile_bytes / a.stride) / 4 * 4));
-  if (!prepared && pack.size() < size_t(nth)) pack.resize(size_t(nth));
-  for_each_item(pool, n_blocks, [&](int64_t i, int ith) {
-    const int64_t p0 = i * per_block, p1 = std::min(n_panels, p0 + per_block);
-    const uint8_t* buf = nullptr;
-    if (prepared) {
-      buf = prepared + size_t(p0) * panel_bytes;
-    } else {
-      uint8_t* dst = pack[size_t(ith)].get(size_t(p1 - p0) * panel_bytes);
-      for (int64_t p = p0; p < p1; ++p) {
-        const int n_rows = panel_rows(w, p);
-        mk.pack(w, 8 * p, n_rows, dst + size_t(p - p0) * panel_bytes);
-      }
-      buf = dst;
-    }
-    for (int64_t t0 = 0; t0 < n_tok; t0 += tok_tile) {
-      const int64_t nt = std::min(tok_tile, n_tok - t0);
-      mk.gemm(buf, panel_bytes, p1 - p0, a.nb, a, t0, nt, y + t0 * w.n_out + 8 * p0, size_t(w.n_out),
-              panel_rows(w, p1 - 1));
-    }
-  });
+  bool all_prepared = true;
+  int64_t n_items = 0;
+  for (const panel_job& j : jobs) {
+    all_prepared = all_prepared && j.prepared;
+    n_items += j.n_blocks;
+  }
+  if (!all_prepared && pack.size() < size_t(nth)) pack.resize(size_t(nth));
+  auto item = [&](int64_t i, int ith) {
+    size_t k = 0;
+    while (i >= jobs[k].n_blocks) i -= jobs[k++].n_blocks;
+    run_panel_block(jobs[k], i, ith, a, n_tok, tok_tile, pack);
+  };
+  if (all_prepared && n_tok < gemm_min_tokens)
+    for_each_item_in_streams(pool, n_items, item);
+  else
+    for_each_item(pool, n_items, item);
 }
 
 // Tiles of vec_dot calls, for types without mm kernels.
@@ -198,12 +232,45 @@ void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, cons
     return;
   }
   const act_rows rows{a, act_stride, s.act_d.data(), s.act_sum.data(), nb};
-  if (prepared)
-    matmul_gemm(pool, *mk, w, rows, n_tok, y, s.pack, prepared->panels.data());
-  else if (n_tok < gemm_min_tokens)
+  if (!prepared && n_tok < gemm_min_tokens) {
     matmul_gemv(pool, *mk, w, rows, n_tok, y);
-  else
-    matmul_gemm(pool, *mk, w, rows, n_tok, y, s.pack, nullptr);
+    return;
+  }
+  const panel_job job = plan_panels(*mk, w, nb, n_tok, pool.size(), prepared ? prepared->panels.data() : nullptr, y);
+  matmul_gemm(pool, std::span<const panel_job>(&job, 1), rows, n_tok, s.pack);
+}
+
+void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const weight_view> ws, const float* x,
+                   int64_t n_tok, std::span<float* const> ys, matmul_scratch& s,
+                   std::span<const prepared_weight* const> prepared) {
+  if (n_tok <= 0 || ws.empty()) return;
+  // One work list needs every matrix prepared, and activations every kernel reads the same way.
+  const mm_kernel* first = k.mm(ws[0].type);
+  bool together = first != nullptr && ws.size() <= max_shared_matrices;
+  for (size_t i = 0; together && i < ws.size(); ++i) {
+    const mm_kernel* mk = k.mm(ws[i].type);
+    together = prepared[i] && mk && ws[i].n_in == ws[0].n_in && mk->dot_type == first->dot_type &&
+               mk->block_sums == first->block_sums;
+  }
+  if (!together) {
+    for (size_t i = 0; i < ws.size(); ++i) matmul(pool, k, ws[i], x, n_tok, ys[i], s, prepared[i]);
+    return;
+  }
+  const int64_t n_in = ws[0].n_in;
+  const type_traits& at = type_info(first->dot_type);
+  const size_t act_stride = row_bytes(at, n_in);
+  const int64_t nb = n_in / at.block_elems;
+  s.act.resize(size_t(n_tok) * act_stride);
+  if (first->needs_block_sums) {
+    s.act_d.resize(size_t(n_tok * nb));
+    s.act_sum.resize(size_t(n_tok * nb));
+  }
+  convert_activations(pool, k, at, x, n_tok, n_in, s.act.data(), act_stride, first, s.act_d.data(), s.act_sum.data());
+  const act_rows rows{s.act.data(), act_stride, s.act_d.data(), s.act_sum.data(), nb};
+  panel_job jobs[max_shared_matrices];
+  for (size_t i = 0; i < ws.size(); ++i)
+    jobs[i] = plan_panels(*k.mm(ws[i].type), ws[i], nb, n_tok, pool.size(), prepared[i]->panels.data(), ys[i]);
+  matmul_gemm(pool, std::span<const panel_job>(jobs, ws.size()), rows, n_tok, s.pack);
 }
 
 }  // namespace glia::cpu

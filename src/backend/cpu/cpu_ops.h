@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "backend/backend.h"
@@ -46,6 +47,40 @@ void for_each_item(thread_pool& pool, int64_t n_items, F&& job) {
   });
 }
 
+// Runs job(item, ith) for item in [0, n_items) on all threads, each thread walking its own
+// contiguous share of the items in order and then helping with what is left of the others' shares
+// (from their current front). Made for streaming reads (decode matmuls): each thread's weights are
+// one sequential stream that the hardware prefetcher follows across item boundaries, where items
+// dealt out one at a time would make every item a new stream; the helping still evens out the
+// finishing times.
+template <typename F>
+void for_each_item_in_streams(thread_pool& pool, int64_t n_items, F&& job) {
+  constexpr int max_streams = 64;
+  const int nth = pool.size();
+  if (nth == 1 || n_items == 1 || nth > max_streams) {
+    for_each_item(pool, n_items, job);
+    return;
+  }
+  struct alignas(64) cursor {
+    std::atomic<int64_t> next;
+    int64_t end;
+  };
+  cursor cursors[max_streams];
+  for (int i = 0; i < nth; ++i) {
+    const auto [begin, end] = split_range(n_items, i, nth);
+    cursors[i].next.store(begin, std::memory_order_relaxed);
+    cursors[i].end = end;
+  }
+  pool.run([&](int ith, int) {
+    for (int k = 0; k < nth; ++k) {
+      cursor& c = cursors[(ith + k) % nth];
+      for (int64_t i = c.next.fetch_add(1, std::memory_order_relaxed); i < c.end;
+           i = c.next.fetch_add(1, std::memory_order_relaxed))
+        job(i, ith);
+    }
+  });
+}
+
 // Grow-only byte buffer aligned for vector loads (kernels' scratch: no allocation once warm).
 class aligned_buffer {
  public:
@@ -82,6 +117,16 @@ bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view&
 // tiling, the thread count or whether w was prepared.
 void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, const float* x, int64_t n_tok,
             float* y, matmul_scratch& scratch, const prepared_weight* prepared = nullptr);
+
+// ys[i] = x . ws[i]^T for matrices that share their input (q, k, v; gate, up): the activations are
+// converted once and the blocks of all the matrices form one work list, so the pool wakes once and
+// each thread streams one contiguous share of them. Same bits as a matmul per matrix; falls back to
+// that when a matrix is not prepared or the kernels read different activations. At most
+// max_shared_matrices matrices.
+inline constexpr size_t max_shared_matrices = 8;
+void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const weight_view> ws, const float* x,
+                   int64_t n_tok, std::span<float* const> ys, matmul_scratch& scratch,
+                   std::span<const prepared_weight* const> prepared);
 
 // Reusable buffers of attention, kept by the backend between calls.
 struct attention_scratch {
