@@ -44,6 +44,7 @@ constexpr int64_t gemm_min_tokens = gemv_max_tokens + 1;  // below: gemv straigh
 // Weight bytes per gemv work item: the kernels prefetch the next row groups of their item only,
 // so short items start cold too often (32 KiB items: Q8_0 decode ~20% slower).
 constexpr size_t gemv_chunk_bytes = 128 << 10;
+constexpr size_t stream_block_bytes = 32 << 10;     // decode on prepared panels
 constexpr size_t packed_block_target = 192 << 10;    // packed row block, kept in L2
 constexpr size_t gemm_token_tile_bytes = 96 << 10;   // activation rows reused across a row block
 
@@ -101,9 +102,13 @@ struct panel_job {
 panel_job plan_panels(const mm_kernel& mk, const weight_view& w, int64_t nb, int64_t n_tok, int nth,
                       const uint8_t* prepared, float* y) {
   panel_job j{&mk, &w, prepared, y, size_t(nb) * mk.packed_block_bytes, (w.n_out + 7) / 8, 1, 0};
-  // Decode streams the weights: blocks only need to be long enough to start warm (see
-  // gemv_chunk_bytes); prefill keeps a block in L2 while the token tiles pass over it.
-  const size_t block_target = n_tok < gemm_min_tokens ? gemv_chunk_bytes : packed_block_target;
+  // Decode on prepared panels: each thread streams its share in order (for_each_item_in_streams), so
+  // blocks only set how finely the threads' finishing times even out. Packed per call, a block is
+  // a new stream and must be long enough to start warm (see gemv_chunk_bytes). Prefill keeps a
+  // block in L2 while the token tiles pass over it.
+  const size_t block_target = n_tok >= gemm_min_tokens ? packed_block_target
+                              : prepared                ? stream_block_bytes
+                                                        : gemv_chunk_bytes;
   int64_t per_block = std::max<int64_t>(1, int64_t(block_target / j.panel_bytes));
   per_block = std::clamp<int64_t>(per_block, 1, std::max<int64_t>(1, j.n_panels / (2 * int64_t(nth))));
   if (per_block > 1) per_block &= ~int64_t(1);  // whole pairs of panels (kernels may read two at a time)

@@ -161,16 +161,23 @@ struct gemm_q4_k_tile {
   #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         const int h = j / 2, half = j % 2;
-        I s[T];  // int16: 8 chunks of nibble products stay <= 30480
-        for (int t = 0; t < T; ++t) s[t] = V::zero();
+        // Few tokens: the even and the odd chunks in separate sums, so that each dependency chain of
+        // byte dot products is half as long (as in the Q4_0 tile).
+        constexpr int split = T <= 2 ? 2 : 1;
+        I s[split][T];  // int16: 8 chunks of nibble products stay <= 30480
+        for (int k = 0; k < split; ++k)
+          for (int t = 0; t < T; ++t) s[k][t] = V::zero();
         for (int i = 0; i < 8; ++i) {
           const I v = V::load(panel + 32 * (8 * h + i), second);
-          const I c = vand(half ? vsrl16(v, 4) : v, low4);
+          const I c = half ? high_nibbles<V>(v) : vand(v, low4);
           for (int t = 0; t < T; ++t)
-            s[t] = tile_dot<T, V>(s[t], c, arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i);
+            s[i % split][t] = tile_dot<T, V>(s[i % split][t], c, arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i);
         }
         const I scale = lane_byte_pairs(q4_k_six_bits<V>(words, second, j < 4 ? 0 : 2), j % 4, false, false);
-        for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(s[t], scale)));
+        for (int t = 0; t < T; ++t) {
+          const I st = split == 2 ? byte_dot_sum(s[0][t], s[1][t]) : s[0][t];
+          sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(half ? high_nibble_sum<V>(st) : st, scale)));
+        }
       }
       // (min_2i, min_2i+1) int16 pairs in every lane, for the sub-block sums of the activations.
       const I mn_lo = q4_k_six_bits<V>(words, second, 1), mn_hi = q4_k_six_bits<V>(words, second, 3);

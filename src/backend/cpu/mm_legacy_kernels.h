@@ -118,8 +118,9 @@ struct gemm_q4_0_tile {
       const size_t ab = size_t(b) * sizeof(block_q8_0);
       for (int c = 0; c < 4; ++c) {
         const I v = V::load(panel + 32 * c, second);
-        const I lo = vand(v, low4);              // elements 4c..4c+3
-        const I hi = vand(vsrl16(v, 4), low4);  // elements 16+4c..
+        const I lo = vand(v, low4);  // elements 4c..4c+3
+        // Elements 16+4c..: kept apart (split), they can stay in place (high_nibbles).
+        const I hi = split == 2 ? high_nibbles<V>(v) : vand(vsrl16(v, 4), low4);
         for (int t = 0; t < T; ++t) {
           s[0][t] = tile_dot<T, V>(s[0][t], lo, aq[t] + ab + 4 * c);
           s[split - 1][t] = tile_dot<T, V>(s[split - 1][t], hi, aq[t] + ab + 16 + 4 * c);
@@ -127,7 +128,7 @@ struct gemm_q4_0_tile {
       }
       const F dw = V::halves(panel + 128, second);
       for (int t = 0; t < T; ++t) {
-        const I st = split == 2 ? byte_dot_sum(s[0][t], s[1][t]) : s[0][t];
+        const I st = split == 2 ? byte_dot_sum(s[0][t], high_nibble_sum<V>(s[1][t])) : s[0][t];
         const I isum = fold ? st : vsub32(byte_dot_widen(st), V::set1_i32(8 * as[t][b]));
         const F p = vmul(vmul(vcvt(isum), dw), V::set1_f(ad[t][b]));
         acc[t] = vadd(acc[t], rounded(p));

@@ -70,6 +70,7 @@ inline __m256i vsrl16(__m256i a, int n) { return _mm256_srli_epi16(a, n); }
 inline __m256i vsll16(__m256i a, int n) { return _mm256_slli_epi16(a, n); }
 inline __m256i vsrl32(__m256i a, int n) { return _mm256_srli_epi32(a, n); }
 inline __m256i vsll32(__m256i a, int n) { return _mm256_slli_epi32(a, n); }
+inline __m256i vsra32(__m256i a, int n) { return _mm256_srai_epi32(a, n); }
 inline __m256i vmadd16(__m256i a, __m256i b) { return _mm256_madd_epi16(a, b); }
 inline __m256 vcvt(__m256i a) { return _mm256_cvtepi32_ps(a); }
 inline __m256 vmul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
@@ -116,6 +117,7 @@ inline __m512i vsrl16(__m512i a, int n) { return _mm512_srli_epi16(a, unsigned(n
 inline __m512i vsll16(__m512i a, int n) { return _mm512_slli_epi16(a, unsigned(n)); }
 inline __m512i vsrl32(__m512i a, int n) { return _mm512_srli_epi32(a, unsigned(n)); }
 inline __m512i vsll32(__m512i a, int n) { return _mm512_slli_epi32(a, unsigned(n)); }
+inline __m512i vsra32(__m512i a, int n) { return _mm512_srai_epi32(a, unsigned(n)); }
 inline __m512i vmadd16(__m512i a, __m512i b) { return _mm512_madd_epi16(a, b); }
 inline __m512 vcvt(__m512i a) { return _mm512_cvtepi32_ps(a); }
 inline __m512 vmul(__m512 a, __m512 b) { return _mm512_mul_ps(a, b); }
@@ -152,6 +154,23 @@ template <int T, class V>
 typename V::i tile_dot(typename V::i acc, typename V::i w_u8, const uint8_t* p) {
   if constexpr (T > gemv_max_tokens) return byte_dot_bcast(acc, w_u8, p);
   else return chained(byte_dot_add(acc, w_u8, V::bcast4(p)));
+}
+
+// The high nibbles of w's bytes as the weights of byte dot products, and the matching correction
+// of a sum of such products. With VNNI the sums are int32, so the nibbles stay where they are:
+// w & 0xF0 weighs every code 16x (one mask per cell instead of a shift and a mask; shifts share
+// the two ports of the dot products) and the sum is divided by 16 once, exactly, since every
+// product is a multiple of 16 (|sum| <= 16 * 15 * 128 * 32 per 32 elements). Without VNNI the
+// int16 pairs of maddubs would overflow at 16x, so the nibbles are shifted down.
+template <class V>
+typename V::i high_nibbles(typename V::i w) {
+  if constexpr (byte_dot_vnni) return vand(w, V::set1_i8(int8_t(0xF0)));
+  else return vand(vsrl16(w, 4), V::set1_i8(0x0F));
+}
+template <class V>
+typename V::i high_nibble_sum(typename V::i s) {
+  if constexpr (byte_dot_vnni) return vsra32(s, 4);
+  else return s;
 }
 
 // A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T, V>::run for T tokens
