@@ -173,7 +173,7 @@ struct gemm_q4_k_tile {
           for (int t = 0; t < T; ++t)
             s[i % split][t] = tile_dot<T, V>(s[i % split][t], c, arow[t] + ab + q8_k_qs + 64 * h + 32 * half + 4 * i);
         }
-        const I scale = lane_byte_pairs(q4_k_six_bits<V>(words, second, j < 4 ? 0 : 2), j % 4, false, false);
+        const I scale = lane_scales(q4_k_six_bits<V>(words, second, j < 4 ? 0 : 2), j % 4, false);
         for (int t = 0; t < T; ++t) {
           const I st = split == 2 ? byte_dot_sum(s[0][t], s[1][t]) : s[0][t];
           sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(half ? high_nibble_sum<V>(st) : st, scale)));
@@ -351,7 +351,7 @@ struct gemm_q6_k_tile {
   #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
           const int g = 8 * h + 2 * k + q;
-          const I scale = lane_byte_pairs(V::load(panel + q6_k_scales_at + 32 * (g / 4), second), g % 4, false, true);
+          const I scale = lane_scales(V::load(panel + q6_k_scales_at + 32 * (g / 4), second), g % 4, true);
           for (int p = 0; p < 4 / per_scale; ++p) {
             I s[T];
             for (int t = 0; t < T; ++t) s[t] = V::zero();

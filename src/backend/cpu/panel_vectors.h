@@ -136,8 +136,16 @@ inline __m512i byte_dot_bcast(__m512i acc, __m512i w_u8, const uint8_t* p) {
 inline __m512i byte_dot_add32(__m512i acc, __m512i w_u8, __m512i a_s8) { return _mm512_dpbusd_epi32(acc, w_u8, a_s8); }
 inline __m512i byte_dot_sum(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }
 inline __m512i byte_dot_widen(__m512i acc) { return acc; }
-inline __m512i byte_dot_scaled(__m512i acc, __m512i scale_pair) {
-  return _mm512_mullo_epi32(acc, _mm512_srai_epi32(scale_pair, 16));
+inline __m512i byte_dot_scaled(__m512i acc, __m512i scale) {  // scale: from lane_scales
+  return _mm512_mullo_epi32(acc, scale);
+}
+// lane_scales of simd_avx2.h (VNNI form: int32 lanes).
+inline __m512i lane_scales(__m512i v, int j, bool is_signed) {
+  const int to = is_signed ? 3 : 0;
+  const auto c = [&](int r) { return lane_byte_control(j, to, r); };
+  const __m512i x = _mm512_shuffle_epi8(v, _mm512_setr_epi32(c(0), c(1), c(2), c(3), c(0), c(1), c(2), c(3), c(0), c(1),
+                                                             c(2), c(3), c(0), c(1), c(2), c(3)));
+  return is_signed ? _mm512_srai_epi32(x, 24) : x;
 }
 // lane_byte_pairs of simd_avx2.h, per 256-bit half.
 inline __m512i lane_byte_pairs(__m512i v, int j, bool pair, bool is_signed) {

@@ -89,12 +89,12 @@ inline __m256i byte_dot_widen(__m256i acc) {
 #endif
 }
 
-// An accumulator of byte_dot_add times a per-lane scale given as an int16 pair (s, s), as int32.
-inline __m256i byte_dot_scaled(__m256i acc, __m256i scale_pair) {
+// An accumulator of byte_dot_add times a per-lane scale in the form lane_scales gives, as int32.
+inline __m256i byte_dot_scaled(__m256i acc, __m256i scale) {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-  return _mm256_mullo_epi32(acc, _mm256_srai_epi32(scale_pair, 16));
+  return _mm256_mullo_epi32(acc, scale);
 #else
-  return _mm256_madd_epi16(acc, scale_pair);
+  return _mm256_madd_epi16(acc, scale);
 #endif
 }
 
@@ -205,6 +205,28 @@ inline __m256i lane_byte_pairs(__m256i v, int j, bool pair, bool is_signed) {
   const auto l = [&](uint32_t r) { return int32_t(lane + r * next); };
   const __m256i x = _mm256_shuffle_epi8(v, _mm256_setr_epi32(l(0), l(1), l(2), l(3), l(0), l(1), l(2), l(3)));
   return is_signed ? _mm256_srai_epi16(x, 8) : x;
+}
+
+// The shuffle control that moves byte j of every 32-bit lane to byte `to` of the lane, zeros
+// elsewhere (pshufb works within 128-bit halves: lane r reads byte 4r + j of its half).
+inline int32_t lane_byte_control(int j, int to, int r) {
+  uint32_t c = 0x80808080u;
+  c &= ~(0xFFu << (8 * to));
+  c |= uint32_t(4 * r + j) << (8 * to);
+  return int32_t(c);
+}
+
+// Byte j of every 32-bit lane of v as the scale operand of byte_dot_scaled: with VNNI an int32
+// (unsigned or sign-extended), else the int16 pair (x_j, x_j) that madd wants.
+inline __m256i lane_scales(__m256i v, int j, bool is_signed) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  const int to = is_signed ? 3 : 0;  // a signed byte goes to the top and an arithmetic shift brings it down
+  const auto c = [&](int r) { return lane_byte_control(j, to, r); };
+  const __m256i x = _mm256_shuffle_epi8(v, _mm256_setr_epi32(c(0), c(1), c(2), c(3), c(0), c(1), c(2), c(3)));
+  return is_signed ? _mm256_srai_epi32(x, 24) : x;
+#else
+  return lane_byte_pairs(v, j, false, is_signed);
+#endif
 }
 
 // Lane r = the sum of the 8 int32 lanes of v[r] (exact: integer adds only).
