@@ -276,7 +276,10 @@ TEST(backend_ops, DISABLED_AttentionPerf) {
     const double s64 = seconds_per_call([&] { b->attention(f.view(), q.data(), pos.data(), 64, p, out.data()); });
     const int32_t early = 70;  // a short context in a long cache: what a decode step costs near the start
     const double s_early = seconds_per_call([&] { b->attention(f.view(), q.data(), &early, 1, p, out.data()); });
-    fmt::print("attention {} thr: decode @70 of 2048 slots {:7.3f} ms\n", nth, s_early * 1e3);
+    kv_layer_view small = f.view();
+    small.n_slots = 128;
+    const double s_small = seconds_per_call([&] { b->attention(small, q.data(), &early, 1, p, out.data()); });
+    fmt::print("attention {} thr: decode @70 of 2048 slots {:7.3f} ms, of 128 slots {:7.3f} ms\n", nth, s_early * 1e3, s_small * 1e3);
     // Multiply-adds: q.k and p.v over the visible slots for every head.
     const double fma1 = 2048.0 * n_head * 128, fma64 = (2048.0 - 32) * 64 * n_head * 128;
     fmt::print("attention {} thr: decode @2048 {:7.3f} ms ({:5.1f} GFMA/s) | 64 tokens {:7.2f} ms ({:5.1f} GFMA/s)  [{}]\n", nth,

@@ -86,11 +86,6 @@ void rope_apply(float* x, const rope_params& p, const float* cs) {
   }
 }
 
-bool slot_visible(int32_t key_pos, int32_t query_pos, int window) {
-  if (key_pos < 0 || key_pos > query_pos) return false;
-  return window <= 0 || query_pos - key_pos < window;
-}
-
 namespace {
 void store_row(const kv_layer_view& kv, void* buf, int64_t slot, int head_dim, const float* src) {
   const int64_t n = int64_t(kv.n_kv_head) * head_dim;

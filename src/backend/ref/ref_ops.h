@@ -30,7 +30,11 @@ void rope_cos_sin(int32_t pos, const rope_params& p, float* cs);
 // Rotates one head of head_dim values in place with angles from rope_cos_sin.
 void rope_apply(float* x, const rope_params& p, const float* cs);
 
-bool slot_visible(int32_t key_pos, int32_t query_pos, int window);
+// Inline: the CPU attention asks it for every slot of the cache on every call.
+inline bool slot_visible(int32_t key_pos, int32_t query_pos, int window) {
+  if (key_pos < 0 || key_pos > query_pos) return false;
+  return window <= 0 || query_pos - key_pos < window;
+}
 void kv_store_token(const kv_layer_view& kv, const float* k, const float* v, int64_t t, int32_t pos);
 // Copies (converting from f16 if needed) one head's row of slot s out of a K or V buffer.
 void load_kv_row(const kv_layer_view& kv, const void* buf, int64_t slot, int kv_head, int head_dim, float* out);
