@@ -48,27 +48,37 @@ constexpr size_t stream_block_bytes = 32 << 10;     // decode on prepared panels
 constexpr size_t packed_block_target = 192 << 10;    // packed row block, kept in L2
 constexpr size_t gemm_token_tile_bytes = 96 << 10;   // activation rows reused across a row block
 
-// Converts x [n_tok, n_in] to rows of `at` (stride act_stride) in `out` with the quantizer the
-// reference backend uses (ref::convert_activation_row), or its bit-exact ISA twin; matmul_test
-// checks that the two backends agree bit for bit. With `mk`, also fills the block sums it needs.
-void convert_activations(thread_pool& pool, const kernel_table& k, const type_traits& at, const float* x,
-                         int64_t n_tok, int64_t n_in, uint8_t* out, size_t act_stride, const mm_kernel* mk,
-                         float* act_d, int32_t* act_sum) {
+// Converts x [n_tok, n_in] to rows of `at` in s.act with the quantizer the reference backend uses
+// (ref::convert_activation_row), or its bit-exact ISA twin; matmul_test checks that the two
+// backends agree bit for bit. With `mk`, also fills the block sums it needs. The blocks are split
+// over the threads (they are independent, so the bytes equal a one-row conversion).
+act_rows convert_activations(thread_pool& pool, const kernel_table& k, const type_traits& at, const float* x,
+                             int64_t n_tok, int64_t n_in, const mm_kernel* mk, matmul_scratch& s) {
   const quantize_row_fn quantize = k.quantizer(quant::activation_quantizer(at.type));
   const int64_t nb = n_in / at.block_elems;  // blocks per row
+  const size_t stride = row_bytes(at, n_in);
   const bool sums = mk && mk->needs_block_sums;
+  s.act.resize(size_t(n_tok) * stride);
+  if (sums) {
+    s.act_d.resize(size_t(n_tok * nb));
+    s.act_sum.resize(size_t(n_tok * nb));
+  }
+  uint8_t* out = s.act.data();
+  float* act_d = s.act_d.data();
+  int32_t* act_sum = s.act_sum.data();
   parallel_for(pool, n_tok * nb, at.block_elems, [&](int64_t begin, int64_t end) {
     // [begin, end) counts blocks over all rows; convert the part of each row inside it.
     for (int64_t b = begin; b < end;) {
       const int64_t t = b / nb;
       const int64_t first = b % nb;
       const int64_t count = std::min(nb - first, end - b);
-      uint8_t* dst = out + size_t(t) * act_stride + size_t(first) * at.block_bytes;
+      uint8_t* dst = out + size_t(t) * stride + size_t(first) * at.block_bytes;
       quantize(x + t * n_in + first * at.block_elems, dst, count * at.block_elems);
       if (sums) mk->block_sums(dst, count, act_d + t * nb + first, act_sum + t * nb + first);
       b += count;
     }
   });
+  return act_rows{out, stride, act_d, act_sum, nb};
 }
 
 void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
@@ -221,22 +231,12 @@ void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, cons
   const size_t act_stride = row_bytes(at, w.n_in);
   const int64_t nb = w.n_in / at.block_elems;
 
-  const uint8_t* a = reinterpret_cast<const uint8_t*>(x);
-  if (wt.dot_type != dtype::f32) {
-    s.act.resize(size_t(n_tok) * act_stride);
-    if (mk && mk->needs_block_sums) {
-      s.act_d.resize(size_t(n_tok * nb));
-      s.act_sum.resize(size_t(n_tok * nb));
-    }
-    convert_activations(pool, k, at, x, n_tok, w.n_in, s.act.data(), act_stride, mk, s.act_d.data(),
-                        s.act_sum.data());
-    a = s.act.data();
-  }
+  act_rows rows{reinterpret_cast<const uint8_t*>(x), act_stride, nullptr, nullptr, nb};
+  if (wt.dot_type != dtype::f32) rows = convert_activations(pool, k, at, x, n_tok, w.n_in, mk, s);
   if (!mk) {
-    matmul_generic(pool, k, w, a, act_stride, n_tok, y);
+    matmul_generic(pool, k, w, rows.data, act_stride, n_tok, y);
     return;
   }
-  const act_rows rows{a, act_stride, s.act_d.data(), s.act_sum.data(), nb};
   if (!prepared && n_tok < gemm_min_tokens) {
     matmul_gemv(pool, *mk, w, rows, n_tok, y);
     return;
@@ -261,20 +261,10 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
     for (size_t i = 0; i < ws.size(); ++i) matmul(pool, k, ws[i], x, n_tok, ys[i], s, prepared[i]);
     return;
   }
-  const int64_t n_in = ws[0].n_in;
-  const type_traits& at = type_info(first->dot_type);
-  const size_t act_stride = row_bytes(at, n_in);
-  const int64_t nb = n_in / at.block_elems;
-  s.act.resize(size_t(n_tok) * act_stride);
-  if (first->needs_block_sums) {
-    s.act_d.resize(size_t(n_tok * nb));
-    s.act_sum.resize(size_t(n_tok * nb));
-  }
-  convert_activations(pool, k, at, x, n_tok, n_in, s.act.data(), act_stride, first, s.act_d.data(), s.act_sum.data());
-  const act_rows rows{s.act.data(), act_stride, s.act_d.data(), s.act_sum.data(), nb};
+  const act_rows rows = convert_activations(pool, k, type_info(first->dot_type), x, n_tok, ws[0].n_in, first, s);
   panel_job jobs[max_shared_matrices];
   for (size_t i = 0; i < ws.size(); ++i)
-    jobs[i] = plan_panels(*k.mm(ws[i].type), ws[i], nb, n_tok, pool.size(), prepared[i]->panels.data(), ys[i]);
+    jobs[i] = plan_panels(*k.mm(ws[i].type), ws[i], rows.nb, n_tok, pool.size(), prepared[i]->panels.data(), ys[i]);
   matmul_gemm(pool, std::span<const panel_job>(jobs, ws.size()), rows, n_tok, s.pack);
 }
 
