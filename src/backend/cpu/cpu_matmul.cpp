@@ -5,9 +5,11 @@
 // sums some kernels want. Phase 2 depends on what the kernel table has for the weight type:
 //
 //  - mm kernels (quantized types with ISA twins) on weights prepared at load: the gemm kernel over
-//    blocks of the prepared 8-row panels handed out through an atomic counter, for any number of
-//    tokens (decode reads one sequential stream; prefill reuses each block from cache for every
-//    token tile).
+//    blocks of the prepared 8-row panels, for any number of tokens. Decode gives each thread one
+//    contiguous share of the blocks to stream in order (for_each_item_in_streams); prefill hands
+//    blocks out through an atomic counter and reuses each from cache for every token tile.
+//    Matrices that share their input (matmul_shared: q, k, v; gate, up) convert it once and put
+//    all their blocks in one work list.
 //  - mm kernels on unprepared weights: few tokens (decode) run gemv over row chunks, each chunk read
 //    in place once and reused from cache for every token; many tokens (prefill) pack row blocks of
 //    8-row panels into per-thread scratch and run the gemm kernel over token tiles, so a weight block
