@@ -4,6 +4,7 @@
 // falls back to the scalar twins (the type table's reference vec_dot and quantize_row).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -117,7 +118,7 @@ struct attend_job {
 inline constexpr int attend_chunk = 64;
 size_t attend_scratch_floats(int n_rows, int dk, int dv);
 // Slots [0, n) of a chunk reach its last visible one (bits != 0): the part an attend must read.
-inline int visible_extent(uint64_t bits) { return 64 - __builtin_clzll(bits); }
+inline int visible_extent(uint64_t bits) { return std::bit_width(bits); }
 
 // The parts of an attend scratch (cpu_attention.cpp defines the layout once), every part a
 // multiple of 8 floats so that each stays 32-byte aligned.

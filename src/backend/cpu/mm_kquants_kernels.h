@@ -164,7 +164,7 @@ struct gemm_q4_k_tile {
         // Few tokens: the even and the odd chunks in separate sums, so that each dependency chain of
         // byte dot products is half as long (as in the Q4_0 tile).
         constexpr int split = T <= 2 ? 2 : 1;
-        I s[split][T];  // int16: 8 chunks of nibble products stay <= 30480
+        I s[split][T];  // AVX2: int16, 8 chunks of nibble products stay <= 30480; VNNI: int32
         for (int k = 0; k < split; ++k)
           for (int t = 0; t < T; ++t) s[k][t] = V::zero();
         for (int i = 0; i < 8; ++i) {

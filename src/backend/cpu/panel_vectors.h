@@ -141,10 +141,7 @@ inline __m512i byte_dot_scaled(__m512i acc, __m512i scale) {  // scale: from lan
 }
 // lane_scales of simd_avx2.h (VNNI form: int32 lanes).
 inline __m512i lane_scales(__m512i v, int j, bool is_signed) {
-  const int to = is_signed ? 3 : 0;
-  const auto c = [&](int r) { return lane_byte_control(j, to, r); };
-  const __m512i x = _mm512_shuffle_epi8(v, _mm512_setr_epi32(c(0), c(1), c(2), c(3), c(0), c(1), c(2), c(3), c(0), c(1),
-                                                             c(2), c(3), c(0), c(1), c(2), c(3)));
+  const __m512i x = _mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(lane_byte_control(j, is_signed ? 3 : 0)));
   return is_signed ? _mm512_srai_epi32(x, 24) : x;
 }
 // lane_byte_pairs of simd_avx2.h, per 256-bit half.

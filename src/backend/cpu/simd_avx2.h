@@ -207,22 +207,21 @@ inline __m256i lane_byte_pairs(__m256i v, int j, bool pair, bool is_signed) {
   return is_signed ? _mm256_srai_epi16(x, 8) : x;
 }
 
-// The shuffle control that moves byte j of every 32-bit lane to byte `to` of the lane, zeros
-// elsewhere (pshufb works within 128-bit halves: lane r reads byte 4r + j of its half).
-inline int32_t lane_byte_control(int j, int to, int r) {
-  uint32_t c = 0x80808080u;
-  c &= ~(0xFFu << (8 * to));
-  c |= uint32_t(4 * r + j) << (8 * to);
-  return int32_t(c);
+// The pshufb control (one 128-bit half; broadcast it to every half) that moves byte j of every
+// 32-bit lane to byte `to` of the lane, zeros elsewhere: lane r reads byte 4r + j of its half.
+inline __m128i lane_byte_control(int j, int to) {
+  const auto lane = [&](int r) {
+    return int32_t((0x80808080u & ~(0xFFu << (8 * to))) | uint32_t(4 * r + j) << (8 * to));
+  };
+  return _mm_setr_epi32(lane(0), lane(1), lane(2), lane(3));
 }
 
 // Byte j of every 32-bit lane of v as the scale operand of byte_dot_scaled: with VNNI an int32
 // (unsigned or sign-extended), else the int16 pair (x_j, x_j) that madd wants.
 inline __m256i lane_scales(__m256i v, int j, bool is_signed) {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-  const int to = is_signed ? 3 : 0;  // a signed byte goes to the top and an arithmetic shift brings it down
-  const auto c = [&](int r) { return lane_byte_control(j, to, r); };
-  const __m256i x = _mm256_shuffle_epi8(v, _mm256_setr_epi32(c(0), c(1), c(2), c(3), c(0), c(1), c(2), c(3)));
+  // A signed byte goes to the top of its lane and an arithmetic shift brings it down.
+  const __m256i x = _mm256_shuffle_epi8(v, _mm256_broadcastsi128_si256(lane_byte_control(j, is_signed ? 3 : 0)));
   return is_signed ? _mm256_srai_epi32(x, 24) : x;
 #else
   return lane_byte_pairs(v, j, false, is_signed);
