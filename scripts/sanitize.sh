@@ -22,7 +22,8 @@ t0=$(date +%s)
 # scripts/sanitize.cmake compiles the test harness (tests/) at -O0 without instrumentation: the engine
 # code it drives is what is checked, and a test file then compiles in ~40% of the instrumented time.
 # Measured costs and the resulting CI estimate: .ci/run.
-cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# A unity build, as in scripts/test.sh.
+cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DGLIA_SANITIZE=address,undefined \
   -DCMAKE_PROJECT_INCLUDE="$PWD/scripts/sanitize.cmake" >/dev/null
 cmake --build "$build_dir" -j "$jobs"

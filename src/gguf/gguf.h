@@ -21,6 +21,9 @@
 
 namespace glia::gguf {
 
+// The data alignment of a file without general.alignment (GGUF spec).
+inline constexpr uint32_t default_alignment = 32;
+
 enum class value_type : uint32_t {
   u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7,
   string = 8, array = 9, u64 = 10, i64 = 11, f64 = 12,
@@ -108,7 +111,7 @@ class file {
   void* mapping_ = nullptr;         // mmap'd region, if any
   std::vector<uint8_t> owned_;      // file contents when not mapped
   uint32_t version_ = 0;
-  uint64_t alignment_ = 32;
+  uint64_t alignment_ = default_alignment;
   uint64_t data_offset_ = 0;
   std::vector<std::pair<std::string, value>> kv_;
   std::map<std::string, size_t, std::less<>> kv_index_;
@@ -151,7 +154,7 @@ class writer {
   };
   std::vector<std::pair<std::string, value>> kv_;
   std::vector<pending_tensor> tensors_;
-  uint32_t alignment_ = 32;
+  uint32_t alignment_ = default_alignment;
 };
 
 }  // namespace glia::gguf

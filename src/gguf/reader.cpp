@@ -25,7 +25,6 @@ using detail::printable;
 
 constexpr uint32_t gguf_magic = 0x46554747;  // "GGUF" read as a little-endian u32
 constexpr uint64_t header_bytes = 24;         // magic, version, tensor count, kv count
-constexpr uint64_t default_alignment = 32;
 // Smallest possible encodings, used to bound counts by the bytes that follow: a kv entry is a
 // key length, a value type and a one-byte value; a tensor info is a name length, n_dims, one dim,
 // a type and an offset.

@@ -14,7 +14,6 @@ namespace glia::gguf {
 namespace {
 
 constexpr uint32_t gguf_version = 3;
-constexpr uint32_t default_alignment = 32;
 constexpr std::string_view alignment_key = "general.alignment";
 
 class byte_sink {

@@ -19,6 +19,15 @@ inline constexpr uint32_t t_f32 = 0, t_f16 = 1, t_q4_0 = 2, t_q8_0 = 8, t_q4_k =
 
 using bytes = std::vector<uint8_t>;
 
+// An array value of elements of type `elem`.
+inline value array_of(value_type elem, std::vector<value> elems) {
+  value v;
+  v.type = value_type::array;
+  v.elem_type = elem;
+  v.data = std::move(elems);
+  return v;
+}
+
 inline void put_u32(bytes& b, size_t at, uint32_t v) {
   for (int i = 0; i < 4; ++i) b.at(at + i) = uint8_t(v >> (8 * i));
 }

@@ -20,14 +20,6 @@ value u16v(uint64_t x) {
   return v;
 }
 
-value array_of(value_type elem, std::vector<value> elems) {
-  value v;
-  v.type = value_type::array;
-  v.elem_type = elem;
-  v.data = std::move(elems);
-  return v;
-}
-
 writer base_writer() {
   writer w;
   w.set_string("general.architecture", "llama");

@@ -101,14 +101,6 @@ value scalar(value_type t, decltype(value::data) d) {
   return v;
 }
 
-value array_of(value_type elem, std::vector<value> elems) {
-  value v;
-  v.type = value_type::array;
-  v.elem_type = elem;
-  v.data = std::move(elems);
-  return v;
-}
-
 bytes pattern(size_t n, uint8_t seed) {
   bytes b(n);
   for (size_t i = 0; i < n; ++i) b[i] = uint8_t(i * 7 + seed);

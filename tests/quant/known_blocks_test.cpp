@@ -10,12 +10,10 @@
 #include <vector>
 
 #include "quant/types.h"
+#include "quant_test_util.h"
 
 namespace glia {
 namespace {
-
-// IQ4_NL levels as published in ggml-common.h (kvalues_iq4nl).
-constexpr int k_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // fp16 bit patterns of a few exact values.
 constexpr uint16_t h_0_125 = 0x3000, h_0_25 = 0x3400, h_0_5 = 0x3800, h_1 = 0x3C00, h_2 = 0x4000,
@@ -233,8 +231,8 @@ known_block iq4_nl_block() {
   put16(k.bytes, 0, h_0_5);
   for (int j = 0; j < 16; ++j) {
     k.bytes[2 + j] = uint8_t(j | (15 - j) << 4);
-    k.values[j] = 0.5 * k_iq4nl[j];
-    k.values[16 + j] = 0.5 * k_iq4nl[15 - j];
+    k.values[j] = 0.5 * test::k_iq4nl[j];
+    k.values[16 + j] = 0.5 * test::k_iq4nl[15 - j];
   }
   return k;
 }
@@ -255,7 +253,7 @@ known_block iq4_xs_block() {
   for (int e = 0; e < 256; ++e) {
     const int g = e / 32, j = e % 32, q = (7 * e + 3) % 16;
     k.bytes[8 + 16 * g + j % 16] |= uint8_t(j < 16 ? q : q << 4);
-    k.values[e] = 0.25 * ((g - 4) * 7) * k_iq4nl[q];
+    k.values[e] = 0.25 * ((g - 4) * 7) * test::k_iq4nl[q];
   }
   return k;
 }

@@ -17,8 +17,6 @@
 namespace glia {
 namespace {
 
-constexpr int k_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-
 uint16_t get16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
 
 // The grid of one element: its candidate values and the slack allowed on top of the best distance.
@@ -90,7 +88,7 @@ std::vector<case_def> cases() {
        [](const uint8_t* b, int) {
          const double d = fp16_to_f32(get16(b));
          grid g;
-         for (int v : k_iq4nl) g.values.push_back(d * v);
+         for (int v : test::k_iq4nl) g.values.push_back(d * v);
          g.slack = std::fabs(d) * 127 * 0x1p-10;
          return g;
        }},

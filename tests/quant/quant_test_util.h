@@ -11,6 +11,9 @@
 
 namespace glia::test {
 
+// IQ4_NL levels as published in ggml-common.h (kvalues_iq4nl), written out independently of src/quant.
+inline constexpr int k_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
 // x_i = 0.1 + amplitude * cos(i + offset), the data of llama.cpp's tests/test-quantize-fns.cpp.
 inline std::vector<float> cosine_data(float offset, int64_t n, float amplitude = 2.0f) {
   std::vector<float> x(static_cast<size_t>(n));

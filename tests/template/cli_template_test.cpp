@@ -20,12 +20,10 @@ using run_result = test::cli_result;
 using test::quote;
 using test::run_cli;
 
-jinja::json load(const std::string& path) { return jinja::json::parse(test::read_text(path)); }
-
 // Writes each pack conversation to a scratch file (as {"messages", "tools"}) and returns the paths.
 std::map<std::string, std::string> conversation_files() {
   std::map<std::string, std::string> files;
-  for (const auto& c : load(test::testdata("chat_templates/conversations.json"))) {
+  for (const auto& c : test::load_json(test::testdata("chat_templates/conversations.json"))) {
     const std::string path = test::scratch("conv_" + std::to_string(::getpid()) + "_" + c["name"].get<std::string>() + ".json");
     std::ofstream(path) << c.dump();
     files[c["name"]] = path;
@@ -37,7 +35,7 @@ std::map<std::string, std::string> conversation_files() {
 void check_pack_template(const std::string& stem, const std::string& source_args) {
   ASSERT_TRUE(std::filesystem::exists(test::cli_path())) << "build the glia target first";
   const auto convs = conversation_files();
-  const jinja::json expected = load(test::testdata("chat_templates/expected/" + stem + ".json"));
+  const jinja::json expected = test::load_json(test::testdata("chat_templates/expected/" + stem + ".json"));
   for (const auto& r : expected["renders"]) {
     const bool gen = r["add_generation_prompt"];
     const std::string args = "template " + source_args + " --messages " + quote(convs.at(r["conversation"])) +

@@ -11,8 +11,6 @@
 namespace glia {
 namespace {
 
-jinja::json load(const std::string& path) { return jinja::json::parse(test::read_text(path)); }
-
 std::optional<std::string> token(const jinja::chat_template_set& s, const std::string& name) {
   for (const auto& [k, v] : s.tokens)
     if (k == name) return v;
@@ -86,7 +84,7 @@ TEST(chat_template_loader, hf_folders_match_the_pack) {
   for (const std::string name : {"llama3", "qwen3", "gemma3"}) {
     auto set = jinja::load_chat_templates_hf(test::testdata("tokenizers/" + name));
     ASSERT_TRUE(set.is_ok()) << set.message();
-    const jinja::json expected = load(test::testdata("chat_templates/expected/tokenizer_config-" + name + ".json"));
+    const jinja::json expected = test::load_json(test::testdata("chat_templates/expected/tokenizer_config-" + name + ".json"));
     const std::string source = test::read_text(test::testdata("chat_templates/templates/tokenizer_config-" + name + ".jinja"));
     EXPECT_EQ(set->default_template, source) << name;
     for (const auto& [k, v] : expected["special_tokens"].items())

@@ -10,8 +10,6 @@
 namespace glia {
 namespace {
 
-jinja::json load(const std::string& path) { return jinja::json::parse(test::read_text(path)); }
-
 std::vector<std::string> pack_templates() {
   std::vector<std::string> stems;
   for (const auto& e : std::filesystem::directory_iterator(test::testdata("chat_templates/expected")))
@@ -31,8 +29,8 @@ TEST(chat_template_pack, has_twenty_templates) { EXPECT_EQ(pack_templates().size
 class pack : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(pack, renders_like_jinja2) {
-  const jinja::json expected = load(test::testdata("chat_templates/expected/" + GetParam() + ".json"));
-  const jinja::json conversations = load(test::testdata("chat_templates/conversations.json"));
+  const jinja::json expected = test::load_json(test::testdata("chat_templates/expected/" + GetParam() + ".json"));
+  const jinja::json conversations = test::load_json(test::testdata("chat_templates/conversations.json"));
   const std::string source = test::read_text(test::testdata("chat_templates/" + expected["template"].get<std::string>()));
   ASSERT_FALSE(source.empty());
   auto compiled = jinja::compiled_template::compile(source);

@@ -5,8 +5,12 @@
 
 #include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/jinja/jinja.h"
+#include "test_support.h"
 
 namespace glia::test {
+
+// A JSON file of the test data, as template variables.
+inline jinja::json load_json(const std::string& path) { return jinja::json::parse(read_text(path)); }
 
 struct render_case {
   const char* name;

@@ -24,7 +24,7 @@ std::vector<std::string> manifests(bool with_greedy) {
   return out;
 }
 
-std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
+std::string manifest_param_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string n = info.param.substr(0, info.param.size() - 5);
   for (auto& ch : n)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
@@ -89,8 +89,8 @@ TEST_P(greedy_manifest, continuations_encode_and_decode) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(pack, golden_manifest, ::testing::ValuesIn(manifests(false)), param_name);
-INSTANTIATE_TEST_SUITE_P(pack, greedy_manifest, ::testing::ValuesIn(manifests(true)), param_name);
+INSTANTIATE_TEST_SUITE_P(pack, golden_manifest, ::testing::ValuesIn(manifests(false)), manifest_param_name);
+INSTANTIATE_TEST_SUITE_P(pack, greedy_manifest, ::testing::ValuesIn(manifests(true)), manifest_param_name);
 
 }  // namespace
 }  // namespace glia::test

@@ -30,11 +30,11 @@ TEST_P(spm_vocab, expected_ids_decode_to_the_input) {
   for (const auto& c : read_vocab_cases(GetParam())) EXPECT_EQ(tok->decode(c.ids), c.text);
 }
 
-std::string param_name(const ::testing::TestParamInfo<std::string>& info);
+std::string vocab_param_name(const ::testing::TestParamInfo<std::string>& info);
 
-INSTANTIATE_TEST_SUITE_P(llama_cpp, spm_vocab, ::testing::Values("llama-spm", "phi-3"), param_name);
+INSTANTIATE_TEST_SUITE_P(llama_cpp, spm_vocab, ::testing::Values("llama-spm", "phi-3"), vocab_param_name);
 
-std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
+std::string vocab_param_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string n = info.param;
   for (auto& ch : n)
     if (ch == '-') ch = '_';
@@ -72,7 +72,7 @@ TEST_P(bpe_vocab, expected_ids_pieces_give_the_input) {
 INSTANTIATE_TEST_SUITE_P(llama_cpp, bpe_vocab,
                          ::testing::Values("deepseek-coder", "deepseek-llm", "falcon", "gpt-2", "mpt", "refact",
                                            "starcoder"),
-                         param_name);
+                         vocab_param_name);
 
 // WordPiece (bert) is not supported: loading fails with an error naming the key and the model, never
 // crashes or half-loads.
