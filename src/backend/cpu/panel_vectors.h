@@ -178,19 +178,28 @@ typename V::i high_nibble_sum(typename V::i s) {
   else return s;
 }
 
+// How a kernel reads panels for decode (up to gemv_max_tokens tokens) where the build has rows16.
+// In pairs, each weight vector feeds twice the dot-product work of its broadcast activations, but
+// the two panels are two streams from memory and every vector costs a lane insert. Measured in
+// cache, one token, one thread (MmKernelPerf, B/cycle of weights, single -> pairs): Q4_0 6.7 ->
+// 9.9, Q6_K 7.8 -> 8.5, Q4_K 9.0 -> 8.7, Q8_0 14.7 -> 15.0. End to end (TinyLlama geometry, 2
+// threads, alternating runs): Q4_0 pairs 27.1 against 25.3 t/s; Q4_K_M decode measured slower with
+// Q6_K paired (24.5 against 25.3 t/s; earlier, with Q4_K paired as well, 16.5-17.3 against
+// 18.7-18.9). So Q4_0 reads pairs, the others single panels.
+enum class decode_panels { single, pairs };
+
 // A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T, V>::run for T tokens
-// of one panel (rows8) or two (rows16): pairs of panels where the build has rows16, then single
-// ones; per panel (pair), token tiles of gemm_tile_tokens and one of the remainder. Which panels are
-// paired never changes a result (both families give the same bits).
-template <template <int, class> class Tile, typename Activations>
+// of one panel (rows8) or two (rows16): pairs of panels where the build has rows16 (for decode only
+// if Decode is pairs), then single ones; per panel (pair), token tiles of gemm_tile_tokens and one
+// of the remainder. Which panels are paired never changes a result (both families give the same
+// bits).
+template <template <int, class> class Tile, decode_panels Decode, typename Activations>
 void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const Activations& a,
                  int64_t t0, int64_t n_tok, float* y, size_t ys, int last_rows) {
   const auto rows_of = [&](int64_t p) { return p + 1 == n_panels ? last_rows : 8; };
   int64_t p = 0;
 #ifdef GLIA_PANEL_PAIRS
-  // Not for decode (up to gemv_max_tokens tokens): two panels side by side are two streams from
-  // memory, and one-token decode measured slower with them (Q4_K_M tg 16.5-17.3 against 18.7-18.9 t/s).
-  for (; n_tok > gemv_max_tokens && p + 2 <= n_panels; p += 2) {
+  for (; (n_tok > gemv_max_tokens || Decode == decode_panels::pairs) && p + 2 <= n_panels; p += 2) {
     const uint8_t* panel = panels + size_t(p) * panel_bytes;
     const int rows = 8 + rows_of(p + 1);
     token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
