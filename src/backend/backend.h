@@ -91,6 +91,11 @@ class backend {
     for (size_t i = 0; i < ws.size(); ++i) matmul(ws[i], x, n_tok, ys[i]);
   }
 
+  // A hint that the caller's next matmul (or matmul_shared) reads these matrices: a backend may start
+  // bringing them into cache while the caller does other work in between (norms, attention). No
+  // effect on any result.
+  virtual void prefetch_weights(std::span<const weight_view> /*next*/) {}
+
   // y [n_rows, n] = x / rms(x) * w (w [n], or no weight when null). In place allowed.
   virtual void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) = 0;
 

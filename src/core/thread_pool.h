@@ -10,7 +10,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -32,10 +34,30 @@ class thread_pool {
   // once are serialized. fn must not call run() on the same pool.
   void run(const std::function<void(int ith, int nth)>& fn);
 
+  // Memory a job to come will read on worker ith (1 <= ith < size()), for that worker to bring
+  // into its cache (L2) while it waits for the job: between jobs it prefetches the spans in order,
+  // a few cache lines at a time, checking for a new job after each step. Time it would spend
+  // spinning becomes memory traffic the job then does not wait for. Replaces what the worker had
+  // left to warm; spans beyond max_warm_spans are dropped. Only a hint: nothing is read or written
+  // through the spans, so they may point anywhere the process can read.
+  static constexpr size_t max_warm_spans = 4;
+  void warm(int ith, std::span<const std::span<const uint8_t>> spans);
+
  private:
+  // What one worker has left to warm, guarded by a spin lock (the worker and warm() hold it for a
+  // few instructions only).
+  struct alignas(64) warm_queue {
+    std::atomic_flag busy;
+    std::span<const uint8_t> spans[max_warm_spans];
+    size_t n = 0, next = 0, offset = 0;  // spans[next] is warmed up to offset
+  };
+  // Prefetches the next few lines of worker ith's warm queue; false when it is empty.
+  bool warm_step(int ith);
+
   void worker_loop(int ith);
-  // Waits until generation_ differs from `seen` (or stop); returns the new generation.
-  uint64_t wait_for_job(uint64_t seen);
+  // Worker ith waits until generation_ differs from `seen` (or stop), warming its queue meanwhile;
+  // returns the new generation.
+  uint64_t wait_for_job(int ith, uint64_t seen);
   void wait_until_done();
 
   int n_threads_ = 1;
@@ -53,6 +75,8 @@ class thread_pool {
   std::condition_variable done_cv_;  // the caller waits for pending_ == 0
   std::atomic<int> n_sleeping_workers_{0};
   std::atomic<bool> caller_sleeping_{false};
+
+  std::unique_ptr<warm_queue[]> warm_;  // one per thread (0 unused)
 };
 
 // The [begin, end) part of [0, n) that thread ith of nth handles: contiguous, sizes differ by at

@@ -179,6 +179,18 @@ status forward_pass::run_chunk(float* logits_out) {
   return {};
 }
 
+// The next matmul after layer il's: the next layer's q, k, v projections, or the LM head.
+void forward_pass::prefetch_after_layer(int il) {
+  const family_profile& p = m_.profile;
+  if (il + 1 == p.n_layer) {
+    b_.prefetch_weights(std::span(&m_.weights.output, 1));
+    return;
+  }
+  const layer_weights& w = m_.weights.layers[size_t(il + 1)];
+  const weight_view ws[] = {w.wq, w.wk, w.wv};
+  b_.prefetch_weights(std::span(ws, p.layers[size_t(il + 1)].v_from_k ? 2 : 3));
+}
+
 void forward_pass::attention_block(int il, int64_t n) {
   const family_profile& p = m_.profile;
   const layer_profile& l = p.layers[size_t(il)];
@@ -202,6 +214,7 @@ void forward_pass::attention_block(int il, int64_t n) {
     const weight_view ws[] = {w.wq, w.wk, w.wv};
     float* const ys[] = {s_.q.data(), s_.k.data(), s_.v.data()};
     b_.matmul_shared(std::span(ws, l.v_from_k ? 2 : 3), s_.h.data(), n, std::span(ys, l.v_from_k ? 2 : 3));
+    b_.prefetch_weights(std::span(&w.wo, 1));
     if (l.v_from_k) std::copy(s_.k.begin(), s_.k.end(), s_.v.begin());
     if (p.qkv_bias) {
       b_.add_bias(s_.q.data(), w.bq.data(), n, q_dim);
@@ -250,6 +263,8 @@ void forward_pass::attention_block(int il, int64_t n) {
   {
     op_scope t(hook_, "out_proj");
     b_.matmul(w.wo, s_.attn.data(), n, s_.o.data());
+    const weight_view ffn_in[] = {w.ffn_gate, w.ffn_up};
+    b_.prefetch_weights(ffn_in);
   }
   if (p.post_attn_norm) {
     op_scope t(hook_, "post_norm");
@@ -278,8 +293,10 @@ void forward_pass::ffn_block(int il, int64_t n) {
     const weight_view ws[] = {w.ffn_gate, w.ffn_up};
     float* const ys[] = {s_.gate.data(), s_.up.data()};
     b_.matmul_shared(ws, s_.h.data(), n, ys);
+    b_.prefetch_weights(std::span(&w.ffn_down, 1));
     b_.glu(s_.gate.data(), s_.up.data(), s_.gate.data(), n, w.n_ff, p.ffn_act);
     b_.matmul(w.ffn_down, s_.gate.data(), n, s_.o.data());
+    prefetch_after_layer(il);
   }
   if (p.post_ffn_norm) {
     op_scope t(hook_, "post_norm");

@@ -74,6 +74,7 @@ class forward_pass {
   status run_chunk(float* logits_out);
   void attention_block(int il, int64_t n);
   void ffn_block(int il, int64_t n);
+  void prefetch_after_layer(int il);
   status check_finite(const float* data, int64_t n_rows, int64_t n_cols, int layer, const char* what) const;
   void tap(const char* name, int layer, const float* data, int64_t n_rows, int64_t n_cols) const;
 

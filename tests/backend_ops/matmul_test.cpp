@@ -88,6 +88,69 @@ TEST(matmul, shared_input_matches_separate_matmuls) {
   }
 }
 
+// decode_share_head (what each worker warms before a decode matmul): with no budget, the heads of
+// threads 0..nth-1 together are every panel byte of every matrix once, in order, since the shares of
+// a one-token matmul's work list cover it; with a budget, each is the first `budget` bytes of that.
+TEST(matmul, decode_share_heads_cover_the_panels_in_order) {
+  const cpu::kernel_table& k = cpu::kernels();
+  thread_pool pool(1);
+  const std::vector<std::vector<dtype>> groups = {{dtype::q4_0, dtype::q4_0, dtype::q4_0}, {dtype::q4_k, dtype::q6_k}, {dtype::q8_0}};
+  const int64_t n_outs[] = {1000, 24, 41};
+  for (const auto& types : groups) {
+    std::vector<test_weight> ws;
+    std::vector<weight_view> views;
+    std::vector<cpu::prepared_weight> prepared(types.size());
+    std::vector<const cpu::prepared_weight*> ptrs;
+    for (size_t i = 0; i < types.size(); ++i) {
+      ws.push_back(make_weight(types[i], 512, n_outs[i], uint32_t(40 + i)));
+      views.push_back(ws.back().view);
+      ASSERT_TRUE(cpu::prepare_weight(pool, k, views.back(), prepared[i])) << type_label(types[i]);
+      ptrs.push_back(&prepared[i]);
+    }
+    for (int nth : {1, 2, 3, 5}) {
+      SCOPED_TRACE(fmt::format("{} threads, {}", nth, type_label(types[0])));
+      std::vector<std::span<const uint8_t>> merged;
+      for (int ith = 0; ith < nth; ++ith) {
+        std::span<const uint8_t> head[8];
+        const size_t n = cpu::decode_share_head(k, views, ptrs, nth, ith, SIZE_MAX, head);
+        size_t share = 0;
+        for (size_t h = 0; h < n; ++h) {
+          share += head[h].size();
+          // (Two matrices' buffers may happen to be adjacent in memory: spans join within one only.)
+          const auto same_matrix = [&](std::span<const uint8_t> a, std::span<const uint8_t> b) {
+            for (const cpu::prepared_weight& p : prepared)
+              if (a.data() >= p.panels.data() && a.data() < p.panels.data() + p.bytes)
+                return b.data() >= p.panels.data() && b.data() < p.panels.data() + p.bytes;
+            return false;
+          };
+          if (!merged.empty() && merged.back().data() + merged.back().size() == head[h].data() &&
+              same_matrix(merged.back(), head[h]))
+            merged.back() = std::span<const uint8_t>(merged.back().data(), merged.back().size() + head[h].size());
+          else
+            merged.push_back(head[h]);
+        }
+        std::span<const uint8_t> part[8];
+        const size_t np = cpu::decode_share_head(k, views, ptrs, nth, ith, 5000, part);
+        size_t got = 0;
+        for (size_t h = 0; h < np; ++h) {
+          EXPECT_EQ(part[h].data(), head[h].data());
+          got += part[h].size();
+        }
+        EXPECT_EQ(got, std::min<size_t>(share, 5000)) << "thread " << ith;
+      }
+      ASSERT_EQ(merged.size(), types.size());
+      for (size_t i = 0; i < types.size(); ++i) {
+        EXPECT_EQ(merged[i].data(), prepared[i].panels.data()) << "matrix " << i;
+        EXPECT_EQ(merged[i].size(), prepared[i].bytes) << "matrix " << i;
+      }
+    }
+    // An unprepared matrix: nothing to warm.
+    ptrs.back() = nullptr;
+    std::span<const uint8_t> head[8];
+    EXPECT_EQ(cpu::decode_share_head(k, views, ptrs, 2, 1, SIZE_MAX, head), 0u);
+  }
+}
+
 // With the scalar kernels the CPU backend calls exactly the reference's quantize_row and vec_dot,
 // so anything but identical bits would come from the threading, the tiling or the block-split
 // conversion of the activations.

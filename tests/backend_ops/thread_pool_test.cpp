@@ -1,11 +1,12 @@
 // The thread pool: every thread index runs exactly once per job, the caller is thread 0, jobs never
 // overlap or get lost (neither while workers spin nor after they went to sleep), and split_range
-// tiles [0, n).
+// tiles [0, n). Warm requests (prefetch hints between jobs) never hold a job back.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -87,6 +88,39 @@ TEST(thread_pool, concurrent_submitters) {
   b.join();
   EXPECT_EQ(overlap.load(), 0);
   EXPECT_EQ(total.load(), 2 * 2000 * 2);
+}
+
+// Workers warming memory between jobs (thread_pool::warm) still take every job, and a new warm
+// request replaces the old one: jobs interleaved with requests far larger than could be warmed in
+// between all run, on every thread.
+TEST(thread_pool, jobs_while_workers_warm) {
+  thread_pool pool(3);
+  std::vector<uint8_t> buffer(size_t(8) << 20, 1);
+  const std::span<const uint8_t> whole(buffer);
+  std::atomic<int> total{0};
+  for (int job = 0; job < 2000; ++job) {
+    const std::span<const uint8_t> spans[] = {whole.subspan(size_t(job % 7) << 20), whole, whole.first(64)};
+    for (int ith = 1; ith < pool.size(); ++ith) pool.warm(ith, spans);
+    pool.run([&](int, int) { total.fetch_add(1); });
+  }
+  EXPECT_EQ(total.load(), 3 * 2000);
+}
+
+// Requests the pool ignores (the caller's index, indices past the pool, more spans than it keeps,
+// empty spans) and a pool destroyed while its workers warm: nothing hangs or faults.
+TEST(thread_pool, warm_requests_at_the_edges) {
+  std::vector<uint8_t> buffer(size_t(4) << 20, 1);
+  const std::span<const uint8_t> whole(buffer);
+  std::vector<std::span<const uint8_t>> many(thread_pool::max_warm_spans + 3, whole);
+  many[1] = {};
+  for (int n : {1, 2, 4}) {
+    thread_pool pool(n);
+    for (int ith = -1; ith <= n; ++ith) pool.warm(ith, many);
+    std::atomic<int> total{0};
+    pool.run([&](int, int) { total.fetch_add(1); });
+    EXPECT_EQ(total.load(), n);
+    for (int ith = 1; ith < n; ++ith) pool.warm(ith, many);
+  }
 }
 
 TEST(split_range, tiles_evenly_in_order) {

@@ -59,6 +59,17 @@ class cpu_backend final : public backend {
     cpu::matmul_shared(pool_, k_, ws, x, n_tok, ys, matmul_, std::span<const prepared_weight* const>(prepared, ws.size()));
   }
 
+  void prefetch_weights(std::span<const weight_view> next) override {
+    // Half of a 1 MiB L2 (Skylake-SP and later; Zen 3 has 512 KiB): warmed lines must survive the
+    // ops in between.
+    constexpr size_t warm_budget = 256 << 10;
+    std::lock_guard<std::mutex> lk(matmul_mutex_);
+    const prepared_weight* prepared[max_shared_matrices];
+    if (next.size() > max_shared_matrices) return;
+    for (size_t i = 0; i < next.size(); ++i) prepared[i] = find_prepared(next[i]);
+    warm_decode_shares(pool_, k_, next, std::span<const prepared_weight* const>(prepared, next.size()), warm_budget);
+  }
+
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) override {
     parallel_for(pool_, n_rows, 2 * n, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) ref::rms_norm_row(x + r * n, w, y + r * n, n, eps);

@@ -270,4 +270,41 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
   matmul_gemm(pool, std::span<const panel_job>(jobs, ws.size()), rows, n_tok, s.pack);
 }
 
+size_t decode_share_head(const kernel_table& k, std::span<const weight_view> ws,
+                         std::span<const prepared_weight* const> prepared, int nth, int ith, size_t budget,
+                         std::span<std::span<const uint8_t>> out) {
+  if (ws.empty() || ws.size() > max_shared_matrices) return 0;
+  // The work list of a one-token matmul_gemm over these matrices (same plan, same thread shares).
+  panel_job jobs[max_shared_matrices];
+  int64_t n_items = 0;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const mm_kernel* mk = k.mm(ws[i].type);
+    if (!mk || !prepared[i]) return 0;
+    jobs[i] = plan_panels(*mk, ws[i], ws[i].n_in / mk->block_elems, 1, nth, prepared[i]->panels.data(), nullptr);
+    n_items += jobs[i].n_blocks;
+  }
+  const auto [begin, end] = split_range(n_items, ith, nth);
+  size_t n_spans = 0, left = budget;
+  int64_t first = 0;  // item index of jobs[j]'s block 0
+  for (size_t j = 0; j < ws.size() && left > 0 && n_spans < out.size(); first += jobs[j++].n_blocks) {
+    const int64_t b0 = std::max(begin, first) - first, b1 = std::min(end, first + jobs[j].n_blocks) - first;
+    if (b0 >= b1) continue;
+    const size_t from = size_t(b0 * jobs[j].per_block) * jobs[j].panel_bytes;
+    const size_t to = size_t(std::min(jobs[j].n_panels, b1 * jobs[j].per_block)) * jobs[j].panel_bytes;
+    const size_t bytes = std::min(left, to - from);
+    out[n_spans++] = std::span<const uint8_t>(jobs[j].prepared + from, bytes);
+    left -= bytes;
+  }
+  return n_spans;
+}
+
+void warm_decode_shares(thread_pool& pool, const kernel_table& k, std::span<const weight_view> ws,
+                        std::span<const prepared_weight* const> prepared, size_t budget) {
+  for (int ith = 1; ith < pool.size(); ++ith) {
+    std::span<const uint8_t> spans[thread_pool::max_warm_spans];
+    const size_t n = decode_share_head(k, ws, prepared, pool.size(), ith, budget, spans);
+    pool.warm(ith, std::span<const std::span<const uint8_t>>(spans, n));
+  }
+}
+
 }  // namespace glia::cpu

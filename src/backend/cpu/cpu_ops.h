@@ -128,6 +128,18 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
                    int64_t n_tok, std::span<float* const> ys, matmul_scratch& scratch,
                    std::span<const prepared_weight* const> prepared);
 
+// The first `budget` bytes of the prepared panels that thread ith of nth streams when ws are
+// multiplied by one token (matmul or matmul_shared: the share for_each_item_in_streams gives it), as
+// at most out.size() spans written to out; returns how many. 0 when a matrix is not prepared.
+size_t decode_share_head(const kernel_table& k, std::span<const weight_view> ws,
+                         std::span<const prepared_weight* const> prepared, int nth, int ith, size_t budget,
+                         std::span<std::span<const uint8_t>> out);
+
+// backend::prefetch_weights for a decode step: each worker of the pool warms (thread_pool::warm)
+// the decode_share_head of its own share.
+void warm_decode_shares(thread_pool& pool, const kernel_table& k, std::span<const weight_view> ws,
+                        std::span<const prepared_weight* const> prepared, size_t budget);
+
 // Reusable buffers of attention, kept by the backend between calls.
 struct attention_scratch {
   std::vector<aligned_buffer> per_thread;  // one attend scratch per thread
