@@ -43,14 +43,17 @@ std::string write_scratch(const std::string& stem, const std::string& bytes) {
 
 class hf_folder : public ::testing::TestWithParam<const char*> {};
 
-// A spread of rows (every 61st; the two add_special variants of a text alternate in the file): each is
-// a process start that loads the tokenizer, so the whole file is left to the tokenizer library tests.
+// Three rows spread over the file (an odd step: the two add_special variants of a text alternate in
+// the file, so both are among them). Each row is up to three process starts that load the tokenizer
+// (gemma3's ~8 s under ASan), so the whole file is left to the tokenizer library tests; these check
+// the command-line plumbing.
 TEST_P(hf_folder, tokenize_file_and_detokenize_match_the_reference) {
   const std::string dir = testdata(std::string("tokenizers/") + GetParam());
   const auto rows = jsonl(std::string("tokenizers/") + GetParam() + "/expected.jsonl");
   ASSERT_GT(rows.size(), 100u);
   int checked = 0;
-  for (size_t i = 0; i < rows.size(); i += 61) {
+  const size_t step = rows.size() / 3 | 1;
+  for (size_t i = 0; i < rows.size(); i += step) {
     const auto& row = rows[i];
     const std::string text = row["text"];
     const std::string file = write_scratch("tok_cli_text", text);
@@ -71,7 +74,7 @@ TEST_P(hf_folder, tokenize_file_and_detokenize_match_the_reference) {
     }
     ++checked;
   }
-  EXPECT_GE(checked, 4);
+  EXPECT_GE(checked, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(pack, hf_folder, ::testing::Values("llama2", "llama3", "qwen3", "gemma3"));
