@@ -3,7 +3,8 @@
 // Kernels are short (a decode-step matmul takes tens of microseconds), so the wake-up has to be
 // cheap: workers spin for a little while on an atomic generation counter after each job, which makes
 // back-to-back jobs start within a microsecond or two, and only then sleep on a condition variable so
-// an idle pool burns no CPU. The caller of run() takes part as thread 0.
+// an idle pool burns no CPU. The caller of run() takes part as thread 0. Before spinning, a worker
+// prefetches whatever memory it was told a coming job will read (warm()).
 #pragma once
 
 #include <atomic>
