@@ -107,6 +107,13 @@ TEST(matmul, decode_share_heads_cover_the_panels_in_order) {
       ASSERT_TRUE(cpu::prepare_weight(pool, k, views.back(), prepared[i])) << type_label(types[i]);
       ptrs.push_back(&prepared[i]);
     }
+    // (Two matrices' buffers may happen to be adjacent in memory: spans join within one only.)
+    const auto same_matrix = [&](std::span<const uint8_t> a, std::span<const uint8_t> b) {
+      for (const cpu::prepared_weight& p : prepared)
+        if (a.data() >= p.panels.data() && a.data() < p.panels.data() + p.bytes)
+          return b.data() >= p.panels.data() && b.data() < p.panels.data() + p.bytes;
+      return false;
+    };
     for (int nth : {1, 2, 3, 5}) {
       SCOPED_TRACE(fmt::format("{} threads, {}", nth, type_label(types[0])));
       std::vector<std::span<const uint8_t>> merged;
@@ -116,13 +123,6 @@ TEST(matmul, decode_share_heads_cover_the_panels_in_order) {
         size_t share = 0;
         for (size_t h = 0; h < n; ++h) {
           share += head[h].size();
-          // (Two matrices' buffers may happen to be adjacent in memory: spans join within one only.)
-          const auto same_matrix = [&](std::span<const uint8_t> a, std::span<const uint8_t> b) {
-            for (const cpu::prepared_weight& p : prepared)
-              if (a.data() >= p.panels.data() && a.data() < p.panels.data() + p.bytes)
-                return b.data() >= p.panels.data() && b.data() < p.panels.data() + p.bytes;
-            return false;
-          };
           if (!merged.empty() && merged.back().data() + merged.back().size() == head[h].data() &&
               same_matrix(merged.back(), head[h]))
             merged.back() = std::span<const uint8_t>(merged.back().data(), merged.back().size() + head[h].size());

@@ -50,24 +50,22 @@ class cpu_backend final : public backend {
   void matmul_shared(std::span<const weight_view> ws, const float* x, int64_t n_tok,
                      std::span<float* const> ys) override {
     std::lock_guard<std::mutex> lk(matmul_mutex_);
-    const prepared_weight* prepared[max_shared_matrices];
     if (ws.size() > max_shared_matrices) {
       for (size_t i = 0; i < ws.size(); ++i) cpu::matmul(pool_, k_, ws[i], x, n_tok, ys[i], matmul_, find_prepared(ws[i]));
       return;
     }
-    for (size_t i = 0; i < ws.size(); ++i) prepared[i] = find_prepared(ws[i]);
-    cpu::matmul_shared(pool_, k_, ws, x, n_tok, ys, matmul_, std::span<const prepared_weight* const>(prepared, ws.size()));
+    const prepared_weight* prepared[max_shared_matrices];
+    cpu::matmul_shared(pool_, k_, ws, x, n_tok, ys, matmul_, find_prepared(ws, prepared));
   }
 
   void prefetch_weights(std::span<const weight_view> next) override {
     // Half of a 1 MiB L2 (Skylake-SP and later; Zen 3 has 512 KiB): warmed lines must survive the
     // ops in between.
     constexpr size_t warm_budget = 256 << 10;
+    if (next.size() > max_shared_matrices) return;
     std::lock_guard<std::mutex> lk(matmul_mutex_);
     const prepared_weight* prepared[max_shared_matrices];
-    if (next.size() > max_shared_matrices) return;
-    for (size_t i = 0; i < next.size(); ++i) prepared[i] = find_prepared(next[i]);
-    warm_decode_shares(pool_, k_, next, std::span<const prepared_weight* const>(prepared, next.size()), warm_budget);
+    warm_decode_shares(pool_, k_, next, find_prepared(next, prepared), warm_budget);
   }
 
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) override {
@@ -153,6 +151,13 @@ class cpu_backend final : public backend {
     const weight_view& s = it->second->source;
     const bool same = s.type == w.type && s.n_in == w.n_in && s.n_out == w.n_out && s.row_stride == w.row_stride;
     return same ? it->second.get() : nullptr;
+  }
+
+  // find_prepared of each of ws (at most max_shared_matrices) into out.
+  std::span<const prepared_weight* const> find_prepared(std::span<const weight_view> ws,
+                                                        const prepared_weight* (&out)[max_shared_matrices]) const {
+    for (size_t i = 0; i < ws.size(); ++i) out[i] = find_prepared(ws[i]);
+    return std::span<const prepared_weight* const>(out, ws.size());
   }
 
   thread_pool pool_;

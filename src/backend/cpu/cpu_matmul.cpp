@@ -206,6 +206,21 @@ void matmul_generic(thread_pool& pool, const kernel_table& k, const weight_view&
   for_each_item(pool, n_tiles, do_tile);
 }
 
+// Whether matmul_shared runs ws as one work list: every matrix prepared (at most
+// max_shared_matrices), with kernels that read the same activations.
+bool one_work_list(const kernel_table& k, std::span<const weight_view> ws,
+                   std::span<const prepared_weight* const> prepared) {
+  const mm_kernel* first = ws.empty() ? nullptr : k.mm(ws[0].type);
+  if (!first || ws.size() > max_shared_matrices) return false;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const mm_kernel* mk = k.mm(ws[i].type);
+    if (!prepared[i] || !mk || ws[i].n_in != ws[0].n_in || mk->dot_type != first->dot_type ||
+        mk->block_sums != first->block_sums)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view& w, prepared_weight& out) {
@@ -251,18 +266,11 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
                    int64_t n_tok, std::span<float* const> ys, matmul_scratch& s,
                    std::span<const prepared_weight* const> prepared) {
   if (n_tok <= 0 || ws.empty()) return;
-  // One work list needs every matrix prepared, and activations every kernel reads the same way.
-  const mm_kernel* first = k.mm(ws[0].type);
-  bool together = first != nullptr && ws.size() <= max_shared_matrices;
-  for (size_t i = 0; together && i < ws.size(); ++i) {
-    const mm_kernel* mk = k.mm(ws[i].type);
-    together = prepared[i] && mk && ws[i].n_in == ws[0].n_in && mk->dot_type == first->dot_type &&
-               mk->block_sums == first->block_sums;
-  }
-  if (!together) {
+  if (!one_work_list(k, ws, prepared)) {
     for (size_t i = 0; i < ws.size(); ++i) matmul(pool, k, ws[i], x, n_tok, ys[i], s, prepared[i]);
     return;
   }
+  const mm_kernel* first = k.mm(ws[0].type);
   const act_rows rows = convert_activations(pool, k, type_info(first->dot_type), x, n_tok, ws[0].n_in, first, s);
   panel_job jobs[max_shared_matrices];
   for (size_t i = 0; i < ws.size(); ++i)
@@ -273,13 +281,13 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
 size_t decode_share_head(const kernel_table& k, std::span<const weight_view> ws,
                          std::span<const prepared_weight* const> prepared, int nth, int ith, size_t budget,
                          std::span<std::span<const uint8_t>> out) {
-  if (ws.empty() || ws.size() > max_shared_matrices) return 0;
+  // Only what one matmul (or matmul_shared) call streams as one work list has thread shares to warm.
+  if (!one_work_list(k, ws, prepared)) return 0;
   // The work list of a one-token matmul_gemm over these matrices (same plan, same thread shares).
   panel_job jobs[max_shared_matrices];
   int64_t n_items = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     const mm_kernel* mk = k.mm(ws[i].type);
-    if (!mk || !prepared[i]) return 0;
     jobs[i] = plan_panels(*mk, ws[i], ws[i].n_in / mk->block_elems, 1, nth, prepared[i]->panels.data(), nullptr);
     n_items += jobs[i].n_blocks;
   }
