@@ -33,6 +33,13 @@ struct bench_options {
   int bandwidth_mib = 1024;
   bool json = false;
   bool repack = true;
+  std::string backend = "auto";
+};
+
+// Where the bench ran: the backend's label and, on a GPU, the device's name.
+struct run_place {
+  std::string label = "CPU";
+  std::string device;
 };
 
 struct test_result {
@@ -131,6 +138,7 @@ struct model_facts {
   uint64_t size = 0, n_params = 0, weight_bytes_per_token = 0;
   uint64_t repacked_bytes = 0;  // weights the backend repacked at load, and the time it took
   double repack_seconds = 0;
+  uint64_t one_token_steps = 0, replayed_steps = 0;  // decode steps, and those run as one submission
 };
 
 model_facts describe(const std::string& path, const model& m) {
@@ -162,20 +170,27 @@ model_facts describe(const std::string& path, const model& m) {
 }
 
 void print_table(const model_facts& mf, const bench_options& o, const std::vector<test_result>& tests,
-                 const bandwidth_result& bw) {
+                 const bandwidth_result& bw, const run_place& place) {
   fmt::print("| {:<30} | {:>10} | {:>10} | {:<7} | {:>7} | {:>10} | {:>20} |\n", "model", "size", "params", "backend",
              "threads", "test", "t/s");
   fmt::print("| {:-<30} | {:->10} | {:->10} | {:-<7} | {:->7} | {:->10} | {:->20} |\n", "", ":", ":", "", ":", ":", ":");
   for (const auto& t : tests)
     fmt::print("| {:<30} | {:>10} | {:>8.2f} B | {:<7} | {:>7} | {:>10} | {:>20} |\n", mf.type_label, human_size(double(mf.size)),
-               double(mf.n_params) / 1e9, "CPU", o.n_threads, t.name(), fmt::format("{:.2f} ± {:.2f}", t.avg_ts, t.stddev_ts));
-  fmt::print("\ndecode reads {} of weights per token; read bandwidth {:.2f} GB/s ({} threads, best of {} passes over {} MiB{})\n",
-             human_size(double(mf.weight_bytes_per_token)), bw.bytes_per_second / 1e9, bw.n_threads, bw.n_passes,
-             bw.buffer_bytes >> 20, bw.used_avx2 ? ", AVX2" : "");
+               double(mf.n_params) / 1e9, place.label, o.n_threads, t.name(), fmt::format("{:.2f} ± {:.2f}", t.avg_ts, t.stddev_ts));
+  if (place.device.empty())
+    fmt::print("\ndecode reads {} of weights per token; read bandwidth {:.2f} GB/s ({} threads, best of {} passes over {} MiB{})\n",
+               human_size(double(mf.weight_bytes_per_token)), bw.bytes_per_second / 1e9, bw.n_threads, bw.n_passes,
+               bw.buffer_bytes >> 20, bw.used_avx2 ? ", AVX2" : "");
+  else
+    fmt::print("\ndecode reads {} of weights per token; {}: device copy bandwidth {:.2f} GB/s (bytes read + written, best of {} copies of {} MiB)\n",
+               human_size(double(mf.weight_bytes_per_token)), place.device, bw.bytes_per_second / 1e9, bw.n_passes,
+               bw.buffer_bytes >> 20);
   if (mf.repacked_bytes > 0)
     fmt::print("weights repacked at load: {} in {:.2f} s\n", human_size(double(mf.repacked_bytes)), mf.repack_seconds);
   else
     fmt::print("weights used in the file's layout (no repacking)\n");
+  if (mf.replayed_steps > 0)
+    fmt::print("one-token steps replayed as one submission: {} of {}\n", mf.replayed_steps, mf.one_token_steps);
   for (const auto& t : tests)
     if (t.n_gen > 0)
       fmt::print("{}: {:.2f} t/s x {} = {:.2f} GB/s = {:.1f}% of the read bandwidth\n", t.name(), t.avg_ts,
@@ -184,7 +199,7 @@ void print_table(const model_facts& mf, const bench_options& o, const std::vecto
 }
 
 nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubatch, const test_result& t,
-                       const bandwidth_result& bw) {
+                       const bandwidth_result& bw, const run_place& place) {
   char when[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -193,7 +208,8 @@ nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubat
       {"model_type", mf.type_label},
       {"model_size", mf.size},
       {"model_n_params", mf.n_params},
-      {"backends", "CPU"},
+      {"backends", place.label},
+      {"device", place.device},
       {"n_batch", std::max(o.n_prompt, 1)},
       {"n_ubatch", n_ubatch},
       {"n_threads", o.n_threads},
@@ -213,6 +229,8 @@ nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubat
       {"bandwidth_fraction", t.bandwidth_fraction},
       {"no_repack", !o.repack},
       {"repacked_bytes", mf.repacked_bytes},
+      {"one_token_steps", mf.one_token_steps},
+      {"replayed_steps", mf.replayed_steps},
       {"repack_seconds", mf.repack_seconds},
   };
 }
@@ -230,12 +248,19 @@ int run_bench(bench_options o) {
   }
   const model& md = **m;
   const int n_ubatch = std::clamp(o.n_prompt, 1, k_max_ubatch);
-  auto cache = kv_cache::create(md.profile, std::max({o.n_prompt, o.n_gen + 1, 1}), n_ubatch, dtype::f16);
+  auto made = make_backend(o.backend, o.n_threads, o.repack);
+  if (!made) {
+    fmt::print(stderr, "error: {}\n", made.message());
+    return 1;
+  }
+  std::unique_ptr<backend> be = std::move(*made);
+  run_place place;
+  if (be->name() == "cuda") place = run_place{"CUDA", cuda_describe_device().name};
+  auto cache = kv_cache::create(md.profile, std::max({o.n_prompt, o.n_gen + 1, 1}), n_ubatch, dtype::f16, *be);
   if (!cache) {
     fmt::print(stderr, "error: {}\n", cache.message());
     return 1;
   }
-  auto be = make_cpu_backend(o.n_threads, o.repack);
   bench_runner runner(md, *be, *cache);
   // The read bandwidth is probed before and after the tests and the best pass kept: on a shared
   // host a probe can only be slowed down by others, and one run during a busy moment made decode
@@ -243,7 +268,17 @@ int run_bench(bench_options o) {
   bandwidth_options bo;
   bo.n_threads = o.n_threads;
   bo.buffer_bytes = size_t(o.bandwidth_mib) << 20;
-  auto bw = measure_read_bandwidth(bo);
+  auto probe = [&]() -> result<bandwidth_result> {
+    if (place.device.empty()) return measure_read_bandwidth(bo);
+    // On a GPU the ceiling is the device memory's: a large device-to-device copy.
+    const cuda_device_facts f = cuda_describe_device();
+    bandwidth_result r;
+    r.bytes_per_second = r.worst_bytes_per_second = f.copy_bytes_per_second;
+    r.n_passes = 7;
+    r.buffer_bytes = std::min<size_t>(size_t(1) << 30, f.free_bytes / 4);
+    return r;
+  };
+  auto bw = probe();
   if (!bw) {
     fmt::print(stderr, "error: {}\n", bw.message());
     return 1;
@@ -260,7 +295,7 @@ int run_bench(bench_options o) {
     tests.push_back(std::move(*t));
   }
 
-  auto after = measure_read_bandwidth(bo);
+  auto after = probe();
   if (!after) {
     fmt::print(stderr, "error: {}\n", after.message());
     return 1;
@@ -271,6 +306,8 @@ int run_bench(bench_options o) {
   model_facts mf = describe(o.model, md);
   mf.repacked_bytes = runner.forward().prepared_bytes();
   mf.repack_seconds = runner.forward().prepare_seconds();
+  mf.one_token_steps = runner.forward().one_token_steps();
+  mf.replayed_steps = runner.forward().replayed_steps();
   // Weight bytes streamed per second over the read bandwidth: decode reads every weight once per
   // token; a prompt reads them once per chunk of n_ubatch tokens.
   for (auto& t : tests) {
@@ -279,10 +316,10 @@ int run_bench(bench_options o) {
   }
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
-    for (const auto& t : tests) arr.push_back(to_json(mf, o, n_ubatch, t, *bw));
+    for (const auto& t : tests) arr.push_back(to_json(mf, o, n_ubatch, t, *bw, place));
     fmt::print("{}\n", arr.dump(2));
   } else {
-    print_table(mf, o, tests, *bw);
+    print_table(mf, o, tests, *bw, place);
   }
   return 0;
 }
@@ -296,6 +333,9 @@ command_fn add_bench(CLI::App& app) {
   cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens evaluated in one batch (0: skip)")->check(CLI::Range(0, 1 << 16))->capture_default_str();
   cmd->add_option("-n,--n-gen", o->n_gen, "tokens generated one at a time (0: skip)")->check(CLI::Range(0, 1 << 16))->capture_default_str();
   cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--backend", o->backend, "compute backend: auto (cuda when a GPU is present, else cpu), cpu, cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   cmd->add_option("-r,--repetitions", o->reps, "timed repetitions of each test")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib, "buffer of the bandwidth probe in MiB (keep it far above the LLC)")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();

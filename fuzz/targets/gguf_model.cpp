@@ -77,9 +77,9 @@ void run_tiny_forward(const model& m, size_t input_size) {
   const family_profile& p = m.profile;
   if (m.decode_weight_bytes() > max_forward_weight_bytes) return;
   if (kv_cache::bytes_needed(p, fuzz_ctx, 2, dtype::f32) > max_kv_bytes) return;
-  auto cache = kv_cache::create(p, fuzz_ctx, 2, dtype::f32);
-  if (!cache) return require_one_line(cache.message());
   auto be = make_ref_backend();
+  auto cache = kv_cache::create(p, fuzz_ctx, 2, dtype::f32, *be);
+  if (!cache) return require_one_line(cache.message());
   forward_pass fwd(m, *be);
   const int32_t last = int32_t(std::min<int64_t>(p.n_vocab - 1, INT32_MAX));
   const int32_t prompt[3] = {0, last, int32_t(input_size % uint64_t(p.n_vocab))};

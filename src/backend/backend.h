@@ -1,74 +1,109 @@
 // The op interface between the model (which knows families and layers) and kernels (which know
 // types and loops). Every op has a reference implementation in backend/ref (plain scalar loops,
-// obviously correct) and optimized twins (backend/cpu, later cuda); tests/backend_ops compares them.
+// obviously correct) and optimized twins (backend/cpu, backend/cuda); tests/backend_ops compares them.
 //
 // Shapes are written row-major with the fastest dimension last: x [n_tok, n] means n_tok rows of n
 // contiguous floats.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
+#include "backend/op_types.h"
+#include "core/status.h"
 #include "quant/types.h"
 
 namespace glia {
 
-// A weight matrix as stored in the file: n_out rows of n_in elements of `type` (ggml ne0 = n_in).
-struct weight_view {
-  dtype type = dtype::f32;
-  int64_t n_in = 0;
-  int64_t n_out = 0;
-  const void* data = nullptr;
-  size_t row_stride = 0;  // bytes between rows
-  const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + size_t(r) * row_stride; }
+// Memory from backend::alloc: host memory for the host backends, device memory for a device backend.
+// Owns it; move-only.
+class backend_buffer {
+ public:
+  using release_fn = void (*)(void* ctx, void* data);
+  backend_buffer() = default;
+  backend_buffer(void* data, size_t bytes, release_fn release, void* ctx)
+      : data_(data), bytes_(bytes), release_(release), ctx_(ctx) {}
+  backend_buffer(backend_buffer&& o) noexcept { swap(o); }
+  backend_buffer& operator=(backend_buffer&& o) noexcept {
+    backend_buffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  backend_buffer(const backend_buffer&) = delete;
+  backend_buffer& operator=(const backend_buffer&) = delete;
+  ~backend_buffer() {
+    if (data_ && release_) release_(ctx_, data_);
+  }
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void swap(backend_buffer& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(bytes_, o.bytes_);
+    std::swap(release_, o.release_);
+    std::swap(ctx_, o.ctx_);
+  }
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  release_fn release_ = nullptr;
+  void* ctx_ = nullptr;
 };
-
-enum class rope_style { normal, neox };  // pairs (2i, 2i+1) or (i, i + n_rot/2)
-
-// Rotary embedding of one layer. Frequency of pair i: theta_i = pos * freq_scale * base^(-2i/n_rot)
-// / freq_factors[i], with YaRN interpolation when ext_factor != 0 (as ggml_rope_ext computes it).
-struct rope_params {
-  int n_rot = 0;  // rotated dims per head (<= head_dim); the rest pass through
-  rope_style style = rope_style::normal;
-  float freq_base = 10000.0f;
-  float freq_scale = 1.0f;
-  const float* freq_factors = nullptr;  // [n_rot/2] or null
-  float ext_factor = 0.0f;              // YaRN ramp mix (0 = off)
-  float attn_factor = 1.0f;             // multiplies cos and sin
-  float beta_fast = 32.0f;
-  float beta_slow = 1.0f;
-  int n_ctx_orig = 0;
-};
-
-// One layer's KV cache. Slots hold keys/values of `n_kv_head` heads; slot_pos[s] is the position
-// stored in slot s (-1 if empty). Full-attention layers have one slot per context position;
-// sliding-window layers keep a ring (slot = pos % n_slots).
-struct kv_layer_view {
-  dtype type = dtype::f16;  // f16 or f32
-  void* k = nullptr;        // [n_slots, n_kv_head, head_dim_k]
-  void* v = nullptr;        // [n_slots, n_kv_head, head_dim_v]
-  int32_t* slot_pos = nullptr;
-  int64_t n_slots = 0;
-  int n_kv_head = 0;
-  int head_dim_k = 0;
-  int head_dim_v = 0;
-};
-
-struct attention_params {
-  int n_head = 0;
-  float scale = 1.0f;    // multiplies q.k
-  float softcap = 0.0f;  // scores become cap * tanh(s / cap) when > 0
-  int window = 0;        // sliding window: key p0 visible from p1 iff 0 <= p1 - p0 < window (0 = full)
-};
-
-enum class activation { silu, gelu_tanh };
 
 class backend {
  public:
   virtual ~backend() = default;
   virtual std::string name() const = 0;
+
+  // --- Memory. Every float/int pointer an op takes may point into memory from alloc; a device
+  // backend also accepts host pointers (it copies them in and out around the op: correct, slow,
+  // meant for tests). The defaults are the host backends' (ordinary memory, memcpy).
+
+  // True when alloc returns host memory the caller may read and write directly.
+  virtual bool host_memory() const { return true; }
+  // Bytes alloc could still hand out (host: available system memory), when known.
+  virtual std::optional<uint64_t> available_memory() const;
+  // `bytes` of memory (64-byte aligned), contents unspecified.
+  virtual backend_buffer alloc(size_t bytes);
+  // Host -> backend memory. May return before the copy is done; src must stay valid until the
+  // next download or synchronize.
+  virtual void upload(void* dst, const void* src, size_t bytes);
+  // Backend memory -> host, after every op issued before it.
+  virtual void download(void* dst, const void* src, size_t bytes);
+  // Within backend memory, in op order.
+  virtual void copy(void* dst, const void* src, size_t bytes);
+  // Waits for every op issued so far.
+  virtual void synchronize() {}
+  // Constant host data the ops will read (norm weights, biases, rope frequency factors, the token
+  // embedding table): a device backend keeps a copy and later ops given a pointer into
+  // [data, data + bytes) read that copy. data must stay valid while the backend is used.
+  virtual void prepare_data(const void* /*data*/, size_t /*bytes*/) {}
+
+  // *record (backend memory) = the first non-finite element of x [n] and its value, or index -1.
+  // Issued like any op: a device backend does not wait for it.
+  virtual void find_nonfinite(const float* x, int64_t n, nonfinite_record* record);
+
+  // --- Recording: a device backend can record the ops issued between begin_recording and
+  // end_recording (not running them) and replay them later as one submission (a CUDA graph), with
+  // the same pointers and sizes; data in the buffers (tokens, positions) may change in between.
+  // begin_recording returns false where the backend cannot record (the caller then issues ops as
+  // usual). end_recording returns the recording's id (-1 when it failed).
+  virtual bool begin_recording() { return false; }
+  virtual int end_recording() { return -1; }
+  // Runs a recording. False when it is no longer valid (the backend reallocated memory it refers
+  // to, or forgot it): the caller records again.
+  virtual bool replay(int /*id*/) { return false; }
+  // Forgets a recording (its memory may be reused).
+  virtual void drop_recording(int /*id*/) {}
 
   // out[t, :] = dequantized row ids[t] of `table` (embedding lookup).
   virtual void get_rows(const weight_view& table, const int32_t* ids, int64_t n_ids, float* out) = 0;
@@ -127,10 +162,31 @@ class backend {
   virtual void softcap(float* x, float cap, int64_t n) = 0;
 };
 
-// Backends by name: "ref" (scalar reference), "cpu" (optimized, multithreaded).
+// Backends by name: "ref" (scalar reference), "cpu" (optimized, multithreaded), "cuda" (NVIDIA GPU).
 // n_threads <= 0 means one per hardware core. repack_weights = false makes the CPU backend's
 // prepare_weight a no-op (its kernels then read the file's layout; same bits, slower).
 std::unique_ptr<backend> make_ref_backend();
 std::unique_ptr<backend> make_cpu_backend(int n_threads, bool repack_weights = true);
+
+// CUDA devices this process can use (0 when the build has no CUDA or no device/driver is present).
+int cuda_device_count();
+// Why the CUDA backend cannot start here, or "" when it can.
+std::string cuda_unavailable_reason();
+// The CUDA backend on device `device` (nullptr when cuda_unavailable_reason() is not empty).
+// repack_weights = false keeps every matrix in the file's layout (generic kernels; same results
+// within float reordering, slower).
+std::unique_ptr<backend> make_cuda_backend(int device = 0, bool repack_weights = true);
+// The device's name and its measured device-memory read bandwidth in bytes/s (a large copy,
+// bytes read + written over the time), for bandwidth fractions; 0 without a device.
+struct cuda_device_facts {
+  std::string name;
+  double copy_bytes_per_second = 0.0;
+  size_t free_bytes = 0, total_bytes = 0;
+};
+cuda_device_facts cuda_describe_device(int device = 0);
+
+// A backend by name: "cpu", "ref", "cuda", or "auto" (cuda when a CUDA device is present, else cpu).
+// Errors name the backends there are, or why CUDA cannot start.
+result<std::unique_ptr<backend>> make_backend(const std::string& name, int n_threads, bool repack_weights = true);
 
 }  // namespace glia

@@ -39,21 +39,83 @@ forward_pass::forward_pass(const model& m, backend& b) : m_(m), b_(b) {
   for (const layer_weights& l : w.layers)
     for (const weight_view* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) prepare(*v);
   prepare(w.output);
+  // The small vectors and the embedding table are read by ops too: a device backend copies them.
+  auto prepare_vector = [&](const std::vector<float>& v) {
+    if (!v.empty()) b_.prepare_data(v.data(), v.size() * sizeof(float));
+  };
+  for (const layer_weights& l : w.layers)
+    for (const auto* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.post_attn_norm, &l.ffn_norm,
+                          &l.post_ffn_norm})
+      prepare_vector(*v);
+  prepare_vector(w.output_norm);
+  prepare_vector(w.rope_freqs);
+  if (w.token_embd.data) b_.prepare_data(w.token_embd.data, w.token_embd.row_stride * size_t(w.token_embd.n_out));
   prepare_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void forward_pass::tap(const char* name, int layer, const float* data, int64_t n_rows, int64_t n_cols) const {
-  if (tap_) tap_(name, layer, data, n_rows, n_cols, std::span<const int32_t>(s_.pos.data(), size_t(n_rows)));
+forward_pass::~forward_pass() { drop_recordings(); }
+
+void forward_pass::drop_recordings() {
+  for (auto& [key, step] : recorded_)
+    if (step.id >= 0) b_.drop_recording(step.id);
+  recorded_.clear();
 }
 
-status forward_pass::check_finite(const float* data, int64_t n_rows, int64_t n_cols, int layer, const char* what) const {
-  for (int64_t r = 0; r < n_rows; ++r)
-    for (int64_t c = 0; c < n_cols; ++c)
-      if (!std::isfinite(data[r * n_cols + c])) {
-        if (layer >= 0)
-          return make_error("non-finite value ({}) in the {} of layer {} at position {}", data[r * n_cols + c], what, layer, s_.pos[size_t(r)]);
-        return make_error("non-finite value ({}) in the {} at position {}", data[r * n_cols + c], what, s_.pos[size_t(r)]);
-      }
+// Buffers only grow, and every recording refers to them, so growing forgets the recordings.
+void forward_pass::ensure_scratch(int64_t n_rows) {
+  if (n_rows <= s_.rows_cap) return;
+  drop_recordings();
+  const family_profile& p = m_.profile;
+  int64_t q_dim = 0, k_dim = 0, v_dim = 0, attn_dim = 0, n_ff = 0;
+  for (int il = 0; il < p.n_layer; ++il) {
+    const layer_profile& l = p.layers[size_t(il)];
+    q_dim = std::max(q_dim, int64_t(l.n_head) * l.head_dim_k);
+    k_dim = std::max(k_dim, int64_t(l.n_head_kv) * l.head_dim_k);
+    v_dim = std::max(v_dim, int64_t(l.n_head_kv) * l.head_dim_v);
+    attn_dim = std::max(attn_dim, int64_t(l.n_head) * l.head_dim_v);
+    n_ff = std::max(n_ff, m_.weights.layers[size_t(il)].n_ff);
+  }
+  const auto floats = [&](int64_t cols) { return b_.alloc(size_t(n_rows * cols) * sizeof(float)); };
+  s_.x = floats(p.n_embd);
+  s_.h = floats(p.n_embd);
+  s_.o = floats(p.n_embd);
+  s_.q = floats(q_dim);
+  s_.k = floats(k_dim);
+  s_.v = floats(std::max(v_dim, k_dim));
+  s_.attn = floats(attn_dim);
+  s_.gate = floats(n_ff);
+  s_.up = floats(n_ff);
+  if (!b_.host_memory()) s_.logits = floats(p.n_vocab);
+  s_.tokens_dev = b_.alloc(size_t(n_rows) * sizeof(int32_t));
+  s_.pos_dev = b_.alloc(size_t(n_rows) * sizeof(int32_t));
+  if (!s_.nonfinite.data()) s_.nonfinite = b_.alloc(size_t(p.n_layer) * sizeof(nonfinite_record));
+  s_.rows_cap = n_rows;
+}
+
+void forward_pass::tap(const char* name, int layer, const float* data, int64_t n_rows, int64_t n_cols) const {
+  if (!tap_) return;
+  const std::span<const int32_t> pos(s_.pos.data(), size_t(n_rows));
+  if (b_.host_memory()) {
+    tap_(name, layer, data, n_rows, n_cols, pos);
+    return;
+  }
+  std::vector<float> host(size_t(n_rows * n_cols));
+  b_.download(host.data(), data, host.size() * sizeof(float));
+  tap_(name, layer, host.data(), n_rows, n_cols, pos);
+}
+
+// Each layer's output was scanned into a record as the chunk ran; the first layer with a
+// non-finite value is the one reported.
+status forward_pass::check_records(int64_t n) const {
+  const family_profile& p = m_.profile;
+  std::vector<nonfinite_record> recs(size_t(p.n_layer));
+  b_.download(recs.data(), s_.nonfinite.data(), recs.size() * sizeof(nonfinite_record));
+  for (int il = 0; il < p.n_layer; ++il) {
+    const nonfinite_record& r = recs[size_t(il)];
+    if (r.index >= 0 && r.index < n * p.n_embd)
+      return make_error("non-finite value ({}) in the output of layer {} at position {}", r.value, il,
+                        s_.pos[size_t(r.index / p.n_embd)]);
+  }
   return {};
 }
 
@@ -120,54 +182,18 @@ status forward_pass::run_batch(std::span<const sequence_batch> segs, std::vector
 
 status forward_pass::run_chunk(float* logits_out) {
   const family_profile& p = m_.profile;
-  const model_weights& w = m_.weights;
   const int64_t n = int64_t(s_.tokens.size());
-  const int64_t n_embd = p.n_embd;
-  s_.x.resize(size_t(n * n_embd));
-  s_.h.resize(size_t(n * n_embd));
-  s_.o.resize(size_t(n * n_embd));
-
-  {
-    op_scope t(hook_, "embedding");
-    b_.get_rows(w.token_embd, s_.tokens.data(), n, s_.x.data());
-    if (p.embed_scale != 1.0f) b_.scale(s_.x.data(), p.embed_scale, n * n_embd);
-  }
-  tap("inp_embd", -1, s_.x.data(), n, n_embd);
-
-  for (int il = 0; il < p.n_layer; ++il) {
-    attention_block(il, n);
-    ffn_block(il, n);
-    const float out_scale = w.layers[size_t(il)].output_scale;
-    if (out_scale != 1.0f) {
-      op_scope t(hook_, "layer_scale");
-      b_.scale(s_.x.data(), out_scale, n * n_embd);
-    }
-    tap("l_out", il, s_.x.data(), n, n_embd);
-    GLIA_TRY(check_finite(s_.x.data(), n, n_embd, il, "output"));
-  }
-  if (s_.out_rows.empty()) return {};
-
-  // Only the rows whose logits are wanted go through the final norm and the LM head; they are
-  // gathered first when they are not one contiguous run at the end.
+  ensure_scratch(n);
+  b_.upload(s_.tokens_dev.data(), s_.tokens.data(), size_t(n) * sizeof(int32_t));
+  b_.upload(s_.pos_dev.data(), s_.pos.data(), size_t(n) * sizeof(int32_t));
   const int64_t rows = int64_t(s_.out_rows.size());
-  const int64_t first = s_.out_rows.front();
-  const bool contiguous = s_.out_rows.back() - first + 1 == rows;
-  const float* xr = s_.x.data() + first * n_embd;
-  if (!contiguous) {
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(s_.x.data() + s_.out_rows[size_t(r)] * n_embd, n_embd, s_.o.data() + r * n_embd);
-    xr = s_.o.data();
-  }
-  {
-    op_scope t(hook_, "final_norm");
-    b_.rms_norm(xr, w.output_norm.data(), s_.h.data(), rows, n_embd, p.norm_eps);
-  }
-  {
-    op_scope t(hook_, "lm_head");
-    b_.matmul(w.output, s_.h.data(), rows, logits_out);
-    if (p.final_softcap > 0.0f) b_.softcap(logits_out, p.final_softcap, rows * p.n_vocab);
-  }
-  if (tap_) {
+  float* logits = b_.host_memory() ? logits_out : buf(s_.logits);
+  if (n == 1) ++one_token_steps_;
+  if (replay_step(logits)) ++replayed_steps_;
+  else issue_chunk(logits);
+  if (rows > 0 && !b_.host_memory()) b_.download(logits_out, logits, size_t(rows * p.n_vocab) * sizeof(float));
+  GLIA_TRY(check_records(n));
+  if (tap_ && rows > 0) {
     std::vector<int32_t> out_pos;
     for (int64_t r : s_.out_rows) out_pos.push_back(s_.pos[size_t(r)]);
     tap_("logits", -1, logits_out, rows, p.n_vocab, out_pos);
@@ -177,6 +203,76 @@ status forward_pass::run_chunk(float* logits_out) {
       if (!std::isfinite(logits_out[r * p.n_vocab + c]))
         return make_error("non-finite logit ({}) at position {}, token {}", logits_out[r * p.n_vocab + c], s_.pos[size_t(s_.out_rows[size_t(r)])], c);
   return {};
+}
+
+// A one-token step of one sequence is the same ops with the same pointers every time (only the
+// token and position in the backend's memory change), so a backend that can record runs it as one
+// submission: per-op launch costs would otherwise dominate small models on a GPU.
+bool forward_pass::replay_step(float* logits) {
+  if (s_.tokens.size() != 1 || s_.segs.size() != 1 || tap_ || hook_ || b_.host_memory()) return false;
+  recorded_step& step = recorded_[{s_.segs[0].cache->id(), int64_t(s_.out_rows.size())}];
+  if (step.id >= 0 && b_.replay(step.id)) return true;
+  if (step.id >= 0) b_.drop_recording(step.id);
+  step.id = -1;
+  if (!step.ran_once) {
+    step.ran_once = true;
+    return false;
+  }
+  if (!b_.begin_recording()) return false;
+  issue_chunk(logits);
+  step.id = b_.end_recording();
+  return step.id >= 0 && b_.replay(step.id);
+}
+
+void forward_pass::issue_chunk(float* logits) {
+  const family_profile& p = m_.profile;
+  const model_weights& w = m_.weights;
+  const int64_t n = int64_t(s_.tokens.size());
+  const int64_t n_embd = p.n_embd;
+  float* x = buf(s_.x);
+  float* h = buf(s_.h);
+  {
+    op_scope t(hook_, "embedding");
+    b_.get_rows(w.token_embd, s_.tokens_dev.as<int32_t>(), n, x);
+    if (p.embed_scale != 1.0f) b_.scale(x, p.embed_scale, n * n_embd);
+  }
+  tap("inp_embd", -1, x, n, n_embd);
+
+  nonfinite_record* recs = s_.nonfinite.as<nonfinite_record>();
+  for (int il = 0; il < p.n_layer; ++il) {
+    attention_block(il, n);
+    ffn_block(il, n);
+    const float out_scale = w.layers[size_t(il)].output_scale;
+    if (out_scale != 1.0f) {
+      op_scope t(hook_, "layer_scale");
+      b_.scale(x, out_scale, n * n_embd);
+    }
+    tap("l_out", il, x, n, n_embd);
+    b_.find_nonfinite(x, n * n_embd, recs + il);
+  }
+  if (s_.out_rows.empty()) return;
+
+  // Only the rows whose logits are wanted go through the final norm and the LM head; they are
+  // gathered first when they are not one contiguous run at the end.
+  const int64_t rows = int64_t(s_.out_rows.size());
+  const int64_t first = s_.out_rows.front();
+  const bool contiguous = s_.out_rows.back() - first + 1 == rows;
+  const float* xr = x + first * n_embd;
+  if (!contiguous) {
+    float* o = buf(s_.o);
+    for (int64_t r = 0; r < rows; ++r)
+      b_.copy(o + r * n_embd, x + s_.out_rows[size_t(r)] * n_embd, size_t(n_embd) * sizeof(float));
+    xr = o;
+  }
+  {
+    op_scope t(hook_, "final_norm");
+    b_.rms_norm(xr, w.output_norm.data(), h, rows, n_embd, p.norm_eps);
+  }
+  {
+    op_scope t(hook_, "lm_head");
+    b_.matmul(w.output, h, rows, logits);
+    if (p.final_softcap > 0.0f) b_.softcap(logits, p.final_softcap, rows * p.n_vocab);
+  }
 }
 
 // The next matmul after layer il's: the next layer's q, k, v projections, or the LM head.
@@ -199,47 +295,46 @@ void forward_pass::attention_block(int il, int64_t n) {
   const int64_t q_dim = int64_t(l.n_head) * l.head_dim_k;
   const int64_t k_dim = int64_t(l.n_head_kv) * l.head_dim_k;
   const int64_t v_dim = int64_t(l.n_head_kv) * l.head_dim_v;
-  s_.q.resize(size_t(n * q_dim));
-  s_.k.resize(size_t(n * k_dim));
-  s_.v.resize(size_t(n * v_dim));
-  s_.attn.resize(size_t(n * l.n_head * l.head_dim_v));
+  float *x = buf(s_.x), *h = buf(s_.h), *q = buf(s_.q), *k = buf(s_.k), *v = buf(s_.v), *o = buf(s_.o);
+  float* attn = buf(s_.attn);
+  const int32_t* positions = s_.pos_dev.as<int32_t>();
 
   {
     op_scope t(hook_, "attn_norm");
-    b_.rms_norm(s_.x.data(), w.attn_norm.data(), s_.h.data(), n, n_embd, p.norm_eps);
+    b_.rms_norm(x, w.attn_norm.data(), h, n, n_embd, p.norm_eps);
   }
-  tap("attn_norm", il, s_.h.data(), n, n_embd);
+  tap("attn_norm", il, h, n, n_embd);
   {
     op_scope t(hook_, "qkv_proj");
     const weight_view ws[] = {w.wq, w.wk, w.wv};
-    float* const ys[] = {s_.q.data(), s_.k.data(), s_.v.data()};
-    b_.matmul_shared(std::span(ws, l.v_from_k ? 2 : 3), s_.h.data(), n, std::span(ys, l.v_from_k ? 2 : 3));
+    float* const ys[] = {q, k, v};
+    b_.matmul_shared(std::span(ws, l.v_from_k ? 2 : 3), h, n, std::span(ys, l.v_from_k ? 2 : 3));
     b_.prefetch_weights(std::span(&w.wo, 1));
-    if (l.v_from_k) std::copy(s_.k.begin(), s_.k.end(), s_.v.begin());
+    if (l.v_from_k) b_.copy(v, k, size_t(n * k_dim) * sizeof(float));
     if (p.qkv_bias) {
-      b_.add_bias(s_.q.data(), w.bq.data(), n, q_dim);
-      b_.add_bias(s_.k.data(), w.bk.data(), n, k_dim);
-      b_.add_bias(s_.v.data(), w.bv.data(), n, v_dim);
+      b_.add_bias(q, w.bq.data(), n, q_dim);
+      b_.add_bias(k, w.bk.data(), n, k_dim);
+      b_.add_bias(v, w.bv.data(), n, v_dim);
     }
   }
   if (p.qk_norm || p.v_norm) {
     op_scope t(hook_, "qk_norm");
     if (p.qk_norm) {
-      b_.rms_norm(s_.q.data(), w.q_norm.data(), s_.q.data(), n * l.n_head, l.head_dim_k, p.norm_eps);
-      b_.rms_norm(s_.k.data(), w.k_norm.data(), s_.k.data(), n * l.n_head_kv, l.head_dim_k, p.norm_eps);
+      b_.rms_norm(q, w.q_norm.data(), q, n * l.n_head, l.head_dim_k, p.norm_eps);
+      b_.rms_norm(k, w.k_norm.data(), k, n * l.n_head_kv, l.head_dim_k, p.norm_eps);
     }
-    if (p.v_norm) b_.rms_norm(s_.v.data(), nullptr, s_.v.data(), n * l.n_head_kv, l.head_dim_v, p.norm_eps);
+    if (p.v_norm) b_.rms_norm(v, nullptr, v, n * l.n_head_kv, l.head_dim_v, p.norm_eps);
   }
   {
     op_scope t(hook_, "rope");
     rope_params rope = l.rope;
     if (l.use_rope_freqs) rope.freq_factors = m_.weights.rope_freqs.data();
-    b_.rope(s_.q.data(), n, l.n_head, l.head_dim_k, s_.pos.data(), rope);
-    b_.rope(s_.k.data(), n, l.n_head_kv, l.head_dim_k, s_.pos.data(), rope);
+    b_.rope(q, n, l.n_head, l.head_dim_k, positions, rope);
+    b_.rope(k, n, l.n_head_kv, l.head_dim_k, positions, rope);
   }
-  tap("q", il, s_.q.data(), n, q_dim);
-  tap("k", il, s_.k.data(), n, k_dim);
-  tap("v", il, s_.v.data(), n, v_dim);
+  tap("q", il, q, n, q_dim);
+  tap("k", il, k, n, k_dim);
+  tap("v", il, v, n, v_dim);
   attention_params ap;
   ap.n_head = l.n_head;
   ap.scale = l.attn_scale;
@@ -249,63 +344,62 @@ void forward_pass::attention_block(int il, int64_t n) {
   // Each sequence stores its keys/values in, and attends over, its own cache.
   for (const segment_rows& sg : s_.segs) {
     const kv_layer_view kv = sg.cache->layer(il);
-    const int32_t* pos = s_.pos.data() + sg.row0;
+    const int32_t* pos = positions + sg.row0;
     {
       op_scope t(hook_, "kv_append");
-      b_.kv_store(kv, s_.k.data() + sg.row0 * k_dim, s_.v.data() + sg.row0 * v_dim, pos, sg.n);
+      b_.kv_store(kv, k + sg.row0 * k_dim, v + sg.row0 * v_dim, pos, sg.n);
     }
     {
       op_scope t(hook_, "attention");
-      b_.attention(kv, s_.q.data() + sg.row0 * q_dim, pos, sg.n, ap, s_.attn.data() + sg.row0 * attn_dim);
+      b_.attention(kv, q + sg.row0 * q_dim, pos, sg.n, ap, attn + sg.row0 * attn_dim);
     }
   }
-  tap("attn_out", il, s_.attn.data(), n, int64_t(l.n_head) * l.head_dim_v);
+  tap("attn_out", il, attn, n, int64_t(l.n_head) * l.head_dim_v);
   {
     op_scope t(hook_, "out_proj");
-    b_.matmul(w.wo, s_.attn.data(), n, s_.o.data());
+    b_.matmul(w.wo, attn, n, o);
     const weight_view ffn_in[] = {w.ffn_gate, w.ffn_up};
     b_.prefetch_weights(ffn_in);
   }
   if (p.post_attn_norm) {
     op_scope t(hook_, "post_norm");
-    b_.rms_norm(s_.o.data(), w.post_attn_norm.data(), s_.o.data(), n, n_embd, p.norm_eps);
+    b_.rms_norm(o, w.post_attn_norm.data(), o, n, n_embd, p.norm_eps);
   }
   {
     op_scope t(hook_, "residual");
-    b_.add(s_.x.data(), s_.o.data(), s_.x.data(), n * n_embd);
+    b_.add(x, o, x, n * n_embd);
   }
-  tap("attn_residual", il, s_.x.data(), n, n_embd);
+  tap("attn_residual", il, x, n, n_embd);
 }
 
 void forward_pass::ffn_block(int il, int64_t n) {
   const family_profile& p = m_.profile;
   const layer_weights& w = m_.weights.layers[size_t(il)];
   const int64_t n_embd = p.n_embd;
-  s_.gate.resize(size_t(n * w.n_ff));
-  s_.up.resize(size_t(n * w.n_ff));
+  float *x = buf(s_.x), *h = buf(s_.h), *o = buf(s_.o), *gate = buf(s_.gate), *up = buf(s_.up);
   {
     op_scope t(hook_, "ffn_norm");
-    b_.rms_norm(s_.x.data(), w.ffn_norm.data(), s_.h.data(), n, n_embd, p.norm_eps);
+    b_.rms_norm(x, w.ffn_norm.data(), h, n, n_embd, p.norm_eps);
   }
-  tap("ffn_norm", il, s_.h.data(), n, n_embd);
+  tap("ffn_norm", il, h, n, n_embd);
   {
     op_scope t(hook_, "ffn");
     const weight_view ws[] = {w.ffn_gate, w.ffn_up};
-    float* const ys[] = {s_.gate.data(), s_.up.data()};
-    b_.matmul_shared(ws, s_.h.data(), n, ys);
+    float* const ys[] = {gate, up};
+    b_.matmul_shared(ws, h, n, ys);
     b_.prefetch_weights(std::span(&w.ffn_down, 1));
-    b_.glu(s_.gate.data(), s_.up.data(), s_.gate.data(), n, w.n_ff, p.ffn_act);
-    b_.matmul(w.ffn_down, s_.gate.data(), n, s_.o.data());
+    b_.glu(gate, up, gate, n, w.n_ff, p.ffn_act);
+    b_.matmul(w.ffn_down, gate, n, o);
     prefetch_after_layer(il);
   }
   if (p.post_ffn_norm) {
     op_scope t(hook_, "post_norm");
-    b_.rms_norm(s_.o.data(), w.post_ffn_norm.data(), s_.o.data(), n, n_embd, p.norm_eps);
+    b_.rms_norm(o, w.post_ffn_norm.data(), o, n, n_embd, p.norm_eps);
   }
-  tap("ffn_out", il, s_.o.data(), n, n_embd);
+  tap("ffn_out", il, o, n, n_embd);
   {
     op_scope t(hook_, "residual");
-    b_.add(s_.x.data(), s_.o.data(), s_.x.data(), n * n_embd);
+    b_.add(x, o, x, n * n_embd);
   }
 }
 

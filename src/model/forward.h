@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -35,10 +36,17 @@ class forward_pass {
   // Hands every weight matrix to the backend to prepare (backend::prepare_weight) before the first
   // token, so the load, not the first request, pays for repacking.
   forward_pass(const model& m, backend& b);
+  ~forward_pass();
+  forward_pass(const forward_pass&) = delete;
+  forward_pass& operator=(const forward_pass&) = delete;
 
   // What preparing the weights cost: bytes the backend holds for them and the time it took.
   size_t prepared_bytes() const { return prepared_bytes_; }
   double prepare_seconds() const { return prepare_seconds_; }
+
+  // One-token steps so far, and how many of them ran as a replayed recording (one submission).
+  uint64_t one_token_steps() const { return one_token_steps_; }
+  uint64_t replayed_steps() const { return replayed_steps_; }
 
   void set_tap(tensor_tap tap) { tap_ = std::move(tap); }
   void set_op_hook(op_hook hook) { hook_ = std::move(hook); }
@@ -63,28 +71,45 @@ class forward_pass {
     kv_cache* cache;
     int64_t row0, n;
   };
+  // Activations live in the backend's memory (device memory on a GPU), sized for rows_cap rows.
   struct scratch {
-    std::vector<float> x, h, q, k, v, attn, o, gate, up;
+    backend_buffer x, h, q, k, v, attn, o, gate, up, logits;
+    backend_buffer tokens_dev, pos_dev, nonfinite;  // nonfinite: a record per layer
+    int64_t rows_cap = 0;
     std::vector<int32_t> pos, tokens;
     std::vector<segment_rows> segs;
     std::vector<int64_t> out_rows;  // rows whose logits are wanted
   };
+  // A one-token step of one cache, recorded by the backend to be replayed as one submission.
+  struct recorded_step {
+    bool ran_once = false;  // the first step runs op by op (it sizes the backend's own buffers)
+    int id = -1;
+  };
   status validate(const kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0) const;
   // Evaluates s_.tokens / s_.pos / s_.segs; writes the logits of s_.out_rows to logits_out.
   status run_chunk(float* logits_out);
+  // Issues the ops of one chunk (tokens and positions already in the backend's memory).
+  void issue_chunk(float* logits);
+  // Replays (or records, then replays) the step when it qualifies; false when the ops must be issued.
+  bool replay_step(float* logits);
+  void ensure_scratch(int64_t n_rows);
+  void drop_recordings();
   void attention_block(int il, int64_t n);
   void ffn_block(int il, int64_t n);
   void prefetch_after_layer(int il);
-  status check_finite(const float* data, int64_t n_rows, int64_t n_cols, int layer, const char* what) const;
+  status check_records(int64_t n) const;
   void tap(const char* name, int layer, const float* data, int64_t n_rows, int64_t n_cols) const;
+  float* buf(const backend_buffer& b) const { return b.as<float>(); }
 
   const model& m_;
   backend& b_;
   tensor_tap tap_;
   op_hook hook_;
   scratch s_;
+  std::map<std::pair<uint64_t, int64_t>, recorded_step> recorded_;  // by (cache id, logit rows)
   size_t prepared_bytes_ = 0;
   double prepare_seconds_ = 0.0;
+  uint64_t one_token_steps_ = 0, replayed_steps_ = 0;
 };
 
 }  // namespace glia

@@ -1,6 +1,7 @@
 #include "model/kv_cache.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace glia {
 namespace {
@@ -21,11 +22,14 @@ size_t kv_cache::bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, 
   return total;
 }
 
-result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubatch, dtype type) {
+result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b) {
+  static std::atomic<uint64_t> next_id{1};
   if (type != dtype::f16 && type != dtype::f32) return make_error("KV cache type must be f16 or f32");
   if (n_ctx <= 0) return make_error("context size {} must be positive", n_ctx);
   if (n_ubatch <= 0) return make_error("batch size {} must be positive", n_ubatch);
   kv_cache c;
+  c.b_ = &b;
+  c.id_ = next_id++;
   c.n_ctx_ = n_ctx;
   c.n_ubatch_ = n_ubatch;
   c.type_ = type;
@@ -35,9 +39,10 @@ result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubat
     s.n_kv_head = l.n_head_kv;
     s.head_dim_k = l.head_dim_k;
     s.head_dim_v = l.head_dim_v;
-    s.k.resize(size_t(s.n_slots) * size_t(l.n_head_kv) * size_t(l.head_dim_k) * elem_bytes(type));
-    s.v.resize(size_t(s.n_slots) * size_t(l.n_head_kv) * size_t(l.head_dim_v) * elem_bytes(type));
-    s.slot_pos.assign(size_t(s.n_slots), -1);
+    s.k = b.alloc(size_t(s.n_slots) * size_t(l.n_head_kv) * size_t(l.head_dim_k) * elem_bytes(type));
+    s.v = b.alloc(size_t(s.n_slots) * size_t(l.n_head_kv) * size_t(l.head_dim_v) * elem_bytes(type));
+    s.slot_pos = b.alloc(size_t(s.n_slots) * sizeof(int32_t));
+    c.write_slots(s, std::vector<int32_t>(size_t(s.n_slots), -1));
     c.layers_.push_back(std::move(s));
   }
   return c;
@@ -49,7 +54,7 @@ kv_layer_view kv_cache::layer(int il) {
   v.type = type_;
   v.k = s.k.data();
   v.v = s.v.data();
-  v.slot_pos = s.slot_pos.data();
+  v.slot_pos = s.slot_pos.as<int32_t>();
   v.n_slots = s.n_slots;
   v.n_kv_head = s.n_kv_head;
   v.head_dim_k = s.head_dim_k;
@@ -59,7 +64,7 @@ kv_layer_view kv_cache::layer(int il) {
 
 size_t kv_cache::bytes() const {
   size_t total = 0;
-  for (const auto& s : layers_) total += s.k.size() + s.v.size();
+  for (const auto& s : layers_) total += s.k.bytes() + s.v.bytes();
   return total;
 }
 
@@ -71,17 +76,31 @@ bool kv_cache::truncate(int32_t pos) {
     // The window is not stored here, but n_slots - n_ubatch + 1 is.
     const int64_t window = s.n_slots - n_ubatch_ + 1;
     int32_t max_stored = -1;
-    for (int32_t p : s.slot_pos) max_stored = std::max(max_stored, p);
+    for (int32_t p : read_slots(s)) max_stored = std::max(max_stored, p);
     if (max_stored >= pos && int64_t(max_stored) - s.n_slots > int64_t(pos) - window) return false;
   }
-  for (auto& s : layers_)
-    for (auto& p : s.slot_pos)
+  for (auto& s : layers_) {
+    std::vector<int32_t> slots = read_slots(s);
+    for (auto& p : slots)
       if (p >= pos) p = -1;
+    write_slots(s, slots);
+  }
   return true;
 }
 
 void kv_cache::clear() {
-  for (auto& s : layers_) std::fill(s.slot_pos.begin(), s.slot_pos.end(), -1);
+  for (auto& s : layers_) write_slots(s, std::vector<int32_t>(size_t(s.n_slots), -1));
+}
+
+std::vector<int32_t> kv_cache::read_slots(const layer_store& s) const {
+  std::vector<int32_t> slots(size_t(s.n_slots));
+  b_->download(slots.data(), s.slot_pos.data(), slots.size() * sizeof(int32_t));
+  return slots;
+}
+
+void kv_cache::write_slots(layer_store& s, const std::vector<int32_t>& slots) {
+  b_->upload(s.slot_pos.data(), slots.data(), slots.size() * sizeof(int32_t));
+  b_->synchronize();  // the upload may be asynchronous and `slots` is about to go away
 }
 
 }  // namespace glia

@@ -1,6 +1,7 @@
 // Per-layer key/value storage. Full-attention layers keep one slot per context position;
 // sliding-window layers keep a ring of window + n_ubatch - 1 slots, enough for a batch of n_ubatch
 // new tokens to be stored before attention without evicting a key any of them still sees.
+// The storage is the backend's memory (device memory for a GPU backend), so attention reads it in place.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,9 @@ namespace glia {
 
 class kv_cache {
  public:
-  // type: dtype::f16 (default in the CLI) or dtype::f32.
-  static result<kv_cache> create(const family_profile& p, int n_ctx, int n_ubatch, dtype type);
+  // type: dtype::f16 (default in the CLI) or dtype::f32. The memory comes from b, which must
+  // outlive the cache.
+  static result<kv_cache> create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b);
   // Bytes the cache would take, to check memory before allocating.
   static size_t bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type);
 
@@ -23,6 +25,8 @@ class kv_cache {
   int n_ubatch() const { return n_ubatch_; }
   dtype type() const { return type_; }
   size_t bytes() const;
+  // Distinct for every cache created in this process (recordings of decode steps are kept per cache).
+  uint64_t id() const { return id_; }
   void clear();
   // Forgets positions >= pos. Returns false (and changes nothing) when a sliding-window ring has
   // already overwritten keys that positions from `pos` on would need: the caller must then start over.
@@ -30,11 +34,16 @@ class kv_cache {
 
  private:
   struct layer_store {
-    std::vector<uint8_t> k, v;
-    std::vector<int32_t> slot_pos;
+    backend_buffer k, v, slot_pos;
     int64_t n_slots = 0;
     int n_kv_head = 0, head_dim_k = 0, head_dim_v = 0;
   };
+  // slot_pos of every layer, read from or written to the backend's memory.
+  std::vector<int32_t> read_slots(const layer_store& s) const;
+  void write_slots(layer_store& s, const std::vector<int32_t>& slots);
+
+  backend* b_ = nullptr;
+  uint64_t id_ = 0;
   std::vector<layer_store> layers_;
   int n_ctx_ = 0;
   int n_ubatch_ = 0;

@@ -16,6 +16,9 @@ constexpr synth_preset k_presets[] = {
     // meta-llama/Llama-3.2-1B: rope_scaling {rope_type llama3, factor 32, low 1, high 4, original 8192}
     {"llama3.2-1b", "Llama-3.2-1B (synthetic)", "llama", 2048, 16, 32, 8, 64, 8192, 128256, 131072, 500000.0, 0.0, 0,
      1e-5, true, false, false, {32.0, 1.0, 4.0, 8192}},
+    // meta-llama/Meta-Llama-3-8B (the CUDA backend's bandwidth benchmark)
+    {"llama3-8b", "Llama-3-8B (synthetic)", "llama", 4096, 32, 32, 8, 128, 14336, 128256, 8192, 500000.0, 0.0, 0, 1e-5,
+     false, false, false, {}},
     // Qwen/Qwen2.5-0.5B
     {"qwen2.5-0.5b", "Qwen2.5-0.5B (synthetic)", "qwen2", 896, 24, 14, 2, 64, 4864, 151936, 32768, 1000000.0, 0.0, 0,
      1e-6, true, true, false, {}},

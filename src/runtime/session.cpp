@@ -81,9 +81,9 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   if (!tok) return make_error("{}: {}", opts.model_path, tok.message());
   p->tok = std::move(*tok);
 
-  if (opts.backend == "cpu") p->be = make_cpu_backend(opts.n_threads, opts.repack_weights);
-  else if (opts.backend == "ref") p->be = make_ref_backend();
-  else return make_error("unknown backend '{}' (cpu, ref)", opts.backend);
+  auto be = make_backend(opts.backend, opts.n_threads, opts.repack_weights);
+  if (!be) return be.take_error();
+  p->be = std::move(*be);
 
   dtype kv_type;
   if (opts.kv_type == "f16") kv_type = dtype::f16;
@@ -91,10 +91,10 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   else return make_error("KV cache type '{}' is not supported (f16, f32)", opts.kv_type);
   const int n_ctx = opts.n_ctx > 0 ? opts.n_ctx : std::min(p->m->profile.n_ctx_train, 4096);
   const size_t kv_bytes = kv_cache::bytes_needed(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type);
-  if (auto avail = available_memory_bytes(); avail && kv_bytes > *avail)
+  if (auto avail = p->be->available_memory(); avail && kv_bytes > *avail)
     return make_error("the KV cache for a context of {} tokens needs {:.1f} MiB, but only {:.1f} MiB of memory is available; use a smaller -c",
                       n_ctx, double(kv_bytes) / (1 << 20), double(*avail) / (1 << 20));
-  auto cache = kv_cache::create(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type);
+  auto cache = kv_cache::create(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type, *p->be);
   if (!cache) return cache.take_error();
   p->cache = std::make_unique<kv_cache>(std::move(*cache));
   p->kv_type = kv_type;
@@ -172,7 +172,11 @@ status session::eval(std::span<const int32_t> tokens, bool all_logits, std::vect
 
 void session::enable_profiling() {
   p_->prof = std::make_unique<profiler>();
-  p_->fwd->set_op_hook(p_->prof->hook());
+  // A device backend runs ops asynchronously: each op is timed from the end of the previous one.
+  p_->fwd->set_op_hook([be = p_->be.get(), hook = p_->prof->hook()](const char* op, bool begin) {
+    be->synchronize();
+    hook(op, begin);
+  });
 }
 std::string session::profile_table() const { return p_->prof ? p_->prof->table() : std::string(); }
 std::string session::profile_json() const { return p_->prof ? p_->prof->json() : std::string("{}"); }
@@ -200,7 +204,7 @@ status session::set_sequence_count(int n) {
   if (n < 1) return make_error("sequence count {} must be at least 1", n);
   while (int(p_->extra.size()) + 1 > n) p_->extra.pop_back();
   while (int(p_->extra.size()) + 1 < n) {
-    auto c = kv_cache::create(p_->m->profile, p_->cache->n_ctx(), p_->n_ubatch, p_->kv_type);
+    auto c = kv_cache::create(p_->m->profile, p_->cache->n_ctx(), p_->n_ubatch, p_->kv_type, *p_->be);
     if (!c) return c.take_error();
     impl::sequence sq;
     sq.cache = std::make_unique<kv_cache>(std::move(*c));

@@ -46,9 +46,9 @@ void expect_library_refuses(const hostile_case& c) {
   auto m = load_model(*f);
   if (c.refused_by == layer::forward) {
     ASSERT_TRUE(m.is_ok()) << m.message();
-    auto cache = kv_cache::create((*m)->profile, 8, 8, dtype::f32);
-    ASSERT_TRUE(cache.is_ok()) << cache.message();
     auto be = make_ref_backend();
+    auto cache = kv_cache::create((*m)->profile, 8, 8, dtype::f32, *be);
+    ASSERT_TRUE(cache.is_ok()) << cache.message();
     forward_pass fwd(**m, *be);
     const int32_t ids[] = {1, 7};
     std::vector<float> logits;

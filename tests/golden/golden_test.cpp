@@ -77,20 +77,31 @@ const run_config kConfigs[] = {
     {"cpu_chunked5_kv32", "cpu", mode::chunked, dtype::f32},
     {"cpu_batch_kv16", "cpu", mode::batch, dtype::f16},
     {"ref_batch_kv32", "ref", mode::batch, dtype::f32},
+    {"cuda_batch_kv16", "cuda", mode::batch, dtype::f16},
+    {"cuda_one_by_one_kv16", "cuda", mode::one_by_one, dtype::f16},  // replays recorded steps
+    {"cuda_chunked5_kv32", "cuda", mode::chunked, dtype::f32},
 };
+
+// The backend of a config; null (the test skips) for cuda where no device is present.
+std::unique_ptr<backend> backend_for(const run_config& cfg) {
+  const std::string name = cfg.backend;
+  if (name == "cuda") return cuda_device_count() > 0 ? make_cuda_backend() : nullptr;
+  return name == "cpu" ? make_cpu_backend(2) : make_ref_backend();
+}
 
 class golden_logits : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(golden_logits, match_llama_cpp) {
   const auto& [stem, config_index] = GetParam();
   const run_config& cfg = kConfigs[config_index];
+  auto be = backend_for(cfg);
+  if (!be) GTEST_SKIP() << "skipped: no CUDA device";
   golden_case g = read_golden(stem);
   auto m = load_model(test::testdata(g.manifest["model"].get<std::string>()));
   ASSERT_TRUE(m.is_ok()) << m.message();
   ASSERT_EQ((*m)->profile.n_vocab, g.n_vocab);
-  auto be = std::string(cfg.backend) == "cpu" ? make_cpu_backend(2) : make_ref_backend();
   const int n_ubatch = cfg.m == mode::chunked ? 5 : 512;
-  auto cache = kv_cache::create((*m)->profile, 512, n_ubatch, cfg.kv);
+  auto cache = kv_cache::create((*m)->profile, 512, n_ubatch, cfg.kv, *be);
   ASSERT_TRUE(cache.is_ok()) << cache.message();
   forward_pass fwd(**m, *be);
   const tolerance tol = tolerance_for(stem);
@@ -155,7 +166,7 @@ TEST_P(golden_greedy, continuation_ids_match) {
   auto m = load_model(test::testdata(g.manifest["model"].get<std::string>()));
   ASSERT_TRUE(m.is_ok()) << m.message();
   auto be = make_cpu_backend(2);
-  auto cache = kv_cache::create((*m)->profile, 512, 512, dtype::f32);
+  auto cache = kv_cache::create((*m)->profile, 512, 512, dtype::f32, *be);
   ASSERT_TRUE(cache.is_ok());
   forward_pass fwd(**m, *be);
   for (const auto& item : g.manifest["greedy_continuations"]["items"]) {

@@ -126,7 +126,7 @@ class tiny_forward : public ::testing::Test {
     l_ = load(test::make_tiny_llama({}));
     ASSERT_TRUE(l_.m.is_ok()) << l_.m.message();
     be_ = make_cpu_backend(2);
-    auto c = kv_cache::create((*l_.m)->profile, 16, 8, dtype::f32);
+    auto c = kv_cache::create((*l_.m)->profile, 16, 8, dtype::f32, *be_);
     ASSERT_TRUE(c.is_ok());
     cache_ = std::make_unique<kv_cache>(std::move(*c));
   }

@@ -113,7 +113,7 @@ TEST_P(synth_presets_test, loads_with_the_real_geometry_and_runs) {
   }
   // A prompt of 12 random-ish ids through every layer: finite, not constant.
   auto be = make_cpu_backend(2);
-  auto cache = kv_cache::create(p, 64, 16, dtype::f16);
+  auto cache = kv_cache::create(p, 64, 16, dtype::f16, *be);
   ASSERT_TRUE(cache.is_ok()) << cache.message();
   forward_pass fwd(**m, *be);
   std::vector<int32_t> ids;

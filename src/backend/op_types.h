@@ -1,0 +1,69 @@
+// The plain argument types of the backend ops (backend.h): views of weights and KV caches and the
+// parameters of RoPE and attention. Kept apart so that CUDA kernel code can include them without
+// the host-only headers the backend class needs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "quant/types.h"
+
+namespace glia {
+
+// A weight matrix as stored in the file: n_out rows of n_in elements of `type` (ggml ne0 = n_in).
+struct weight_view {
+  dtype type = dtype::f32;
+  int64_t n_in = 0;
+  int64_t n_out = 0;
+  const void* data = nullptr;
+  size_t row_stride = 0;  // bytes between rows
+  const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + size_t(r) * row_stride; }
+};
+
+enum class rope_style { normal, neox };  // pairs (2i, 2i+1) or (i, i + n_rot/2)
+
+// Rotary embedding of one layer. Frequency of pair i: theta_i = pos * freq_scale * base^(-2i/n_rot)
+// / freq_factors[i], with YaRN interpolation when ext_factor != 0 (as ggml_rope_ext computes it).
+struct rope_params {
+  int n_rot = 0;  // rotated dims per head (<= head_dim); the rest pass through
+  rope_style style = rope_style::normal;
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;
+  const float* freq_factors = nullptr;  // [n_rot/2] or null
+  float ext_factor = 0.0f;              // YaRN ramp mix (0 = off)
+  float attn_factor = 1.0f;             // multiplies cos and sin
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  int n_ctx_orig = 0;
+};
+
+// One layer's KV cache. Slots hold keys/values of `n_kv_head` heads; slot_pos[s] is the position
+// stored in slot s (-1 if empty). Full-attention layers have one slot per context position;
+// sliding-window layers keep a ring (slot = pos % n_slots).
+struct kv_layer_view {
+  dtype type = dtype::f16;  // f16 or f32
+  void* k = nullptr;        // [n_slots, n_kv_head, head_dim_k]
+  void* v = nullptr;        // [n_slots, n_kv_head, head_dim_v]
+  int32_t* slot_pos = nullptr;
+  int64_t n_slots = 0;
+  int n_kv_head = 0;
+  int head_dim_k = 0;
+  int head_dim_v = 0;
+};
+
+struct attention_params {
+  int n_head = 0;
+  float scale = 1.0f;    // multiplies q.k
+  float softcap = 0.0f;  // scores become cap * tanh(s / cap) when > 0
+  int window = 0;        // sliding window: key p0 visible from p1 iff 0 <= p1 - p0 < window (0 = full)
+};
+
+enum class activation { silu, gelu_tanh };
+
+// Where find_nonfinite reports: index of the first non-finite element (-1: none) and its value.
+struct nonfinite_record {
+  int64_t index = -1;
+  float value = 0.0f;
+};
+
+}  // namespace glia
