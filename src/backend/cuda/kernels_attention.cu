@@ -41,7 +41,9 @@ struct attn_args {
 // the row allows), the warp updates its running max and sum once per 32 slots, then every lane
 // accumulates its value dimensions over the 32 slots (coalesced V rows). 32 K rows are in flight
 // per warp instead of one, which is what a decode step's short rows need.
-template <class T>
+// HD > 0: K and V heads of HD dimensions known at compile time, so the row loops unroll and their
+// loads are issued together (a decode step is latency-bound otherwise); HD = 0 reads the sizes.
+template <class T, int HD>
 __global__ void __launch_bounds__(32 * warps) attention_split_kernel(const T* kc, const T* vc, const int32_t* slot_pos,
                                                                      const float* q, const int32_t* positions,
                                                                      attn_args a, float* partial, float* out) {
@@ -51,10 +53,11 @@ __global__ void __launch_bounds__(32 * warps) attention_split_kernel(const T* kc
   const int64_t t = row / a.n_head;
   const int h = int(row % a.n_head), kvh = h / a.group;
   const int32_t pos = positions[t];
+  const int hdk = HD > 0 ? HD : a.head_dim_k, hdv = HD > 0 ? HD : a.head_dim_v;
 
   extern __shared__ float sm[];  // q [head_dim_k], then per warp [2 + head_dim_v]
   float* qs = sm;
-  for (int d = threadIdx.x; d < a.head_dim_k; d += blockDim.x) qs[d] = q[row * a.head_dim_k + d];
+  for (int d = threadIdx.x; d < hdk; d += blockDim.x) qs[d] = q[row * hdk + d];
   __syncthreads();
 
   float acc[max_per_lane];
@@ -66,11 +69,12 @@ __global__ void __launch_bounds__(32 * warps) attention_split_kernel(const T* kc
     const int64_t s = base + lane;
     float sc = -INFINITY;
     if (s < s1 && slot_visible(slot_pos[s], pos, a.window)) {
-      const T* kr = kc + (s * a.n_kv_head + kvh) * a.head_dim_k;
+      const T* kr = kc + (s * a.n_kv_head + kvh) * hdk;
       float dot = 0.0f;
       if constexpr (sizeof(T) == 2) {
-        if (a.head_dim_k % 8 == 0) {  // 8 keys per 16-byte load; same order of the sum
-          for (int d = 0; d < a.head_dim_k; d += 8) {
+        if (hdk % 8 == 0) {  // 8 keys per 16-byte load; same order of the sum
+#pragma unroll
+          for (int d = 0; d < hdk; d += 8) {
             const uint4 u = *reinterpret_cast<const uint4*>(kr + d);
             const uint32_t w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
@@ -80,11 +84,11 @@ __global__ void __launch_bounds__(32 * warps) attention_split_kernel(const T* kc
             }
           }
         } else {
-          for (int d = 0; d < a.head_dim_k; ++d) dot = fmaf(qs[d], load_kv(kr + d), dot);
+          for (int d = 0; d < hdk; ++d) dot = fmaf(qs[d], load_kv(kr + d), dot);
         }
       } else {
 #pragma unroll 8
-        for (int d = 0; d < a.head_dim_k; ++d) dot = fmaf(qs[d], load_kv(kr + d), dot);
+        for (int d = 0; d < hdk; ++d) dot = fmaf(qs[d], load_kv(kr + d), dot);
       }
       sc = dot * a.scale;
       if (a.softcap > 0.0f) sc = a.softcap * tanhf(sc / a.softcap);
@@ -100,22 +104,27 @@ __global__ void __launch_bounds__(32 * warps) attention_split_kernel(const T* kc
     l = l * corr + psum;
 #pragma unroll
     for (int j = 0; j < max_per_lane; ++j) acc[j] *= corr;
+    // Every row is loaded (past the end: the last slot's) so the loads need no branch; a slot
+    // that is not visible (p = 0) may hold anything, even NaN, and is never multiplied in.
+#pragma unroll 8
     for (int i = 0; i < 32; ++i) {
       const float pi = __shfl_sync(0xffffffffu, p, i);
-      if (pi == 0.0f) continue;
-      const T* vr = vc + ((base + i) * a.n_kv_head + kvh) * a.head_dim_v;
+      const T* vr = vc + (min(base + i, a.n_slots - 1) * a.n_kv_head + kvh) * hdv;
 #pragma unroll
       for (int j = 0; j < max_per_lane; ++j) {
         const int d = lane + 32 * j;
-        if (d < a.head_dim_v) acc[j] = fmaf(pi, load_kv(vr + d), acc[j]);
+        if (d < hdv) {
+          const float v = load_kv(vr + d);
+          acc[j] = pi != 0.0f ? fmaf(pi, v, acc[j]) : acc[j];
+        }
       }
     }
     m = m_new;
   }
 
   // Merge the warps through shared memory.
-  const int stride = 2 + a.head_dim_v;
-  float* mine = sm + a.head_dim_k + warp * stride;
+  const int stride = 2 + hdv;
+  float* mine = sm + hdk + warp * stride;
   if (lane == 0) {
     mine[0] = m;
     mine[1] = l;
@@ -123,21 +132,21 @@ __global__ void __launch_bounds__(32 * warps) attention_split_kernel(const T* kc
 #pragma unroll
   for (int j = 0; j < max_per_lane; ++j) {
     const int d = lane + 32 * j;
-    if (d < a.head_dim_v) mine[2 + d] = acc[j];
+    if (d < hdv) mine[2 + d] = acc[j];
   }
   __syncthreads();
-  const float* all = sm + a.head_dim_k;
+  const float* all = sm + hdk;
   float mm = -INFINITY;
   for (int w = 0; w < warps; ++w) mm = fmaxf(mm, all[w * stride]);
   float ll = 0.0f;
   for (int w = 0; w < warps; ++w)
     if (all[w * stride] != -INFINITY) ll += all[w * stride + 1] * expf(all[w * stride] - mm);
-  for (int d = threadIdx.x; d < a.head_dim_v; d += blockDim.x) {
+  for (int d = threadIdx.x; d < hdv; d += blockDim.x) {
     float v = 0.0f;
     for (int w = 0; w < warps; ++w)
       if (all[w * stride] != -INFINITY) v += all[w * stride + 2 + d] * expf(all[w * stride] - mm);
     if (a.n_splits == 1) {
-      out[row * a.head_dim_v + d] = ll > 0.0f ? v / ll : 0.0f;
+      out[row * hdv + d] = ll > 0.0f ? v / ll : 0.0f;
     } else {
       float* pr = partial + (row * a.n_splits + split) * stride;
       pr[2 + d] = v;
@@ -200,14 +209,19 @@ void attention(cudaStream_t s, const kv_layer_view& kv, const float* q, const in
   a.softcap = p.softcap;
   const dim3 grid(unsigned(n_tok * p.n_head), unsigned(n_splits));
   const size_t shared = (size_t(kv.head_dim_k) + size_t(warps) * size_t(2 + kv.head_dim_v)) * sizeof(float);
-  if (kv.type == dtype::f32)
-    attention_split_kernel<float><<<grid, 32 * warps, shared, s>>>(static_cast<const float*>(kv.k),
-                                                                    static_cast<const float*>(kv.v), kv.slot_pos, q,
-                                                                    positions, a, scratch, out);
-  else
-    attention_split_kernel<uint16_t><<<grid, 32 * warps, shared, s>>>(static_cast<const uint16_t*>(kv.k),
-                                                                       static_cast<const uint16_t*>(kv.v), kv.slot_pos,
-                                                                       q, positions, a, scratch, out);
+  const int hd = kv.head_dim_k == kv.head_dim_v ? kv.head_dim_k : 0;
+  auto launch = [&]<class T, int HD>() {
+    attention_split_kernel<T, HD><<<grid, 32 * warps, shared, s>>>(static_cast<const T*>(kv.k), static_cast<const T*>(kv.v),
+                                                                   kv.slot_pos, q, positions, a, scratch, out);
+  };
+  auto by_dim = [&]<class T>() {
+    if (hd == 64) launch.template operator()<T, 64>();
+    else if (hd == 128) launch.template operator()<T, 128>();
+    else if (hd == 256) launch.template operator()<T, 256>();
+    else launch.template operator()<T, 0>();
+  };
+  if (kv.type == dtype::f32) by_dim.template operator()<float>();
+  else by_dim.template operator()<uint16_t>();
   check_launch("attention");
   if (n_splits > 1) {
     attention_merge_kernel<<<unsigned(n_tok * p.n_head), 128, 0, s>>>(scratch, n_splits, kv.head_dim_v, out);

@@ -32,6 +32,7 @@ __global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_
   const float* xr = x + int64_t(blockIdx.x) * n;
   float* yr = y + int64_t(blockIdx.x) * n;
   double sum = 0.0;
+#pragma unroll 4
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += double(xr[i] * xr[i]);
   sum = block_reduce_sum(sum, part);
   const float mean = float(sum / double(n));
@@ -182,7 +183,8 @@ void check(cudaError_t err, const char* what) {
 
 void rms_norm(cudaStream_t s, const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) {
   if (n_rows == 0) return;
-  rms_norm_kernel<<<unsigned(n_rows), threads, 0, s>>>(x, w, y, n, eps);
+  // A row is one block: wide rows get more threads, so each has few loads to wait for.
+  rms_norm_kernel<<<unsigned(n_rows), n >= 4096 ? 1024 : threads, 0, s>>>(x, w, y, n, eps);
   check_launch("rms_norm");
 }
 
