@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.h"
 #include "cli_runner.h"
 #include "test_support.h"
 
@@ -75,6 +76,20 @@ TEST(cli, logits_refuses_ids_outside_the_vocabulary) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("token id 512"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("outside the vocabulary"), std::string::npos) << r.err;
+}
+
+// --backend cuda where no GPU (or no CUDA build) is: refused with the reason, nothing generated;
+// the default (auto) falls back to the CPU.
+TEST(cli, cuda_backend_without_a_device_is_refused_with_the_reason) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  const std::string model = quote(test::testdata("models/brown-q8_0.gguf"));
+  run_result r = run_cli("run -m " + model + " -p hello -n 4 --temp 0 --backend cuda");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find("CUDA backend requested"), std::string::npos) << r.err;
+  run_result fallback = run_cli("run -m " + model + " -p hello -n 4 --temp 0");
+  EXPECT_EQ(fallback.exit_code, 0) << fallback.err;
+  EXPECT_FALSE(fallback.out.empty());
 }
 
 TEST(cli, logits_refuses_more_ids_than_the_context) {
