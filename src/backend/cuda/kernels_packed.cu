@@ -84,22 +84,38 @@ struct packed_targets {
   unsigned first_block[4];
 };
 
+// The target that block x of the grid works on, and the block's first row in it. Picked with
+// constant indices: a run-time index into the kernel parameters would copy them to local memory.
+struct target_rows {
+  const uint8_t* quants;
+  const uint16_t* scales;
+  int64_t n_out;
+  float* y;
+  int64_t first_row;
+};
+
+__device__ __forceinline__ target_rows target_of(const packed_targets& tg, int rows_per_block) {
+  const int m = tg.n > 2 && blockIdx.x >= tg.first_block[2] ? 2 : tg.n > 1 && blockIdx.x >= tg.first_block[1] ? 1 : 0;
+  const auto pick = [m](auto a, auto b, auto c) { return m == 0 ? a : m == 1 ? b : c; };
+  return {pick(tg.quants[0], tg.quants[1], tg.quants[2]), pick(tg.scales[0], tg.scales[1], tg.scales[2]),
+          pick(tg.n_out[0], tg.n_out[1], tg.n_out[2]), pick(tg.y[0], tg.y[1], tg.y[2]),
+          int64_t(blockIdx.x - pick(tg.first_block[0], tg.first_block[1], tg.first_block[2])) * rows_per_block};
+}
+
 // Q4_0 (QB = 16 bytes of nibbles per block) or Q8_0 (QB = 32 bytes of int8) against Q8_0
 // activations. Warp per output row, lane per block; TILE tokens share each weight load.
 template <int QB, int TILE>
 __global__ void __launch_bounds__(32 * warps_per_block) mm_q_planes(packed_targets tg, int64_t nb, const int8_t* xq,
                                                                      const float* xd, const int* xsum, int64_t n_tok) {
-  const int m = tg.n > 2 && blockIdx.x >= tg.first_block[2] ? 2 : tg.n > 1 && blockIdx.x >= tg.first_block[1] ? 1 : 0;
-  // Picked with constant indices: a run-time index into the parameters would copy them to local memory.
-  const auto pick = [m](auto a, auto b, auto c) { return m == 0 ? a : m == 1 ? b : c; };
+  const target_rows tr = target_of(tg, warps_per_block);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t o = int64_t(blockIdx.x - pick(tg.first_block[0], tg.first_block[1], tg.first_block[2])) * warps_per_block + warp;
-  const int64_t n_out = pick(tg.n_out[0], tg.n_out[1], tg.n_out[2]);
+  const int64_t o = tr.first_row + warp;
+  const int64_t n_out = tr.n_out;
   if (o >= n_out) return;
   const int64_t t0 = int64_t(blockIdx.y) * TILE;
   const int nt = int(min(int64_t(TILE), n_tok - t0));
-  const uint8_t* qrow = pick(tg.quants[0], tg.quants[1], tg.quants[2]) + size_t(o) * size_t(nb) * QB;
-  const uint16_t* drow = pick(tg.scales[0], tg.scales[1], tg.scales[2]) + size_t(o) * size_t(nb);
+  const uint8_t* qrow = tr.quants + size_t(o) * size_t(nb) * QB;
+  const uint16_t* drow = tr.scales + size_t(o) * size_t(nb);
   float acc[TILE];
 #pragma unroll
   for (int j = 0; j < TILE; ++j) acc[j] = 0.0f;
@@ -119,7 +135,7 @@ __global__ void __launch_bounds__(32 * warps_per_block) mm_q_planes(packed_targe
       acc[j] = fmaf(d * xd[ab], float(s), acc[j]);
     }
   }
-  float* y = pick(tg.y[0], tg.y[1], tg.y[2]);
+  float* y = tr.y;
 #pragma unroll
   for (int j = 0; j < TILE; ++j) {
     const float v = warp_sum(acc[j]);
@@ -133,14 +149,13 @@ __global__ void __launch_bounds__(32 * warps_per_block) mm_q_planes(packed_targe
 template <int QB, int R>
 __global__ void __launch_bounds__(32 * warps_per_block) mm_q_planes_one(packed_targets tg, int64_t nb, const int8_t* xq,
                                                                          const float* xd, const int* xsum) {
-  const int m = tg.n > 2 && blockIdx.x >= tg.first_block[2] ? 2 : tg.n > 1 && blockIdx.x >= tg.first_block[1] ? 1 : 0;
-  const auto pick = [m](auto a, auto b, auto c) { return m == 0 ? a : m == 1 ? b : c; };
+  const target_rows tr = target_of(tg, warps_per_block * R);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t o0 = (int64_t(blockIdx.x - pick(tg.first_block[0], tg.first_block[1], tg.first_block[2])) * warps_per_block + warp) * R;
-  const int64_t n_out = pick(tg.n_out[0], tg.n_out[1], tg.n_out[2]);
+  const int64_t o0 = tr.first_row + int64_t(warp) * R;
+  const int64_t n_out = tr.n_out;
   if (o0 >= n_out) return;
-  const uint8_t* q0 = pick(tg.quants[0], tg.quants[1], tg.quants[2]);
-  const uint16_t* d0 = pick(tg.scales[0], tg.scales[1], tg.scales[2]);
+  const uint8_t* q0 = tr.quants;
+  const uint16_t* d0 = tr.scales;
   const uint8_t* qrow[R];
   const uint16_t* drow[R];
 #pragma unroll
@@ -170,7 +185,7 @@ __global__ void __launch_bounds__(32 * warps_per_block) mm_q_planes_one(packed_t
 #pragma unroll
     for (int r = 0; r < R; ++r) acc[r] = fmaf(d[r] * ad, float(block_dot<QB>(w0[r], w1[r], a0, a1, as)), acc[r]);
   }
-  float* y = pick(tg.y[0], tg.y[1], tg.y[2]);
+  float* y = tr.y;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const float v = warp_sum(acc[r]);
@@ -182,6 +197,21 @@ template <bool BF16>
 __device__ __forceinline__ float2 two_halves(uint32_t u) {
   if constexpr (BF16) return make_float2(__uint_as_float(u << 16), __uint_as_float(u & 0xFFFF0000u));
   return make_float2(half_to_float(uint16_t(u & 0xFFFF)), half_to_float(uint16_t(u >> 16)));
+}
+
+// acc + the 8 halves of p times a and b, in order (both F16/BF16 kernels form their sums with it).
+template <bool BF16>
+__device__ __forceinline__ float dot8(uint4 p, float4 a, float4 b, float acc) {
+  const float2 w01 = two_halves<BF16>(p.x), w23 = two_halves<BF16>(p.y), w45 = two_halves<BF16>(p.z),
+               w67 = two_halves<BF16>(p.w);
+  acc = fmaf(w01.x, a.x, acc);
+  acc = fmaf(w01.y, a.y, acc);
+  acc = fmaf(w23.x, a.z, acc);
+  acc = fmaf(w23.y, a.w, acc);
+  acc = fmaf(w45.x, b.x, acc);
+  acc = fmaf(w45.y, b.y, acc);
+  acc = fmaf(w67.x, b.z, acc);
+  return fmaf(w67.y, b.w, acc);
 }
 
 // F16/BF16 rows (n_in % 8 == 0) against activations already rounded to the weight's type.
@@ -200,23 +230,11 @@ __global__ void __launch_bounds__(32 * warps_per_block) mm_half_rows(const uint1
 #pragma unroll 4
   for (int64_t i = int64_t(lane) * 8; i < n_in; i += 256) {
     const uint4 p = *reinterpret_cast<const uint4*>(row + i);
-    const float2 w01 = two_halves<BF16>(p.x), w23 = two_halves<BF16>(p.y), w45 = two_halves<BF16>(p.z),
-                 w67 = two_halves<BF16>(p.w);
 #pragma unroll
     for (int j = 0; j < TILE; ++j) {
       if (j >= nt) break;
       const float4* x4 = reinterpret_cast<const float4*>(xr + (t0 + j) * n_in + i);
-      const float4 a = x4[0], b = x4[1];
-      float s = acc[j];
-      s = fmaf(w01.x, a.x, s);
-      s = fmaf(w01.y, a.y, s);
-      s = fmaf(w23.x, a.z, s);
-      s = fmaf(w23.y, a.w, s);
-      s = fmaf(w45.x, b.x, s);
-      s = fmaf(w45.y, b.y, s);
-      s = fmaf(w67.x, b.z, s);
-      s = fmaf(w67.y, b.w, s);
-      acc[j] = s;
+      acc[j] = dot8<BF16>(p, x4[0], x4[1], acc[j]);
     }
   }
 #pragma unroll
@@ -247,20 +265,7 @@ __global__ void __launch_bounds__(32 * warps_per_block) mm_half_rows_one(const u
     const float4* x4 = reinterpret_cast<const float4*>(x + i);
     const float4 a = x4[0], b = x4[1];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const float2 w01 = two_halves<BF16>(p[r].x), w23 = two_halves<BF16>(p[r].y), w45 = two_halves<BF16>(p[r].z),
-                   w67 = two_halves<BF16>(p[r].w);
-      float s = acc[r];
-      s = fmaf(w01.x, a.x, s);
-      s = fmaf(w01.y, a.y, s);
-      s = fmaf(w23.x, a.z, s);
-      s = fmaf(w23.y, a.w, s);
-      s = fmaf(w45.x, b.x, s);
-      s = fmaf(w45.y, b.y, s);
-      s = fmaf(w67.x, b.z, s);
-      s = fmaf(w67.y, b.w, s);
-      acc[r] = s;
-    }
+    for (int r = 0; r < R; ++r) acc[r] = dot8<BF16>(p[r], a, b, acc[r]);
   }
 #pragma unroll
   for (int r = 0; r < R; ++r) {
