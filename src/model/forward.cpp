@@ -214,13 +214,14 @@ bool forward_pass::replay_step(float* logits) {
   if (step.id >= 0 && b_.replay(step.id)) return true;
   if (step.id >= 0) b_.drop_recording(step.id);
   step.id = -1;
-  if (!step.ran_once) {
+  if (!step.ran_once || step.failures >= 2) {
     step.ran_once = true;
     return false;
   }
   if (!b_.begin_recording()) return false;
   issue_chunk(logits);
   step.id = b_.end_recording();
+  if (step.id < 0) ++step.failures;
   return step.id >= 0 && b_.replay(step.id);
 }
 

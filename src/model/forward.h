@@ -83,6 +83,7 @@ class forward_pass {
   // A one-token step of one cache, recorded by the backend to be replayed as one submission.
   struct recorded_step {
     bool ran_once = false;  // the first step runs op by op (it sizes the backend's own buffers)
+    int failures = 0;       // recordings that failed; after two the steps just run op by op
     int id = -1;
   };
   status validate(const kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0) const;
