@@ -14,27 +14,8 @@
 namespace glia {
 namespace {
 
-struct loaded {
-  std::vector<uint8_t> bytes;  // must outlive the model
-  result<std::shared_ptr<const model>> m = error{"not loaded"};
-};
-
-loaded load(const gguf::writer& w) {
-  loaded l;
-  auto bytes = w.to_bytes();
-  if (!bytes) {
-    l.m = bytes.take_error();
-    return l;
-  }
-  l.bytes = std::move(*bytes);
-  auto f = gguf::file::from_memory(l.bytes);
-  if (!f) {
-    l.m = f.take_error();
-    return l;
-  }
-  l.m = load_model(std::move(*f));
-  return l;
-}
+using test::load;
+using test::loaded;
 
 std::string load_error(const gguf::writer& w) {
   loaded l = load(w);

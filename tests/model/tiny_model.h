@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "model/model.h"
 
 namespace glia::test {
 
@@ -60,6 +61,29 @@ inline gguf::writer make_tiny_llama(const tiny_llama_spec& s) {
     add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, 0.0f);
   }
   return w;
+}
+
+// A model loaded from a writer's bytes (kept alive with it), or the error that refused it.
+struct loaded {
+  std::vector<uint8_t> bytes;  // must outlive the model
+  result<std::shared_ptr<const model>> m = error{"not loaded"};
+};
+
+inline loaded load(const gguf::writer& w) {
+  loaded l;
+  auto bytes = w.to_bytes();
+  if (!bytes) {
+    l.m = bytes.take_error();
+    return l;
+  }
+  l.bytes = std::move(*bytes);
+  auto f = gguf::file::from_memory(l.bytes);
+  if (!f) {
+    l.m = f.take_error();
+    return l;
+  }
+  l.m = load_model(std::move(*f));
+  return l;
 }
 
 }  // namespace glia::test
