@@ -37,6 +37,15 @@ struct rope_params {
   int n_ctx_orig = 0;
 };
 
+// What rope_params give for every position alike: theta_i = pos * theta_scale^i, YaRN's
+// correction range of pairs [corr_low, corr_high], and the cos/sin magnitude (attn_factor, times
+// YaRN's 1 + 0.1 ln(1/freq_scale) when ext_factor != 0). Computed once by ref::rope_constants_for.
+struct rope_constants {
+  float theta_scale = 1.0f;
+  float corr_low = 0.0f, corr_high = 0.0f;
+  float mscale = 1.0f;
+};
+
 // One layer's KV cache. Slots hold keys/values of `n_kv_head` heads; slot_pos[s] is the position
 // stored in slot s (-1 if empty). Full-attention layers have one slot per context position;
 // sliding-window layers keep a ring (slot = pos % n_slots).

@@ -277,14 +277,20 @@ GLIA_HD void q4_k_scale_min(const uint8_t* q, int p, int* sc, int* m) {
   }
 }
 
+// Piece p's multiplier and offset, d * scale code and dmin * min code (Q4_K and Q5_K).
+GLIA_HD void q4_k_piece_scales(uint16_t d, uint16_t dmin, const uint8_t* scales, int p, float* dl, float* ml) {
+  int sc, m;
+  q4_k_scale_min(scales, p, &sc, &m);
+  *dl = detail::mul(half_to_float(d), float(sc));
+  *ml = detail::mul(half_to_float(dmin), float(m));
+}
+
 // Piece p = 2h + k is nibble k of qs[32h + l]; it is also Q5_K's group and high-bit index.
 GLIA_HD void decode32_q4_k(const uint8_t* row, int64_t g, float* out) {
   const quant::block_q4_k& b = reinterpret_cast<const quant::block_q4_k*>(row)[g >> 3];
   const int p = int(g & 7);
-  int sc, m;
-  q4_k_scale_min(b.scales, p, &sc, &m);
-  const float dl = detail::mul(half_to_float(b.d), float(sc));
-  const float ml = detail::mul(half_to_float(b.dmin), float(m));
+  float dl, ml;
+  q4_k_piece_scales(b.d, b.dmin, b.scales, p, &dl, &ml);
   const uint8_t* qs = b.qs + 32 * (p >> 1);
   const int shift = 4 * (p & 1);
 #if defined(__CUDA_ARCH__)
@@ -308,10 +314,8 @@ GLIA_HD void decode32_q4_k(const uint8_t* row, int64_t g, float* out) {
 GLIA_HD void decode32_q5_k(const uint8_t* row, int64_t g, float* out) {
   const quant::block_q5_k& b = reinterpret_cast<const quant::block_q5_k*>(row)[g >> 3];
   const int p = int(g & 7);
-  int sc, m;
-  q4_k_scale_min(b.scales, p, &sc, &m);
-  const float dl = detail::mul(half_to_float(b.d), float(sc));
-  const float ml = detail::mul(half_to_float(b.dmin), float(m));
+  float dl, ml;
+  q4_k_piece_scales(b.d, b.dmin, b.scales, p, &dl, &ml);
   const uint8_t* qs = b.qs + 32 * (p >> 1);
   const int shift = 4 * (p & 1);
   GLIA_UNROLL

@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/packed_weights.h"
+#include "backend/ref/ref_ops.h"
 
 namespace glia {
 namespace {
@@ -57,12 +58,12 @@ void* device_alloc(size_t bytes) {
   return p;
 }
 
-void device_free(void*, void* p) {
+void device_free(void* p) {
   registry().remove(p);
   cudaFree(p);
 }
 
-backend_buffer device_buffer(size_t bytes) { return backend_buffer(device_alloc(bytes), bytes, device_free, nullptr); }
+backend_buffer device_buffer(size_t bytes) { return backend_buffer(device_alloc(bytes), bytes, device_free); }
 
 class cuda_backend;
 
@@ -182,10 +183,10 @@ class cuda_backend final : public backend {
 
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) override {
     staging st(*this);
-    const float* dx = st.in(x, size_t(n_rows * n));
-    const float* dw = w ? st.in(w, size_t(n)) : nullptr;
-    cuda::rms_norm(stream_, dx, dw, x == y ? const_cast<float*>(dx) : st.out(y, size_t(n_rows * n)), n_rows, n, eps);
-    if (x == y && dx != x) st_copy_back(st, y, dx, size_t(n_rows * n));
+    const size_t count = size_t(n_rows * n);
+    float* dy = x == y ? st.inout(y, count) : st.out(y, count);  // in place: one staged copy
+    const float* dx = x == y ? dy : st.in(x, count);
+    cuda::rms_norm(stream_, dx, w ? st.in(w, size_t(n)) : nullptr, dy, n_rows, n, eps);
   }
 
   void rope(float* x, int64_t n_tok, int n_head, int head_dim, const int32_t* positions, const rope_params& p) override {
@@ -193,7 +194,7 @@ class cuda_backend final : public backend {
     rope_params dp = p;
     if (p.freq_factors) dp.freq_factors = st.in(p.freq_factors, size_t(p.n_rot / 2));
     cuda::rope(stream_, st.inout(x, size_t(n_tok * n_head * head_dim)), n_tok, n_head, head_dim,
-               st.in(positions, size_t(n_tok)), dp);
+               st.in(positions, size_t(n_tok)), dp, ref::rope_constants_for(p));
   }
 
   void kv_store(const kv_layer_view& kv, const float* k, const float* v, const int32_t* positions,
@@ -217,20 +218,20 @@ class cuda_backend final : public backend {
   void glu(const float* gate, const float* up, float* out, int64_t n_tok, int64_t n, activation act) override {
     staging st(*this);
     const size_t count = size_t(n_tok * n);
-    const float* dg = st.in(gate, count);
-    const float* du = st.in(up, count);
-    float* dout = out == gate ? const_cast<float*>(dg) : out == up ? const_cast<float*>(du) : st.out(out, count);
+    // An output that is also an input is staged once, in and out.
+    float* dout = out == gate || out == up ? st.inout(out, count) : st.out(out, count);
+    const float* dg = gate == out ? dout : st.in(gate, count);
+    const float* du = up == out ? dout : up == gate ? dg : st.in(up, count);
     cuda::glu(stream_, dg, du, dout, n_tok * n, act);
-    if ((out == gate || out == up) && dout != out) st_copy_back(st, out, dout, count);
   }
 
   void add(const float* a, const float* b, float* out, int64_t n) override {
     staging st(*this);
-    const float* da = st.in(a, size_t(n));
-    const float* db = b == a ? da : st.in(b, size_t(n));
-    float* dout = out == a ? const_cast<float*>(da) : out == b ? const_cast<float*>(db) : st.out(out, size_t(n));
+    // An output that is also an input is staged once, in and out.
+    float* dout = out == a || out == b ? st.inout(out, size_t(n)) : st.out(out, size_t(n));
+    const float* da = a == out ? dout : st.in(a, size_t(n));
+    const float* db = b == out ? dout : b == a ? da : st.in(b, size_t(n));
     cuda::add(stream_, da, db, dout, n);
-    if ((out == a || out == b) && dout != out) st_copy_back(st, out, dout, size_t(n));
   }
   void add_bias(float* x, const float* bias, int64_t n_rows, int64_t n) override {
     staging st(*this);
@@ -362,12 +363,6 @@ class cuda_backend final : public backend {
     return d;
   }
 
-  // An op's in-place output staged as an input: its device copy goes back to the host pointer.
-  void st_copy_back(staging&, float* host, const float* dev, size_t count) {
-    check(cudaMemcpyAsync(host, dev, count * sizeof(float), cudaMemcpyDeviceToHost, stream_), "copy back");
-    synchronize();
-  }
-
   // Backend-owned scratch that only grows; growing invalidates recordings (they hold its address).
   float* scratch(backend_buffer& buf, size_t floats) {
     if (buf.bytes() < floats * sizeof(float)) {
@@ -459,6 +454,7 @@ cuda_device_facts cuda_describe_device(int device) {
   check(cudaMemGetInfo(&f.free_bytes, &f.total_bytes), "cudaMemGetInfo");
   // A device-to-device copy far larger than the L2, best of several: bytes read plus written.
   const size_t bytes = std::min<size_t>(size_t(1) << 30, f.free_bytes / 4);
+  constexpr int copies = 8;  // the first one warms up and is not timed
   void *a = nullptr, *b = nullptr;
   check(cudaMalloc(&a, bytes), "cudaMalloc");
   check(cudaMalloc(&b, bytes), "cudaMalloc");
@@ -467,7 +463,7 @@ cuda_device_facts cuda_describe_device(int device) {
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
   float best_ms = 1e30f;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < copies; ++i) {
     cudaEventRecord(e0);
     cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
     cudaEventRecord(e1);
@@ -481,6 +477,8 @@ cuda_device_facts cuda_describe_device(int device) {
   cudaFree(a);
   cudaFree(b);
   f.copy_bytes_per_second = 2.0 * double(bytes) / (double(best_ms) * 1e-3);
+  f.copy_bytes = bytes;
+  f.copies_timed = copies - 1;
   return f;
 }
 

@@ -19,9 +19,9 @@ void add_bias(cudaStream_t s, float* x, const float* bias, int64_t n_rows, int64
 void scale(cudaStream_t s, float* x, float f, int64_t n);
 void softcap(cudaStream_t s, float* x, float cap, int64_t n);
 void find_nonfinite(cudaStream_t s, const float* x, int64_t n, nonfinite_record* record);
-// p.freq_factors must be a device pointer (or null).
+// p.freq_factors must be a device pointer (or null); k = ref::rope_constants_for(p).
 void rope(cudaStream_t s, float* x, int64_t n_tok, int n_head, int head_dim, const int32_t* positions,
-          const rope_params& p);
+          const rope_params& p, const rope_constants& k);
 // kv's pointers are device pointers.
 void kv_store(cudaStream_t s, const kv_layer_view& kv, const float* k, const float* v, const int32_t* positions,
               int64_t n_tok);

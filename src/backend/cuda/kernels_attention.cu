@@ -36,6 +36,27 @@ struct attn_args {
   float scale, softcap;
 };
 
+// Partial results, `count` of them every `stride` floats, each [m, l, acc[head_dim_v]] (running
+// max, sum of exp(score - m), and the exp-weighted values): merged by rescaling to the common max.
+// Used for the warps of a block and for the splits of a row. A part that saw nothing has m = -inf.
+__device__ float parts_max(const float* parts, int count, int stride) {
+  float m = -INFINITY;
+  for (int i = 0; i < count; ++i) m = fmaxf(m, parts[i * stride]);
+  return m;
+}
+__device__ float parts_sum(const float* parts, int count, int stride, float m) {
+  float l = 0.0f;
+  for (int i = 0; i < count; ++i)
+    if (parts[i * stride] != -INFINITY) l += parts[i * stride + 1] * expf(parts[i * stride] - m);
+  return l;
+}
+__device__ float parts_value(const float* parts, int count, int stride, float m, int d) {
+  float v = 0.0f;
+  for (int i = 0; i < count; ++i)
+    if (parts[i * stride] != -INFINITY) v += parts[i * stride + 2 + d] * expf(parts[i * stride] - m);
+  return v;
+}
+
 // partial layout per (row, split): [m, l, acc[head_dim_v]].
 // Each warp takes 32 slots at a time: lane l scores slot s0 + l (its own K row, 16-byte loads where
 // the row allows), the warp updates its running max and sum once per 32 slots, then every lane
@@ -136,15 +157,9 @@ __global__ void __launch_bounds__(32 * warps) attention_split_kernel(const T* kc
   }
   __syncthreads();
   const float* all = sm + hdk;
-  float mm = -INFINITY;
-  for (int w = 0; w < warps; ++w) mm = fmaxf(mm, all[w * stride]);
-  float ll = 0.0f;
-  for (int w = 0; w < warps; ++w)
-    if (all[w * stride] != -INFINITY) ll += all[w * stride + 1] * expf(all[w * stride] - mm);
+  const float mm = parts_max(all, warps, stride), ll = parts_sum(all, warps, stride, mm);
   for (int d = threadIdx.x; d < hdv; d += blockDim.x) {
-    float v = 0.0f;
-    for (int w = 0; w < warps; ++w)
-      if (all[w * stride] != -INFINITY) v += all[w * stride + 2 + d] * expf(all[w * stride] - mm);
+    const float v = parts_value(all, warps, stride, mm, d);
     if (a.n_splits == 1) {
       out[row * hdv + d] = ll > 0.0f ? v / ll : 0.0f;
     } else {
@@ -162,15 +177,9 @@ __global__ void attention_merge_kernel(const float* partial, int n_splits, int h
   const int64_t row = blockIdx.x;
   const int stride = 2 + head_dim_v;
   const float* pr = partial + row * n_splits * stride;
-  float mm = -INFINITY;
-  for (int s = 0; s < n_splits; ++s) mm = fmaxf(mm, pr[s * stride]);
-  float ll = 0.0f;
-  for (int s = 0; s < n_splits; ++s)
-    if (pr[s * stride] != -INFINITY) ll += pr[s * stride + 1] * expf(pr[s * stride] - mm);
+  const float mm = parts_max(pr, n_splits, stride), ll = parts_sum(pr, n_splits, stride, mm);
   for (int d = threadIdx.x; d < head_dim_v; d += blockDim.x) {
-    float v = 0.0f;
-    for (int s = 0; s < n_splits; ++s)
-      if (pr[s * stride] != -INFINITY) v += pr[s * stride + 2 + d] * expf(pr[s * stride] - mm);
+    const float v = parts_value(pr, n_splits, stride, mm, d);
     out[row * head_dim_v + d] = ll > 0.0f ? v / ll : 0.0f;
   }
 }

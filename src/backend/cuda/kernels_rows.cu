@@ -1,6 +1,5 @@
 // Row and elementwise kernels: norms, activations, residual adds, RoPE, the KV store, the
 // non-finite scan. Each follows its reference twin's formula and rounding (backend/ref).
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -102,40 +101,32 @@ __global__ void find_nonfinite_kernel(const float* x, int64_t n, nonfinite_recor
   }
 }
 
-struct rope_consts {
-  int n_rot, style_neox;
-  float theta_scale, freq_scale, ext_factor, attn_factor, corr_low, corr_high, mscale_ext;
-  const float* freq_factors;
-};
-
 // One thread per (row, pair). theta_i = pos * theta_scale^i by repeated multiplication, as the
 // reference accumulates it.
 __global__ void rope_kernel(float* x, int64_t n_rows, int n_head, int head_dim, const int32_t* positions,
-                            rope_consts c) {
-  const int half = c.n_rot / 2;
+                            rope_params p, rope_constants k) {
+  const int half = p.n_rot / 2;
   const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= n_rows * half) return;
   const int64_t row = idx / half;
   const int i = int(idx % half);
   const int64_t t = row / n_head;
   float theta = float(positions[t]);
-  for (int k = 0; k < i; ++k) theta *= c.theta_scale;
+  for (int j = 0; j < i; ++j) theta *= k.theta_scale;
   const int i0 = 2 * i;
-  const float ff = c.freq_factors ? c.freq_factors[i] : 1.0f;
+  const float ff = p.freq_factors ? p.freq_factors[i] : 1.0f;
   const float theta_extrap = theta / ff;
-  const float theta_interp = c.freq_scale * theta_extrap;
+  const float theta_interp = p.freq_scale * theta_extrap;
   float angle = theta_interp;
-  float mscale = c.attn_factor;
-  if (c.ext_factor != 0.0f) {
-    const float y = (float(i0 / 2) - c.corr_low) / fmaxf(0.001f, c.corr_high - c.corr_low);
-    const float ramp_mix = (1.0f - fminf(1.0f, fmaxf(0.0f, y))) * c.ext_factor;
+  if (p.ext_factor != 0.0f) {
+    const float y = (float(i0 / 2) - k.corr_low) / fmaxf(0.001f, k.corr_high - k.corr_low);
+    const float ramp_mix = (1.0f - fminf(1.0f, fmaxf(0.0f, y))) * p.ext_factor;
     angle = theta_interp * (1.0f - ramp_mix) + theta_extrap * ramp_mix;
-    mscale *= c.mscale_ext;
   }
-  const float cs = cosf(angle) * mscale, sn = sinf(angle) * mscale;
+  const float cs = cosf(angle) * k.mscale, sn = sinf(angle) * k.mscale;
   float* xr = x + row * head_dim;
-  const int a = c.style_neox ? i : 2 * i;
-  const int b = c.style_neox ? i + half : 2 * i + 1;
+  const int a = p.style == rope_style::neox ? i : 2 * i;
+  const int b = p.style == rope_style::neox ? i + half : 2 * i + 1;
   const float x0 = xr[a], x1 = xr[b];
   xr[a] = x0 * cs - x1 * sn;
   xr[b] = x0 * sn + x1 * cs;
@@ -169,10 +160,6 @@ __global__ void kv_store_kernel(T* kc, T* vc, int32_t* slot_pos, int64_t n_slots
   if (e < row_k) store_value(kc + slot * row_k + e, k[t * row_k + e]);
   else store_value(vc + slot * row_v + (e - row_k), v[t * row_v + (e - row_k)]);
   if (e == 0) slot_pos[slot] = pos;
-}
-
-float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
-  return float(n_dims) * std::log(float(n_ctx_orig) / (n_rot * 2.0f * float(M_PI))) / (2.0f * std::log(base));
 }
 
 }  // namespace
@@ -224,25 +211,10 @@ void find_nonfinite(cudaStream_t s, const float* x, int64_t n, nonfinite_record*
 }
 
 void rope(cudaStream_t s, float* x, int64_t n_tok, int n_head, int head_dim, const int32_t* positions,
-          const rope_params& p) {
+          const rope_params& p, const rope_constants& k) {
   if (n_tok == 0 || p.n_rot < 2) return;
-  rope_consts c{};
-  c.n_rot = p.n_rot;
-  c.style_neox = p.style == rope_style::neox;
-  c.theta_scale = std::pow(p.freq_base, -2.0f / float(p.n_rot));
-  c.freq_scale = p.freq_scale;
-  c.ext_factor = p.ext_factor;
-  c.attn_factor = p.attn_factor;
-  c.freq_factors = p.freq_factors;
-  if (p.ext_factor != 0.0f) {
-    const float start = std::floor(yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_fast, p.freq_base));
-    const float end = std::ceil(yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_slow, p.freq_base));
-    c.corr_low = std::max(0.0f, start);
-    c.corr_high = std::min(float(p.n_rot - 1), end);
-    c.mscale_ext = 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
-  }
   const int64_t n_rows = n_tok * n_head;
-  rope_kernel<<<blocks_for(n_rows * (p.n_rot / 2)), threads, 0, s>>>(x, n_rows, n_head, head_dim, positions, c);
+  rope_kernel<<<blocks_for(n_rows * (p.n_rot / 2)), threads, 0, s>>>(x, n_rows, n_head, head_dim, positions, p, k);
   check_launch("rope");
 }
 

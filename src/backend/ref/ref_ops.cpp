@@ -46,30 +46,35 @@ float yarn_ramp(float low, float high, int i0) {
 
 }  // namespace
 
-void rope_cos_sin(int32_t pos, const rope_params& p, float* cs) {
-  const float theta_scale = std::pow(p.freq_base, -2.0f / float(p.n_rot));
-  float corr_low = 0.0f, corr_high = 0.0f;
+rope_constants rope_constants_for(const rope_params& p) {
+  rope_constants k;
+  k.theta_scale = std::pow(p.freq_base, -2.0f / float(p.n_rot));
+  k.mscale = p.attn_factor;
   if (p.ext_factor != 0.0f) {
     const float start = std::floor(yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_fast, p.freq_base));
     const float end = std::ceil(yarn_corr_dim(p.n_rot, p.n_ctx_orig, p.beta_slow, p.freq_base));
-    corr_low = std::max(0.0f, start);
-    corr_high = std::min(float(p.n_rot - 1), end);
+    k.corr_low = std::max(0.0f, start);
+    k.corr_high = std::min(float(p.n_rot - 1), end);
+    k.mscale *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
   }
+  return k;
+}
+
+void rope_cos_sin(int32_t pos, const rope_params& p, float* cs) {
+  const rope_constants k = rope_constants_for(p);
   float theta = float(pos);
   for (int i0 = 0; i0 < p.n_rot; i0 += 2) {
     const float ff = p.freq_factors ? p.freq_factors[i0 / 2] : 1.0f;
     const float theta_extrap = theta / ff;
     const float theta_interp = p.freq_scale * theta_extrap;
     float angle = theta_interp;
-    float mscale = p.attn_factor;
     if (p.ext_factor != 0.0f) {
-      const float ramp_mix = yarn_ramp(corr_low, corr_high, i0) * p.ext_factor;
+      const float ramp_mix = yarn_ramp(k.corr_low, k.corr_high, i0) * p.ext_factor;
       angle = theta_interp * (1.0f - ramp_mix) + theta_extrap * ramp_mix;
-      mscale *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
     }
-    cs[i0] = std::cos(angle) * mscale;
-    cs[i0 + 1] = std::sin(angle) * mscale;
-    theta *= theta_scale;
+    cs[i0] = std::cos(angle) * k.mscale;
+    cs[i0 + 1] = std::sin(angle) * k.mscale;
+    theta *= k.theta_scale;
   }
 }
 

@@ -27,6 +27,8 @@ void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps
 // extrapolation when ext_factor != 0, and both scaled by attn_factor (times YaRN's magnitude
 // correction 1 + 0.1 ln(1/freq_scale)).
 void rope_cos_sin(int32_t pos, const rope_params& p, float* cs);
+// The constants rope_cos_sin derives from p (the CUDA kernel computes the angles on the device).
+rope_constants rope_constants_for(const rope_params& p);
 // Rotates one head of head_dim values in place with angles from rope_cos_sin.
 void rope_apply(float* x, const rope_params& p, const float* cs);
 
