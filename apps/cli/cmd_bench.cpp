@@ -9,8 +9,10 @@
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "commands.h"
 #include "core/bandwidth.h"
@@ -255,7 +257,11 @@ int run_bench(bench_options o) {
   }
   std::unique_ptr<backend> be = std::move(*made);
   run_place place;
-  if (be->name() == "cuda") place = run_place{"CUDA", cuda_describe_device().name};
+  std::optional<cuda_device_facts> gpu;
+  if (be->name() == "cuda") {
+    gpu = cuda_describe_device();
+    place = run_place{"CUDA", gpu->name};
+  }
   auto cache = kv_cache::create(md.profile, std::max({o.n_prompt, o.n_gen + 1, 1}), n_ubatch, dtype::f16, *be);
   if (!cache) {
     fmt::print(stderr, "error: {}\n", cache.message());
@@ -268,14 +274,15 @@ int run_bench(bench_options o) {
   bandwidth_options bo;
   bo.n_threads = o.n_threads;
   bo.buffer_bytes = size_t(o.bandwidth_mib) << 20;
-  auto probe = [&]() -> result<bandwidth_result> {
-    if (place.device.empty()) return measure_read_bandwidth(bo);
-    // On a GPU the ceiling is the device memory's: a large device-to-device copy.
-    const cuda_device_facts f = cuda_describe_device();
+  auto probe = [&, first = true]() mutable -> result<bandwidth_result> {
+    if (!gpu) return measure_read_bandwidth(bo);
+    // On a GPU the ceiling is the device memory's: a large device-to-device copy. The first probe
+    // is the one made when the device was named.
+    const cuda_device_facts f = std::exchange(first, false) ? *gpu : cuda_describe_device();
     bandwidth_result r;
     r.bytes_per_second = r.worst_bytes_per_second = f.copy_bytes_per_second;
-    r.n_passes = 7;
-    r.buffer_bytes = std::min<size_t>(size_t(1) << 30, f.free_bytes / 4);
+    r.n_passes = f.copies_timed;
+    r.buffer_bytes = f.copy_bytes;
     return r;
   };
   auto bw = probe();

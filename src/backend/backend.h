@@ -24,10 +24,9 @@ namespace glia {
 // Owns it; move-only.
 class backend_buffer {
  public:
-  using release_fn = void (*)(void* ctx, void* data);
+  using release_fn = void (*)(void* data);
   backend_buffer() = default;
-  backend_buffer(void* data, size_t bytes, release_fn release, void* ctx)
-      : data_(data), bytes_(bytes), release_(release), ctx_(ctx) {}
+  backend_buffer(void* data, size_t bytes, release_fn release) : data_(data), bytes_(bytes), release_(release) {}
   backend_buffer(backend_buffer&& o) noexcept { swap(o); }
   backend_buffer& operator=(backend_buffer&& o) noexcept {
     backend_buffer tmp(std::move(o));
@@ -37,7 +36,7 @@ class backend_buffer {
   backend_buffer(const backend_buffer&) = delete;
   backend_buffer& operator=(const backend_buffer&) = delete;
   ~backend_buffer() {
-    if (data_ && release_) release_(ctx_, data_);
+    if (data_ && release_) release_(data_);
   }
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
@@ -51,12 +50,10 @@ class backend_buffer {
     std::swap(data_, o.data_);
     std::swap(bytes_, o.bytes_);
     std::swap(release_, o.release_);
-    std::swap(ctx_, o.ctx_);
   }
   void* data_ = nullptr;
   size_t bytes_ = 0;
   release_fn release_ = nullptr;
-  void* ctx_ = nullptr;
 };
 
 class backend {
@@ -181,6 +178,8 @@ std::unique_ptr<backend> make_cuda_backend(int device = 0, bool repack_weights =
 struct cuda_device_facts {
   std::string name;
   double copy_bytes_per_second = 0.0;
+  size_t copy_bytes = 0;  // the copy the bandwidth was measured with, and how many were timed
+  int copies_timed = 0;
   size_t free_bytes = 0, total_bytes = 0;
 };
 cuda_device_facts cuda_describe_device(int device = 0);

@@ -16,7 +16,7 @@ backend_buffer backend::alloc(size_t bytes) {
   const size_t rounded = (std::max<size_t>(bytes, 1) + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
   if (!p) throw std::bad_alloc();
-  return backend_buffer(p, bytes, [](void*, void* data) { std::free(data); }, nullptr);
+  return backend_buffer(p, bytes, [](void* data) { std::free(data); });
 }
 
 std::optional<uint64_t> backend::available_memory() const { return available_memory_bytes(); }

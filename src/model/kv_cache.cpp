@@ -42,9 +42,9 @@ result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubat
     s.k = b.alloc(size_t(s.n_slots) * size_t(l.n_head_kv) * size_t(l.head_dim_k) * elem_bytes(type));
     s.v = b.alloc(size_t(s.n_slots) * size_t(l.n_head_kv) * size_t(l.head_dim_v) * elem_bytes(type));
     s.slot_pos = b.alloc(size_t(s.n_slots) * sizeof(int32_t));
-    c.write_slots(s, std::vector<int32_t>(size_t(s.n_slots), -1));
     c.layers_.push_back(std::move(s));
   }
+  c.clear();
   return c;
 }
 
@@ -79,17 +79,23 @@ bool kv_cache::truncate(int32_t pos) {
     for (int32_t p : read_slots(s)) max_stored = std::max(max_stored, p);
     if (max_stored >= pos && int64_t(max_stored) - s.n_slots > int64_t(pos) - window) return false;
   }
+  std::vector<std::vector<int32_t>> kept;  // alive until the uploads are done
   for (auto& s : layers_) {
-    std::vector<int32_t> slots = read_slots(s);
+    std::vector<int32_t>& slots = kept.emplace_back(read_slots(s));
     for (auto& p : slots)
       if (p >= pos) p = -1;
-    write_slots(s, slots);
+    upload_slots(s, slots);
   }
+  b_->synchronize();
   return true;
 }
 
 void kv_cache::clear() {
-  for (auto& s : layers_) write_slots(s, std::vector<int32_t>(size_t(s.n_slots), -1));
+  int64_t most = 0;
+  for (const auto& s : layers_) most = std::max(most, s.n_slots);
+  const std::vector<int32_t> empty(size_t(most), -1);
+  for (auto& s : layers_) upload_slots(s, empty);
+  b_->synchronize();  // the uploads may be asynchronous and `empty` is about to go away
 }
 
 std::vector<int32_t> kv_cache::read_slots(const layer_store& s) const {
@@ -98,9 +104,8 @@ std::vector<int32_t> kv_cache::read_slots(const layer_store& s) const {
   return slots;
 }
 
-void kv_cache::write_slots(layer_store& s, const std::vector<int32_t>& slots) {
-  b_->upload(s.slot_pos.data(), slots.data(), slots.size() * sizeof(int32_t));
-  b_->synchronize();  // the upload may be asynchronous and `slots` is about to go away
+void kv_cache::upload_slots(layer_store& s, const std::vector<int32_t>& slots) {
+  b_->upload(s.slot_pos.data(), slots.data(), size_t(s.n_slots) * sizeof(int32_t));
 }
 
 }  // namespace glia

@@ -38,9 +38,10 @@ class kv_cache {
     int64_t n_slots = 0;
     int n_kv_head = 0, head_dim_k = 0, head_dim_v = 0;
   };
-  // slot_pos of every layer, read from or written to the backend's memory.
+  // A layer's slot positions from the backend's memory, or to it (the first n_slots of `slots`,
+  // which must stay valid until the backend synchronizes).
   std::vector<int32_t> read_slots(const layer_store& s) const;
-  void write_slots(layer_store& s, const std::vector<int32_t>& slots);
+  void upload_slots(layer_store& s, const std::vector<int32_t>& slots);
 
   backend* b_ = nullptr;
   uint64_t id_ = 0;

@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "backend/backend.h"
-#include "core/memory_info.h"
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/model.h"

@@ -124,6 +124,12 @@ class recorded_steps : public ::testing::Test {
     forward_pass fwd(**l_.m, *ref);
     want_ = prompt_then_steps(**l_.m, *ref, fwd, 6);
   }
+  // The prompt and steps through fwd on b give the reference backend's logits, bit for bit.
+  void expect_reference_bits(backend& b, forward_pass& fwd) {
+    const auto got = prompt_then_steps(**l_.m, b, fwd, 6);
+    ASSERT_EQ(got.size(), want_.size());
+    EXPECT_EQ(std::memcmp(got.data(), want_.data(), got.size() * sizeof(float)), 0);
+  }
   test::loaded l_;
   std::vector<float> want_;
 };
@@ -131,9 +137,7 @@ class recorded_steps : public ::testing::Test {
 TEST_F(recorded_steps, replays_give_the_bits_of_issued_ops) {
   recording_backend b;
   forward_pass fwd(**l_.m, b);
-  const auto got = prompt_then_steps(**l_.m, b, fwd, 6);
-  ASSERT_EQ(got.size(), want_.size());
-  EXPECT_EQ(std::memcmp(got.data(), want_.data(), got.size() * sizeof(float)), 0);
+  expect_reference_bits(b, fwd);
   EXPECT_EQ(fwd.one_token_steps(), 6u);
   EXPECT_EQ(fwd.replayed_steps(), 5u);  // the first step of a cache runs op by op
   EXPECT_EQ(b.recordings_begun, 1);
@@ -143,9 +147,7 @@ TEST_F(recorded_steps, failed_recordings_fall_back_and_stop_after_two) {
   recording_backend b;
   b.fail_recordings = true;
   forward_pass fwd(**l_.m, b);
-  const auto got = prompt_then_steps(**l_.m, b, fwd, 6);
-  ASSERT_EQ(got.size(), want_.size());
-  EXPECT_EQ(std::memcmp(got.data(), want_.data(), got.size() * sizeof(float)), 0);
+  expect_reference_bits(b, fwd);
   EXPECT_EQ(fwd.replayed_steps(), 0u);
   EXPECT_EQ(b.recordings_begun, 2);
 }
@@ -154,9 +156,7 @@ TEST_F(recorded_steps, a_refused_replay_is_recorded_again) {
   recording_backend b;
   b.stale = true;  // every replay refuses: each step records again and then issues its ops
   forward_pass fwd(**l_.m, b);
-  const auto got = prompt_then_steps(**l_.m, b, fwd, 6);
-  ASSERT_EQ(got.size(), want_.size());
-  EXPECT_EQ(std::memcmp(got.data(), want_.data(), got.size() * sizeof(float)), 0);
+  expect_reference_bits(b, fwd);
   EXPECT_EQ(fwd.replayed_steps(), 0u);
   EXPECT_EQ(b.recordings_begun, 5);
 }
