@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -51,6 +52,10 @@ struct test_result {
   std::vector<double> samples_ts;
   double avg_ts = 0, stddev_ts = 0, avg_ns = 0, stddev_ns = 0;
   double bandwidth_fraction = 0;
+  // Decode on the CPU: probe passes timed before each repetition and after the last, their median,
+  // and decode's streaming rate over it.
+  std::vector<double> between_bps;
+  double between_median_bps = 0, between_fraction = 0;
   std::string name() const { return n_prompt > 0 ? fmt::format("pp{}", n_prompt) : fmt::format("tg{}", n_gen); }
 };
 
@@ -109,7 +114,9 @@ class bench_runner {
   std::vector<float> logits_;
 };
 
-result<test_result> run_test(bench_runner& r, int n_prompt, int n_gen, int reps) {
+// between: where given, one bandwidth-probe pass timed before each repetition and after the last.
+result<test_result> run_test(bench_runner& r, int n_prompt, int n_gen, int reps,
+                             const std::function<result<double>()>& between = {}) {
   test_result t;
   t.n_prompt = n_prompt;
   t.n_gen = n_gen;
@@ -118,12 +125,21 @@ result<test_result> run_test(bench_runner& r, int n_prompt, int n_gen, int reps)
   auto warm = n_prompt > 0 ? r.prompt(n_prompt) : r.generate(std::min(n_gen, 2));
   if (!warm) return warm.take_error();
   const int n_tokens = n_prompt > 0 ? n_prompt : n_gen;
+  auto probe_pass = [&]() -> status {
+    if (!between) return status::ok();
+    auto bps = between();
+    if (!bps) return bps.take_error();
+    t.between_bps.push_back(*bps);
+    return status::ok();
+  };
   for (int i = 0; i < reps; ++i) {
+    GLIA_TRY(probe_pass());
     auto ns = once();
     if (!ns) return ns.take_error();
     t.samples_ns.push_back(*ns);
     t.samples_ts.push_back(double(n_tokens) * 1e9 / std::max(*ns, 1.0));
   }
+  GLIA_TRY(probe_pass());
   t.avg_ns = mean(t.samples_ns);
   t.stddev_ns = stddev(t.samples_ns);
   t.avg_ts = mean(t.samples_ts);
@@ -193,11 +209,17 @@ void print_table(const model_facts& mf, const bench_options& o, const std::vecto
     fmt::print("weights used in the file's layout (no repacking)\n");
   if (mf.replayed_steps > 0)
     fmt::print("one-token steps replayed as one submission: {} of {}\n", mf.replayed_steps, mf.one_token_steps);
-  for (const auto& t : tests)
-    if (t.n_gen > 0)
-      fmt::print("{}: {:.2f} t/s x {} = {:.2f} GB/s = {:.1f}% of the read bandwidth\n", t.name(), t.avg_ts,
-                 human_size(double(mf.weight_bytes_per_token)), t.avg_ts * double(mf.weight_bytes_per_token) / 1e9,
-                 100.0 * t.bandwidth_fraction);
+  for (const auto& t : tests) {
+    if (t.n_gen <= 0) continue;
+    fmt::print("{}: {:.2f} t/s x {} = {:.2f} GB/s = {:.1f}% of the read bandwidth\n", t.name(), t.avg_ts,
+               human_size(double(mf.weight_bytes_per_token)), t.avg_ts * double(mf.weight_bytes_per_token) / 1e9,
+               100.0 * t.bandwidth_fraction);
+    if (!t.between_bps.empty())
+      fmt::print("{}: {:.1f}% of {:.2f} GB/s, the median of {} probe passes run between its repetitions (slowest {:.2f}, fastest {:.2f})\n",
+                 t.name(), 100.0 * t.between_fraction, t.between_median_bps / 1e9, t.between_bps.size(),
+                 *std::min_element(t.between_bps.begin(), t.between_bps.end()) / 1e9,
+                 *std::max_element(t.between_bps.begin(), t.between_bps.end()) / 1e9);
+  }
 }
 
 nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubatch, const test_result& t,
@@ -205,7 +227,7 @@ nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubat
   char when[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return nlohmann::json{
+  nlohmann::json j{
       {"model_filename", mf.filename},
       {"model_type", mf.type_label},
       {"model_size", mf.size},
@@ -235,6 +257,13 @@ nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubat
       {"replayed_steps", mf.replayed_steps},
       {"repack_seconds", mf.repack_seconds},
   };
+  if (!t.between_bps.empty()) {
+    j["bandwidth_between_gbps"] = t.between_median_bps / 1e9;
+    j["bandwidth_between_fraction"] = t.between_fraction;
+    j["bandwidth_between_samples_gbps"] = t.between_bps;
+    for (auto& v : j["bandwidth_between_samples_gbps"]) v = v.get<double>() / 1e9;
+  }
+  return j;
 }
 
 int run_bench(bench_options o) {
@@ -270,12 +299,24 @@ int run_bench(bench_options o) {
   bench_runner runner(md, *be, *cache);
   // The read bandwidth is probed before and after the tests and the best pass kept: on a shared
   // host a probe can only be slowed down by others, and one run during a busy moment made decode
-  // look faster than the memory (103% of the probe in one of our runs).
+  // look faster than the memory (103% of the probe in one of our runs). On the CPU the probe's
+  // buffer stays allocated through the tests, and decode also gets passes between its repetitions:
+  // on such a host the passes of one minute can differ by 2x (2 threads: 15-33 GB/s in one of our
+  // runs), so the best pass is a ceiling that decode, timed over seconds, rarely sees.
   bandwidth_options bo;
   bo.n_threads = o.n_threads;
   bo.buffer_bytes = size_t(o.bandwidth_mib) << 20;
+  std::optional<read_probe> reader;
+  if (!gpu) {
+    auto made_probe = read_probe::create(bo);
+    if (!made_probe) {
+      fmt::print(stderr, "error: {}\n", made_probe.message());
+      return 1;
+    }
+    reader.emplace(std::move(*made_probe));
+  }
   auto probe = [&, first = true]() mutable -> result<bandwidth_result> {
-    if (!gpu) return measure_read_bandwidth(bo);
+    if (!gpu) return reader->measure(bo.n_passes);
     // On a GPU the ceiling is the device memory's: a large device-to-device copy. The first probe
     // is the one made when the device was named.
     const cuda_device_facts f = std::exchange(first, false) ? *gpu : cuda_describe_device();
@@ -294,7 +335,9 @@ int run_bench(bench_options o) {
   std::vector<test_result> tests;
   for (auto [np, ng] : {std::pair{o.n_prompt, 0}, std::pair{0, o.n_gen}}) {
     if (np == 0 && ng == 0) continue;
-    auto t = run_test(runner, np, ng, o.reps);
+    std::function<result<double>()> between;
+    if (ng > 0 && reader) between = [&] { return reader->pass(); };
+    auto t = run_test(runner, np, ng, o.reps, between);
     if (!t) {
       fmt::print(stderr, "error: {}: {}\n", np > 0 ? "prompt test" : "generation test", t.message());
       return 1;
@@ -320,6 +363,13 @@ int run_bench(bench_options o) {
   for (auto& t : tests) {
     const double reads_per_token = t.n_gen > 0 ? 1.0 : std::ceil(double(t.n_prompt) / n_ubatch) / double(t.n_prompt);
     t.bandwidth_fraction = t.avg_ts * reads_per_token * double(mf.weight_bytes_per_token) / bw->bytes_per_second;
+    if (!t.between_bps.empty()) {
+      std::vector<double> sorted = t.between_bps;
+      std::sort(sorted.begin(), sorted.end());
+      const size_t n = sorted.size();
+      t.between_median_bps = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+      t.between_fraction = t.avg_ts * double(mf.weight_bytes_per_token) / t.between_median_bps;
+    }
   }
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();

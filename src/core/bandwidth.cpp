@@ -56,60 +56,89 @@ uint8_t fill_byte(int ith) { return uint8_t(1 + ith % 250); }
 
 }  // namespace
 
-result<bandwidth_result> measure_read_bandwidth(const bandwidth_options& opts) {
+struct read_probe::state {
+  explicit state(int n_threads) : pool(n_threads) {}
+  thread_pool pool;
+  huge_page_buffer buf;
+  size_t slice = 0;
+  bool avx2 = false;
+  uint64_t want = 0;  // the sum of one pass over what the threads wrote
+};
+
+read_probe::read_probe(std::unique_ptr<state> s) : s_(std::move(s)) {}
+read_probe::read_probe(read_probe&&) noexcept = default;
+read_probe& read_probe::operator=(read_probe&&) noexcept = default;
+read_probe::~read_probe() = default;
+
+result<read_probe> read_probe::create(const bandwidth_options& opts) {
   if (opts.buffer_bytes < (size_t(1) << 20))
     return make_error("bandwidth probe: buffer of {} bytes is below the minimum of 1 MiB", opts.buffer_bytes);
-  if (opts.n_passes < 1) return make_error("bandwidth probe: {} passes, need at least 1", opts.n_passes);
-  thread_pool pool(opts.n_threads);
-  const int nth = pool.size();
+  auto s = std::make_unique<state>(opts.n_threads);
+  const int nth = s->pool.size();
   // Each thread's slice is a whole number of pages and of loop steps.
-  const size_t slice = opts.buffer_bytes / size_t(nth) / k_align * k_align;
-  if (slice == 0) return make_error("bandwidth probe: buffer of {} bytes is too small for {} threads", opts.buffer_bytes, nth);
-  const size_t total = slice * size_t(nth);
+  s->slice = opts.buffer_bytes / size_t(nth) / k_align * k_align;
+  if (s->slice == 0)
+    return make_error("bandwidth probe: buffer of {} bytes is too small for {} threads", opts.buffer_bytes, nth);
+  const size_t total = s->slice * size_t(nth);
   // The same huge-page memory the repacked weights live in (huge_page_buffer), so that the ceiling
   // is what the machine reads at best, not a figure lowered by a TLB miss every 4 KiB.
-  huge_page_buffer buf;
-  if (!buf.allocate(total)) return make_error("bandwidth probe: cannot allocate {} bytes", total);
-
+  if (!s->buf.allocate(total)) return make_error("bandwidth probe: cannot allocate {} bytes", total);
   // First touch by the thread that reads the slice later (its pages land on its memory node).
-  pool.run([&](int ith, int) { std::memset(buf.mutable_data() + size_t(ith) * slice, fill_byte(ith), slice); });
-
-  bool avx2 = false;
+  state& st = *s;
+  st.pool.run([&](int ith, int) { std::memset(st.buf.mutable_data() + size_t(ith) * st.slice, fill_byte(ith), st.slice); });
 #ifdef GLIA_BW_X86
-  avx2 = has_avx2();
+  s->avx2 = has_avx2();
 #endif
+  for (int ith = 0; ith < nth; ++ith) s->want += uint64_t(s->slice) / 8 * (uint64_t(fill_byte(ith)) * 0x0101010101010101ull);
+  return read_probe(std::move(s));
+}
+
+result<double> read_probe::pass() {
+  state& st = *s_;
   std::atomic<uint64_t> sink{0};  // keeps the sums alive so the reads cannot be optimized away
-  auto read_pass = [&](int ith, int) {
-    const uint8_t* p = buf.data() + size_t(ith) * slice;
+  const auto t0 = std::chrono::steady_clock::now();
+  st.pool.run([&](int ith, int) {
+    const uint8_t* p = st.buf.data() + size_t(ith) * st.slice;
 #ifdef GLIA_BW_X86
-    const uint64_t s = avx2 ? sum_avx2(p, slice) : sum_portable(p, slice);
+    const uint64_t sum = st.avx2 ? sum_avx2(p, st.slice) : sum_portable(p, st.slice);
 #else
-    const uint64_t s = sum_portable(p, slice);
+    const uint64_t sum = sum_portable(p, st.slice);
 #endif
-    sink.fetch_add(s, std::memory_order_relaxed);
-  };
-
-  bandwidth_result r;
-  r.buffer_bytes = total;
-  r.n_threads = nth;
-  r.n_passes = opts.n_passes;
-  r.used_avx2 = avx2;
-  r.worst_bytes_per_second = 0.0;
-  for (int pass = 0; pass < opts.n_passes; ++pass) {
-    const auto t0 = std::chrono::steady_clock::now();
-    pool.run(read_pass);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double bps = double(total) / std::max(s, 1e-9);
-    r.bytes_per_second = std::max(r.bytes_per_second, bps);
-    r.worst_bytes_per_second = pass == 0 ? bps : std::min(r.worst_bytes_per_second, bps);
-  }
+    sink.fetch_add(sum, std::memory_order_relaxed);
+  });
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // Every byte is 1 + slice index, so the sum of one pass is known: a cheap check that every
   // thread read its whole slice (a wrong loop bound would show up here, not as a fast result).
-  uint64_t want = 0;
-  for (int ith = 0; ith < nth; ++ith) want += uint64_t(slice) / 8 * (uint64_t(fill_byte(ith)) * 0x0101010101010101ull);
-  if (sink.load() != want * uint64_t(opts.n_passes))
-    return make_error("bandwidth probe: read checksum {} differs from the expected {}", sink.load(), want * uint64_t(opts.n_passes));
+  if (sink.load() != st.want)
+    return make_error("bandwidth probe: read checksum {} differs from the expected {}", sink.load(), st.want);
+  return double(buffer_bytes()) / std::max(sec, 1e-9);
+}
+
+size_t read_probe::buffer_bytes() const { return s_->slice * size_t(s_->pool.size()); }
+int read_probe::n_threads() const { return s_->pool.size(); }
+bool read_probe::used_avx2() const { return s_->avx2; }
+
+result<bandwidth_result> read_probe::measure(int n_passes) {
+  if (n_passes < 1) return make_error("bandwidth probe: {} passes, need at least 1", n_passes);
+  bandwidth_result r;
+  r.buffer_bytes = buffer_bytes();
+  r.n_threads = n_threads();
+  r.n_passes = n_passes;
+  r.used_avx2 = used_avx2();
+  for (int i = 0; i < n_passes; ++i) {
+    auto bps = pass();
+    if (!bps) return bps.take_error();
+    r.bytes_per_second = std::max(r.bytes_per_second, *bps);
+    r.worst_bytes_per_second = i == 0 ? *bps : std::min(r.worst_bytes_per_second, *bps);
+  }
   return r;
+}
+
+result<bandwidth_result> measure_read_bandwidth(const bandwidth_options& opts) {
+  if (opts.n_passes < 1) return make_error("bandwidth probe: {} passes, need at least 1", opts.n_passes);
+  auto probe = read_probe::create(opts);
+  if (!probe) return probe.take_error();
+  return probe->measure(opts.n_passes);
 }
 
 }  // namespace glia

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "core/status.h"
 
@@ -23,10 +24,36 @@ struct bandwidth_result {
   bool used_avx2 = false;  // 256-bit loads (else the portable 64-bit loop)
 };
 
-// Streams through a buffer of `buffer_bytes` with n_threads threads (each reads a contiguous
-// slice, summing 256-bit loads so that the loop is limited by memory, not by instructions), once
-// per pass, and keeps the fastest pass. The buffer is written first (every page touched by the
-// thread that later reads it). Errors: buffer below 1 MiB, passes < 1, allocation failure.
+// The probe's buffer and readers, kept for passes spread over a run: on a shared host the read
+// bandwidth moves from second to second, so `glia bench` also times passes between its decode
+// repetitions to compare decode with what the memory gave at about the same time.
+class read_probe {
+ public:
+  // Allocates buffer_bytes (n_passes is not used) and writes it (every page touched by the thread
+  // that later reads it). Errors: buffer below 1 MiB or too small for the threads, allocation.
+  static result<read_probe> create(const bandwidth_options& opts);
+  read_probe(read_probe&&) noexcept;
+  read_probe& operator=(read_probe&&) noexcept;
+  ~read_probe();
+
+  // One timed pass: every thread reads its contiguous slice, summing 256-bit loads so that the
+  // loop is limited by memory, not by instructions. Bytes per second; an error if the sums differ
+  // from what the buffer holds.
+  result<double> pass();
+  // n_passes passes: the fastest and the slowest. Errors: passes < 1, a pass's.
+  result<bandwidth_result> measure(int n_passes);
+  size_t buffer_bytes() const;
+  int n_threads() const;
+  bool used_avx2() const;
+
+ private:
+  struct state;
+  explicit read_probe(std::unique_ptr<state> s);
+  std::unique_ptr<state> s_;
+};
+
+// A probe of `buffer_bytes` with n_threads threads, n_passes passes; keeps the fastest (and the
+// slowest). Errors: those of read_probe, and passes < 1.
 result<bandwidth_result> measure_read_bandwidth(const bandwidth_options& opts);
 
 }  // namespace glia
