@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+
 namespace glia {
 namespace {
 
@@ -38,6 +40,21 @@ uint8_t* huge_page_buffer::allocate(size_t bytes) {
   data_ = aligned;
   mapped_ = len;
   return data_;
+}
+
+uint8_t* huge_page_arena::take(size_t bytes) {
+  const size_t need = round_up(bytes == 0 ? 1 : bytes, alignment);
+  if (chunks_.empty() || capacity_ - used_ < need) {
+    auto chunk = std::make_unique<huge_page_buffer>();
+    const size_t size = std::max(chunk_bytes, need);
+    if (!chunk->allocate(size)) return nullptr;
+    chunks_.push_back(std::move(chunk));
+    used_ = 0;
+    capacity_ = size;
+  }
+  uint8_t* p = chunks_.back()->mutable_data() + used_;
+  used_ += need;
+  return p;
 }
 
 }  // namespace glia

@@ -99,19 +99,19 @@ TEST(matmul, decode_share_heads_cover_the_panels_in_order) {
   for (const auto& types : groups) {
     std::vector<test_weight> ws;
     std::vector<weight_view> views;
+    huge_page_arena arena;
     std::vector<cpu::prepared_weight> prepared(types.size());
     std::vector<const cpu::prepared_weight*> ptrs;
     for (size_t i = 0; i < types.size(); ++i) {
       ws.push_back(make_weight(types[i], 512, n_outs[i], uint32_t(40 + i)));
       views.push_back(ws.back().view);
-      ASSERT_TRUE(cpu::prepare_weight(pool, k, views.back(), prepared[i])) << type_label(types[i]);
+      ASSERT_TRUE(cpu::prepare_weight(pool, k, views.back(), prepared[i], arena)) << type_label(types[i]);
       ptrs.push_back(&prepared[i]);
     }
-    // (Two matrices' buffers may happen to be adjacent in memory: spans join within one only.)
+    // (The matrices' panels lie one after another in the arena: spans join within one only.)
     const auto same_matrix = [&](std::span<const uint8_t> a, std::span<const uint8_t> b) {
       for (const cpu::prepared_weight& p : prepared)
-        if (a.data() >= p.panels.data() && a.data() < p.panels.data() + p.bytes)
-          return b.data() >= p.panels.data() && b.data() < p.panels.data() + p.bytes;
+        if (a.data() >= p.panels && a.data() < p.panels + p.bytes) return b.data() >= p.panels && b.data() < p.panels + p.bytes;
       return false;
     };
     for (int nth : {1, 2, 3, 5}) {
@@ -140,7 +140,7 @@ TEST(matmul, decode_share_heads_cover_the_panels_in_order) {
       }
       ASSERT_EQ(merged.size(), types.size());
       for (size_t i = 0; i < types.size(); ++i) {
-        EXPECT_EQ(merged[i].data(), prepared[i].panels.data()) << "matrix " << i;
+        EXPECT_EQ(merged[i].data(), prepared[i].panels) << "matrix " << i;
         EXPECT_EQ(merged[i].size(), prepared[i].bytes) << "matrix " << i;
       }
     }

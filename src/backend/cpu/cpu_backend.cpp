@@ -36,7 +36,7 @@ class cpu_backend final : public backend {
     std::lock_guard<std::mutex> lk(matmul_mutex_);
     if (const prepared_weight* p = find_prepared(w)) return p->bytes;
     auto p = std::make_unique<prepared_weight>();
-    if (!cpu::prepare_weight(pool_, k_, w, *p)) return 0;
+    if (!cpu::prepare_weight(pool_, k_, w, *p, panel_arena_)) return 0;
     const size_t bytes = p->bytes;
     prepared_[w.data] = std::move(p);
     return bytes;
@@ -165,6 +165,7 @@ class cpu_backend final : public backend {
   const bool repack_;
   std::mutex matmul_mutex_;
   matmul_scratch matmul_;
+  huge_page_arena panel_arena_;  // every prepared matrix's panels, one after another
   std::unordered_map<const void*, std::unique_ptr<prepared_weight>> prepared_;  // by source data
   std::mutex attention_mutex_;
   attention_scratch attention_;

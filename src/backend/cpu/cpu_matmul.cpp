@@ -223,15 +223,17 @@ bool one_work_list(const kernel_table& k, std::span<const weight_view> ws,
 
 }  // namespace
 
-bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view& w, prepared_weight& out) {
+bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view& w, prepared_weight& out,
+                    huge_page_arena& arena) {
   const mm_kernel* mk = k.mm(w.type);
   if (!mk || !mk->compact_panels() || w.n_out <= 0 || w.n_in % mk->block_elems != 0) return false;
   const int64_t n_panels = (w.n_out + 7) / 8;
   const size_t panel_bytes = size_t(w.n_in / mk->block_elems) * mk->packed_block_bytes;
   out.source = w;
   out.bytes = size_t(n_panels) * panel_bytes;
-  uint8_t* dst = out.panels.allocate(out.bytes);
+  uint8_t* dst = arena.take(out.bytes);
   if (!dst) return false;
+  out.panels = dst;
   parallel_for(pool, n_panels, w.n_in * 8, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p)
       mk->pack(w, 8 * p, panel_rows(w, p), dst + size_t(p) * panel_bytes);
@@ -258,7 +260,7 @@ void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, cons
     matmul_gemv(pool, *mk, w, rows, n_tok, y);
     return;
   }
-  const panel_job job = plan_panels(*mk, w, nb, n_tok, pool.size(), prepared ? prepared->panels.data() : nullptr, y);
+  const panel_job job = plan_panels(*mk, w, nb, n_tok, pool.size(), prepared ? prepared->panels : nullptr, y);
   matmul_gemm(pool, std::span<const panel_job>(&job, 1), rows, n_tok, s.pack);
 }
 
@@ -274,7 +276,7 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
   const act_rows rows = convert_activations(pool, k, type_info(first->dot_type), x, n_tok, ws[0].n_in, first, s);
   panel_job jobs[max_shared_matrices];
   for (size_t i = 0; i < ws.size(); ++i)
-    jobs[i] = plan_panels(*k.mm(ws[i].type), ws[i], rows.nb, n_tok, pool.size(), prepared[i]->panels.data(), ys[i]);
+    jobs[i] = plan_panels(*k.mm(ws[i].type), ws[i], rows.nb, n_tok, pool.size(), prepared[i]->panels, ys[i]);
   matmul_gemm(pool, std::span<const panel_job>(jobs, ws.size()), rows, n_tok, s.pack);
 }
 
@@ -288,7 +290,7 @@ size_t decode_share_head(const kernel_table& k, std::span<const weight_view> ws,
   int64_t n_items = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     const mm_kernel* mk = k.mm(ws[i].type);
-    jobs[i] = plan_panels(*mk, ws[i], ws[i].n_in / mk->block_elems, 1, nth, prepared[i]->panels.data(), nullptr);
+    jobs[i] = plan_panels(*mk, ws[i], ws[i].n_in / mk->block_elems, 1, nth, prepared[i]->panels, nullptr);
     n_items += jobs[i].n_blocks;
   }
   const auto [begin, end] = split_range(n_items, ith, nth);

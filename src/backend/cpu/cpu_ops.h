@@ -104,12 +104,14 @@ struct matmul_scratch {
 // A weight matrix repacked into the 8-row panels of its type's mm kernel (backend::prepare_weight).
 struct prepared_weight {
   weight_view source;  // the matrix it was made from
-  huge_page_buffer panels;  // ceil(n_out / 8) panels of nb * packed_block_bytes
+  const uint8_t* panels = nullptr;  // ceil(n_out / 8) panels of nb * packed_block_bytes, in an arena
   size_t bytes = 0;
 };
 
-// Repacks w for k's mm kernel of its type; false (nothing done) when the type has no compact panels.
-bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view& w, prepared_weight& out);
+// Repacks w for k's mm kernel of its type into memory taken from `arena` (which must outlive out);
+// false (nothing done) when the type has no compact panels or the memory is refused.
+bool prepare_weight(thread_pool& pool, const kernel_table& k, const weight_view& w, prepared_weight& out,
+                    huge_page_arena& arena);
 
 // y [n_tok, w.n_out] = x [n_tok, w.n_in] . w^T (backend::matmul), reading `prepared` panels of w
 // when given. Every element is computed with the arithmetic of one kernel vec_dot over the full row
