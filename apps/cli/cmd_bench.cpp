@@ -65,6 +65,13 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : s / double(v.size());
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 // Sample standard deviation (n - 1), as llama-bench reports it.
 double stddev(const std::vector<double>& v) {
   if (v.size() < 2) return 0.0;
@@ -144,6 +151,7 @@ result<test_result> run_test(bench_runner& r, int n_prompt, int n_gen, int reps,
   t.stddev_ns = stddev(t.samples_ns);
   t.avg_ts = mean(t.samples_ts);
   t.stddev_ts = stddev(t.samples_ts);
+  t.between_median_bps = median(t.between_bps);
   return t;
 }
 
@@ -363,13 +371,7 @@ int run_bench(bench_options o) {
   for (auto& t : tests) {
     const double reads_per_token = t.n_gen > 0 ? 1.0 : std::ceil(double(t.n_prompt) / n_ubatch) / double(t.n_prompt);
     t.bandwidth_fraction = t.avg_ts * reads_per_token * double(mf.weight_bytes_per_token) / bw->bytes_per_second;
-    if (!t.between_bps.empty()) {
-      std::vector<double> sorted = t.between_bps;
-      std::sort(sorted.begin(), sorted.end());
-      const size_t n = sorted.size();
-      t.between_median_bps = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-      t.between_fraction = t.avg_ts * double(mf.weight_bytes_per_token) / t.between_median_bps;
-    }
+    if (!t.between_bps.empty()) t.between_fraction = t.avg_ts * double(mf.weight_bytes_per_token) / t.between_median_bps;
   }
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();

@@ -135,6 +135,7 @@ result<bandwidth_result> read_probe::measure(int n_passes) {
 }
 
 result<bandwidth_result> measure_read_bandwidth(const bandwidth_options& opts) {
+  // Checked here too so that a bad count fails before the buffer is allocated and written.
   if (opts.n_passes < 1) return make_error("bandwidth probe: {} passes, need at least 1", opts.n_passes);
   auto probe = read_probe::create(opts);
   if (!probe) return probe.take_error();

@@ -50,7 +50,7 @@ TEST(bench, json_has_llama_bench_fields_and_positive_figures) {
               tg["avg_ts"].get<double>() * tg["weight_bytes_per_token"].get<double>() / (tg["bandwidth_gbps"].get<double>() * 1e9),
               1e-9);
   // Decode also gets a probe pass before each repetition and after the last; the figure against
-  // them uses their median (of 3: the middle one), which no best-of-passes ceiling can be below.
+  // them uses their median (of 3: the middle one). The prompt test gets none.
   EXPECT_FALSE(j[0].contains("bandwidth_between_gbps"));
   ASSERT_EQ(tg["bandwidth_between_samples_gbps"].size(), 3u);
   std::vector<double> between;
