@@ -182,6 +182,37 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
   }
 }
 
+// gemv_streams: pairs of full panels a few panels apart (the second stream starting inside the
+// matrix, output halves in two places) against the reference vec_dot, for every token position.
+TEST(mm_kernels, streams_reproduce_reference_vec_dot_bits) {
+  for (const cpu::mm_kernel* mk : host_mm_kernels()) {
+    if (!mk->gemv_streams) continue;
+    const type_traits& wt = type_info(mk->type);
+    for (int64_t n_in : {mk->block_elems, 5 * mk->block_elems}) {
+      const int64_t n_out = 8 * 7 + 3, n_tok = 3;  // 7 full panels and a partial one
+      const test_weight w = make_weight(mk->type, n_in, n_out, uint32_t(n_in) + 7);
+      const converted a = convert(*mk, activations(n_in, n_tok, uint32_t(n_in) + 8), n_in, n_tok);
+      const int64_t nb = n_in / wt.block_elems;
+      const size_t panel_bytes = size_t(nb) * mk->packed_block_bytes;
+      cpu::aligned_buffer panel;
+      uint8_t* buf = panel.get(8 * panel_bytes);
+      for (int64_t p = 0; p < 8; ++p)
+        mk->pack(w.view, 8 * p, int(std::min<int64_t>(8, n_out - 8 * p)), buf + size_t(p) * panel_bytes);
+      for (int64_t t = 0; t < n_tok; ++t) {
+        // Panels 1-3 paired with panels 4-6.
+        std::vector<float> first(24, NAN), second(24, NAN);
+        mk->gemv_streams(buf + panel_bytes, 3 * panel_bytes, panel_bytes, 3, nb, a.rows, t, first.data(), second.data());
+        for (int64_t r = 0; r < 24; ++r) {
+          const float want_first = wt.vec_dot(w.view.row(8 + r), a.rows.row(t), n_in);
+          const float want_second = wt.vec_dot(w.view.row(32 + r), a.rows.row(t), n_in);
+          EXPECT_TRUE(bit_equal(&first[size_t(r)], &want_first, 1)) << wt.name << " n_in " << n_in << " token " << t << " row " << 8 + r;
+          EXPECT_TRUE(bit_equal(&second[size_t(r)], &want_second, 1)) << wt.name << " n_in " << n_in << " token " << t << " row " << 32 + r;
+        }
+      }
+    }
+  }
+}
+
 // One matmul kernel of one ISA level run by a CPU backend with some number of threads.
 struct matmul_case {
   cpu::isa_level level;

@@ -248,12 +248,17 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
     const double s_panel1 = best([&] {
       mk->gemm(panels, panel_bytes, n_out / 8, nb, a, 0, 1, y.data(), size_t(n_out), 8);
     });
+    // The same in two streams: the first half of the panels paired with the second.
+    const int64_t half = n_out / 16;
+    const double s_streams = !mk->gemv_streams ? NAN : best([&] {
+      mk->gemv_streams(panels, size_t(half) * panel_bytes, panel_bytes, half, nb, a, 0, y.data(), y.data() + 8 * half);
+    });
     const double macs = double(n_in) * double(n_out);
     const double wbytes = double(w.view.row_stride) * double(n_out);
     const double hz = cycles_per_cpu_second();
-    fmt::print("{:<10} {:<5} pack {:5.2f} B/cycle | gemm {:5.1f} MAC/cycle ({} tokens) | gemv {:5.2f}, on panels {:5.2f} B/cycle of weights  [{:.2f} GHz; 1 thread, in cache]\n",
+    fmt::print("{:<10} {:<5} pack {:5.2f} B/cycle | gemm {:5.1f} MAC/cycle ({} tokens) | gemv {:5.2f}, on panels {:5.2f}, in two streams {:5.2f} B/cycle of weights  [{:.2f} GHz; 1 thread, in cache]\n",
                kt.mm_isa_by_id[uint32_t(t)], type_label(t), wbytes / s_pack / hz, macs * double(n_tok) / s_gemm / hz, n_tok, wbytes / s_gemv / hz,
-               wbytes / s_panel1 / hz, hz * 1e-9);
+               wbytes / s_panel1 / hz, wbytes / s_streams / hz, hz * 1e-9);
   }
 }
 

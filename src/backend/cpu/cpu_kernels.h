@@ -83,6 +83,13 @@ struct mm_kernel {
   // The same dot for one row and one activation row in dot_type, on its own (no block sums): the
   // kernel table's vec_dot for this type, and the spec the batched kernels are tested against.
   vec_dot_fn dot;
+  // Decode of one token (activation row t) in two streams: y_first[8p + r] and y_second[8p + r] =
+  // row r of panel p of the n_panels consecutive full (8-row) panels at `panels` and at
+  // `panels + second`, the two panels of each pair read side by side. A core keeps more of memory's
+  // bandwidth busy with two sequential streams in flight than with one (see rows8x2). Null: the
+  // type's decode reads one stream (gemm).
+  void (*gemv_streams)(const uint8_t* panels, size_t second, size_t panel_bytes, int64_t n_panels, int64_t nb,
+                       const act_rows& a, int64_t t, float* y_first, float* y_second) = nullptr;
 
   // Panels no larger than the rows they hold: worth preparing once for the whole matrix, since
   // then one gemm kernel reads a single sequential stream of no more bytes than the file's rows,

@@ -149,6 +149,44 @@ void run_panel_block(const panel_job& j, int64_t i, int ith, const act_rows& a, 
   }
 }
 
+// Decode of one token in two streams (mm_kernel::gemv_streams), when every job is prepared and its
+// kernel has them: item i of a job pairs its block i with its block i + n_blocks / 2 (an odd last
+// block is an item of its own, after the pairs). for_each_item_in_streams gives each thread a
+// contiguous share of the items, so each thread reads two long sequential streams, one in each
+// half of the matrix (the pairs' second panels follow each other as the first ones do).
+bool in_two_streams(std::span<const panel_job> jobs, int64_t n_tok) {
+  if (n_tok != 1) return false;
+  for (const panel_job& j : jobs)
+    if (!j.prepared || !j.mk->gemv_streams) return false;
+  return true;
+}
+int64_t stream_items(const panel_job& j) { return j.n_blocks - j.n_blocks / 2; }
+
+// Item i of job j in two streams (see in_two_streams), for one token.
+void run_stream_item(const panel_job& j, int64_t i, const act_rows& a, std::vector<aligned_buffer>& pack) {
+  const int64_t half = j.n_blocks / 2;
+  if (i >= half) {
+    run_panel_block(j, 2 * half, 0, a, 1, 1, pack);
+    return;
+  }
+  const weight_view& w = *j.w;
+  // Block i is whole (only the last block can be short); its partner may be the last one.
+  const int64_t p = i * j.per_block, q = (i + half) * j.per_block;
+  const int64_t q_panels = std::min(j.per_block, j.n_panels - q);
+  const bool short_tail = q + q_panels == j.n_panels && panel_rows(w, j.n_panels - 1) < 8;
+  const int64_t n_pairs = std::min(j.per_block, q_panels - (short_tail ? 1 : 0));
+  const auto at = [&](int64_t panel) { return j.prepared + size_t(panel) * j.panel_bytes; };
+  j.mk->gemv_streams(at(p), size_t(q - p) * j.panel_bytes, j.panel_bytes, n_pairs, a.nb, a, 0, j.y + 8 * p,
+                     j.y + 8 * q);
+  // What has no partner: the first block's panels beyond a short second block, and a short last panel.
+  if (j.per_block > n_pairs)
+    j.mk->gemm(at(p + n_pairs), j.panel_bytes, j.per_block - n_pairs, a.nb, a, 0, 1, j.y + 8 * (p + n_pairs),
+               size_t(w.n_out), 8);
+  if (q_panels > n_pairs)
+    j.mk->gemm(at(q + n_pairs), j.panel_bytes, q_panels - n_pairs, a.nb, a, 0, 1, j.y + 8 * (q + n_pairs),
+               size_t(w.n_out), panel_rows(w, q + q_panels - 1));
+}
+
 // The blocks of every job (matrices that share the activations a) times token tiles, as one work
 // list for the pool: one wake-up and one join for all of them.
 void matmul_gemm(thread_pool& pool, std::span<const panel_job> jobs, const act_rows& a, int64_t n_tok,
@@ -162,6 +200,16 @@ void matmul_gemm(thread_pool& pool, std::span<const panel_job> jobs, const act_r
     n_items += j.n_blocks;
   }
   if (!all_prepared && pack.size() < size_t(nth)) pack.resize(size_t(nth));
+  if (in_two_streams(jobs, n_tok)) {
+    n_items = 0;
+    for (const panel_job& j : jobs) n_items += stream_items(j);
+    for_each_item_in_streams(pool, n_items, [&](int64_t i, int) {
+      size_t k = 0;
+      while (i >= stream_items(jobs[k])) i -= stream_items(jobs[k++]);
+      run_stream_item(jobs[k], i, a, pack);
+    });
+    return;
+  }
   auto item = [&](int64_t i, int ith) {
     size_t k = 0;
     while (i >= jobs[k].n_blocks) i -= jobs[k++].n_blocks;
@@ -287,23 +335,41 @@ size_t decode_share_head(const kernel_table& k, std::span<const weight_view> ws,
   if (!one_work_list(k, ws, prepared)) return 0;
   // The work list of a one-token matmul_gemm over these matrices (same plan, same thread shares).
   panel_job jobs[max_shared_matrices];
-  int64_t n_items = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     const mm_kernel* mk = k.mm(ws[i].type);
     jobs[i] = plan_panels(*mk, ws[i], ws[i].n_in / mk->block_elems, 1, nth, prepared[i]->panels, nullptr);
-    n_items += jobs[i].n_blocks;
   }
+  const std::span<const panel_job> list(jobs, ws.size());
+  const bool two = in_two_streams(list, 1);
+  const auto items_of = [&](const panel_job& j) { return two ? stream_items(j) : j.n_blocks; };
+  int64_t n_items = 0;
+  for (const panel_job& j : list) n_items += items_of(j);
   const auto [begin, end] = split_range(n_items, ith, nth);
-  size_t n_spans = 0, left = budget;
-  int64_t first = 0;  // item index of jobs[j]'s block 0
-  for (size_t j = 0; j < ws.size() && left > 0 && n_spans < out.size(); first += jobs[j++].n_blocks) {
-    const int64_t b0 = std::max(begin, first) - first, b1 = std::min(end, first + jobs[j].n_blocks) - first;
-    if (b0 >= b1) continue;
-    const size_t from = size_t(b0 * jobs[j].per_block) * jobs[j].panel_bytes;
-    const size_t to = size_t(std::min(jobs[j].n_panels, b1 * jobs[j].per_block)) * jobs[j].panel_bytes;
-    const size_t bytes = std::min(left, to - from);
-    out[n_spans++] = std::span<const uint8_t>(jobs[j].prepared + from, bytes);
-    left -= bytes;
+  // The thread's one stream, or its two (each with half the budget), job after job.
+  size_t left[2] = {two ? budget / 2 : budget, two ? budget - budget / 2 : 0};
+  size_t n_spans = 0;
+  const auto add = [&](const panel_job& j, int s, int64_t b0, int64_t b1) {  // blocks [b0, b1) of j
+    if (b0 >= b1 || left[s] == 0 || n_spans == out.size()) return;
+    const size_t from = size_t(b0 * j.per_block) * j.panel_bytes;
+    const size_t to = size_t(std::min(j.n_panels, b1 * j.per_block)) * j.panel_bytes;
+    const size_t bytes = std::min(left[s], to - from);
+    out[n_spans++] = std::span<const uint8_t>(j.prepared + from, bytes);
+    left[s] -= bytes;
+  };
+  int64_t first = 0;  // item index of the job's item 0
+  for (const panel_job& j : list) {
+    const int64_t i0 = std::max(begin, first) - first, i1 = std::min(end, first + items_of(j)) - first;
+    first += items_of(j);
+    if (i0 >= i1) continue;
+    if (!two) {
+      add(j, 0, i0, i1);
+      continue;
+    }
+    // Items below half pair block i with block i + half; the one above is the odd last block.
+    const int64_t half = j.n_blocks / 2;
+    add(j, 0, i0, std::min(i1, half));
+    add(j, 1, i0 + half, std::min(i1, half) + half);
+    if (i1 > half) add(j, 0, 2 * half, j.n_blocks);
   }
   return n_spans;
 }

@@ -132,8 +132,10 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
 
 // The first `budget` bytes of the prepared panels that thread ith of nth streams when ws are
 // multiplied by one token (matmul or matmul_shared: the share for_each_item_in_streams gives it), as
-// at most out.size() spans written to out; returns how many. 0 when ws would not run as one work
-// list (a matrix not prepared, or kernels that read different activations).
+// at most out.size() spans written to out, in the order the thread reaches them; returns how many.
+// Where the kernels read two streams (mm_kernel::gemv_streams), the first budget / 2 bytes of each.
+// 0 when ws would not run as one work list (a matrix not prepared, or kernels that read different
+// activations).
 size_t decode_share_head(const kernel_table& k, std::span<const weight_view> ws,
                          std::span<const prepared_weight* const> prepared, int nth, int ith, size_t budget,
                          std::span<std::span<const uint8_t>> out);
