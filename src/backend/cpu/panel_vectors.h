@@ -115,8 +115,8 @@ struct rows8x2 {
   static i spread_word(__m128i x, int k) { return both(rows8::spread_word(x, k)); }
   template <size_t BlockBytes>
   static void prefetch(const uint8_t* block, size_t second) {
-    panel_prefetch<BlockBytes>(block);
-    panel_prefetch<BlockBytes>(block + second);
+    panel_prefetch<BlockBytes, stream_prefetch_distance>(block);
+    panel_prefetch<BlockBytes, stream_prefetch_distance>(block + second);
   }
   // n (9..16) results: the first panel's 8, then the second's.
   static void store(float* y, f v, int n) {
