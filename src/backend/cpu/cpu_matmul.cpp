@@ -6,8 +6,10 @@
 //
 //  - mm kernels (quantized types with ISA twins) on weights prepared at load: the gemm kernel over
 //    blocks of the prepared 8-row panels, for any number of tokens. Decode gives each thread one
-//    contiguous share of the blocks to stream in order (for_each_item_in_streams); prefill hands
-//    blocks out through an atomic counter and reuses each from cache for every token tile.
+//    contiguous share of the blocks to stream in order (for_each_item_in_streams); one token reads
+//    it as two streams, a block of each half of the matrix side by side (gemv_streams, see
+//    in_two_streams); prefill hands blocks out through an atomic counter and reuses each from
+//    cache for every token tile.
 //    Matrices that share their input (matmul_shared: q, k, v; gate, up) convert it once and put
 //    all their blocks in one work list.
 //  - mm kernels on unprepared weights: few tokens (decode) run gemv over row chunks, each chunk read
