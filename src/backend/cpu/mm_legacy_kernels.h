@@ -315,10 +315,10 @@ void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
 constexpr mm_kernel legacy_kernels[] = {
     {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), true, q4_0_packed, pack_q4_0,
      gemm_panels<gemm_q4_0_tile, decode_panels::pairs>, gemv_tokens<gemv_q4_0_tokens>, q8_0_block_sums, dot_q4_0,
-     gemv_panel_streams<gemm_q4_0_tile>},
+     gemv_panel_streams<gemm_q4_0_tile, decode_panels::pairs>},
     {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0,
      gemm_panels<gemm_q8_0_tile, decode_panels::single>, gemv_q8_0, q8_0_block_sums, dot_q8_0,
-     gemv_panel_streams<gemm_q8_0_tile>},
+     gemv_panel_streams<gemm_q8_0_tile, decode_panels::single>},
 };
 
 }  // namespace

@@ -277,7 +277,8 @@ typename V::i high_nibble_sum(typename V::i s) {
 // 9.9, Q6_K 7.8 -> 8.5, Q4_K 9.0 -> 8.7, Q8_0 14.7 -> 15.0. End to end (TinyLlama geometry, 2
 // threads, alternating runs): Q4_0 pairs 27.1 against 25.3 t/s; Q4_K_M decode measured slower with
 // Q6_K paired (24.5 against 25.3 t/s; earlier, with Q4_K paired as well, 16.5-17.3 against
-// 18.7-18.9). So Q4_0 reads pairs, the others single panels.
+// 18.7-18.9). So Q4_0 reads pairs, the others single panels. One token in two streams
+// (gemv_panel_streams) follows the same choice: rows16 for pairs, rows8x2 (no lane inserts) else.
 enum class decode_panels { single, pairs };
 
 // A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T, V>::run for T tokens
@@ -309,14 +310,14 @@ void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, in
 }
 
 // A panel kernel's gemv_streams (cpu_kernels.h mm_kernel::gemv_streams) from its one-token tile:
-// pairs of full panels `second` bytes apart, each pair as one tile of rows16 where the build has it,
-// else of rows8x2 (both read the second panel at +second). A pair's 16 results land in two places
-// of y, so they pass through a small buffer.
-template <template <int, class> class Tile, typename Activations>
+// pairs of full panels `second` bytes apart, each pair as one tile of rows16 where the build has it
+// and the kernel decodes in pairs (decode_panels), else of rows8x2 (both read the second panel at
+// +second). A pair's 16 results land in two places of y, so they pass through a small buffer.
+template <template <int, class> class Tile, decode_panels Decode, typename Activations>
 void gemv_panel_streams(const uint8_t* panels, size_t second, size_t panel_bytes, int64_t n_panels, int64_t nb,
                         const Activations& a, int64_t t, float* y_first, float* y_second) {
 #ifdef GLIA_PANEL_PAIRS
-  using V = rows16;
+  using V = std::conditional_t<Decode == decode_panels::pairs, rows16, rows8x2>;
 #else
   using V = rows8x2;
 #endif
