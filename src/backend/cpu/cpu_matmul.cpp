@@ -162,7 +162,10 @@ bool in_two_streams(std::span<const panel_job> jobs, int64_t n_tok) {
     if (!j.prepared || !j.mk->gemv_streams) return false;
   return true;
 }
-int64_t stream_items(const panel_job& j) { return j.n_blocks - j.n_blocks / 2; }
+// Work items of job j: its blocks, or in two streams its pairs of blocks and an odd last one.
+int64_t job_items(const panel_job& j, bool two_streams) {
+  return two_streams ? j.n_blocks - j.n_blocks / 2 : j.n_blocks;
+}
 
 // Item i of job j in two streams (see in_two_streams), for one token.
 void run_stream_item(const panel_job& j, int64_t i, const act_rows& a, std::vector<aligned_buffer>& pack) {
@@ -195,27 +198,21 @@ void matmul_gemm(thread_pool& pool, std::span<const panel_job> jobs, const act_r
                  std::vector<aligned_buffer>& pack) {
   const int nth = pool.size();
   const int64_t tok_tile = std::min(n_tok, std::max<int64_t>(4, int64_t(gemm_token_tile_bytes / a.stride) / 4 * 4));
+  const bool two = in_two_streams(jobs, n_tok);
   bool all_prepared = true;
   int64_t n_items = 0;
   for (const panel_job& j : jobs) {
     all_prepared = all_prepared && j.prepared;
-    n_items += j.n_blocks;
+    n_items += job_items(j, two);
   }
   if (!all_prepared && pack.size() < size_t(nth)) pack.resize(size_t(nth));
-  if (in_two_streams(jobs, n_tok)) {
-    n_items = 0;
-    for (const panel_job& j : jobs) n_items += stream_items(j);
-    for_each_item_in_streams(pool, n_items, [&](int64_t i, int) {
-      size_t k = 0;
-      while (i >= stream_items(jobs[k])) i -= stream_items(jobs[k++]);
-      run_stream_item(jobs[k], i, a, pack);
-    });
-    return;
-  }
   auto item = [&](int64_t i, int ith) {
     size_t k = 0;
-    while (i >= jobs[k].n_blocks) i -= jobs[k++].n_blocks;
-    run_panel_block(jobs[k], i, ith, a, n_tok, tok_tile, pack);
+    while (i >= job_items(jobs[k], two)) i -= job_items(jobs[k++], two);
+    if (two)
+      run_stream_item(jobs[k], i, a, pack);
+    else
+      run_panel_block(jobs[k], i, ith, a, n_tok, tok_tile, pack);
   };
   if (all_prepared && n_tok < gemm_min_tokens)
     for_each_item_in_streams(pool, n_items, item);
@@ -343,9 +340,8 @@ size_t decode_share_head(const kernel_table& k, std::span<const weight_view> ws,
   }
   const std::span<const panel_job> list(jobs, ws.size());
   const bool two = in_two_streams(list, 1);
-  const auto items_of = [&](const panel_job& j) { return two ? stream_items(j) : j.n_blocks; };
   int64_t n_items = 0;
-  for (const panel_job& j : list) n_items += items_of(j);
+  for (const panel_job& j : list) n_items += job_items(j, two);
   const auto [begin, end] = split_range(n_items, ith, nth);
   // The thread's one stream, or its two (each with half the budget), job after job.
   size_t left[2] = {two ? budget / 2 : budget, two ? budget - budget / 2 : 0};
@@ -360,8 +356,8 @@ size_t decode_share_head(const kernel_table& k, std::span<const weight_view> ws,
   };
   int64_t first = 0;  // item index of the job's item 0
   for (const panel_job& j : list) {
-    const int64_t i0 = std::max(begin, first) - first, i1 = std::min(end, first + items_of(j)) - first;
-    first += items_of(j);
+    const int64_t i0 = std::max(begin, first) - first, i1 = std::min(end, first + job_items(j, two)) - first;
+    first += job_items(j, two);
     if (i0 >= i1) continue;
     if (!two) {
       add(j, 0, i0, i1);
