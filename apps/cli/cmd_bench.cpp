@@ -37,12 +37,14 @@ struct bench_options {
   bool json = false;
   bool repack = true;
   std::string backend = "auto";
+  std::string cpu_isa = "best";
 };
 
 // Where the bench ran: the backend's label and, on a GPU, the device's name.
 struct run_place {
   std::string label = "CPU";
   std::string device;
+  std::string cpu_isa;  // the CPU kernels' instruction set (CPU backend)
 };
 
 struct test_result {
@@ -207,6 +209,7 @@ void print_table(const model_facts& mf, const bench_options& o, const std::vecto
     fmt::print("\ndecode reads {} of weights per token; read bandwidth {:.2f} GB/s ({} threads, best of {} passes over {} MiB{})\n",
                human_size(double(mf.weight_bytes_per_token)), bw.bytes_per_second / 1e9, bw.n_threads, bw.n_passes,
                bw.buffer_bytes >> 20, bw.used_avx2 ? ", AVX2" : "");
+  if (!place.cpu_isa.empty()) fmt::print("CPU kernels: {}\n", place.cpu_isa);
   else
     fmt::print("\ndecode reads {} of weights per token; {}: device copy bandwidth {:.2f} GB/s (bytes read + written, best of {} copies of {} MiB)\n",
                human_size(double(mf.weight_bytes_per_token)), place.device, bw.bytes_per_second / 1e9, bw.n_passes,
@@ -242,6 +245,7 @@ nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubat
       {"model_n_params", mf.n_params},
       {"backends", place.label},
       {"device", place.device},
+      {"cpu_isa", place.cpu_isa},
       {"n_batch", std::max(o.n_prompt, 1)},
       {"n_ubatch", n_ubatch},
       {"n_threads", o.n_threads},
@@ -287,17 +291,18 @@ int run_bench(bench_options o) {
   }
   const model& md = **m;
   const int n_ubatch = std::clamp(o.n_prompt, 1, k_max_ubatch);
-  auto made = make_backend(o.backend, o.n_threads, o.repack);
+  auto made = make_backend(o.backend, o.n_threads, o.repack, o.cpu_isa);
   if (!made) {
     fmt::print(stderr, "error: {}\n", made.message());
     return 1;
   }
   std::unique_ptr<backend> be = std::move(*made);
   run_place place;
+  place.cpu_isa = be->cpu_isa();
   std::optional<cuda_device_facts> gpu;
   if (be->name() == "cuda") {
     gpu = cuda_describe_device();
-    place = run_place{"CUDA", gpu->name};
+    place = run_place{"CUDA", gpu->name, ""};
   }
   auto cache = kv_cache::create(md.profile, std::max({o.n_prompt, o.n_gen + 1, 1}), n_ubatch, dtype::f16, *be);
   if (!cache) {
@@ -394,6 +399,9 @@ command_fn add_bench(CLI::App& app) {
   cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_option("--backend", o->backend, "compute backend: auto (cuda when a GPU is present, else cpu), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--cpu-isa", o->cpu_isa, "cap on the CPU kernels' instruction set (best: the best this CPU runs)")
+      ->check(CLI::IsMember({"best", "avx512vnni", "avx2", "scalar"}))
       ->capture_default_str();
   cmd->add_option("-r,--repetitions", o->reps, "timed repetitions of each test")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib, "buffer of the bandwidth probe in MiB (keep it far above the LLC)")

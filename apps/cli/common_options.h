@@ -17,6 +17,9 @@ inline void add_session_options(CLI::App* cmd, session_options& o) {
   cmd->add_option("--backend", o.backend, "compute backend: auto (cuda when a GPU is present, else cpu), cpu, cuda, ref")
       ->check(CLI::IsMember({"auto", "cpu", "cuda", "ref"}))
       ->capture_default_str();
+  cmd->add_option("--cpu-isa", o.cpu_isa, "cap on the CPU kernels' instruction set (best: the best this CPU runs)")
+      ->check(CLI::IsMember({"best", "avx512vnni", "avx2", "scalar"}))
+      ->capture_default_str();
   cmd->add_option("-b,--ubatch", o.n_ubatch, "tokens per forward chunk during prompt processing")
       ->check(CLI::Range(1, 65536))->capture_default_str();
   cmd->add_flag("!--no-mmap", o.use_mmap, "read the model into memory instead of mapping it");

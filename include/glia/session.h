@@ -23,6 +23,7 @@ struct session_options {
   int n_threads = 0;        // 0: one per core
   std::string kv_type = "f16";    // f16 | f32
   std::string backend = "auto";   // auto (cuda when a CUDA device is present, else cpu) | cpu | cuda | ref
+  std::string cpu_isa = "best";   // cap on the CPU kernels' instruction set: best | avx512vnni | avx2 | scalar
   bool use_mmap = true;
   bool repack_weights = true;  // let the backend repack weights at load into its kernels' layout
   int n_ubatch = 512;       // tokens per forward chunk during prefill

@@ -60,6 +60,9 @@ class backend {
  public:
   virtual ~backend() = default;
   virtual std::string name() const = 0;
+  // The instruction set of the CPU kernels this backend runs ("avx2", "scalar", ...); "" for
+  // backends that compute elsewhere.
+  virtual std::string cpu_isa() const { return {}; }
 
   // --- Memory. Every float/int pointer an op takes may point into memory from alloc; a device
   // backend also accepts host pointers (it copies them in and out around the op: correct, slow,
@@ -164,6 +167,10 @@ class backend {
 // prepare_weight a no-op (its kernels then read the file's layout; same bits, slower).
 std::unique_ptr<backend> make_ref_backend();
 std::unique_ptr<backend> make_cpu_backend(int n_threads, bool repack_weights = true);
+// The CPU backend with kernels of at most instruction set `isa` ("best", "avx512vnni", "avx2",
+// "scalar"): to compare them on one machine, or to step around one. An ISA this CPU cannot run
+// is an error, not a silent fallback.
+result<std::unique_ptr<backend>> make_cpu_backend(int n_threads, bool repack_weights, const std::string& isa);
 
 // CUDA devices this process can use (0 when the build has no CUDA or no device/driver is present).
 int cuda_device_count();
@@ -185,7 +192,9 @@ struct cuda_device_facts {
 cuda_device_facts cuda_describe_device(int device = 0);
 
 // A backend by name: "cpu", "ref", "cuda", or "auto" (cuda when a CUDA device is present, else cpu).
+// cpu_isa other than "best" caps the CPU kernels (see make_cpu_backend) and makes "auto" mean cpu.
 // Errors name the backends there are, or why CUDA cannot start.
-result<std::unique_ptr<backend>> make_backend(const std::string& name, int n_threads, bool repack_weights = true);
+result<std::unique_ptr<backend>> make_backend(const std::string& name, int n_threads, bool repack_weights = true,
+                                              const std::string& cpu_isa = "best");
 
 }  // namespace glia

@@ -80,7 +80,7 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   if (!tok) return make_error("{}: {}", opts.model_path, tok.message());
   p->tok = std::move(*tok);
 
-  auto be = make_backend(opts.backend, opts.n_threads, opts.repack_weights);
+  auto be = make_backend(opts.backend, opts.n_threads, opts.repack_weights, opts.cpu_isa);
   if (!be) return be.take_error();
   p->be = std::move(*be);
 

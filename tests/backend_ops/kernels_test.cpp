@@ -164,5 +164,33 @@ TEST(kernels, isa_quantizers_reproduce_reference_bits) {
   }
 }
 
+// --cpu-isa: a capped CPU backend runs the kernels of that ISA where the host has it, refuses it
+// where it has not, and leaves the GPU and reference backends alone.
+TEST(kernels, cpu_backend_capped_by_isa) {
+  auto scalar = make_cpu_backend(1, true, "scalar");
+  ASSERT_TRUE(scalar) << scalar.message();
+  EXPECT_EQ((*scalar)->cpu_isa(), "scalar");
+  const cpu_features& f = host_cpu_features();
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
+  const bool vnni = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+  for (const auto& [isa, host_has] : {std::pair{"avx2", avx2}, std::pair{"avx512vnni", vnni}}) {
+    auto b = make_cpu_backend(1, true, isa);
+    ASSERT_EQ(bool(b), host_has) << isa;
+    if (b) EXPECT_EQ((*b)->cpu_isa(), isa);
+    else EXPECT_NE(b.message().find("cannot run the " + std::string(isa)), std::string::npos) << b.message();
+  }
+  auto best = make_cpu_backend(1, true, "best");
+  ASSERT_TRUE(best);
+  EXPECT_EQ((*best)->cpu_isa(), cpu::kernels().isa);
+  EXPECT_FALSE(make_cpu_backend(1, true, "avx9"));
+  // "auto" with a cap means the CPU; a cap with a backend that is not the CPU is an error.
+  auto cpu_auto = make_backend("auto", 1, true, "scalar");
+  ASSERT_TRUE(cpu_auto) << cpu_auto.message();
+  EXPECT_EQ((*cpu_auto)->name(), "cpu");
+  EXPECT_FALSE(make_backend("ref", 1, true, "avx2"));
+  EXPECT_FALSE(make_backend("cuda", 1, true, "avx2"));
+  EXPECT_EQ(make_ref_backend()->cpu_isa(), "");
+}
+
 }  // namespace
 }  // namespace glia::test

@@ -88,6 +88,18 @@ TEST(bench, skips_tests_and_prints_a_table) {
   EXPECT_EQ(r.exit_code, 1);
 }
 
+TEST(bench, cpu_isa_caps_the_kernels_and_is_reported) {
+  const std::string model = test::testdata("models/stories260K.gguf");
+  auto r = run_cli("bench -m " + quote(model) + " -p 0 -n 2 -r 1 -t 1 --bandwidth-mib 16 --cpu-isa scalar --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)[0]["cpu_isa"], "scalar");
+  r = run_cli("bench -m " + quote(model) + " -p 0 -n 2 -r 1 -t 1 --bandwidth-mib 16 --backend cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("CPU kernels: "), std::string::npos) << r.out;
+  r = run_cli("bench -m " + quote(model) + " -p 0 -n 2 --cpu-isa avx9");
+  EXPECT_NE(r.exit_code, 0);
+}
+
 TEST(bandwidth, probe_reads_the_whole_buffer) {
   bandwidth_options o;
   o.n_threads = 2;

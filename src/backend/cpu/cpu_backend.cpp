@@ -24,6 +24,7 @@ class cpu_backend final : public backend {
   cpu_backend(int n_threads, const kernel_table& k, bool repack) : pool_(n_threads), k_(k), repack_(repack) {}
 
   std::string name() const override { return "cpu"; }
+  std::string cpu_isa() const override { return k_.isa; }
 
   void get_rows(const weight_view& table, const int32_t* ids, int64_t n_ids, float* out) override {
     parallel_for(pool_, n_ids, table.n_in, [&](int64_t begin, int64_t end) {
@@ -182,6 +183,20 @@ std::unique_ptr<backend> make_cpu_backend(int n_threads, const kernel_table& k, 
 
 std::unique_ptr<backend> make_cpu_backend(int n_threads, bool repack_weights) {
   return cpu::make_cpu_backend(n_threads, cpu::kernels(), repack_weights);
+}
+
+result<std::unique_ptr<backend>> make_cpu_backend(int n_threads, bool repack_weights, const std::string& isa) {
+  static constexpr std::pair<const char*, cpu::isa_level> levels[] = {
+      {"scalar", cpu::isa_level::scalar}, {"avx2", cpu::isa_level::avx2}, {"avx512vnni", cpu::isa_level::avx512vnni}};
+  if (isa == "best") return make_cpu_backend(n_threads, repack_weights);
+  for (const auto& [name, level] : levels) {
+    if (isa != name) continue;
+    const cpu::kernel_table& k = cpu::kernels_up_to(level);
+    // The table names the best ISA it took kernels from: another name means this CPU lacks `isa`.
+    if (isa != k.isa) return make_error("this CPU cannot run the {} kernels (the best it runs: {})", isa, cpu::kernels().isa);
+    return cpu::make_cpu_backend(n_threads, k, repack_weights);
+  }
+  return make_error("unknown CPU instruction set '{}' (best, avx512vnni, avx2, scalar)", isa);
 }
 
 }  // namespace glia
