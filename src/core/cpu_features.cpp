@@ -22,6 +22,11 @@ cpu_features detect() {
   f.avx512vl = __builtin_cpu_supports("avx512vl");
   // AVX512_VNNI: CPUID leaf 7, sub-leaf 0, ECX bit 11 (asked directly, like F16C above).
   f.avx512vnni = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 11));
+  // Family = base family (leaf 1, EAX bits 8-11) + extended family (bits 20-27) when the base is Fh.
+  if (f.avx512f && __builtin_cpu_is("amd") && __get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+    const unsigned base = (eax >> 8) & 0xF, family = base == 0xF ? base + ((eax >> 20) & 0xFF) : base;
+    f.avx512_full_width = family >= 0x1A;
+  }
 #endif
   return f;
 }

@@ -12,6 +12,10 @@ struct cpu_features {
   bool avx512bw = false;
   bool avx512vl = false;
   bool avx512vnni = false;
+  // 512-bit vector instructions execute at full width, as fast per instruction as 256-bit ones
+  // (AMD Zen 5 and later: family 1Ah+). Intel's AVX-512 cores gang two 256-bit ports (and may
+  // lower the clock), Zen 4 splits each into two halves.
+  bool avx512_full_width = false;
 };
 
 // Detected once (thread-safe static); all false on non-x86 builds.

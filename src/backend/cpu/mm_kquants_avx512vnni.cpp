@@ -4,6 +4,9 @@
 
 namespace glia::cpu {
 
-std::span<const mm_kernel> avx512vnni_mm_kquants() { return kquant_kernels; }
+std::span<const mm_kernel> avx512vnni_mm_kquants(bool full_width) {
+  if (full_width) return kquant_kernels<decode_panels::pairs>;
+  return kquant_kernels<decode_panels::single>;
+}
 
 }  // namespace glia::cpu

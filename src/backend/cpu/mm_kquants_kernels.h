@@ -501,13 +501,15 @@ struct gemv_q6_k_tokens {
   }
 };
 
+// Decode: how one-token matmuls read panels where the build has rows16 (see decode_panels).
+template <decode_panels Decode>
 constexpr mm_kernel kquant_kernels[] = {
     {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), false, q4_k_packed, pack_q4_k,
-     gemm_panels<gemm_q4_k_tile, decode_panels::single>, gemv_tokens<gemv_q4_k_tokens>, nullptr, dot_q4_k,
-     gemv_panel_streams<gemm_q4_k_tile, decode_panels::single>},
+     gemm_panels<gemm_q4_k_tile, Decode>, gemv_tokens<gemv_q4_k_tokens>, nullptr, dot_q4_k,
+     gemv_panel_streams<gemm_q4_k_tile, Decode>},
     {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), false, q6_k_packed, pack_q6_k,
-     gemm_panels<gemm_q6_k_tile, decode_panels::single>, gemv_tokens<gemv_q6_k_tokens>, nullptr, dot_q6_k,
-     gemv_panel_streams<gemm_q6_k_tile, decode_panels::single>},
+     gemm_panels<gemm_q6_k_tile, Decode>, gemv_tokens<gemv_q6_k_tokens>, nullptr, dot_q6_k,
+     gemv_panel_streams<gemm_q6_k_tile, Decode>},
 };
 
 }  // namespace
