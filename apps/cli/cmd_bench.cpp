@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "commands.h"
+#include "common_options.h"
 #include "core/bandwidth.h"
 #include "model/forward.h"
 #include "model/kv_cache.h"
@@ -44,7 +45,7 @@ struct bench_options {
 struct run_place {
   std::string label = "CPU";
   std::string device;
-  std::string cpu_isa;  // the CPU kernels' instruction set (CPU backend)
+  std::string cpu_isa = {};  // the CPU kernels' instruction set (CPU backend; "" elsewhere)
 };
 
 struct test_result {
@@ -205,15 +206,16 @@ void print_table(const model_facts& mf, const bench_options& o, const std::vecto
   for (const auto& t : tests)
     fmt::print("| {:<30} | {:>10} | {:>8.2f} B | {:<7} | {:>7} | {:>10} | {:>20} |\n", mf.type_label, human_size(double(mf.size)),
                double(mf.n_params) / 1e9, place.label, o.n_threads, t.name(), fmt::format("{:.2f} ± {:.2f}", t.avg_ts, t.stddev_ts));
-  if (place.device.empty())
+  if (place.device.empty()) {
     fmt::print("\ndecode reads {} of weights per token; read bandwidth {:.2f} GB/s ({} threads, best of {} passes over {} MiB{})\n",
                human_size(double(mf.weight_bytes_per_token)), bw.bytes_per_second / 1e9, bw.n_threads, bw.n_passes,
                bw.buffer_bytes >> 20, bw.used_avx2 ? ", AVX2" : "");
-  if (!place.cpu_isa.empty()) fmt::print("CPU kernels: {}\n", place.cpu_isa);
-  else
+    fmt::print("CPU kernels: {}\n", place.cpu_isa);
+  } else {
     fmt::print("\ndecode reads {} of weights per token; {}: device copy bandwidth {:.2f} GB/s (bytes read + written, best of {} copies of {} MiB)\n",
                human_size(double(mf.weight_bytes_per_token)), place.device, bw.bytes_per_second / 1e9, bw.n_passes,
                bw.buffer_bytes >> 20);
+  }
   if (mf.repacked_bytes > 0)
     fmt::print("weights repacked at load: {} in {:.2f} s\n", human_size(double(mf.repacked_bytes)), mf.repack_seconds);
   else
@@ -298,12 +300,12 @@ int run_bench(bench_options o) {
   }
   std::unique_ptr<backend> be = std::move(*made);
   run_place place;
-  place.cpu_isa = be->cpu_isa();
   std::optional<cuda_device_facts> gpu;
   if (be->name() == "cuda") {
     gpu = cuda_describe_device();
-    place = run_place{"CUDA", gpu->name, ""};
+    place = run_place{"CUDA", gpu->name};
   }
+  place.cpu_isa = be->cpu_isa();
   auto cache = kv_cache::create(md.profile, std::max({o.n_prompt, o.n_gen + 1, 1}), n_ubatch, dtype::f16, *be);
   if (!cache) {
     fmt::print(stderr, "error: {}\n", cache.message());
@@ -400,9 +402,7 @@ command_fn add_bench(CLI::App& app) {
   cmd->add_option("--backend", o->backend, "compute backend: auto (cuda when a GPU is present, else cpu), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--cpu-isa", o->cpu_isa, "cap on the CPU kernels' instruction set (best: the best this CPU runs)")
-      ->check(CLI::IsMember({"best", "avx512vnni", "avx2", "scalar"}))
-      ->capture_default_str();
+  add_cpu_isa_option(cmd, o->cpu_isa);
   cmd->add_option("-r,--repetitions", o->reps, "timed repetitions of each test")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib, "buffer of the bandwidth probe in MiB (keep it far above the LLC)")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();

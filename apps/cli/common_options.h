@@ -2,11 +2,21 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <iterator>
 #include <string>
+#include <vector>
 
+#include "backend/backend.h"
 #include "glia/session.h"
 
 namespace glia::cli {
+
+// --cpu-isa, shared by the commands that run a model and by bench.
+inline void add_cpu_isa_option(CLI::App* cmd, std::string& isa) {
+  cmd->add_option("--cpu-isa", isa, "cap on the CPU kernels' instruction set (best: the best this CPU runs)")
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(cpu_isa_names), std::end(cpu_isa_names))))
+      ->capture_default_str();
+}
 
 inline void add_session_options(CLI::App* cmd, session_options& o) {
   cmd->add_option("-m,--model", o.model_path, "GGUF model file")->required()->check(CLI::ExistingFile);
@@ -17,9 +27,7 @@ inline void add_session_options(CLI::App* cmd, session_options& o) {
   cmd->add_option("--backend", o.backend, "compute backend: auto (cuda when a GPU is present, else cpu), cpu, cuda, ref")
       ->check(CLI::IsMember({"auto", "cpu", "cuda", "ref"}))
       ->capture_default_str();
-  cmd->add_option("--cpu-isa", o.cpu_isa, "cap on the CPU kernels' instruction set (best: the best this CPU runs)")
-      ->check(CLI::IsMember({"best", "avx512vnni", "avx2", "scalar"}))
-      ->capture_default_str();
+  add_cpu_isa_option(cmd, o.cpu_isa);
   cmd->add_option("-b,--ubatch", o.n_ubatch, "tokens per forward chunk during prompt processing")
       ->check(CLI::Range(1, 65536))->capture_default_str();
   cmd->add_flag("!--no-mmap", o.use_mmap, "read the model into memory instead of mapping it");

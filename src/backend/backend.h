@@ -167,9 +167,10 @@ class backend {
 // prepare_weight a no-op (its kernels then read the file's layout; same bits, slower).
 std::unique_ptr<backend> make_ref_backend();
 std::unique_ptr<backend> make_cpu_backend(int n_threads, bool repack_weights = true);
-// The CPU backend with kernels of at most instruction set `isa` ("best", "avx512vnni", "avx2",
-// "scalar"): to compare them on one machine, or to step around one. An ISA this CPU cannot run
-// is an error, not a silent fallback.
+// The CPU backend with kernels of at most instruction set `isa` (one of cpu_isa_names): to compare
+// them on one machine, or to step around one. An ISA this CPU cannot run is an error, not a silent
+// fallback.
+inline constexpr const char* cpu_isa_names[] = {"best", "avx512vnni", "avx2", "scalar"};
 result<std::unique_ptr<backend>> make_cpu_backend(int n_threads, bool repack_weights, const std::string& isa);
 
 // CUDA devices this process can use (0 when the build has no CUDA or no device/driver is present).

@@ -196,7 +196,7 @@ result<std::unique_ptr<backend>> make_cpu_backend(int n_threads, bool repack_wei
     if (isa != k.isa) return make_error("this CPU cannot run the {} kernels (the best it runs: {})", isa, cpu::kernels().isa);
     return cpu::make_cpu_backend(n_threads, k, repack_weights);
   }
-  return make_error("unknown CPU instruction set '{}' (best, avx512vnni, avx2, scalar)", isa);
+  return make_error("unknown CPU instruction set '{}' ({})", isa, fmt::join(cpu_isa_names, ", "));
 }
 
 }  // namespace glia
