@@ -1,7 +1,12 @@
 // The ISA kernels against their scalar twins: vec_dot within rounding of the reference, the
-// attention helpers, and the activation quantizers bit for bit (including ties, subnormals and
+// attention helpers, glu, and the activation quantizers bit for bit (including ties, subnormals and
 // non-finite values).
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_ops.h"
@@ -106,6 +111,49 @@ TEST(kernels, isa_attend_matches_scalar) {
       j.out = got.data();
       k.attend(j, reinterpret_cast<float*>(scratch.get(floats * 4)));
       EXPECT_LE(nmse(got, want), 1e-11) << "n_q " << sh.n_q << " dk " << sh.dk << " slots " << sh.n_slots << " f16 " << f16;
+    }
+  }
+}
+
+// The ISA glu against the scalar loop: GELU bit for bit (the same fp16 table), SiLU within a few
+// ulp (vector exp), on awkward lengths and on the edges: saturation of e^-x both ways, the GELU
+// clamps at +-10, fp16 rounding ties, zeros of both signs, infinities and NaN.
+TEST(kernels, isa_glu_matches_scalar) {
+  const cpu::kernel_table& k = cpu::kernels();
+  if (has_avx2() && has_fma() && has_f16c()) {
+    EXPECT_STREQ(k.glu_isa, "avx2");
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const float edges[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 10.0f, -10.0f, 9.999f, -9.999f, 87.0f, -87.0f, 88.0f, -88.0f,
+                         88.5f, -88.5f, 100.0f, -100.0f, 1e30f, -1e30f, inf, -inf, 1.0009765625f, 2.00048828125f};
+  for (int64_t n : {1, 7, 8, 9, 33, 4099}) {
+    for (activation act : {activation::silu, activation::gelu_tanh}) {
+      std::vector<float> g = random_floats(size_t(n), uint32_t(n), -20.0f, 20.0f);
+      for (size_t i = 0; i < g.size() && i < std::size(edges); ++i) g[g.size() - 1 - i] = edges[i];
+      const std::vector<float> u = random_floats(size_t(n), uint32_t(n) + 1, -3.0f, 3.0f);
+      std::vector<float> want(g.size()), got(g.size());
+      cpu::scalar_glu(g.data(), u.data(), want.data(), n, act);
+      k.glu(g.data(), u.data(), got.data(), n, act);
+      for (size_t i = 0; i < g.size(); ++i) {
+        if (act == activation::gelu_tanh) {
+          EXPECT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i])) << "gelu(" << g[i] << ")";
+        } else if (std::isfinite(want[i])) {
+          // (SiLU below -88, |result| < 1e-36, may come out as -0: e^-x saturates to inf at 88.)
+          EXPECT_NEAR(got[i], want[i], 4e-7f * std::fabs(want[i]) + 1e-36f) << "silu(" << g[i] << ") * " << u[i];
+        } else {
+          EXPECT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "silu(" << g[i] << ")";
+          if (!std::isnan(want[i])) {
+            EXPECT_EQ(got[i], want[i]) << "silu(" << g[i] << ")";
+          }
+        }
+      }
+      // An element's bits never depend on how the range is cut (the backend splits it across
+      // threads, and the cut moves with the batch size).
+      std::vector<float> pieces(g.size());
+      for (int64_t b = 0, step = 1; b < n; b += step, step = step % 11 + 2)
+        k.glu(g.data() + b, u.data() + b, pieces.data() + b, std::min(step, n - b), act);
+      for (size_t i = 0; i < g.size(); ++i)
+        EXPECT_EQ(std::bit_cast<uint32_t>(pieces[i]), std::bit_cast<uint32_t>(got[i])) << "element " << i << " of " << n;
     }
   }
 }

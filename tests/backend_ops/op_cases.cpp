@@ -18,6 +18,8 @@ namespace {
 // exactly; the ones whose kernels reorder float sums get a tolerance far below any model effect.
 constexpr double exact = 0.0;
 constexpr double reordered = 1e-6;
+// SiLU's CPU kernel uses a vector exp (a few ulp from libm's); GELU reads the reference's table.
+constexpr double vector_exp = 1e-12;
 
 void add_matmul_cases(std::vector<op_case>& cases) {
   struct shape {
@@ -135,7 +137,7 @@ void add_elementwise_cases(std::vector<op_case>& cases) {
   for (activation act : {activation::silu, activation::gelu_tanh}) {
     for (int64_t n_tok : {1, 4}) {
       const char* an = act == activation::silu ? "silu" : "gelu";
-      cases.push_back({fmt::format("glu_{}_tok{}", an, n_tok), exact, [=](backend& b) {
+      cases.push_back({fmt::format("glu_{}_tok{}", an, n_tok), act == activation::silu ? vector_exp : exact, [=](backend& b) {
                          const int64_t n = 9001;
                          const auto g = random_floats(size_t(n * n_tok), 7, -12.0f, 12.0f);
                          const auto u = random_floats(size_t(n * n_tok), 8);

@@ -32,29 +32,6 @@ inline float hmax_ps(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// e^x for x <= 0 (softmax arguments), 0 below -87 (where e^x is no longer a normal float; next to
-// the chunk maximum's e^0 = 1 such weights vanish anyway). x = n ln2 + r with |r| <= ln2/2 (ln2 in
-// two parts, so n ln2 is exact enough), e^r by its Taylor polynomial of degree 7 (truncation below
-// 2.2e-8 relative), then 2^n through the exponent bits.
-inline __m256 exp_nonpositive(__m256 x) {
-  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);  // also false for NaN
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);  // ln2 high part: 8 bits, exact n * hi
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);      // ln2 - high part
-  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i scale = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(scale)), underflow);
-}
-
 // Elements [d0, d0 + 8) of row `slot` of a K or V buffer as floats (zero past n).
 inline __m256 load8(const attend_job& j, const void* base, int64_t stride, int64_t slot, int d0, int n) {
   const int64_t off = slot * stride + d0;
@@ -181,7 +158,7 @@ void softmax_step(const attend_job& j, uint64_t bits, int cnt, float* s, float& 
   const float chunk_max = hmax_ps(vmax);
   if (chunk_max > m) {
     if (l > 0.0f) {
-      const __m256 corr = exp_nonpositive(_mm256_set1_ps(m - chunk_max));
+      const __m256 corr = exp_ps(_mm256_set1_ps(m - chunk_max));
       for (size_t d = 0; d < pv; d += 8) _mm256_store_ps(acc + d, _mm256_mul_ps(_mm256_load_ps(acc + d), corr));
       l *= _mm256_cvtss_f32(corr);
     }
@@ -190,7 +167,7 @@ void softmax_step(const attend_job& j, uint64_t bits, int cnt, float* s, float& 
   __m256 lsum = _mm256_setzero_ps();
   const __m256 vm = _mm256_set1_ps(m);
   for (int i = 0; i < cnt8; i += 8) {
-    const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_load_ps(s + i), vm));
+    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_load_ps(s + i), vm));
     _mm256_store_ps(s + i, e);
     lsum = _mm256_add_ps(lsum, e);
   }

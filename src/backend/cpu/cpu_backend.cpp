@@ -113,8 +113,12 @@ class cpu_backend final : public backend {
   }
 
   void glu(const float* gate, const float* up, float* out, int64_t n_tok, int64_t n, activation act) override {
-    parallel_for(pool_, n_tok * n, 16, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = ref::activate(gate[i], act) * up[i];
+    // Cost per element in the units of parallel_for: the libm exp of the scalar loop, or a few
+    // vector operations (one decode step's FFN width then stays on one thread: waking the other
+    // would cost more than it saves).
+    const int64_t cost = k_.glu == cpu::scalar_glu ? 16 : 2;
+    parallel_for(pool_, n_tok * n, cost, [&](int64_t begin, int64_t end) {
+      k_.glu(gate + begin, up + begin, out + begin, end - begin, act);
     });
   }
 

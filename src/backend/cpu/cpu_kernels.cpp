@@ -2,17 +2,23 @@
 
 #include <vector>
 
+#include "backend/ref/ref_ops.h"
 #include "core/cpu_features.h"
 #include "core/fp16.h"
 #include "quant/activation.h"
 
 namespace glia::cpu {
+
+void scalar_glu(const float* gate, const float* up, float* out, int64_t n, activation act) {
+  for (int64_t i = 0; i < n; ++i) out[i] = ref::activate(gate[i], act) * up[i];
+}
 namespace {
 
 kernel_table make_scalar_table() {
   kernel_table k;
   k.isa = "scalar";
   k.attend = scalar_attend;
+  k.glu = scalar_glu;
   for (const type_traits& t : all_types()) {
     const auto id = uint32_t(t.type);
     if (id < kernel_table::max_type_id && t.vec_dot) {
@@ -67,20 +73,26 @@ kernel_table resolve(isa_level max_level) {
     const isa_kernels* isa;
     std::span<const mm_kernel> mm[2];
     attend_fn attend;
+    glu_fn glu;
   };
   const cpu_features& f = host_cpu_features();
   std::vector<candidate> by_priority;
   const bool avx2 = f.avx2 && f.fma && f.f16c;
   if (avx2 && max_level >= isa_level::avx2)
-    by_priority.push_back({&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants()}, avx2_attend()});
+    by_priority.push_back({&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants()}, avx2_attend(), avx2_glu()});
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul kernels only
   if (avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && max_level >= isa_level::avx512vnni)
-    by_priority.push_back({&vnni, {avx512vnni_mm_legacy(), avx512vnni_mm_kquants(f.avx512_full_width)}, nullptr});
+    by_priority.push_back({&vnni, {avx512vnni_mm_legacy(), avx512vnni_mm_kquants(f.avx512_full_width)}, nullptr, nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {
       k.attend = c.attend;
       k.attend_isa = isa->name;
+      k.isa = isa->name;
+    }
+    if (c.glu) {
+      k.glu = c.glu;
+      k.glu_isa = isa->name;
       k.isa = isa->name;
     }
     for (const vec_dot_entry& e : isa->vec_dots) {

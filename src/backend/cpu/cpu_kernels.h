@@ -145,6 +145,12 @@ void attend_output(const attend_job& j, const attend_parts& s);
 
 using attend_fn = void (*)(const attend_job& job, float* scratch);  // scratch: 32-byte aligned
 
+// out[i] = activate(gate[i]) * up[i] for i < n (ref::activate's SiLU or GELU). An ISA version
+// gives the reference's bits for GELU (the same fp16 table) and SiLU within 2 ulp of e^-x; either
+// way out[i] depends on element i alone, so any split of the work gives the same bits.
+using glu_fn = void (*)(const float* gate, const float* up, float* out, int64_t n, activation act);
+void scalar_glu(const float* gate, const float* up, float* out, int64_t n, activation act);
+
 // What one instruction set provides; null members mean "not written for this ISA".
 struct isa_kernels {
   const char* name;
@@ -165,6 +171,7 @@ std::span<const mm_kernel> avx2_mm_kquants();
 std::span<const mm_kernel> avx512vnni_mm_legacy();
 std::span<const mm_kernel> avx512vnni_mm_kquants(bool full_width);
 attend_fn avx2_attend();  // attention_avx2.cpp
+glu_fn avx2_glu();        // activation_avx2.cpp
 // The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.
 void scalar_attend(const attend_job& job, float* scratch);
 
@@ -173,6 +180,8 @@ struct kernel_table {
   const char* isa = "scalar";  // best ISA that contributed at least one kernel
   attend_fn attend = nullptr;
   const char* attend_isa = "scalar";
+  glu_fn glu = nullptr;
+  const char* glu_isa = "scalar";
   static constexpr uint32_t max_type_id = 64;
   vec_dot_fn vec_dot_by_id[max_type_id] = {};
   const mm_kernel* mm_by_id[max_type_id] = {};

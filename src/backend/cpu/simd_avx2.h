@@ -365,5 +365,32 @@ class gemv_prefetch {
   size_t per_step_ = 0;
 };
 
+// e^x, with |error| <= 2 ulp: 0 below -87 (where e^x is no longer a normal float; a softmax weight
+// that small next to the maximum's e^0 = 1 vanishes anyway), +inf above 88 (e^88 ~ 1.7e38 is near
+// the float limit; SiLU of -88 and below is then -0, as with std::exp). x = n ln2 + r with
+// |r| <= ln2/2 (ln2 in two parts, so n ln2 is exact enough), e^r by its Taylor polynomial of degree
+// 7 (truncation below 2.2e-8 relative), then 2^n through the exponent bits. NaN gives 0: callers
+// that must propagate NaN (SiLU) still do through their other use of x.
+inline __m256 exp_ps(__m256 x) {
+  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);  // also false for NaN
+  const __m256 overflow = _mm256_cmp_ps(x, _mm256_set1_ps(88.0f), _CMP_GT_OQ);
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);  // ln2 high part: 8 bits, exact n * hi
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);      // ln2 - high part
+  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i scale = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  const __m256 e = _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(scale)), underflow);
+  return _mm256_blendv_ps(e, _mm256_set1_ps(__builtin_inff()), overflow);
+}
+
 }  // namespace
 }  // namespace glia::cpu

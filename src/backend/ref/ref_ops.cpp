@@ -126,7 +126,6 @@ float gelu_tanh_exact(float x) {
   return 0.5f * x * (1.0f + std::tanh(sqrt_2_over_pi * x * (1.0f + coef_a * x * x)));
 }
 
-namespace {
 // GELU of every fp16 value, rounded to fp16: the reference engine's CPU table.
 const float* gelu_fp16_table() {
   static const std::unique_ptr<float[]> table = [] {
@@ -136,7 +135,6 @@ const float* gelu_fp16_table() {
   }();
   return table.get();
 }
-}  // namespace
 
 float activate(float x, activation act) {
   if (act == activation::silu) return x / (1.0f + std::exp(-x));

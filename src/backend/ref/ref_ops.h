@@ -45,5 +45,8 @@ void load_kv_row(const kv_layer_view& kv, const void* buf, int64_t slot, int kv_
 // fp16-rounded input, through a table of fp16 results, exact outside [-10, 10].
 float activate(float x, activation act);
 float gelu_tanh_exact(float x);
+// The GELU table activate reads: entry h is GELU of fp16 value h, rounded to fp16 (ISA twins of
+// activate read the same table, so they give its bits).
+const float* gelu_fp16_table();
 
 }  // namespace glia::ref
