@@ -23,14 +23,20 @@ constexpr size_t k_align = 4096;  // slices start on page boundaries
 #ifdef GLIA_BW_X86
 constexpr size_t k_streams = 4;  // sequential streams each thread reads side by side
 
+// Streams start this far from the power-of-two quarters of a slice: on Zen 4 four streams exactly
+// a power of two apart (a quarter of a 1 GiB slice) read as if they shared a few DRAM banks, one
+// thread 9.8 GB/s against 28 for a single stream; staggered by 1021 cache lines, 25.5 (two
+// threads 25.4 -> 33.4; medians of ten alternated passes, session 13).
+constexpr size_t k_stagger = 1021 * 64;
+
 // Each thread reads its slice as k_streams sequential streams side by side: a core with one stream
 // in flight leaves part of its miss slots unused (Zen 3, 554 MB read one job per matrix like a
 // decode step: 17.3 GB/s on one thread with one stream, 20.5 with two, 21.0 with four), and the
 // ceiling is what the machine reads at best. Four independent accumulators, one 256-bit load from
-// each stream per iteration.
+// each stream per iteration; what the staggered streams leave at the end is read after them.
 __attribute__((target("avx2"))) uint64_t sum_avx2(const uint8_t* p, size_t n) {
-  // Slices are whole pages, so the parts cover them exactly (the pass's checksum would tell).
-  const size_t part = n / k_streams / 32 * 32;
+  size_t part = n / k_streams / 32 * 32;
+  if (part > 2 * k_stagger) part -= k_stagger;
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
   for (size_t i = 0; i + 32 <= part; i += 32) {
     a0 = _mm256_add_epi64(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
@@ -38,6 +44,9 @@ __attribute__((target("avx2"))) uint64_t sum_avx2(const uint8_t* p, size_t n) {
     a2 = _mm256_add_epi64(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 2 * part + i)));
     a3 = _mm256_add_epi64(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 3 * part + i)));
   }
+  // Slices are whole pages, so the tail is whole 32-byte loads (the pass's checksum would tell).
+  for (size_t i = k_streams * part; i + 32 <= n; i += 32)
+    a0 = _mm256_add_epi64(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
   const __m256i s = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
   alignas(32) uint64_t lanes[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), s);

@@ -111,6 +111,14 @@ TEST(bandwidth, probe_reads_the_whole_buffer) {
   EXPECT_GE(r->bytes_per_second, r->worst_bytes_per_second);
   EXPECT_EQ(r->n_threads, 2);
   EXPECT_EQ(r->buffer_bytes, size_t(32) << 20);
+  // Slices whose streams are staggered (with a tail read after them) and ones too short for it.
+  for (auto [threads, bytes] : {std::pair{1, (size_t(1) << 20) + 12345}, {3, size_t(5) << 20}, {2, size_t(1) << 20}}) {
+    o.n_threads = threads;
+    o.buffer_bytes = bytes;
+    auto small = measure_read_bandwidth(o);
+    ASSERT_TRUE(small.is_ok()) << threads << " threads, " << bytes << " bytes: " << small.message();
+    EXPECT_GT(small->bytes_per_second, 1e8);
+  }
   o.buffer_bytes = 1000;
   EXPECT_FALSE(measure_read_bandwidth(o).is_ok());
   o.buffer_bytes = size_t(32) << 20;
