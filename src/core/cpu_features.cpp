@@ -25,7 +25,7 @@ cpu_features detect() {
   // Family = base family (leaf 1, EAX bits 8-11) + extended family (bits 20-27) when the base is Fh.
   if (f.avx512f && __builtin_cpu_is("amd") && __get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
     const unsigned base = (eax >> 8) & 0xF, family = base == 0xF ? base + ((eax >> 20) & 0xFF) : base;
-    f.avx512_full_width = family >= 0x1A;
+    f.avx512_amd = family >= 0x19;
   }
 #endif
   return f;

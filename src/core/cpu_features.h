@@ -12,10 +12,11 @@ struct cpu_features {
   bool avx512bw = false;
   bool avx512vl = false;
   bool avx512vnni = false;
-  // 512-bit vector instructions execute at full width, as fast per instruction as 256-bit ones
-  // (AMD Zen 5 and later: family 1Ah+). Intel's AVX-512 cores gang two 256-bit ports (and may
-  // lower the clock), Zen 4 splits each into two halves.
-  bool avx512_full_width = false;
+  // AVX-512 as AMD builds it (Zen 4, family 19h: each 512-bit instruction one macro-op split into
+  // two 256-bit halves; Zen 5, 1Ah+: full width), with no clock penalty. Intel's AVX-512 cores
+  // gang two 256-bit ports for one 512-bit instruction and may lower the clock; which kernels win
+  // differs (panel_vectors.h, decode_panels).
+  bool avx512_amd = false;
 };
 
 // Detected once (thread-safe static); all false on non-x86 builds.

@@ -96,15 +96,15 @@ std::vector<cpu::isa_level> host_mm_levels() {
 }
 
 // Every matmul kernel of every ISA the host runs, the AVX-512 k-quant ones in both decode forms (one
-// panel per 256-bit vector, or two per 512-bit one: cpu_features::avx512_full_width picks).
+// panel per 256-bit vector, or two per 512-bit one: cpu_features::avx512_amd picks).
 std::vector<const cpu::mm_kernel*> host_mm_kernels() {
   std::vector<std::span<const cpu::mm_kernel>> lists;
   for (cpu::isa_level l : host_mm_levels()) {
     if (l == cpu::isa_level::avx2) {
       lists.insert(lists.end(), {cpu::avx2_mm_legacy(), cpu::avx2_mm_kquants()});
     } else {
-      for (bool full_width : {false, true})
-        lists.push_back(cpu::avx512vnni_mm_kquants(full_width));
+      for (bool decode_pairs : {false, true})
+        lists.push_back(cpu::avx512vnni_mm_kquants(decode_pairs));
       lists.push_back(cpu::avx512vnni_mm_legacy());
     }
   }

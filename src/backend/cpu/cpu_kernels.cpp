@@ -82,7 +82,7 @@ kernel_table resolve(isa_level max_level) {
     by_priority.push_back({&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants()}, avx2_attend(), avx2_glu()});
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul kernels only
   if (avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && max_level >= isa_level::avx512vnni)
-    by_priority.push_back({&vnni, {avx512vnni_mm_legacy(), avx512vnni_mm_kquants(f.avx512_full_width)}, nullptr, nullptr});
+    by_priority.push_back({&vnni, {avx512vnni_mm_legacy(), avx512vnni_mm_kquants(f.avx512_amd)}, nullptr, nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {

@@ -164,12 +164,12 @@ struct isa_kernels {
 const isa_kernels& avx2_kernels();
 // The matmul kernels (mm_legacy_kernels.h: Q4_0, Q8_0; mm_kquants_kernels.h: Q4_K, Q6_K) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
-// full_width: the AVX-512 k-quant table for CPUs that run 512-bit instructions at full width, where
-// Q4_K and Q6_K also decode two panels per 512-bit vector (see decode_panels); the same bits.
+// decode_pairs: the AVX-512 k-quant table where Q4_K and Q6_K also decode two panels per 512-bit
+// vector (AMD's AVX-512, see decode_panels); the same bits.
 std::span<const mm_kernel> avx2_mm_legacy();
 std::span<const mm_kernel> avx2_mm_kquants();
 std::span<const mm_kernel> avx512vnni_mm_legacy();
-std::span<const mm_kernel> avx512vnni_mm_kquants(bool full_width);
+std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs);
 attend_fn avx2_attend();  // attention_avx2.cpp
 glu_fn avx2_glu();        // activation_avx2.cpp
 // The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.

@@ -4,8 +4,8 @@
 
 namespace glia::cpu {
 
-std::span<const mm_kernel> avx512vnni_mm_kquants(bool full_width) {
-  if (full_width) return kquant_kernels<decode_panels::pairs>;
+std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs) {
+  if (decode_pairs) return kquant_kernels<decode_panels::pairs>;
   return kquant_kernels<decode_panels::single>;
 }
 

@@ -279,12 +279,13 @@ typename V::i high_nibble_sum(typename V::i s) {
 // Q6_K paired (24.5 against 25.3 t/s; earlier, with Q4_K paired as well, 16.5-17.3 against
 // 18.7-18.9). So Q4_0 reads pairs, the others single panels. One token in two streams
 // (gemv_panel_streams) follows the same choice: rows16 for pairs, rows8x2 (no lane inserts) else.
-// Those were Cascade Lake's figures, whose 512-bit instructions gang two 256-bit ports. Zen 5 runs
-// them at full width (cpu_features::avx512_full_width), and there pairs win for the k-quants too:
-// in cache, two streams, Q4_K 14.5 -> 17.7 B/cycle and Q6_K 12.7 -> 16.7; Q4_K_M decode, medians
-// of alternated runs, 2 threads 78.4 -> 89.4, 86.9 -> 91.6, 75.5 -> 87.0 t/s, 1 thread 44.1 -> 51.2,
-// 46.3 -> 50.1. Q8_0 stays single there (pairs 49.0 against 53.9 t/s), so the AVX-512 k-quant
-// table comes in both forms.
+// Those were Cascade Lake's figures, whose 512-bit instructions gang two 256-bit ports. On AMD's
+// AVX-512 (cpu_features::avx512_amd) pairs win for the k-quants too. Zen 5 (full width): in cache,
+// two streams, Q4_K 14.5 -> 17.7 B/cycle and Q6_K 12.7 -> 16.7; Q4_K_M decode, medians of
+// alternated runs, 2 threads 78.4 -> 89.4, 86.9 -> 91.6, 75.5 -> 87.0 t/s, 1 thread 44.1 -> 51.2,
+// 46.3 -> 50.1; Q8_0 stays single there (pairs 49.0 against 53.9 t/s). Zen 4 (two halves per
+// instruction, session 13): Q4_K_M decode 29.9 -> 40.1 t/s with 2 threads, 19.7 -> 26.9 with 1
+// (medians of alternated runs). So the AVX-512 k-quant table comes in both forms.
 enum class decode_panels { single, pairs };
 
 // A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T, V>::run for T tokens
