@@ -26,6 +26,7 @@ cpu_features detect() {
   if (f.avx512f && __builtin_cpu_is("amd") && __get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
     const unsigned base = (eax >> 8) & 0xF, family = base == 0xF ? base + ((eax >> 20) & 0xFF) : base;
     f.avx512_amd = family >= 0x19;
+    f.avx512_full_width = family >= 0x1A;
   }
 #endif
   return f;

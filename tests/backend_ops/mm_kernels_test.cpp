@@ -95,8 +95,8 @@ std::vector<cpu::isa_level> host_mm_levels() {
   return out;
 }
 
-// Every matmul kernel of every ISA the host runs, the AVX-512 k-quant ones in both decode forms (one
-// panel per 256-bit vector, or two per 512-bit one: cpu_features::avx512_amd picks).
+// Every matmul kernel of every ISA the host runs, the AVX-512 ones in both decode forms (one panel
+// per 256-bit vector, or two per 512-bit one: decode_pairs_on in cpu_kernels.cpp picks).
 std::vector<const cpu::mm_kernel*> host_mm_kernels() {
   std::vector<std::span<const cpu::mm_kernel>> lists;
   for (cpu::isa_level l : host_mm_levels()) {
@@ -104,8 +104,7 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
       lists.insert(lists.end(), {cpu::avx2_mm_legacy(), cpu::avx2_mm_kquants()});
     } else {
       for (bool decode_pairs : {false, true})
-        lists.push_back(cpu::avx512vnni_mm_kquants(decode_pairs));
-      lists.push_back(cpu::avx512vnni_mm_legacy());
+        lists.insert(lists.end(), {cpu::avx512vnni_mm_kquants(decode_pairs), cpu::avx512vnni_mm_legacy(decode_pairs)});
     }
   }
   std::vector<const cpu::mm_kernel*> out;

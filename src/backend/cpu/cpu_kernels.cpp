@@ -65,6 +65,18 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
   if (k.n_quantizers < kernel_table::max_quantizers) k.quantizers[k.n_quantizers++] = {reference, fast, isa};
 }
 
+// Which AVX-512 decode kernels read panel pairs (panel_vectors.h, decode_panels), as measured per
+// core: Cascade Lake pairs Q4_0 only; AMD's cores pair the k-quants; Zen 4 (two 256-bit halves per
+// 512-bit instruction) reads Q4_0 faster single (TinyLlama Q4_0 decode 26.7 -> 33.5 t/s with 1
+// thread, 41.1 -> 50.0 with 2, medians of alternated runs, session 13), Zen 5 was measured with
+// pairs only. Q8_0 reads single panels everywhere (Zen 4 pairs: 23.1 -> 19.1 t/s, 1 thread).
+struct decode_pairs_choice {
+  bool q4_0, kquants;
+};
+decode_pairs_choice decode_pairs_on(const cpu_features& f) {
+  return {!f.avx512_amd || f.avx512_full_width, f.avx512_amd};
+}
+
 kernel_table resolve(isa_level max_level) {
   kernel_table k = make_scalar_table();
   // Lowest priority first, so a better ISA overwrites what a weaker one set. An ISA's functions
@@ -82,7 +94,10 @@ kernel_table resolve(isa_level max_level) {
     by_priority.push_back({&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants()}, avx2_attend(), avx2_glu()});
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul kernels only
   if (avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && max_level >= isa_level::avx512vnni)
-    by_priority.push_back({&vnni, {avx512vnni_mm_legacy(), avx512vnni_mm_kquants(f.avx512_amd)}, nullptr, nullptr});
+    by_priority.push_back({&vnni,
+                           {avx512vnni_mm_legacy(decode_pairs_on(f).q4_0), avx512vnni_mm_kquants(decode_pairs_on(f).kquants)},
+                           nullptr,
+                           nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {

@@ -164,11 +164,11 @@ struct isa_kernels {
 const isa_kernels& avx2_kernels();
 // The matmul kernels (mm_legacy_kernels.h: Q4_0, Q8_0; mm_kquants_kernels.h: Q4_K, Q6_K) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
-// decode_pairs: the AVX-512 k-quant table where Q4_K and Q6_K also decode two panels per 512-bit
-// vector (AMD's AVX-512, see decode_panels); the same bits.
+// q4_0_decode_pairs / decode_pairs: the AVX-512 tables where Q4_0, or Q4_K and Q6_K, decode two
+// panels per 512-bit vector (which CPUs: decode_pairs_on in cpu_kernels.cpp); the same bits.
 std::span<const mm_kernel> avx2_mm_legacy();
 std::span<const mm_kernel> avx2_mm_kquants();
-std::span<const mm_kernel> avx512vnni_mm_legacy();
+std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs);
 std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs);
 attend_fn avx2_attend();  // attention_avx2.cpp
 glu_fn avx2_glu();        // activation_avx2.cpp

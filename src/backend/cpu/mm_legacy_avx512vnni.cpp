@@ -4,6 +4,9 @@
 
 namespace glia::cpu {
 
-std::span<const mm_kernel> avx512vnni_mm_legacy() { return legacy_kernels; }
+std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs) {
+  if (q4_0_decode_pairs) return legacy_kernels<decode_panels::pairs>;
+  return legacy_kernels<decode_panels::single>;
+}
 
 }  // namespace glia::cpu

@@ -312,10 +312,13 @@ void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
   for (int64_t t = 0; t < n_tok; ++t) gemv_q8_0_token(w, r0, r1, a, t0 + t, y + size_t(t) * ys);
 }
 
+// Q4_0Decode: how Q4_0's one-token matmuls read panels where the build has rows16 (see
+// decode_panels); Q8_0 reads single panels everywhere.
+template <decode_panels Q4_0Decode>
 constexpr mm_kernel legacy_kernels[] = {
     {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), true, q4_0_packed, pack_q4_0,
-     gemm_panels<gemm_q4_0_tile, decode_panels::pairs>, gemv_tokens<gemv_q4_0_tokens>, q8_0_block_sums, dot_q4_0,
-     gemv_panel_streams<gemm_q4_0_tile, decode_panels::pairs>},
+     gemm_panels<gemm_q4_0_tile, Q4_0Decode>, gemv_tokens<gemv_q4_0_tokens>, q8_0_block_sums, dot_q4_0,
+     gemv_panel_streams<gemm_q4_0_tile, Q4_0Decode>},
     {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0,
      gemm_panels<gemm_q8_0_tile, decode_panels::single>, gemv_q8_0, q8_0_block_sums, dot_q8_0,
      gemv_panel_streams<gemm_q8_0_tile, decode_panels::single>},
