@@ -112,7 +112,7 @@ TEST(bandwidth, probe_reads_the_whole_buffer) {
   EXPECT_EQ(r->n_threads, 2);
   EXPECT_EQ(r->buffer_bytes, size_t(32) << 20);
   // Slices whose streams are staggered (with a tail read after them) and ones too short for it.
-  for (auto [threads, bytes] : {std::pair{1, (size_t(1) << 20) + 12345}, {3, size_t(5) << 20}, {2, size_t(1) << 20}}) {
+  for (auto [threads, bytes] : {std::pair{1, (size_t(1) << 20) + 12345}, {3, size_t(5) << 20}, {4, size_t(1) << 20}}) {
     o.n_threads = threads;
     o.buffer_bytes = bytes;
     auto small = measure_read_bandwidth(o);

@@ -65,11 +65,9 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
   if (k.n_quantizers < kernel_table::max_quantizers) k.quantizers[k.n_quantizers++] = {reference, fast, isa};
 }
 
-// Which AVX-512 decode kernels read panel pairs (panel_vectors.h, decode_panels), as measured per
-// core: Cascade Lake pairs Q4_0 only; AMD's cores pair the k-quants; Zen 4 (two 256-bit halves per
-// 512-bit instruction) reads Q4_0 faster single (TinyLlama Q4_0 decode 26.7 -> 33.5 t/s with 1
-// thread, 41.1 -> 50.0 with 2, medians of alternated runs, session 13), Zen 5 was measured with
-// pairs only. Q8_0 reads single panels everywhere (Zen 4 pairs: 23.1 -> 19.1 t/s, 1 thread).
+// Which AVX-512 decode kernels read panel pairs, as measured per core (figures with decode_panels
+// in panel_vectors.h): Cascade Lake pairs Q4_0 only; AMD's cores pair the k-quants, and Q4_0 too
+// except on Zen 4; Zen 5 was measured with Q4_0 pairs only. Q8_0 reads single panels everywhere.
 struct decode_pairs_choice {
   bool q4_0, kquants;
 };

@@ -285,8 +285,9 @@ typename V::i high_nibble_sum(typename V::i s) {
 // alternated runs, 2 threads 78.4 -> 89.4, 86.9 -> 91.6, 75.5 -> 87.0 t/s, 1 thread 44.1 -> 51.2,
 // 46.3 -> 50.1; Q8_0 stays single there (pairs 49.0 against 53.9 t/s). Zen 4 (two halves per
 // instruction, session 13): Q4_K_M decode 29.9 -> 40.1 t/s with 2 threads, 19.7 -> 26.9 with 1
-// (medians of alternated runs), but Q4_0 there reads faster single (26.7 -> 33.5 t/s with pairs
-// undone). So the AVX-512 tables come in both forms (cpu_kernels.cpp, decode_pairs_on chooses).
+// (medians of alternated runs), but Q4_0 there reads faster single (26.7 -> 33.5 t/s with 1
+// thread, 41.1 -> 50.0 with 2) and Q8_0 slower in pairs (23.1 -> 19.1, 1 thread). So the
+// AVX-512 tables come in both forms (cpu_kernels.cpp, decode_pairs_on chooses).
 enum class decode_panels { single, pairs };
 
 // A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T, V>::run for T tokens
