@@ -1,11 +1,27 @@
 // F32, F16 and BF16 rows. The dot products multiply in float and accumulate in double, as ggml's
-// scalar ggml_vec_dot_f32/f16/bf16 do, so a reference dot is not limited by a long float sum.
+// scalar ggml_vec_dot_f32/f16/bf16 do, so a reference dot is not limited by a long float sum; the
+// sum runs in float_dot_segments segments (quant/types.h), the order the SIMD kernels reproduce.
 #include <cstring>
 
 #include "core/fp16.h"
 #include "quant/ref_kernels.h"
+#include "quant/types.h"
 
 namespace glia::quant {
+
+namespace {
+// sum_i product(i) in float_dot_segments double chains, added in order (quant/types.h).
+template <class Product>
+float segmented_dot(int64_t n, Product product) {
+  double total = 0;
+  for (int s = 0; s < float_dot_segments; ++s) {
+    double sum = 0;
+    for (int64_t i = float_dot_segment(n, s); i < float_dot_segment(n, s + 1); ++i) sum += double(product(i));
+    total += sum;
+  }
+  return float(total);
+}
+}  // namespace
 
 void dequantize_row_f32(const void* src, float* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
 void quantize_row_f32(const float* src, void* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
@@ -13,9 +29,7 @@ void quantize_row_f32(const float* src, void* dst, int64_t n) { std::memcpy(dst,
 float vec_dot_f32(const void* w, const void* a, int64_t n) {
   const auto* x = static_cast<const float*>(w);
   const auto* y = static_cast<const float*>(a);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += double(x[i] * y[i]);
-  return float(sum);
+  return segmented_dot(n, [&](int64_t i) { return x[i] * y[i]; });
 }
 
 void dequantize_row_f16(const void* src, float* dst, int64_t n) {
@@ -31,9 +45,7 @@ void quantize_row_f16(const float* src, void* dst, int64_t n) {
 float vec_dot_f16(const void* w, const void* a, int64_t n) {
   const auto* x = static_cast<const uint16_t*>(w);
   const auto* y = static_cast<const uint16_t*>(a);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += double(fp16_to_f32(x[i]) * fp16_to_f32(y[i]));
-  return float(sum);
+  return segmented_dot(n, [&](int64_t i) { return fp16_to_f32(x[i]) * fp16_to_f32(y[i]); });
 }
 
 void dequantize_row_bf16(const void* src, float* dst, int64_t n) {
@@ -49,9 +61,7 @@ void quantize_row_bf16(const float* src, void* dst, int64_t n) {
 float vec_dot_bf16(const void* w, const void* a, int64_t n) {
   const auto* x = static_cast<const uint16_t*>(w);
   const auto* y = static_cast<const uint16_t*>(a);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += double(bf16_to_f32(x[i]) * bf16_to_f32(y[i]));
-  return float(sum);
+  return segmented_dot(n, [&](int64_t i) { return bf16_to_f32(x[i]) * bf16_to_f32(y[i]); });
 }
 
 }  // namespace glia::quant

@@ -61,6 +61,14 @@ std::span<const type_traits> all_types();
 // Name of any ggml type id, implemented or not ("type 17"-style text for unknown ids).
 std::string_view type_name(uint32_t id);
 
+// The float types' dot products (F32, F16, BF16) sum float products in double over this many
+// contiguous segments of the row, segment s covering [float_dot_segment(n, s), float_dot_segment(n,
+// s + 1)), and add the segment sums in order at the end. Each segment is one chain of double
+// additions; SIMD kernels run the segments side by side and so reproduce the reference bit for bit
+// at full speed (one chain over the whole row would wait on the adder's latency at every element).
+inline constexpr int float_dot_segments = 4;
+inline int64_t float_dot_segment(int64_t n, int s) { return n * s / float_dot_segments; }
+
 // Bytes of a row of n elements (n must be a multiple of the block size).
 inline size_t row_bytes(const type_traits& t, int64_t n) { return size_t(n / t.block_elems) * t.block_bytes; }
 inline size_t row_bytes(dtype t, int64_t n) { return row_bytes(type_info(t), n); }

@@ -32,7 +32,8 @@ std::vector<size_t> fp16_fields(dtype t) {
   }
 }
 
-// n_out rows of random bytes with finite block scales of varied magnitude.
+// n_out rows of random bytes with finite block scales of varied magnitude; for the float types,
+// finite values of both signs over five decades (random bytes would be NaN or infinite too often).
 test_weight random_byte_weight(dtype type, int64_t n_in, int64_t n_out, uint32_t seed) {
   const type_traits& t = type_info(type);
   test_weight w;
@@ -41,6 +42,13 @@ test_weight random_byte_weight(dtype type, int64_t n_in, int64_t n_out, uint32_t
   std::mt19937 rng(seed);
   for (auto& b : w.bytes) b = uint8_t(rng());
   std::uniform_real_distribution<float> mag(-4.0f, 1.0f);
+  if (!t.is_quantized) {
+    std::vector<float> row(static_cast<size_t>(n_in));
+    for (int64_t r = 0; r < n_out; ++r) {
+      for (float& v : row) v = std::pow(10.0f, mag(rng)) * (rng() % 2 ? 1.0f : -1.0f);
+      t.quantize_row(row.data(), w.bytes.data() + size_t(r) * stride, n_in);
+    }
+  }
   for (size_t blk = 0; blk < w.bytes.size() / t.block_bytes; ++blk) {
     for (size_t off : fp16_fields(type)) {
       const uint16_t h = f32_to_fp16(std::pow(10.0f, mag(rng)) * (rng() % 2 ? 1.0f : -1.0f));
@@ -64,6 +72,7 @@ struct converted {
   std::vector<uint8_t> bytes;
   std::vector<float> d;
   std::vector<int32_t> sum;
+  std::vector<double> wide;
   cpu::act_rows rows;
 };
 
@@ -75,11 +84,13 @@ converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t
   c.bytes.resize(stride * size_t(n_tok));
   c.d.resize(size_t(nb * n_tok));
   c.sum.resize(size_t(nb * n_tok));
+  if (mk.widen) c.wide.resize(size_t(n_in * n_tok));
   for (int64_t t = 0; t < n_tok; ++t) {
     quant::activation_quantizer(mk.dot_type)(x.data() + t * n_in, c.bytes.data() + size_t(t) * stride, n_in);
     if (mk.needs_block_sums) mk.block_sums(c.bytes.data() + size_t(t) * stride, nb, c.d.data() + t * nb, c.sum.data() + t * nb);
+    if (mk.widen) mk.widen(c.bytes.data() + size_t(t) * stride, n_in, c.wide.data() + t * n_in);
   }
-  c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb};
+  c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb, mk.widen ? c.wide.data() : nullptr};
   return c;
 }
 
@@ -101,7 +112,7 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
   std::vector<std::span<const cpu::mm_kernel>> lists;
   for (cpu::isa_level l : host_mm_levels()) {
     if (l == cpu::isa_level::avx2) {
-      lists.insert(lists.end(), {cpu::avx2_mm_legacy(), cpu::avx2_mm_kquants()});
+      lists.insert(lists.end(), {cpu::avx2_mm_legacy(), cpu::avx2_mm_kquants(), cpu::avx2_mm_float()});
     } else {
       for (bool decode_pairs : {false, true})
         lists.insert(lists.end(), {cpu::avx512vnni_mm_kquants(decode_pairs), cpu::avx512vnni_mm_legacy(decode_pairs)});
@@ -123,13 +134,18 @@ TEST(mm_kernels, present_where_the_host_has_avx2) {
   for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k})
     EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
   EXPECT_EQ(cpu::kernels_up_to(cpu::isa_level::avx2).mm_isa_by_id[uint32_t(dtype::q4_0)], std::string("avx2"));
+  // The float types' kernels are AVX2 only (double sums: no byte dot products to gain from VNNI).
+  for (dtype t : {dtype::f16, dtype::bf16, dtype::f32})
+    EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], std::string("avx2")) << type_info(t).name;
 }
 
 // dot, gemv and gemm (every token-tile size and a partial panel) against the reference vec_dot.
 TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
   for (const cpu::mm_kernel* mk : host_mm_kernels()) {
     const type_traits& wt = type_info(mk->type);
-    for (int64_t n_in : {mk->block_elems, 3 * mk->block_elems, 11 * mk->block_elems}) {
+    // Float types (blocks of one element): rows long enough for the kernels' segments and unrolling.
+    const int64_t unit = mk->block_elems == 1 ? 29 : mk->block_elems;
+    for (int64_t n_in : {unit, 3 * unit, 11 * unit}) {
       for (int kind = 0; kind < 2; ++kind) {
         const int64_t n_out = 13 + 8 * kind, n_tok = 11;  // 2 (3) panels, the last partial; tiles of 4, 4, 3
         const test_weight w = kind == 0 ? random_byte_weight(mk->type, n_in, n_out, uint32_t(n_in))

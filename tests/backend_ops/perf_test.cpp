@@ -207,7 +207,7 @@ double cycles_per_cpu_second() {
 TEST(backend_ops, DISABLED_MmKernelPerf) {
   const int64_t n_in = 2048, n_out = 64, n_tok = 64;
   for (const auto level : {cpu::isa_level::avx2, cpu::isa_level::avx512vnni})
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k, dtype::f16, dtype::bf16, dtype::f32}) {
     const cpu::kernel_table& kt = cpu::kernels_up_to(level);
     const cpu::mm_kernel* mk = kt.mm(t);
     if (!mk || (level != cpu::isa_level::avx2 && mk == cpu::kernels_up_to(cpu::isa_level::avx2).mm(t))) continue;
@@ -219,11 +219,13 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
     std::vector<uint8_t> act(stride * size_t(n_tok));
     std::vector<float> ad(size_t(nb * n_tok));
     std::vector<int32_t> as(size_t(nb * n_tok));
+    std::vector<double> wide(mk->widen ? size_t(n_in * n_tok) : 0);
     for (int64_t i = 0; i < n_tok; ++i) {
       quant::activation_quantizer(mk->dot_type)(x.data() + i * n_in, act.data() + size_t(i) * stride, n_in);
       if (mk->needs_block_sums) mk->block_sums(act.data() + size_t(i) * stride, nb, ad.data() + i * nb, as.data() + i * nb);
+      if (mk->widen) mk->widen(act.data() + size_t(i) * stride, n_in, wide.data() + i * n_in);
     }
-    const cpu::act_rows a{act.data(), stride, ad.data(), as.data(), nb};
+    const cpu::act_rows a{act.data(), stride, ad.data(), as.data(), nb, mk->widen ? wide.data() : nullptr};
     cpu::aligned_buffer buf;
     const size_t panel_bytes = size_t(nb) * mk->packed_block_bytes;
     uint8_t* panels = buf.get(panel_bytes * size_t(n_out / 8));

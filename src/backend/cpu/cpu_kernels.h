@@ -44,6 +44,7 @@ struct act_rows {
   const float* d = nullptr;      // [n_tok, nb] block scales (only when the kernel asks for block sums)
   const int32_t* sum = nullptr;  // [n_tok, nb] sums of the block quants (idem)
   int64_t nb = 0;                // blocks per row
+  const double* wide = nullptr;  // [n_tok, nb] the rows as doubles (only when the kernel has widen)
   const uint8_t* row(int64_t t) const { return data + size_t(t) * stride; }
 };
 
@@ -90,6 +91,9 @@ struct mm_kernel {
   // type's decode reads one stream (gemm).
   void (*gemv_streams)(const uint8_t* panels, size_t second, size_t panel_bytes, int64_t n_panels, int64_t nb,
                        const act_rows& a, int64_t t, float* y_first, float* y_second) = nullptr;
+  // Float weights (block_elems 1) whose kernels multiply in double: writes the n elements of an
+  // activation row in dot_type as doubles (act_rows.wide). Null: no wide rows.
+  void (*widen)(const uint8_t* act_row, int64_t n, double* out) = nullptr;
 
   // Panels no larger than the rows they hold: worth preparing once for the whole matrix, since
   // then one gemm kernel reads a single sequential stream of no more bytes than the file's rows,
@@ -169,6 +173,8 @@ const isa_kernels& avx2_kernels();
 std::span<const mm_kernel> avx2_mm_legacy();
 std::span<const mm_kernel> avx2_mm_kquants();
 std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs);
+// F16, BF16 and F32 weights (mm_float_avx2.cpp): double sums in the reference's segments.
+std::span<const mm_kernel> avx2_mm_float();
 std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs);
 attend_fn avx2_attend();  // attention_avx2.cpp
 glu_fn avx2_glu();        // activation_avx2.cpp

@@ -67,9 +67,12 @@ act_rows convert_activations(thread_pool& pool, const kernel_table& k, const typ
     s.act_d.resize(size_t(n_tok * nb));
     s.act_sum.resize(size_t(n_tok * nb));
   }
+  const bool wide = mk && mk->widen;
+  if (wide) s.act_wide.resize(size_t(n_tok * nb * at.block_elems));
   uint8_t* out = s.act.data();
   float* act_d = s.act_d.data();
   int32_t* act_sum = s.act_sum.data();
+  double* act_wide = s.act_wide.data();
   parallel_for(pool, n_tok * nb, at.block_elems, [&](int64_t begin, int64_t end) {
     // [begin, end) counts blocks over all rows; convert the part of each row inside it.
     for (int64_t b = begin; b < end;) {
@@ -79,10 +82,11 @@ act_rows convert_activations(thread_pool& pool, const kernel_table& k, const typ
       uint8_t* dst = out + size_t(t) * stride + size_t(first) * at.block_bytes;
       quantize(x + t * n_in + first * at.block_elems, dst, count * at.block_elems);
       if (sums) mk->block_sums(dst, count, act_d + t * nb + first, act_sum + t * nb + first);
+      if (wide) mk->widen(dst, count * at.block_elems, act_wide + (t * nb + first) * at.block_elems);
       b += count;
     }
   });
-  return act_rows{out, stride, act_d, act_sum, nb};
+  return act_rows{out, stride, act_d, act_sum, nb, wide ? act_wide : nullptr};
 }
 
 void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
