@@ -116,6 +116,7 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
     } else {
       for (bool decode_pairs : {false, true})
         lists.insert(lists.end(), {cpu::avx512vnni_mm_kquants(decode_pairs), cpu::avx512vnni_mm_legacy(decode_pairs)});
+      lists.push_back(cpu::avx512vnni_mm_float());
     }
   }
   std::vector<const cpu::mm_kernel*> out;
@@ -134,9 +135,10 @@ TEST(mm_kernels, present_where_the_host_has_avx2) {
   for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k})
     EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
   EXPECT_EQ(cpu::kernels_up_to(cpu::isa_level::avx2).mm_isa_by_id[uint32_t(dtype::q4_0)], std::string("avx2"));
-  // The float types' kernels are AVX2 only (double sums: no byte dot products to gain from VNNI).
-  for (dtype t : {dtype::f16, dtype::bf16, dtype::f32})
-    EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], std::string("avx2")) << type_info(t).name;
+  for (dtype t : {dtype::f16, dtype::bf16, dtype::f32}) {
+    EXPECT_NE(cpu::kernels().mm(t), nullptr) << type_info(t).name;
+    EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
+  }
 }
 
 // dot, gemv and gemm (every token-tile size and a partial panel) against the reference vec_dot.

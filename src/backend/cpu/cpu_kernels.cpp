@@ -93,7 +93,7 @@ kernel_table resolve(isa_level max_level) {
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul kernels only
   if (avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && max_level >= isa_level::avx512vnni) {
     const decode_pairs_choice pairs = decode_pairs_on(f);
-    by_priority.push_back({&vnni, {avx512vnni_mm_legacy(pairs.q4_0), avx512vnni_mm_kquants(pairs.kquants)}, nullptr, nullptr});
+    by_priority.push_back({&vnni, {avx512vnni_mm_legacy(pairs.q4_0), avx512vnni_mm_kquants(pairs.kquants), avx512vnni_mm_float()}, nullptr, nullptr});
   }
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;

@@ -173,8 +173,9 @@ const isa_kernels& avx2_kernels();
 std::span<const mm_kernel> avx2_mm_legacy();
 std::span<const mm_kernel> avx2_mm_kquants();
 std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs);
-// F16, BF16 and F32 weights (mm_float_avx2.cpp): double sums in the reference's segments.
+// F16, BF16 and F32 weights (mm_float_kernels.h): double sums in the reference's segments.
 std::span<const mm_kernel> avx2_mm_float();
+std::span<const mm_kernel> avx512vnni_mm_float();
 std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs);
 attend_fn avx2_attend();  // attention_avx2.cpp
 glu_fn avx2_glu();        // activation_avx2.cpp

@@ -1,8 +1,8 @@
-// AVX2 + FMA + F16C kernels: float weight-row dot products (the quantized matmul kernels live in
-// mm_*_avx2.cpp), bit-exact activation quantizers and the attention helpers. This file is compiled with -mavx2 -mfma -mf16c and cpu_kernels.cpp only calls
-// it after checking the host. Everything here is in an anonymous namespace and no inline function
-// of a shared header is called, so no AVX2-compiled copy of one can be picked by the linker for
-// callers on older CPUs.
+// AVX2 + FMA + F16C kernels: bit-exact activation quantizers (the matmul kernels live in
+// mm_*_avx2.cpp, attention and GLU in their own files). This file is compiled with -mavx2 -mfma
+// -mf16c and cpu_kernels.cpp only calls it after checking the host. Everything here is in an
+// anonymous namespace and no inline function of a shared header is called, so no AVX2-compiled
+// copy of one can be picked by the linker for callers on older CPUs.
 //
 // Block layouts come from quant/block_types.h (header of structs and constants only); the resolver
 // also checks block size and bytes against the type table before any kernel here is used.
@@ -20,74 +20,6 @@ namespace {
 
 using quant::block_q8_0;
 using quant::block_q8_k;
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-float dot_f32(const float* a, const float* b, int64_t n) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  __m256 acc2 = _mm256_setzero_ps(), acc3 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
-    acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), acc2);
-    acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), acc3);
-  }
-  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-  float s = hsum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
-  for (; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-inline __m256 load_f16x8(const uint16_t* p) { return _mm256_cvtph_ps(load128(p)); }
-inline __m256 load_bf16x8(const uint16_t* p) {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16));
-}
-inline float bf16(uint16_t h) {
-  const uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-float vec_dot_f32(const void* w, const void* a, int64_t n) {
-  return dot_f32(static_cast<const float*>(w), static_cast<const float*>(a), n);
-}
-
-float vec_dot_f16(const void* wv, const void* av, int64_t n) {
-  const auto* w = static_cast<const uint16_t*>(wv);
-  const auto* a = static_cast<const uint16_t*>(av);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    acc0 = _mm256_fmadd_ps(load_f16x8(w + i), load_f16x8(a + i), acc0);
-    acc1 = _mm256_fmadd_ps(load_f16x8(w + i + 8), load_f16x8(a + i + 8), acc1);
-  }
-  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(load_f16x8(w + i), load_f16x8(a + i), acc0);
-  float s = hsum(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) s += half_to_float(w[i]) * half_to_float(a[i]);
-  return s;
-}
-
-float vec_dot_bf16(const void* wv, const void* av, int64_t n) {
-  const auto* w = static_cast<const uint16_t*>(wv);
-  const auto* a = static_cast<const uint16_t*>(av);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    acc0 = _mm256_fmadd_ps(load_bf16x8(w + i), load_bf16x8(a + i), acc0);
-    acc1 = _mm256_fmadd_ps(load_bf16x8(w + i + 8), load_bf16x8(a + i + 8), acc1);
-  }
-  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(load_bf16x8(w + i), load_bf16x8(a + i), acc0);
-  float s = hsum(_mm256_add_ps(acc0, acc1));
-  for (; i < n; ++i) s += bf16(w[i]) * bf16(a[i]);
-  return s;
-}
 
 // ---- Activation quantizers: bit-exact twins of scalar reference routines. ----------------------
 // Blocks containing a NaN or an infinity go to the reference (its handling of them is not worth
@@ -238,13 +170,8 @@ constexpr quantize_entry avx2_quantizers[] = {
     {act_quantizer::f16, quantize_f16},
 };
 
-constexpr vec_dot_entry avx2_vec_dots[] = {
-    {dtype::f32, 1, 4, dtype::f32, 4, vec_dot_f32},
-    {dtype::f16, 1, 2, dtype::f16, 2, vec_dot_f16},
-    {dtype::bf16, 1, 2, dtype::bf16, 2, vec_dot_bf16},
-};
-
-constexpr isa_kernels avx2_record{"avx2", avx2_vec_dots, avx2_quantizers};
+// Every weight type with AVX2 kernels has matmul kernels (mm_*_avx2.cpp), whose dot the table uses.
+constexpr isa_kernels avx2_record{"avx2", {}, avx2_quantizers};
 
 }  // namespace
 
