@@ -280,10 +280,9 @@ void gemv(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64
 
 // ---- One row, and the activations widened --------------------------------------------------------
 
-// The dot of one row with one activation row in dot_type, the four segments in the four lanes of a
-// double vector (their chains side by side, as the panel kernel runs them); an element of a
-// segment past its end multiplies by zero... except that it must not touch the chain, so the
-// shorter segments finish in scalar code.
+// The dot of one row with one activation row in dot_type (the spec the panel kernels are tested
+// against, and the kernel table's vec_dot): the four segments in the four lanes of a double vector
+// while all have elements left, then the longer ones' last element in scalar code.
 template <class E, class Rows>
 float dot_row(const void* wv, const void* av, int64_t n) {
   const auto* w = static_cast<const uint8_t*>(wv);
