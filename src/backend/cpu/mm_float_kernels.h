@@ -58,11 +58,17 @@ inline sums8 fma8(sums8 w, const double* a, sums8 acc) {
 template <class Load>
 struct exact_elems {
   using act = double;
-  static sums8 load(const uint8_t* p) { return widen8(Load::rows(p)); }
+  static sums8 load(const uint8_t* p) {
+#if !defined(__AVX512F__)
+    if constexpr (requires { Load::quad(p); }) return {_mm256_cvtps_pd(Load::quad(p)), _mm256_cvtps_pd(Load::quad(p + 8))};
+#endif
+    return widen8(Load::rows(p));
+  }
   static sums8 madd(sums8 w, const double* a, sums8 acc) { return fma8(w, a, acc); }
 };
 struct f16_rows {
   static __m256 rows(const uint8_t* p) { return _mm256_cvtph_ps(load128(p)); }
+  static __m128 quad(const uint8_t* p) { return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
   static float one(const uint8_t* p) { return half_to_float(uint16_t(p[0] | p[1] << 8)); }
 };
 struct bf16_rows {
