@@ -1,7 +1,8 @@
-// Matmul kernels for Q4_0 and Q8_0 weights (Q8_0 activations), bit-exact twins of the type
-// table's reference vec_dot (quant/legacy_quants.cpp): per block the exact integer sum of the
-// quant products, then per output the reference's float chain over blocks,
+// Matmul kernels for the legacy 32-element-block weights with Q8_0 activations (Q4_0, Q5_0, Q8_0),
+// bit-exact twins of the type table's reference vec_dot (quant/legacy_quants.cpp): per block the
+// exact integer sum of the quant products, then per output the reference's float chain over blocks,
 //   Q4_0: sum += float(isum) * dw * da        Q8_0: sum += float(isum) * (dw * da),
+//   Q5_0: sum += dw * da * float(isum),
 // evaluated lane-wise with 8 weight rows in the 8 lanes of a vector (no fused multiply-add, no
 // reassociation). Integer sums are exact whatever instruction sequence forms them, so the panel
 // kernel (many tokens) and the in-place kernel (one token) give the reference's bits.
@@ -29,6 +30,7 @@
 #include "backend/cpu/panel_vectors.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "quant/block_types.h"
@@ -37,6 +39,7 @@ namespace glia::cpu {
 namespace {
 
 using quant::block_q4_0;
+using quant::block_q5_0;
 using quant::block_q8_0;
 
 constexpr size_t q4_0_packed = 128 + 16;
@@ -312,6 +315,143 @@ void gemv_q8_0(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, 
   for (int64_t t = 0; t < n_tok; ++t) gemv_q8_0_token(w, r0, r1, a, t0 + t, y + size_t(t) * ys);
 }
 
+// ---- Unprepared weights, by way of the panels ----------------------------------------------------
+
+// A gemv (mm_kernel::gemv) for types without a file-layout kernel: each 8-row group is packed into
+// this thread's scratch and the panel tile runs on it for the T tokens. Only matmuls on weights the
+// backend did not prepare (--no-repack) come here; the group's rows are read from memory once, the
+// packing adds a pass over L1 (the same bits as the panels, which the tests check).
+template <template <int, class> class Tile, void (*Pack)(const weight_view&, int64_t, int, uint8_t*), size_t Packed>
+void gemv_via_panels(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, int64_t n_tok,
+                     float* y, size_t ys) {
+  thread_local std::vector<uint8_t> scratch;
+  const int64_t nb = w.n_in / 32;
+  if (scratch.size() < size_t(nb) * Packed) scratch.resize(size_t(nb) * Packed);
+  for (int64_t g = r0; g < r1; g += 8) {
+    const int n = int(std::min<int64_t>(8, r1 - g));
+    Pack(w, g, n, scratch.data());
+    float* yg = y + (g - r0);
+    if (n_tok == 1) Tile<1, rows8>::run(scratch.data(), 0, nb, a, t0, yg, ys, n);
+    else if (n_tok == 2) Tile<2, rows8>::run(scratch.data(), 0, nb, a, t0, yg, ys, n);
+    else Tile<3, rows8>::run(scratch.data(), 0, nb, a, t0, yg, ys, n);
+  }
+}
+
+// ---- Q5_0 ---------------------------------------------------------------------------------------
+
+// 32 bytes, byte j = 0x10 where bit j of qh is set (bit 4 of the 5-bit code of element j).
+__m256i q5_high_bits(const uint8_t* qh) {
+  const __m256i word = _mm256_set1_epi32(load_i32(qh));
+  // Byte j reads byte j / 8 of qh, then keeps bit j % 8 of it.
+  const __m256i pick = _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303);
+  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(word, pick), bit), bit);
+  return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// One row: the 5-bit codes less 16 (-16..15) as |q| * (a with q's sign), pairs within 2 * 16 * 127.
+float dot_q5_0(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q5_0*>(wv);
+  const auto* a = static_cast<const block_q8_0*>(av);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const __m256i sixteen = _mm256_set1_epi8(16);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const __m256i q = _mm256_sub_epi8(_mm256_or_si256(unpack_nibbles(w[b].qs), q5_high_bits(w[b].qh)), sixteen);
+    const __m256i aq = load256(a[b].qs);
+    const int isum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(aq, q)), ones16));
+    sum += rounded(half_to_float(w[b].d) * half_to_float(a[b].d) * float(isum));
+  }
+  return sum;
+}
+
+// Q5_0 panel block (176 bytes, the size of the 8 rows' blocks): the 16 code bytes per row as the 4
+// cells of Q4_0, then one word per row ([row][4 bytes]) holding qh with its bits regrouped, then
+// the 8 scales. The regrouping puts in byte k of the word the high bits of the 8 elements that sit
+// at byte k of a cell: bit m of byte k is qh bit 4m + k, so cell c's low nibbles (elements 4c + k)
+// find theirs in bit c and its high nibbles (elements 16 + 4c + k) in bit 4 + c. A shift of the
+// word by 4 - c (left) or c (right) brings them to bit 4 of each byte, where the code needs them.
+constexpr size_t q5_0_packed = 128 + 32 + 16;
+constexpr size_t q5_0_qh_offset = 2, q5_0_qs_offset = 6;  // offsetof(block_q5_0, qh / qs)
+
+// The regrouped qh of 8 rows at once (one row per 32-bit lane): for each byte k, the bits 4m + k
+// (m = 0..7) are gathered into 8 adjacent bits by three halving steps.
+__m256i regroup_q5_high_bits(__m256i qh) {
+  __m256i out = _mm256_setzero_si256();
+  for (int k = 0; k < 4; ++k) {
+    __m256i x = _mm256_and_si256(_mm256_srli_epi32(qh, k), _mm256_set1_epi32(0x11111111));  // bits 4m
+    x = _mm256_and_si256(_mm256_or_si256(x, _mm256_srli_epi32(x, 3)), _mm256_set1_epi32(0x03030303));
+    x = _mm256_and_si256(_mm256_or_si256(x, _mm256_srli_epi32(x, 6)), _mm256_set1_epi32(0x000F000F));
+    x = _mm256_and_si256(_mm256_or_si256(x, _mm256_srli_epi32(x, 12)), _mm256_set1_epi32(0xFF));
+    out = _mm256_or_si256(out, _mm256_slli_epi32(x, 8 * k));
+  }
+  return out;
+}
+
+void pack_q5_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 32, sizeof(block_q5_0), q5_0_packed, out, [&](const uint8_t* const blk[8], uint8_t* dst) {
+    const uint8_t* codes[8];
+    alignas(32) uint32_t qh[8];
+    for (int r = 0; r < 8; ++r) {
+      codes[r] = blk[r] + q5_0_qs_offset;
+      std::memcpy(&qh[r], blk[r] + q5_0_qh_offset, 4);
+    }
+    store_cells(codes, 4, dst);
+    store256(dst + 128, regroup_q5_high_bits(load256(qh)));
+    store_block_halves(blk, 0, dst + 160);
+  });
+}
+
+// Codes q = nibble | high bit (0..31) as unsigned bytes, and the sum less 16 sum(a). On AVX2 the
+// int16 pairs of maddubs reach 2 * 31 * 127 = 7874, so the low and the high nibbles of a block
+// (4 cells each) go to separate sums (<= 31496 each) that are widened apart.
+template <int T, class V>
+struct gemm_q5_0_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n_rows) {
+    using I = typename V::i;
+    using F = typename V::f;
+    const token_rows<T> rows(a, t0);
+    const uint8_t* const* aq = rows.q;
+    const float* const* ad = rows.d;
+    const int32_t* const* as = rows.sum;
+    const I low4 = V::set1_i8(0x0F);
+    const I bit4 = V::set1_i8(0x10);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+    for (int64_t b = 0; b < nb; ++b, panel += q5_0_packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q5_0_packed>(panel, second);
+      // Prefill with VNNI: the int32 sums of the low nibbles start at -16 sum(a) (as Q4_0).
+      constexpr bool fold = byte_dot_vnni && T > gemv_max_tokens;
+      I s[2][T];
+      for (int t = 0; t < T; ++t) {
+        s[0][t] = fold ? V::set1_i32(-16 * as[t][b]) : V::zero();
+        s[1][t] = V::zero();
+      }
+      const size_t ab = size_t(b) * sizeof(block_q8_0);
+      const I h = V::load(panel + 128, second);
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        const I v = V::load(panel + 32 * c, second);
+        const I lo = vor(vand(v, low4), vand(vsll16(h, 4 - c), bit4));          // elements 4c..4c+3
+        const I hi = vor(vand(vsrl16(v, 4), low4), vand(vsrl16(h, c), bit4));   // elements 16+4c..
+        for (int t = 0; t < T; ++t) {
+          s[0][t] = tile_dot<T, V>(s[0][t], lo, aq[t] + ab + 4 * c);
+          s[1][t] = tile_dot<T, V>(s[1][t], hi, aq[t] + ab + 16 + 4 * c);
+        }
+      }
+      const F dw = V::halves(panel + 160, second);
+      for (int t = 0; t < T; ++t) {
+        const I st = vadd32(byte_dot_widen(s[0][t]), byte_dot_widen(s[1][t]));
+        const I isum = fold ? st : vsub32(st, V::set1_i32(16 * as[t][b]));
+        const F p = vmul(vmul(dw, V::set1_f(ad[t][b])), vcvt(isum));
+        acc[t] = vadd(acc[t], rounded(p));
+      }
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n_rows);
+  }
+};
+
 // Q4_0Decode: how Q4_0's one-token matmuls read panels where the build has rows16 (see
 // decode_panels); Q8_0 reads single panels everywhere.
 template <decode_panels Q4_0Decode>
@@ -322,6 +462,9 @@ constexpr mm_kernel legacy_kernels[] = {
     {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0,
      gemm_panels<gemm_q8_0_tile, decode_panels::single>, gemv_q8_0, q8_0_block_sums, dot_q8_0,
      gemv_panel_streams<gemm_q8_0_tile, decode_panels::single>},
+    {dtype::q5_0, 32, sizeof(block_q5_0), dtype::q8_0, sizeof(block_q8_0), true, q5_0_packed, pack_q5_0,
+     gemm_panels<gemm_q5_0_tile, decode_panels::single>, gemv_via_panels<gemm_q5_0_tile, pack_q5_0, q5_0_packed>,
+     q8_0_block_sums, dot_q5_0, gemv_panel_streams<gemm_q5_0_tile, decode_panels::single>},
 };
 
 }  // namespace
