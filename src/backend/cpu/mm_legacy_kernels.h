@@ -30,6 +30,7 @@
 #include "backend/cpu/panel_vectors.h"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
@@ -40,6 +41,7 @@ namespace {
 
 using quant::block_q4_0;
 using quant::block_q5_0;
+using quant::block_iq4_nl;
 using quant::block_q8_0;
 
 constexpr size_t q4_0_packed = 128 + 16;
@@ -452,6 +454,114 @@ struct gemm_q5_0_tile {
   }
 };
 
+// ---- IQ4_NL -------------------------------------------------------------------------------------
+
+// IQ4_NL's blocks are Q4_0's (fp16 scale, 16 code bytes, the same element order): the same panels.
+// A code stands for kvalues_iq4nl[code] (-127..113), looked up 16 bytes at a time by a byte shuffle.
+constexpr size_t iq4_nl_packed = q4_0_packed;
+
+void pack_iq4_nl(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_cells(w, r0, n_rows, sizeof(block_iq4_nl), 2, 4, out);
+}
+
+// The values + 128 (1..241): unsigned operands for the byte dot products, the sum then less 128 sum(a).
+constexpr auto iq4_nl_biased = [] {
+  std::array<uint8_t, 16> v{};
+  for (int i = 0; i < 16; ++i) v[size_t(i)] = uint8_t(quant::kvalues_iq4nl[i] + 128);
+  return v;
+}();
+
+// The 16-byte table at p in every 128-bit lane of a V vector, and a lookup of it (lane-wise pshufb).
+template <class V>
+typename V::i table16(const void* p) {
+  const __m256i t = _mm256_broadcastsi128_si256(load128(p));
+  if constexpr (std::is_same_v<V, rows8>) return t;
+  else if constexpr (std::is_same_v<V, rows8x2>) return both(t);
+#ifdef GLIA_PANEL_PAIRS
+  else return _mm512_inserti64x4(_mm512_castsi256_si512(t), t, 1);
+#endif
+}
+inline __m256i lookup16(__m256i table, __m256i idx) { return _mm256_shuffle_epi8(table, idx); }
+inline two_i lookup16(two_i table, two_i idx) { return {lookup16(table.lo, idx.lo), lookup16(table.hi, idx.hi)}; }
+#ifdef GLIA_PANEL_PAIRS
+inline __m512i lookup16(__m512i table, __m512i idx) { return _mm512_shuffle_epi8(table, idx); }
+#endif
+
+// One row: the looked-up values as |v| * (a with v's sign), pairs within 2 * 127 * 127.
+float dot_iq4_nl(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_iq4_nl*>(wv);
+  const auto* a = static_cast<const block_q8_0*>(av);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const __m256i table = _mm256_broadcastsi128_si256(load128(quant::kvalues_iq4nl));
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const __m256i q = _mm256_shuffle_epi8(table, unpack_nibbles(w[b].qs));
+    const __m256i aq = load256(a[b].qs);
+    const int isum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(aq, q)), ones16));
+    sum += rounded(half_to_float(a[b].d) * half_to_float(w[b].d) * float(isum));
+  }
+  return sum;
+}
+
+// With VNNI the values + 128 are the unsigned operand (int32 sums, no bound to mind) and the sum is
+// corrected by 128 sum(a), folded into the start of the prefill sums as Q4_0's. AVX2's maddubs
+// would saturate on them (pairs up to 2 * 241 * 127), so there the values keep their sign and each
+// token's activation cell takes it (|v| * sign(a, v), pairs within 2 * 127 * 127, widened at once).
+template <int T, class V>
+struct gemm_iq4_nl_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n_rows) {
+    using I = typename V::i;
+    using F = typename V::f;
+    constexpr bool biased = byte_dot_vnni;
+    const token_rows<T> rows(a, t0);
+    const uint8_t* const* aq = rows.q;
+    const float* const* ad = rows.d;
+    [[maybe_unused]] const int32_t* const* as = rows.sum;
+    const I low4 = V::set1_i8(0x0F);
+    const I table = biased ? table16<V>(iq4_nl_biased.data()) : table16<V>(quant::kvalues_iq4nl);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+    for (int64_t b = 0; b < nb; ++b, panel += iq4_nl_packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<iq4_nl_packed>(panel, second);
+      constexpr bool fold = biased && T > gemv_max_tokens;
+      constexpr int split = biased ? 2 : 1;  // VNNI: low and high halves in two dependency chains
+      I s[split][T];
+      for (int h = 0; h < split; ++h)
+        for (int t = 0; t < T; ++t) s[h][t] = fold && h == 0 ? V::set1_i32(-128 * as[t][b]) : V::zero();
+      const size_t ab = size_t(b) * sizeof(block_q8_0);
+      for (int c = 0; c < 4; ++c) {
+        const I v = V::load(panel + 32 * c, second);
+        const I lo = lookup16(table, vand(v, low4));             // elements 4c..4c+3
+        const I hi = lookup16(table, vand(vsrl16(v, 4), low4));  // elements 16+4c..16+4c+3
+        if constexpr (biased) {
+          for (int t = 0; t < T; ++t) {
+            s[0][t] = tile_dot<T, V>(s[0][t], lo, aq[t] + ab + 4 * c);
+            s[split - 1][t] = tile_dot<T, V>(s[split - 1][t], hi, aq[t] + ab + 16 + 4 * c);
+          }
+        } else {
+          const I lo_abs = abs_u8(lo), hi_abs = abs_u8(hi);
+          for (int t = 0; t < T; ++t) {
+            s[0][t] = chained(byte_dot_add32(s[0][t], lo_abs, sign_of(V::bcast4(aq[t] + ab + 4 * c), lo)));
+            s[0][t] = chained(byte_dot_add32(s[0][t], hi_abs, sign_of(V::bcast4(aq[t] + ab + 16 + 4 * c), hi)));
+          }
+        }
+      }
+      const F dw = V::halves(panel + 128, second);
+      for (int t = 0; t < T; ++t) {
+        I isum = s[0][t];
+        if constexpr (biased) {
+          isum = vadd32(isum, s[split - 1][t]);
+          if constexpr (!fold) isum = vsub32(isum, V::set1_i32(128 * as[t][b]));
+        }
+        const F p = vmul(vmul(dw, V::set1_f(ad[t][b])), vcvt(isum));
+        acc[t] = vadd(acc[t], rounded(p));
+      }
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n_rows);
+  }
+};
+
 // Q4_0Decode: how Q4_0's one-token matmuls read panels where the build has rows16 (see
 // decode_panels); Q8_0 reads single panels everywhere.
 template <decode_panels Q4_0Decode>
@@ -465,6 +575,9 @@ constexpr mm_kernel legacy_kernels[] = {
     {dtype::q5_0, 32, sizeof(block_q5_0), dtype::q8_0, sizeof(block_q8_0), true, q5_0_packed, pack_q5_0,
      gemm_panels<gemm_q5_0_tile, decode_panels::single>, gemv_via_panels<gemm_q5_0_tile, pack_q5_0, q5_0_packed>,
      q8_0_block_sums, dot_q5_0, gemv_panel_streams<gemm_q5_0_tile, decode_panels::single>},
+    {dtype::iq4_nl, 32, sizeof(block_iq4_nl), dtype::q8_0, sizeof(block_q8_0), true, iq4_nl_packed, pack_iq4_nl,
+     gemm_panels<gemm_iq4_nl_tile, decode_panels::single>, gemv_via_panels<gemm_iq4_nl_tile, pack_iq4_nl, iq4_nl_packed>,
+     q8_0_block_sums, dot_iq4_nl, gemv_panel_streams<gemm_iq4_nl_tile, decode_panels::single>},
 };
 
 }  // namespace
