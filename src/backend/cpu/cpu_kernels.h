@@ -162,7 +162,7 @@ struct isa_kernels {
 // after the host check in cpu_kernels.cpp, and must neither define nor call inline functions shared
 // with other files, or the linker could keep the ISA-flavoured copy for everyone).
 const isa_kernels& avx2_kernels();
-// The matmul kernels (mm_legacy_kernels.h: Q4_0, Q5_0, Q8_0; mm_kquants_kernels.h: Q4_K, Q6_K) built for
+// The matmul kernels (mm_legacy_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL; mm_kquants_kernels.h: Q4_K, Q6_K) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
 // q4_0_decode_pairs / decode_pairs: the AVX-512 tables where Q4_0, or Q4_K and Q6_K, decode two
 // panels per 512-bit vector (which CPUs: decode_pairs_on in cpu_kernels.cpp); the same bits.

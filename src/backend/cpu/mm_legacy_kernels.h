@@ -1,8 +1,9 @@
-// Matmul kernels for the legacy 32-element-block weights with Q8_0 activations (Q4_0, Q5_0, Q8_0),
-// bit-exact twins of the type table's reference vec_dot (quant/legacy_quants.cpp): per block the
-// exact integer sum of the quant products, then per output the reference's float chain over blocks,
+// Matmul kernels for the legacy 32-element-block weights (Q4_0, Q5_0, Q8_0, IQ4_NL with Q8_0
+// activations; Q4_1, Q5_1 with Q8_1), bit-exact twins of the type table's reference vec_dot
+// (quant/legacy_quants.cpp, quant/iq4.cpp): per block the exact integer sum of the quant products,
+// then per output the reference's float chain over blocks,
 //   Q4_0: sum += float(isum) * dw * da        Q8_0: sum += float(isum) * (dw * da),
-//   Q5_0: sum += dw * da * float(isum),
+//   Q5_0, IQ4_NL: sum += dw * da * float(isum),   Q4_1, Q5_1: sum += dw * da * float(isum) + mw * s,
 // evaluated lane-wise with 8 weight rows in the 8 lanes of a vector (no fused multiply-add, no
 // reassociation). Integer sums are exact whatever instruction sequence forms them, so the panel
 // kernel (many tokens) and the in-place kernel (one token) give the reference's bits.
@@ -23,6 +24,9 @@
 //    elements 4c..4c+3, the high nibbles elements 16+4c..16+4c+3 (the Q4_0 element order), so one
 //    load yields two chunks after a mask and a shift.
 //  - Q8_0 (272 bytes): the 32 int8 codes per row as 8 cells, multiplied as |w| * sign(a, w).
+//  - Q4_1 (160), IQ4_NL (144): Q4_0's, Q4_1 with the 8 row minima after the scales.
+//  - Q5_0 (176), Q5_1 (192): Q4_0's cells, one word of regrouped high bits per row (see
+//    regroup_q5_high_bits), the scales (and Q5_1's minima).
 // Included by one .cpp per instruction set (compiled with that ISA's flags): everything here has
 // internal linkage, so each gets its own copy (see simd_avx2.h).
 #pragma once
@@ -40,7 +44,10 @@ namespace glia::cpu {
 namespace {
 
 using quant::block_q4_0;
+using quant::block_q4_1;
 using quant::block_q5_0;
+using quant::block_q5_1;
+using quant::block_q8_1;
 using quant::block_iq4_nl;
 using quant::block_q8_0;
 
@@ -48,25 +55,34 @@ constexpr size_t q4_0_packed = 128 + 16;
 constexpr size_t q8_0_packed = 256 + 16;
 constexpr size_t q8_0_qs_offset = 2;  // offsetof(block_q8_0, qs)
 
-// Pointers into T consecutive Q8_0 activation rows from t0: the quants, and the block scales and
-// sums formed once per matmul (the kernels index them by block).
-template <int T>
+// The activation blocks the kernels read: Q8_0 (d, 32 quants) or Q8_1 (d, s, 32 quants).
+struct q8_0_acts {
+  static constexpr size_t block = sizeof(block_q8_0), qs = q8_0_qs_offset;
+};
+struct q8_1_acts {
+  static constexpr size_t block = sizeof(block_q8_1), qs = 4;  // offsetof(block_q8_1, qs)
+};
+
+// Pointers into T consecutive activation rows from t0: the quants (at byte QsOffset of the first
+// block), and the block scales and sums formed once per matmul (the kernels index them by block).
+template <int T, size_t QsOffset = q8_0_qs_offset>
 struct token_rows {
   const uint8_t* q[T];
   const float* d[T];
   const int32_t* sum[T];
   token_rows(const act_rows& a, int64_t t0) {
     for (int t = 0; t < T; ++t) {
-      q[t] = a.data + size_t(t0 + t) * a.stride + q8_0_qs_offset;
+      q[t] = a.data + size_t(t0 + t) * a.stride + QsOffset;
       d[t] = a.d + (t0 + t) * a.nb;
       sum[t] = a.sum + (t0 + t) * a.nb;
     }
   }
 };
 
-// Activation block sums of a Q8_0 row: d as float, sum of the 32 quants.
-void q8_0_block_sums(const uint8_t* act_row, int64_t nb, float* d, int32_t* sum) {
-  const auto* a = reinterpret_cast<const block_q8_0*>(act_row);
+// Activation block sums of a Q8_0 or Q8_1 row: d as float, sum of the 32 quants.
+template <class Block>
+void q8_block_sums(const uint8_t* act_row, int64_t nb, float* d, int32_t* sum) {
+  const auto* a = reinterpret_cast<const Block*>(act_row);
   const __m256i ones8 = _mm256_set1_epi8(1);
   const __m256i ones16 = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
@@ -75,6 +91,24 @@ void q8_0_block_sums(const uint8_t* act_row, int64_t nb, float* d, int32_t* sum)
     const __m256i q = load256(a[b].qs);
     sum[b] = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), ones16));
   }
+}
+constexpr auto q8_0_block_sums = q8_block_sums<block_q8_0>;
+
+// The fp16 s of the Q8_1 activation block whose quants start at q, as float.
+float q8_1_s(const uint8_t* q) {
+  uint16_t h;
+  std::memcpy(&h, q - q8_1_acts::qs + 2, 2);
+  return half_to_float(h);
+}
+
+// The reference's float step of a block for the types with a block minimum (Q4_1, Q5_1):
+//   sum += dw * da * float(isum) + mw * s,
+// lane-wise, each product rounded on its own (no FMA), added in the reference's order.
+template <class V>
+typename V::f min_block_step(typename V::f acc, typename V::f dw, typename V::f mw, float da, float s,
+                             typename V::i isum) {
+  const auto p = rounded(vmul(vmul(dw, V::set1_f(da)), vcvt(isum)));
+  return vadd(acc, vadd(p, rounded(vmul(mw, V::set1_f(s)))));
 }
 
 // ---- Q4_0 ---------------------------------------------------------------------------------------
@@ -96,31 +130,45 @@ void pack_q4_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
   pack_cells(w, r0, n_rows, sizeof(block_q4_0), 2, 4, out);
 }
 
-template <int T, class V>
-struct gemm_q4_0_tile {
+// Q4_0 and Q4_1 share a tile: 4-bit codes in Q4_0's cells, then the row scales (and for Q4_1 the
+// row minima) as fp16. Q4_0's codes stand for q - 8 (the sum less 8 sum(a)); Q4_1's for q, plus
+// the block minimum times the activation block's s (Q8_1).
+struct q4_0_kind {
+  using acts = q8_0_acts;
+  static constexpr int bias = 8;
+  static constexpr size_t packed = q4_0_packed;
+};
+struct q4_1_kind {
+  using acts = q8_1_acts;
+  static constexpr int bias = 0;
+  static constexpr size_t packed = 128 + 16 + 16;
+};
+
+template <class K, int T, class V>
+struct gemm_q4_tile {
   static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
                   int n_rows) {
     using I = typename V::i;
     using F = typename V::f;
-    const token_rows<T> rows(a, t0);
+    const token_rows<T, K::acts::qs> rows(a, t0);
     const uint8_t* const* aq = rows.q;
     const float* const* ad = rows.d;
-    const int32_t* const* as = rows.sum;
+    [[maybe_unused]] const int32_t* const* as = rows.sum;
     const I low4 = V::set1_i8(0x0F);
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
-    for (int64_t b = 0; b < nb; ++b, panel += q4_0_packed) {
-      if constexpr (T <= gemv_max_tokens) V::template prefetch<q4_0_packed>(panel, second);
+    for (int64_t b = 0; b < nb; ++b, panel += K::packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<K::packed>(panel, second);
       // Few tokens: the low and the high nibbles in separate sums, so that each dependency chain of
       // byte dot products is half as long (the sum of both stays within the int16 bound).
       constexpr int split = T <= 2 ? 2 : 1;
       // Prefill with VNNI: the int32 sums start at -8 sum(a) (one broadcast instead of a subtraction
       // later; decode measured a little slower that way).
-      constexpr bool fold = byte_dot_vnni && T > gemv_max_tokens;
+      constexpr bool fold = byte_dot_vnni && T > gemv_max_tokens && K::bias != 0;
       I s[split][T];
       for (int h = 0; h < split; ++h)
-        for (int t = 0; t < T; ++t) s[h][t] = fold && h == 0 ? V::set1_i32(-8 * as[t][b]) : V::zero();
-      const size_t ab = size_t(b) * sizeof(block_q8_0);
+        for (int t = 0; t < T; ++t) s[h][t] = fold && h == 0 ? V::set1_i32(-K::bias * as[t][b]) : V::zero();
+      const size_t ab = size_t(b) * K::acts::block;
       for (int c = 0; c < 4; ++c) {
         const I v = V::load(panel + 32 * c, second);
         const I lo = vand(v, low4);  // elements 4c..4c+3
@@ -134,14 +182,23 @@ struct gemm_q4_0_tile {
       const F dw = V::halves(panel + 128, second);
       for (int t = 0; t < T; ++t) {
         const I st = split == 2 ? byte_dot_sum(s[0][t], high_nibble_sum<V>(s[1][t])) : s[0][t];
-        const I isum = fold ? st : vsub32(byte_dot_widen(st), V::set1_i32(8 * as[t][b]));
-        const F p = vmul(vmul(vcvt(isum), dw), V::set1_f(ad[t][b]));
-        acc[t] = vadd(acc[t], rounded(p));
+        if constexpr (K::bias == 0) {
+          acc[t] = min_block_step<V>(acc[t], dw, V::halves(panel + 144, second), ad[t][b], q8_1_s(aq[t] + ab),
+                                     byte_dot_widen(st));
+        } else {
+          const I isum = fold ? st : vsub32(byte_dot_widen(st), V::set1_i32(K::bias * as[t][b]));
+          const F p = vmul(vmul(vcvt(isum), dw), V::set1_f(ad[t][b]));
+          acc[t] = vadd(acc[t], rounded(p));
+        }
       }
     }
     for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n_rows);
   }
 };
+template <int T, class V>
+using gemm_q4_0_tile = gemm_q4_tile<q4_0_kind, T, V>;
+template <int T, class V>
+using gemm_q4_1_tile = gemm_q4_tile<q4_1_kind, T, V>;
 
 // T tokens (1-3), 8 rows at a time straight from the file layout. Two rows share a vector (one per
 // 128-bit half), multiplied with the activation's low 16 and high 16 quants broadcast to both
@@ -373,8 +430,7 @@ float dot_q5_0(const void* wv, const void* av, int64_t n) {
 // at byte k of a cell: bit m of byte k is qh bit 4m + k, so cell c's low nibbles (elements 4c + k)
 // find theirs in bit c and its high nibbles (elements 16 + 4c + k) in bit 4 + c. A shift of the
 // word by 4 - c (left) or c (right) brings them to bit 4 of each byte, where the code needs them.
-constexpr size_t q5_0_packed = 128 + 32 + 16;
-constexpr size_t q5_0_qh_offset = 2, q5_0_qs_offset = 6;  // offsetof(block_q5_0, qh / qs)
+// Q5_1's panel adds the 8 row minima (fp16) after the scales.
 
 // The regrouped qh of 8 rows at once (one row per 32-bit lane): for each byte k, the bits 4m + k
 // (m = 0..7) are gathered into 8 adjacent bits by three halving steps.
@@ -390,47 +446,66 @@ __m256i regroup_q5_high_bits(__m256i qh) {
   return out;
 }
 
-void pack_q5_0(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
-  pack_group_blocks(w, r0, n_rows, 32, sizeof(block_q5_0), q5_0_packed, out, [&](const uint8_t* const blk[8], uint8_t* dst) {
+// Q5_0 (codes stand for q - 16, Q8_0 activations) and Q5_1 (q, plus the block minimum times the
+// Q8_1 activation block's s). The fields of a block: d at 0, then (Q5_1) m, qh, qs.
+struct q5_0_kind {
+  using block = block_q5_0;
+  using acts = q8_0_acts;
+  static constexpr int bias = 16;
+  static constexpr size_t qh = 2, packed = 128 + 32 + 16;
+};
+struct q5_1_kind {
+  using block = block_q5_1;
+  using acts = q8_1_acts;
+  static constexpr int bias = 0;
+  static constexpr size_t qh = 4, packed = 128 + 32 + 16 + 16;
+};
+
+template <class K>
+void pack_q5(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 32, sizeof(typename K::block), K::packed, out, [&](const uint8_t* const blk[8], uint8_t* dst) {
     const uint8_t* codes[8];
     alignas(32) uint32_t qh[8];
     for (int r = 0; r < 8; ++r) {
-      codes[r] = blk[r] + q5_0_qs_offset;
-      std::memcpy(&qh[r], blk[r] + q5_0_qh_offset, 4);
+      codes[r] = blk[r] + K::qh + 4;
+      std::memcpy(&qh[r], blk[r] + K::qh, 4);
     }
     store_cells(codes, 4, dst);
     store256(dst + 128, regroup_q5_high_bits(load256(qh)));
     store_block_halves(blk, 0, dst + 160);
+    if constexpr (K::bias == 0) store_block_halves(blk, 2, dst + 176);
   });
 }
+constexpr auto pack_q5_0 = pack_q5<q5_0_kind>;
+constexpr auto pack_q5_1 = pack_q5<q5_1_kind>;
 
-// Codes q = nibble | high bit (0..31) as unsigned bytes, and the sum less 16 sum(a). On AVX2 the
-// int16 pairs of maddubs reach 2 * 31 * 127 = 7874, so the low and the high nibbles of a block
-// (4 cells each) go to separate sums (<= 31496 each) that are widened apart.
-template <int T, class V>
-struct gemm_q5_0_tile {
+// Codes q = nibble | high bit (0..31) as unsigned bytes (Q5_0: the sum then less 16 sum(a)). On
+// AVX2 the int16 pairs of maddubs reach 2 * 31 * 127 = 7874, so the low and the high nibbles of a
+// block (4 cells each) go to separate sums (<= 31496 each) that are widened apart.
+template <class K, int T, class V>
+struct gemm_q5_tile {
   static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
                   int n_rows) {
     using I = typename V::i;
     using F = typename V::f;
-    const token_rows<T> rows(a, t0);
+    const token_rows<T, K::acts::qs> rows(a, t0);
     const uint8_t* const* aq = rows.q;
     const float* const* ad = rows.d;
-    const int32_t* const* as = rows.sum;
+    [[maybe_unused]] const int32_t* const* as = rows.sum;
     const I low4 = V::set1_i8(0x0F);
     const I bit4 = V::set1_i8(0x10);
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
-    for (int64_t b = 0; b < nb; ++b, panel += q5_0_packed) {
-      if constexpr (T <= gemv_max_tokens) V::template prefetch<q5_0_packed>(panel, second);
+    for (int64_t b = 0; b < nb; ++b, panel += K::packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<K::packed>(panel, second);
       // Prefill with VNNI: the int32 sums of the low nibbles start at -16 sum(a) (as Q4_0).
-      constexpr bool fold = byte_dot_vnni && T > gemv_max_tokens;
+      constexpr bool fold = byte_dot_vnni && T > gemv_max_tokens && K::bias != 0;
       I s[2][T];
       for (int t = 0; t < T; ++t) {
-        s[0][t] = fold ? V::set1_i32(-16 * as[t][b]) : V::zero();
+        s[0][t] = fold ? V::set1_i32(-K::bias * as[t][b]) : V::zero();
         s[1][t] = V::zero();
       }
-      const size_t ab = size_t(b) * sizeof(block_q8_0);
+      const size_t ab = size_t(b) * K::acts::block;
       const I h = V::load(panel + 128, second);
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
@@ -445,14 +520,62 @@ struct gemm_q5_0_tile {
       const F dw = V::halves(panel + 160, second);
       for (int t = 0; t < T; ++t) {
         const I st = vadd32(byte_dot_widen(s[0][t]), byte_dot_widen(s[1][t]));
-        const I isum = fold ? st : vsub32(st, V::set1_i32(16 * as[t][b]));
-        const F p = vmul(vmul(dw, V::set1_f(ad[t][b])), vcvt(isum));
-        acc[t] = vadd(acc[t], rounded(p));
+        if constexpr (K::bias == 0) {
+          acc[t] = min_block_step<V>(acc[t], dw, V::halves(panel + 176, second), ad[t][b], q8_1_s(aq[t] + ab), st);
+        } else {
+          const I isum = fold ? st : vsub32(st, V::set1_i32(K::bias * as[t][b]));
+          const F p = vmul(vmul(dw, V::set1_f(ad[t][b])), vcvt(isum));
+          acc[t] = vadd(acc[t], rounded(p));
+        }
       }
     }
     for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n_rows);
   }
 };
+template <int T, class V>
+using gemm_q5_0_tile = gemm_q5_tile<q5_0_kind, T, V>;
+template <int T, class V>
+using gemm_q5_1_tile = gemm_q5_tile<q5_1_kind, T, V>;
+
+// One row of Q4_1 / Q5_1: unsigned codes (0..15 / 0..31) times a, pairs within 2 * 31 * 127.
+float dot_q4_1(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q4_1*>(wv);
+  const auto* a = static_cast<const block_q8_1*>(av);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const __m256i q = unpack_nibbles(w[b].qs);
+    const int isum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(a[b].qs)), ones16));
+    sum += rounded(half_to_float(w[b].d) * half_to_float(a[b].d) * float(isum)) +
+           rounded(half_to_float(w[b].m) * half_to_float(a[b].s));
+  }
+  return sum;
+}
+
+float dot_q5_1(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q5_1*>(wv);
+  const auto* a = static_cast<const block_q8_1*>(av);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const __m256i q = _mm256_or_si256(unpack_nibbles(w[b].qs), q5_high_bits(w[b].qh));
+    const int isum = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(a[b].qs)), ones16));
+    sum += rounded(half_to_float(w[b].d) * half_to_float(a[b].d) * float(isum)) +
+           rounded(half_to_float(w[b].m) * half_to_float(a[b].s));
+  }
+  return sum;
+}
+
+void pack_q4_1(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 32, sizeof(block_q4_1), q4_1_kind::packed, out,
+                    [&](const uint8_t* const blk[8], uint8_t* dst) {
+                      const uint8_t* codes[8];
+                      for (int r = 0; r < 8; ++r) codes[r] = blk[r] + 4;
+                      store_cells(codes, 4, dst);
+                      store_block_halves(blk, 0, dst + 128);
+                      store_block_halves(blk, 2, dst + 144);
+                    });
+}
 
 // ---- IQ4_NL -------------------------------------------------------------------------------------
 
@@ -572,12 +695,18 @@ constexpr mm_kernel legacy_kernels[] = {
     {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0,
      gemm_panels<gemm_q8_0_tile, decode_panels::single>, gemv_q8_0, q8_0_block_sums, dot_q8_0,
      gemv_panel_streams<gemm_q8_0_tile, decode_panels::single>},
-    {dtype::q5_0, 32, sizeof(block_q5_0), dtype::q8_0, sizeof(block_q8_0), true, q5_0_packed, pack_q5_0,
-     gemm_panels<gemm_q5_0_tile, decode_panels::single>, gemv_via_panels<gemm_q5_0_tile, pack_q5_0, q5_0_packed>,
+    {dtype::q5_0, 32, sizeof(block_q5_0), dtype::q8_0, sizeof(block_q8_0), true, q5_0_kind::packed, pack_q5_0,
+     gemm_panels<gemm_q5_0_tile, decode_panels::single>, gemv_via_panels<gemm_q5_0_tile, pack_q5_0, q5_0_kind::packed>,
      q8_0_block_sums, dot_q5_0, gemv_panel_streams<gemm_q5_0_tile, decode_panels::single>},
     {dtype::iq4_nl, 32, sizeof(block_iq4_nl), dtype::q8_0, sizeof(block_q8_0), true, iq4_nl_packed, pack_iq4_nl,
      gemm_panels<gemm_iq4_nl_tile, decode_panels::single>, gemv_via_panels<gemm_iq4_nl_tile, pack_iq4_nl, iq4_nl_packed>,
      q8_0_block_sums, dot_iq4_nl, gemv_panel_streams<gemm_iq4_nl_tile, decode_panels::single>},
+    {dtype::q4_1, 32, sizeof(block_q4_1), dtype::q8_1, sizeof(block_q8_1), true, q4_1_kind::packed, pack_q4_1,
+     gemm_panels<gemm_q4_1_tile, decode_panels::single>, gemv_via_panels<gemm_q4_1_tile, pack_q4_1, q4_1_kind::packed>,
+     q8_block_sums<block_q8_1>, dot_q4_1, gemv_panel_streams<gemm_q4_1_tile, decode_panels::single>},
+    {dtype::q5_1, 32, sizeof(block_q5_1), dtype::q8_1, sizeof(block_q8_1), true, q5_1_kind::packed, pack_q5_1,
+     gemm_panels<gemm_q5_1_tile, decode_panels::single>, gemv_via_panels<gemm_q5_1_tile, pack_q5_1, q5_1_kind::packed>,
+     q8_block_sums<block_q8_1>, dot_q5_1, gemv_panel_streams<gemm_q5_1_tile, decode_panels::single>},
 };
 
 }  // namespace
