@@ -13,6 +13,7 @@
 #include "core/cpu_features.h"
 #include "core/fp16.h"
 #include "harness.h"
+#include "quant/activation.h"
 
 namespace glia::test {
 namespace {
@@ -191,8 +192,9 @@ TEST(kernels, isa_quantizers_reproduce_reference_bits) {
   const int64_t n = 3 * 256;
   for (int i = 0; i < k.n_quantizers; ++i) {
     const auto& q = k.quantizers[i];
-    // Which format: the first table type whose quantize_row is this reference, else Q8_0 (x86).
-    dtype fmt_type = dtype::q8_0;
+    // Which format: the first table type whose quantize_row is this reference, else Q8_0 or Q8_1
+    // (their x86 variants).
+    dtype fmt_type = q.reference == quant::quantize_row_q8_1_x86 ? dtype::q8_1 : dtype::q8_0;
     for (const type_traits& t : all_types())
       if (t.quantize_row == q.reference) fmt_type = t.type;
     const type_traits& t = type_info(fmt_type);
@@ -208,7 +210,7 @@ TEST(kernels, isa_quantizers_reproduce_reference_bits) {
     }
   }
   if (has_avx2() && has_fma() && has_f16c()) {
-    EXPECT_GE(k.n_quantizers, 4);
+    EXPECT_GE(k.n_quantizers, 5);
   }
 }
 

@@ -26,9 +26,9 @@ struct vec_dot_entry {
 };
 
 // Activation quantizers with fast twins, named by the reference routine a twin reproduces bit for
-// bit: the type table's quantize_row of Q8_0 / Q8_K / F16, or the x86 variant of Q8_0
+// bit: the type table's quantize_row of Q8_0 / Q8_K / F16, or the x86 variant of Q8_0 or Q8_1
 // (quant/activation.h). A twin is used only where matmul asks for exactly that reference.
-enum class act_quantizer { q8_0, q8_0_x86, q8_k, f16 };
+enum class act_quantizer { q8_0, q8_0_x86, q8_1_x86, q8_k, f16 };
 
 struct quantize_entry {
   act_quantizer reproduces;
