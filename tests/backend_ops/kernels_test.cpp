@@ -13,6 +13,7 @@
 #include "core/cpu_features.h"
 #include "core/fp16.h"
 #include "harness.h"
+#include "quant/activation.h"
 
 namespace glia::test {
 namespace {
@@ -41,7 +42,8 @@ TEST(kernels, isa_vec_dot_matches_reference) {
   }
   if (has_avx2() && has_fma() && has_f16c()) {
     // Types with matmul kernels take the dot of the best ISA that has them (AVX2 or AVX-512 VNNI).
-    for (dtype t : {dtype::q8_0, dtype::q4_0, dtype::q4_k, dtype::q6_k, dtype::f32, dtype::f16, dtype::bf16}) {
+    for (dtype t : {dtype::q8_0, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::iq4_nl, dtype::q4_k, dtype::q6_k,
+                    dtype::f32, dtype::f16, dtype::bf16}) {
       ASSERT_NE(k.mm(t), nullptr) << type_info(t).name;
       EXPECT_STREQ(k.vec_dot_isa(t), k.mm_isa_by_id[uint32_t(t)]) << type_info(t).name;
     }
@@ -190,8 +192,9 @@ TEST(kernels, isa_quantizers_reproduce_reference_bits) {
   const int64_t n = 3 * 256;
   for (int i = 0; i < k.n_quantizers; ++i) {
     const auto& q = k.quantizers[i];
-    // Which format: the first table type whose quantize_row is this reference, else Q8_0 (x86).
-    dtype fmt_type = dtype::q8_0;
+    // Which format: the first table type whose quantize_row is this reference, else Q8_0 or Q8_1
+    // (their x86 variants).
+    dtype fmt_type = q.reference == quant::quantize_row_q8_1_x86 ? dtype::q8_1 : dtype::q8_0;
     for (const type_traits& t : all_types())
       if (t.quantize_row == q.reference) fmt_type = t.type;
     const type_traits& t = type_info(fmt_type);
@@ -207,7 +210,7 @@ TEST(kernels, isa_quantizers_reproduce_reference_bits) {
     }
   }
   if (has_avx2() && has_fma() && has_f16c()) {
-    EXPECT_GE(k.n_quantizers, 4);
+    EXPECT_GE(k.n_quantizers, 5);
   }
 }
 

@@ -47,6 +47,8 @@ quantize_row_fn reference_of(act_quantizer q) {
       return type_info(dtype::q8_0).quantize_row;
     case act_quantizer::q8_0_x86:
       return quant::quantize_row_q8_0_x86;
+    case act_quantizer::q8_1_x86:
+      return quant::quantize_row_q8_1_x86;
     case act_quantizer::q8_k:
       return type_info(dtype::q8_k).quantize_row;
     case act_quantizer::f16:

@@ -26,9 +26,9 @@ struct vec_dot_entry {
 };
 
 // Activation quantizers with fast twins, named by the reference routine a twin reproduces bit for
-// bit: the type table's quantize_row of Q8_0 / Q8_K / F16, or the x86 variant of Q8_0
+// bit: the type table's quantize_row of Q8_0 / Q8_K / F16, or the x86 variant of Q8_0 or Q8_1
 // (quant/activation.h). A twin is used only where matmul asks for exactly that reference.
-enum class act_quantizer { q8_0, q8_0_x86, q8_k, f16 };
+enum class act_quantizer { q8_0, q8_0_x86, q8_1_x86, q8_k, f16 };
 
 struct quantize_entry {
   act_quantizer reproduces;
@@ -166,7 +166,7 @@ struct isa_kernels {
 // after the host check in cpu_kernels.cpp, and must neither define nor call inline functions shared
 // with other files, or the linker could keep the ISA-flavoured copy for everyone).
 const isa_kernels& avx2_kernels();
-// The matmul kernels (mm_legacy_kernels.h: Q4_0, Q8_0; mm_kquants_kernels.h: Q4_K, Q6_K) built for
+// The matmul kernels (mm_legacy_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL; mm_kquants_kernels.h: Q4_K, Q6_K) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
 // q4_0_decode_pairs / decode_pairs: the AVX-512 tables where Q4_0, or Q4_K and Q6_K, decode two
 // panels per 512-bit vector (which CPUs: decode_pairs_on in cpu_kernels.cpp); the same bits.

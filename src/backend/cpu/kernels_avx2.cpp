@@ -19,6 +19,7 @@ namespace glia::cpu {
 namespace {
 
 using quant::block_q8_0;
+using quant::block_q8_1;
 using quant::block_q8_k;
 
 // ---- Activation quantizers: bit-exact twins of scalar reference routines. ----------------------
@@ -63,16 +64,21 @@ inline __m256i pack_i32_to_i8(__m256i a, __m256i b, __m256i c, __m256i d) {
 
 // Q8_0 blocks: d = amax / 127; q = round(x * id) clamped to [-127, 127]. The table's routine
 // (ggml's quantize_row_q8_0_ref) uses id = 1 / d and roundf; the x86 variant id = 127 / amax
-// and round-half-even.
-template <bool x86>
+// and round-half-even. Q8_1 blocks (x86 variant only: the one matmul asks for) add
+// s = fp16(d * float(sum q)), with the unrounded d.
+template <bool x86, class Block = block_q8_0>
 void quantize_q8_0(const float* src, void* dst, int64_t n) {
-  auto* out = static_cast<block_q8_0*>(dst);
+  constexpr bool q8_1 = std::is_same_v<Block, block_q8_1>;
+  static_assert(!q8_1 || x86);
+  auto* out = static_cast<Block*>(dst);
   const __m256 lim = _mm256_set1_ps(127.0f);
   for (int64_t b = 0; b < n / 32; ++b) {
     const float* x = src + 32 * b;
     __m256 v[4] = {_mm256_loadu_ps(x), _mm256_loadu_ps(x + 8), _mm256_loadu_ps(x + 16), _mm256_loadu_ps(x + 24)};
     if (any_nonfinite(v, 4)) {
-      if (x86)
+      if (q8_1)
+        quant::quantize_row_q8_1_x86(x, out + b, 32);
+      else if (x86)
         quant::quantize_row_q8_0_x86(x, out + b, 32);
       else
         type_info(dtype::q8_0).quantize_row(x, out + b, 32);
@@ -94,11 +100,16 @@ void quantize_q8_0(const float* src, void* dst, int64_t n) {
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs), pack_i32_to_i8(q[0], q[1], q[2], q[3]));
     out[b].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+    if constexpr (q8_1) {
+      const int sum = hsum_i32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
+      out[b].s = _cvtss_sh(d * float(sum), _MM_FROUND_TO_NEAREST_INT);
+    }
   }
 }
 
 void quantize_q8_0_table(const float* src, void* dst, int64_t n) { quantize_q8_0<false>(src, dst, n); }
 void quantize_q8_0_x86(const float* src, void* dst, int64_t n) { quantize_q8_0<true>(src, dst, n); }
+void quantize_q8_1_x86(const float* src, void* dst, int64_t n) { quantize_q8_0<true, block_q8_1>(src, dst, n); }
 
 // Q8_K blocks of 256 (the table's routine): the signed peak (first element of largest magnitude)
 // maps to -127, iscale = -127 / peak, q = min(127, round-half-even(iscale * x)), d = 1 / iscale,
@@ -166,6 +177,7 @@ void quantize_f16(const float* src, void* dst, int64_t n) {
 constexpr quantize_entry avx2_quantizers[] = {
     {act_quantizer::q8_0, quantize_q8_0_table},
     {act_quantizer::q8_0_x86, quantize_q8_0_x86},
+    {act_quantizer::q8_1_x86, quantize_q8_1_x86},
     {act_quantizer::q8_k, quantize_q8_k},
     {act_quantizer::f16, quantize_f16},
 };
