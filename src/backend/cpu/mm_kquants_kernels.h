@@ -1,20 +1,24 @@
-// Matmul kernels for Q4_K and Q6_K weights (Q8_K activations), bit-exact twins of the type
+// Matmul kernels for Q4_K, Q5_K and Q6_K weights (Q8_K activations), bit-exact twins of the type
 // table's reference vec_dot (quant/k_quants_high.cpp). Per super-block of 256 the integer sums are
 // exact; per output the float chain is the reference's:
-//   Q4_K: sum += (dw * da) * float(isum) - (dmin_w * da) * float(min_term)
+//   Q4_K, Q5_K: sum += (dw * da) * float(isum) - (dmin_w * da) * float(min_term)
 //   Q6_K: sum += (dw * da) * float(isum)
 // evaluated lane-wise with 8 weight rows in the lanes of a vector (no fused multiply-add).
 //
 // Integer parts (exact):
 //   Q4_K: isum = sum_j scale_j * sum_{32 in j} q a (q 0..15), min_term = sum_j min_j * (bsums of j)
+//   Q5_K: the same with q 0..31
 //   Q6_K: isum = sum_g scale_g * sum_{16 in g} q a - 32 * sum_g scale_g * bsum_g (q 0..63)
 // Nibble products pair up to 3810, so a Q4_K sub-block's 8 chunks add in int16; Q6_K products pair
-// up to 2 * 63 * 127 = 16002, so only two chunks add in int16 before the scale madd.
+// up to 2 * 63 * 127 = 16002, so only two chunks add in int16 before the scale madd; Q5_K products
+// pair up to 2 * 31 * 128 = 7936, four chunks.
 //
 // Panel layouts of one super-block of 8 rows:
 //  - Q4_K (compact, 1152 bytes: the file's bytes, see pack_q4_k): code bytes as 4-byte cells
 //    [cell][row], the packed 6-bit scale words [word][row] (decoded lane-wise in the kernel), d and
 //    dmin as fp16;
+//  - Q5_K (compact, 1408 bytes: the file's bytes, see pack_q5_k): Q4_K's cells, scale words and
+//    fp16 values, with the fifth code bits as 8 more cells;
 //  - Q6_K (1680 bytes, see pack_q6_k): the file's code bytes as cells, or (AVX2 builds) the 6-bit
 //    codes rearranged at load so that three of four need one mask; the int8 scale words
 //    [word][row], d as fp16.
@@ -34,6 +38,7 @@ namespace glia::cpu {
 namespace {
 
 using quant::block_q4_k;
+using quant::block_q5_k;
 using quant::block_q6_k;
 using quant::block_q8_k;
 
@@ -262,6 +267,208 @@ struct gemv_q4_k_tokens {
         for (int t = 0; t < T; ++t) {
           // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
           // (4-7) and the high half their min_terms.
+          const __m256i* pt = part[t];
+          const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
+          const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
+          const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+          const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
+          const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
+          const __m256 vda = _mm256_set1_ps(arow[t][b].d);
+          const __m256 d = _mm256_mul_ps(dw, vda);
+          const __m256 dmin = _mm256_mul_ps(dminw, vda);
+          acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
+                                                       rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+        }
+      }
+      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
+    }
+  }
+};
+
+// ---- Q5_K ---------------------------------------------------------------------------------------
+// Q4_K's nibbles, scales, mins and float chain, plus a fifth code bit per element: bit j of qh[l]
+// belongs to element l of sub-block j (codes 0..31).
+
+// Bit j of every byte of qh moved to bit 4 (the rest zero): the fifth bit of sub-block j's codes.
+// Bits that the 16-bit shifts carry across a byte border land below bit 4 (left shifts by at most
+// 4) or above it (right shifts), and the mask drops them.
+template <class V>
+typename V::i q5_k_fifth_bits(typename V::i qh, int j) {
+  const typename V::i at4 = j < 4 ? vsll16(qh, 4 - j) : j == 4 ? qh : vsrl16(qh, j - 4);
+  return vand(at4, V::set1_i8(0x10));
+}
+
+// Codes (0..31) of one Q5_K block in element order: vector j holds sub-block j's 32 codes.
+void q5_k_codes(const block_q5_k& b, __m256i codes[8]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i qh = load256(b.qh);
+  for (int h = 0; h < 4; ++h) {
+    const __m256i packed = load256(b.qs + 32 * h);
+    codes[2 * h] = _mm256_or_si256(_mm256_and_si256(packed, low4), q5_k_fifth_bits<rows8>(qh, 2 * h));
+    codes[2 * h + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(packed, 4), low4),
+                                       q5_k_fifth_bits<rows8>(qh, 2 * h + 1));
+  }
+}
+
+// Products of codes up to 31 pair up to 2 * 31 * 128 = 7936 in a maddubs lane: each is widened by
+// its scale madd at once (the int32 sums are far from any bound: 8 * 63 * 32 * 31 * 128).
+float dot_q5_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q5_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const __m128i sm = q4_k_scales_mins_bytes(w[b].scales);
+    const __m128i pairs = _mm_hadd_epi16(load128(a[b].bsums), load128(a[b].bsums + 8));
+    const __m128i mt = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), pairs);
+    const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+    __m256i codes[8];
+    q5_k_codes(w[b], codes);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j) {
+      const __m256i p = _mm256_maddubs_epi16(codes[j], load256(a[b].qs + 32 * j));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_shuffle_epi8(scales, spread16(j))));
+    }
+    const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+    const __m128i both = _mm_hadd_epi32(_mm_hadd_epi32(isum4, mt), _mm_setzero_si128());
+    const int isum = _mm_cvtsi128_si32(both), min_term = _mm_extract_epi32(both, 1);
+    const float d = half_to_float(w[b].d) * a[b].d;
+    const float dmin = half_to_float(w[b].dmin) * a[b].d;
+    sum += rounded(d * float(isum)) - rounded(dmin * float(min_term));
+  }
+  return sum;
+}
+
+// Compact Q5_K panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks (1408):
+//   [0, 1024)     the code nibbles as Q4_K's cells (cell 8h + i: elements 4i..4i+3 of sub-blocks
+//                 2h in the low nibbles and 2h + 1 in the high ones)
+//   [1024, 1280)  the 32 qh bytes of each row as 8 cells [cell i][row r]: bit j of cell i's bytes
+//                 is the fifth bit of elements 4i..4i+3 of sub-block j
+//   [1280, 1376)  the 12 packed scale/min bytes as 3 words [word k][row r] (as Q4_K)
+//   [1376, 1408)  d of the 8 rows, then dmin, as fp16
+// Decode reads no more bytes than the file's rows; assembling a code costs a shift, two masks and
+// an or on top of Q4_K's nibble (the qh cell is shared by the 8 sub-blocks).
+constexpr size_t q5_k_packed = 1408;
+constexpr size_t q5_k_qh_at = 1024, q5_k_scales_at = 1280, q5_k_d_at = 1376, q5_k_dmin_at = 1392;
+
+void pack_q5_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q5_k), q5_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
+    store_block_cells(blk, offsetof(block_q5_k, qs), 4, dst);
+    store_block_cells(blk, offsetof(block_q5_k, qh), 1, dst + q5_k_qh_at);
+    store_block_words(blk, offsetof(block_q5_k, scales), 3, dst + q5_k_scales_at);
+    store_block_halves(blk, offsetof(block_q5_k, d), dst + q5_k_d_at);
+    store_block_halves(blk, offsetof(block_q5_k, dmin), dst + q5_k_dmin_at);
+  });
+}
+
+template <int T, class V>
+struct gemm_q5_k_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n) {
+    using I = typename V::i;
+    using F = typename V::f;
+    const uint8_t* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+    const I low4 = V::set1_i8(0x0F);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+    for (int64_t b = 0; b < nb; ++b, panel += q5_k_packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q5_k_packed>(panel, second);
+      const size_t ab = size_t(b) * sizeof(block_q8_k);
+      const uint8_t* words = panel + q5_k_scales_at;
+      I sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = V::zero();
+      // Chunks summed before their scale multiplies them: AVX2 sums int16 pairs of products up to
+      // 7936, so 4 chunks (31744) fit and a sub-block takes two scale madds; VNNI sums in int32.
+      constexpr int per_scale = byte_dot_vnni ? 8 : 4;
+      // Few tokens: even and odd chunks in separate chains (as the Q4_K tile).
+      constexpr int split = T <= 2 ? 2 : 1;
+  #pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const int h = j / 2, half = j % 2;
+        const I scale = lane_scales(q4_k_six_bits<V>(words, second, j < 4 ? 0 : 2), j % 4, false);
+        for (int p = 0; p < 8 / per_scale; ++p) {
+          I s[split][T];
+          for (int k = 0; k < split; ++k)
+            for (int t = 0; t < T; ++t) s[k][t] = V::zero();
+          for (int i = per_scale * p; i < per_scale * (p + 1); ++i) {
+            const I v = V::load(panel + 32 * (8 * h + i), second);
+            const I nib = vand(half ? vsrl16(v, 4) : v, low4);
+            const I c = vor(nib, q5_k_fifth_bits<V>(V::load(panel + q5_k_qh_at + 32 * i, second), j));
+            for (int t = 0; t < T; ++t)
+              s[i % split][t] = tile_dot<T, V>(s[i % split][t], c, arow[t] + ab + q8_k_qs + 32 * j + 4 * i);
+          }
+          for (int t = 0; t < T; ++t) {
+            const I st = split == 2 ? byte_dot_sum(s[0][t], s[1][t]) : s[0][t];
+            sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(st, scale)));
+          }
+        }
+      }
+      const I mn_lo = q4_k_six_bits<V>(words, second, 1), mn_hi = q4_k_six_bits<V>(words, second, 3);
+      const I mins[4] = {lane_byte_pairs(mn_lo, 0, true, false), lane_byte_pairs(mn_lo, 2, true, false),
+                         lane_byte_pairs(mn_hi, 0, true, false), lane_byte_pairs(mn_hi, 2, true, false)};
+      const F dw = V::halves(panel + q5_k_d_at, second);
+      const F dminw = V::halves(panel + q5_k_dmin_at, second);
+      for (int t = 0; t < T; ++t) {
+        const uint8_t* blk = arow[t] + ab;
+        const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
+        I min_term = vmadd16(mins[0], V::spread_word(pairs, 0));
+        for (int k = 1; k < 4; ++k) min_term = vadd32(min_term, vmadd16(mins[k], V::spread_word(pairs, k)));
+        float da;
+        std::memcpy(&da, blk, 4);
+        const F vda = V::set1_f(da);
+        const F p = vsub(rounded(vmul(vmul(dw, vda), vcvt(sumi[t]))), rounded(vmul(vmul(dminw, vda), vcvt(min_term))));
+        acc[t] = vadd(acc[t], p);
+      }
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
+  }
+};
+
+// T tokens (1-3), 8 rows at a time from the file layout: gemv_q4_k_tokens with 5-bit codes (each
+// maddubs result widened by its scale madd at once, as in dot_q5_k).
+template <int T>
+struct gemv_q5_k_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    const block_q8_k* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+    const int64_t nb = w.n_in / 256;
+    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+    for (int64_t g = r0; g < r1; g += 8) {
+      const int n = int(std::min<int64_t>(8, r1 - g));
+      const uint8_t* rows[8];
+      group_rows(w, g, n, rows);
+      prefetch.group(g);
+      __m256 acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < nb; ++b) {
+        prefetch.step();
+        __m128i pairs[T];
+        for (int t = 0; t < T; ++t) pairs[t] = _mm_hadd_epi16(load128(arow[t][b].bsums), load128(arow[t][b].bsums + 8));
+        const size_t wb = size_t(b) * sizeof(block_q5_k);
+        // Per token and row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
+        __m256i part[T][8];
+        for (int r = 0; r < 8; ++r) {
+          const auto& blk = *reinterpret_cast<const block_q5_k*>(rows[r] + wb);
+          const __m128i sm = q4_k_scales_mins_bytes(blk.scales);
+          const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+          const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+          __m256i codes[8], sc[8];
+          q5_k_codes(blk, codes);
+          for (int j = 0; j < 8; ++j) sc[j] = _mm256_shuffle_epi8(scales, spread16(j));
+          for (int t = 0; t < T; ++t) {
+            __m256i sumi = _mm256_setzero_si256();
+            for (int j = 0; j < 8; ++j) {
+              const __m256i p = _mm256_maddubs_epi16(codes[j], load256(arow[t][b].qs + 32 * j));
+              sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, sc[j]));
+            }
+            const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+            part[t][r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), _mm_madd_epi16(mins, pairs[t]), 1);
+          }
+        }
+        const __m256 dw = gather_halves(rows, wb + offsetof(block_q5_k, d));
+        const __m256 dminw = gather_halves(rows, wb + offsetof(block_q5_k, dmin));
+        for (int t = 0; t < T; ++t) {
           const __m256i* pt = part[t];
           const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
           const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
@@ -510,6 +717,9 @@ constexpr mm_kernel kquant_kernels[] = {
     {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), false, q6_k_packed, pack_q6_k,
      gemm_panels<gemm_q6_k_tile, Decode>, gemv_tokens<gemv_q6_k_tokens>, nullptr, dot_q6_k,
      gemv_panel_streams<gemm_q6_k_tile, Decode>},
+    {dtype::q5_k, 256, sizeof(block_q5_k), dtype::q8_k, sizeof(block_q8_k), false, q5_k_packed, pack_q5_k,
+     gemm_panels<gemm_q5_k_tile, Decode>, gemv_tokens<gemv_q5_k_tokens>, nullptr, dot_q5_k,
+     gemv_panel_streams<gemm_q5_k_tile, Decode>},
 };
 
 }  // namespace
