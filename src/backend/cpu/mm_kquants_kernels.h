@@ -386,10 +386,12 @@ struct gemm_q5_k_tile {
       for (int j = 0; j < 8; ++j) {
         const int h = j / 2, half = j % 2;
         const I scale = lane_scales(q4_k_six_bits<V>(words, second, j < 4 ? 0 : 2), j % 4, false);
+  #pragma GCC unroll 2
         for (int p = 0; p < 8 / per_scale; ++p) {
           I s[split][T];
           for (int k = 0; k < split; ++k)
             for (int t = 0; t < T; ++t) s[k][t] = V::zero();
+  #pragma GCC unroll 8
           for (int i = per_scale * p; i < per_scale * (p + 1); ++i) {
             const I v = V::load(panel + 32 * (8 * h + i), second);
             const I nib = vand(half ? vsrl16(v, 4) : v, low4);
