@@ -1,17 +1,19 @@
-// Matmul kernels for Q4_K, Q5_K and Q6_K weights (Q8_K activations), bit-exact twins of the type
-// table's reference vec_dot (quant/k_quants_high.cpp). Per super-block of 256 the integer sums are
-// exact; per output the float chain is the reference's:
+// Matmul kernels for Q3_K, Q4_K, Q5_K and Q6_K weights (Q8_K activations), bit-exact twins of the
+// type table's reference vec_dot (quant/k_quants_high.cpp, k_quants_low.cpp). Per super-block of
+// 256 the integer sums are exact; per output the float chain is the reference's:
 //   Q4_K, Q5_K: sum += (dw * da) * float(isum) - (dmin_w * da) * float(min_term)
-//   Q6_K: sum += (dw * da) * float(isum)
+//   Q3_K, Q6_K: sum += (dw * da) * float(isum)
 // evaluated lane-wise with 8 weight rows in the lanes of a vector (no fused multiply-add).
 //
 // Integer parts (exact):
 //   Q4_K: isum = sum_j scale_j * sum_{32 in j} q a (q 0..15), min_term = sum_j min_j * (bsums of j)
 //   Q5_K: the same with q 0..31
 //   Q6_K: isum = sum_g scale_g * sum_{16 in g} q a - 32 * sum_g scale_g * bsum_g (q 0..63)
+//   Q3_K: isum = sum_g scale_g * sum_{16 in g} q a - 4 * sum_g scale_g * bsum_g (q 0..7)
 // Nibble products pair up to 3810, so a Q4_K sub-block's 8 chunks add in int16; Q6_K products pair
 // up to 2 * 63 * 127 = 16002, so only two chunks add in int16 before the scale madd; Q5_K products
-// pair up to 2 * 31 * 128 = 7936, four chunks.
+// pair up to 2 * 31 * 128 = 7936, four chunks; Q3_K products up to 2 * 7 * 128 = 1792 (a group's
+// four chunks).
 //
 // Panel layouts of one super-block of 8 rows:
 //  - Q4_K (compact, 1152 bytes: the file's bytes, see pack_q4_k): code bytes as 4-byte cells
@@ -19,6 +21,8 @@
 //    dmin as fp16;
 //  - Q5_K (compact, 1408 bytes: the file's bytes, see pack_q5_k): Q4_K's cells, scale words and
 //    fp16 values, with the fifth code bits as 8 more cells;
+//  - Q3_K (compact, 880 bytes: the file's bytes, see pack_q3_k): the 2-bit code cells, the high-bit
+//    cells, the packed 6-bit scale words (decoded lane-wise in the kernel) and d;
 //  - Q6_K (1680 bytes, see pack_q6_k): the file's code bytes as cells, or (AVX2 builds) the 6-bit
 //    codes rearranged at load so that three of four need one mask; the int8 scale words
 //    [word][row], d as fp16.
@@ -37,6 +41,7 @@
 namespace glia::cpu {
 namespace {
 
+using quant::block_q3_k;
 using quant::block_q4_k;
 using quant::block_q5_k;
 using quant::block_q6_k;
@@ -489,6 +494,214 @@ struct gemv_q5_k_tokens {
   }
 };
 
+// ---- Q3_K ---------------------------------------------------------------------------------------
+// 16 groups of 16 with signed 6-bit scales s_g (stored + 32) and codes u = q2 | hbit << 2 in 0..7
+// (value u - 4): element 128h + 32s + l has q2 in bits 2s..2s+1 of qs[32h + l] and hbit in bit
+// 4h + s of hmask[l]. As Q6_K, the codes enter the byte dot products unsigned and the offset leaves
+// through the activation's group sums: isum = sum_g s_g * sum_{16 in g} u a - 4 * sum_g s_g bsum_g.
+// Products pair up to 2 * 7 * 128 = 1792, so a group's 4 chunks add in int16 (7168).
+
+// Per-byte int8 subtraction, for the scale decoding below (every lane-wise family).
+inline __m256i vsub8(__m256i a, __m256i b) { return _mm256_sub_epi8(a, b); }
+inline two_i vsub8(two_i a, two_i b) { return {vsub8(a.lo, b.lo), vsub8(a.hi, b.hi)}; }
+#ifdef GLIA_PANEL_PAIRS
+inline __m512i vsub8(__m512i a, __m512i b) { return _mm512_sub_epi8(a, b); }
+#endif
+
+// The 16 group scales of a Q3_K block (q3_k_scale - 32) as int8, group g in byte g, with 32-bit
+// word operations on the 12 packed bytes: the low nibbles of groups 0-7 (8-15) are the low (high)
+// nibbles of bytes 0-7; the top two bits of group g are bits 2(g/4)..+1 of byte 8 + g % 4.
+__m128i q3_k_scale_bytes(const uint8_t* s) {
+  uint32_t u[3];
+  std::memcpy(u, s, 12);
+  const uint32_t lo4 = 0x0F0F0F0F, lo2 = 0x03030303;
+  const __m128i x = _mm_setr_epi32(int32_t((u[0] & lo4) | (u[2] & lo2) << 4), int32_t((u[1] & lo4) | (u[2] >> 2 & lo2) << 4),
+                                   int32_t((u[0] >> 4 & lo4) | (u[2] >> 4 & lo2) << 4),
+                                   int32_t((u[1] >> 4 & lo4) | (u[2] >> 6 & lo2) << 4));
+  return _mm_sub_epi8(x, _mm_set1_epi8(32));
+}
+
+// Bit k of every byte of hmask moved to bit 2 (the rest zero): the high code bit of slice k.
+// Bits carried across a byte border by the 16-bit shifts land below bit 2 (left shifts by at most
+// 2) or above it (right shifts), and the mask drops them.
+template <class V>
+typename V::i q3_k_high_bits(typename V::i hm, int k) {
+  const typename V::i at2 = k < 2 ? vsll16(hm, 2 - k) : k == 2 ? hm : vsrl16(hm, k - 2);
+  return vand(at2, V::set1_i8(0x04));
+}
+
+// Codes (0..7) of one Q3_K block in element order: vector k holds slice k's 32 codes.
+void q3_k_codes(const block_q3_k& b, __m256i q[8]) {
+  const __m256i low2 = _mm256_set1_epi8(0x03);
+  const __m256i hm = load256(b.hmask);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i qs = load256(b.qs + 32 * h);
+    for (int s = 0; s < 4; ++s)
+      q[4 * h + s] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qs, 2 * s), low2),
+                                     q3_k_high_bits<rows8>(hm, 4 * h + s));
+  }
+}
+
+// Scale of group 2k in int16 lanes 0-7, of group 2k + 1 in lanes 8-15 (the pair sums of slice k).
+inline __m256i q3_k_slice_scales(__m128i sc8, int k) {
+  return _mm256_cvtepi8_epi16(
+      _mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k))));
+}
+
+// The int32 lanes of one block's isum (codes, scales and offset as above) for activation block a.
+inline __m256i q3_k_block_sum(const __m256i q[8], __m128i sc8, const block_q8_k& a) {
+  const __m256i offset = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), load256(a.bsums));
+  __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 2));
+  for (int k = 0; k < 8; ++k) {
+    const __m256i p = _mm256_maddubs_epi16(q[k], load256(a.qs + 32 * k));
+    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, q3_k_slice_scales(sc8, k)));
+  }
+  return sumi;
+}
+
+float dot_q3_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q3_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    __m256i q[8];
+    q3_k_codes(w[b], q);
+    const __m256i sumi = q3_k_block_sum(q, q3_k_scale_bytes(w[b].scales), a[b]);
+    sum += rounded(half_to_float(w[b].d) * a[b].d * float(hsum_i32(sumi)));
+  }
+  return sum;
+}
+
+// Compact Q3_K panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks (880):
+//   [0, 512)    the 64 qs bytes of each row as 16 cells [cell][row]: cell 8h + i holds, in bits
+//               2s..2s+1, the low code bits of elements 4i..4i+3 of slice 4h + s
+//   [512, 768)  the 32 hmask bytes as 8 cells: bit k of cell i = high bit of elements 4i..4i+3 of
+//               slice k
+//   [768, 864)  the 12 packed scale bytes as 3 words [word][row]
+//   [864, 880)  d of the 8 rows as fp16
+constexpr size_t q3_k_packed = 880;
+constexpr size_t q3_k_hmask_at = 512, q3_k_scales_at = 768, q3_k_d_at = 864;
+
+void pack_q3_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q3_k), q3_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
+    store_block_cells(blk, offsetof(block_q3_k, qs), 2, dst);
+    store_block_cells(blk, offsetof(block_q3_k, hmask), 1, dst + q3_k_hmask_at);
+    store_block_words(blk, offsetof(block_q3_k, scales), 3, dst + q3_k_scales_at);
+    store_block_halves(blk, offsetof(block_q3_k, d), dst + q3_k_d_at);
+  });
+}
+
+// Signed scales of groups 4m..4m+3 of the 8 rows, group 4m + j in byte j of each lane (as
+// q3_k_scale_bytes, on the panel's scale words).
+template <class V>
+typename V::i q3_k_scale_word(const uint8_t* words, size_t second, int m) {
+  using I = typename V::i;
+  const I lo = V::load(words + 32 * (m % 2), second);
+  const I nib = vand(m < 2 ? lo : vsrl32(lo, 4), V::set1_i8(0x0F));
+  const I w2 = V::load(words + 64, second);
+  // Bits 2m..2m+1 of byte 8 + j to bits 4-5; the mask drops what the word shifts carry over.
+  const I top = m < 2 ? vsll32(w2, 4 - 2 * m) : m == 2 ? w2 : vsrl32(w2, 2);
+  return vsub8(vor(nib, vand(top, V::set1_i8(0x30))), V::set1_i8(32));
+}
+
+template <int T, class V>
+struct gemm_q3_k_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n) {
+    using I = typename V::i;
+    using F = typename V::f;
+    const uint8_t* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+    const I low2 = V::set1_i8(0x03);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+    for (int64_t b = 0; b < nb; ++b, panel += q3_k_packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q3_k_packed>(panel, second);
+      const size_t ab = size_t(b) * sizeof(block_q8_k);
+      const uint8_t* words = panel + q3_k_scales_at;
+      I sc[4];
+      for (int m = 0; m < 4; ++m) sc[m] = q3_k_scale_word<V>(words, second, m);
+      I sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = V::zero();
+  #pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        const int h = k / 4, s = k % 4;
+  #pragma GCC unroll 2
+        for (int q = 0; q < 2; ++q) {
+          const int g = 2 * k + q;
+          const I scale = lane_scales(sc[g / 4], g % 4, true);
+          I acc_g[T];
+          for (int t = 0; t < T; ++t) acc_g[t] = V::zero();
+  #pragma GCC unroll 4
+          for (int i = 4 * q; i < 4 * q + 4; ++i) {
+            const I v = V::load(panel + 32 * (8 * h + i), second);
+            const I low = vand(s ? vsrl16(v, 2 * s) : v, low2);
+            const I code = vor(low, q3_k_high_bits<V>(V::load(panel + q3_k_hmask_at + 32 * i, second), k));
+            for (int t = 0; t < T; ++t) acc_g[t] = tile_dot<T, V>(acc_g[t], code, arow[t] + ab + q8_k_qs + 32 * k + 4 * i);
+          }
+          for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(acc_g[t], scale)));
+        }
+      }
+      // 4 * sum_g s_g * bsum_g, two groups per madd.
+      I offset[T];
+      for (int t = 0; t < T; ++t) offset[t] = V::zero();
+      for (int i = 0; i < 8; ++i) {
+        const I pairs = lane_byte_pairs(sc[i / 2], 2 * (i % 2), true, true);
+        for (int t = 0; t < T; ++t) offset[t] = vadd32(offset[t], vmadd16(pairs, V::bcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
+      }
+      const F dw = V::halves(panel + q3_k_d_at, second);
+      for (int t = 0; t < T; ++t) {
+        const I isum = vsub32(sumi[t], vsll32(offset[t], 2));
+        float da;
+        std::memcpy(&da, arow[t] + ab, 4);
+        acc[t] = vadd(acc[t], rounded(vmul(vmul(dw, V::set1_f(da)), vcvt(isum))));
+      }
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
+  }
+};
+
+// T tokens (1-3), 8 rows at a time from the file layout (as gemv_q6_k_tokens): a row's codes and
+// scales are assembled once for all T tokens, the 8 rows' sums reduced together, the float chain
+// run with the rows in the lanes.
+template <int T>
+struct gemv_q3_k_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    const block_q8_k* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+    const int64_t nb = w.n_in / 256;
+    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+    for (int64_t g = r0; g < r1; g += 8) {
+      const int n = int(std::min<int64_t>(8, r1 - g));
+      const uint8_t* rows[8];
+      group_rows(w, g, n, rows);
+      prefetch.group(g);
+      __m256 acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < nb; ++b) {
+        prefetch.step();
+        const size_t wb = size_t(b) * sizeof(block_q3_k);
+        __m256i part[T][8];
+        for (int r = 0; r < 8; ++r) {
+          const auto& blk = *reinterpret_cast<const block_q3_k*>(rows[r] + wb);
+          __m256i q[8];
+          q3_k_codes(blk, q);
+          const __m128i sc8 = q3_k_scale_bytes(blk.scales);
+          for (int t = 0; t < T; ++t) part[t][r] = q3_k_block_sum(q, sc8, arow[t][b]);
+        }
+        const __m256 dw = gather_halves(rows, wb + offsetof(block_q3_k, d));
+        for (int t = 0; t < T; ++t) {
+          const __m256i isum = hsum_8x_i32(part[t]);
+          const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
+          acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
+        }
+      }
+      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
+    }
+  }
+};
+
 // ---- Q6_K ---------------------------------------------------------------------------------------
 
 float dot_q6_k(const void* wv, const void* av, int64_t n) {
@@ -722,6 +935,9 @@ constexpr mm_kernel kquant_kernels[] = {
     {dtype::q5_k, 256, sizeof(block_q5_k), dtype::q8_k, sizeof(block_q8_k), false, q5_k_packed, pack_q5_k,
      gemm_panels<gemm_q5_k_tile, Decode>, gemv_tokens<gemv_q5_k_tokens>, nullptr, dot_q5_k,
      gemv_panel_streams<gemm_q5_k_tile, Decode>},
+    {dtype::q3_k, 256, sizeof(block_q3_k), dtype::q8_k, sizeof(block_q8_k), false, q3_k_packed, pack_q3_k,
+     gemm_panels<gemm_q3_k_tile, Decode>, gemv_tokens<gemv_q3_k_tokens>, nullptr, dot_q3_k,
+     gemv_panel_streams<gemm_q3_k_tile, Decode>},
 };
 
 }  // namespace
