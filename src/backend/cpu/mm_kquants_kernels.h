@@ -1,7 +1,8 @@
-// Matmul kernels for Q3_K, Q4_K, Q5_K and Q6_K weights (Q8_K activations), bit-exact twins of the
+// Matmul kernels for Q2_K, Q3_K, Q4_K, Q5_K and Q6_K weights (Q8_K activations), bit-exact twins of the
 // type table's reference vec_dot (quant/k_quants_high.cpp, k_quants_low.cpp). Per super-block of
 // 256 the integer sums are exact; per output the float chain is the reference's:
 //   Q4_K, Q5_K: sum += (dw * da) * float(isum) - (dmin_w * da) * float(min_term)
+//   Q2_K: the same with (da * dw) and (da * dmin_w) (products commute exactly)
 //   Q3_K, Q6_K: sum += (dw * da) * float(isum)
 // evaluated lane-wise with 8 weight rows in the lanes of a vector (no fused multiply-add).
 //
@@ -10,10 +11,11 @@
 //   Q5_K: the same with q 0..31
 //   Q6_K: isum = sum_g scale_g * sum_{16 in g} q a - 32 * sum_g scale_g * bsum_g (q 0..63)
 //   Q3_K: isum = sum_g scale_g * sum_{16 in g} q a - 4 * sum_g scale_g * bsum_g (q 0..7)
+//   Q2_K: isum = sum_g scale_g * sum_{16 in g} q a (q 0..3), min_term = sum_g min_g * bsum_g
 // Nibble products pair up to 3810, so a Q4_K sub-block's 8 chunks add in int16; Q6_K products pair
 // up to 2 * 63 * 127 = 16002, so only two chunks add in int16 before the scale madd; Q5_K products
 // pair up to 2 * 31 * 128 = 7936, four chunks; Q3_K products up to 2 * 7 * 128 = 1792 (a group's
-// four chunks).
+// four chunks), Q2_K's up to 768.
 //
 // Panel layouts of one super-block of 8 rows:
 //  - Q4_K (compact, 1152 bytes: the file's bytes, see pack_q4_k): code bytes as 4-byte cells
@@ -23,6 +25,8 @@
 //    fp16 values, with the fifth code bits as 8 more cells;
 //  - Q3_K (compact, 880 bytes: the file's bytes, see pack_q3_k): the 2-bit code cells, the high-bit
 //    cells, the packed 6-bit scale words (decoded lane-wise in the kernel) and d;
+//  - Q2_K (compact, 672 bytes: the file's bytes, see pack_q2_k): Q3_K's 2-bit code cells, the
+//    4-bit scale/min bytes as words, d and dmin;
 //  - Q6_K (1680 bytes, see pack_q6_k): the file's code bytes as cells, or (AVX2 builds) the 6-bit
 //    codes rearranged at load so that three of four need one mask; the int8 scale words
 //    [word][row], d as fp16.
@@ -41,6 +45,7 @@
 namespace glia::cpu {
 namespace {
 
+using quant::block_q2_k;
 using quant::block_q3_k;
 using quant::block_q4_k;
 using quant::block_q5_k;
@@ -702,6 +707,180 @@ struct gemv_q3_k_tokens {
   }
 };
 
+// ---- Q2_K ---------------------------------------------------------------------------------------
+// 16 groups of 16 with 4-bit scales and mins (scales[g]: the scale in the low nibble, the min in
+// the high one) and codes u in 0..3 placed as Q3_K's low bits (bits 2s..2s+1 of qs[32h + l] for
+// element 128h + 32s + l): isum = sum_g sc_g * sum_{16 in g} u a, min_term = sum_g m_g * bsum_g.
+// Products pair up to 2 * 3 * 128 = 768, so a group's four chunks add in int16 (3072) on AVX2.
+
+// Codes (0..3) of one Q2_K block in element order: vector k holds slice k's 32 codes.
+void q2_k_codes(const block_q2_k& b, __m256i q[8]) {
+  const __m256i low2 = _mm256_set1_epi8(0x03);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i qs = load256(b.qs + 32 * h);
+    for (int s = 0; s < 4; ++s) q[4 * h + s] = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * s), low2);
+  }
+}
+
+// One block's integer sums for activation block a, as 4 + 4 int32 partials: isum in the low 128
+// bits, min_term in the high 128 bits (summed by the caller).
+inline __m256i q2_k_block_parts(const __m256i q[8], __m128i sc8, const block_q8_k& a) {
+  const __m128i scales = _mm_and_si128(sc8, _mm_set1_epi8(0x0F));
+  const __m128i mins = _mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0x0F));
+  __m256i sumi = _mm256_setzero_si256();
+  for (int k = 0; k < 8; ++k) {
+    const __m256i p = _mm256_maddubs_epi16(q[k], load256(a.qs + 32 * k));
+    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, q3_k_slice_scales(scales, k)));
+  }
+  const __m256i m = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), load256(a.bsums));
+  const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+  const __m128i min4 = _mm_add_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), min4, 1);
+}
+
+float dot_q2_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q2_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    __m256i q[8];
+    q2_k_codes(w[b], q);
+    const __m256i parts = q2_k_block_parts(q, load128(w[b].scales), a[b]);
+    const __m128i both = _mm_hadd_epi32(_mm_hadd_epi32(_mm256_castsi256_si128(parts), _mm256_extracti128_si256(parts, 1)),
+                                        _mm_setzero_si128());
+    const int isum = _mm_cvtsi128_si32(both), min_term = _mm_extract_epi32(both, 1);
+    const float dall = a[b].d * half_to_float(w[b].d);
+    const float dmin = a[b].d * half_to_float(w[b].dmin);
+    sum += rounded(dall * float(isum)) - rounded(dmin * float(min_term));
+  }
+  return sum;
+}
+
+// Compact Q2_K panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks (672):
+//   [0, 512)    the 64 qs bytes of each row as 16 cells (as Q3_K's)
+//   [512, 640)  the 16 scale/min bytes as 4 words [word][row]: byte j of word m is group 4m + j
+//   [640, 672)  d of the 8 rows, then dmin, as fp16
+constexpr size_t q2_k_packed = 672;
+constexpr size_t q2_k_scales_at = 512, q2_k_d_at = 640, q2_k_dmin_at = 656;
+
+void pack_q2_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q2_k), q2_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
+    store_block_cells(blk, offsetof(block_q2_k, qs), 2, dst);
+    store_block_words(blk, offsetof(block_q2_k, scales), 4, dst + q2_k_scales_at);
+    store_block_halves(blk, offsetof(block_q2_k, d), dst + q2_k_d_at);
+    store_block_halves(blk, offsetof(block_q2_k, dmin), dst + q2_k_dmin_at);
+  });
+}
+
+template <int T, class V>
+struct gemm_q2_k_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n) {
+    using I = typename V::i;
+    using F = typename V::f;
+    const uint8_t* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+    const I low2 = V::set1_i8(0x03), low4 = V::set1_i8(0x0F);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+    for (int64_t b = 0; b < nb; ++b, panel += q2_k_packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q2_k_packed>(panel, second);
+      const size_t ab = size_t(b) * sizeof(block_q8_k);
+      const uint8_t* words = panel + q2_k_scales_at;
+      I sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = V::zero();
+  #pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        const int h = k / 4, s = k % 4;
+  #pragma GCC unroll 2
+        for (int q = 0; q < 2; ++q) {
+          const int g = 2 * k + q;
+          const I scale = lane_scales(vand(V::load(words + 32 * (g / 4), second), low4), g % 4, false);
+          I acc_g[T];
+          for (int t = 0; t < T; ++t) acc_g[t] = V::zero();
+  #pragma GCC unroll 4
+          for (int i = 4 * q; i < 4 * q + 4; ++i) {
+            const I v = V::load(panel + 32 * (8 * h + i), second);
+            const I code = vand(s ? vsrl16(v, 2 * s) : v, low2);
+            for (int t = 0; t < T; ++t) acc_g[t] = tile_dot<T, V>(acc_g[t], code, arow[t] + ab + q8_k_qs + 32 * k + 4 * i);
+          }
+          for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(acc_g[t], scale)));
+        }
+      }
+      // min_term: (m_2i, m_2i+1) int16 pairs against the activation's group sums 2i, 2i + 1.
+      I min_term[T];
+      for (int t = 0; t < T; ++t) min_term[t] = V::zero();
+      for (int i = 0; i < 8; ++i) {
+        const I mins = vand(vsrl32(V::load(words + 32 * (i / 2), second), 4), low4);
+        const I pairs = lane_byte_pairs(mins, 2 * (i % 2), true, false);
+        for (int t = 0; t < T; ++t)
+          min_term[t] = vadd32(min_term[t], vmadd16(pairs, V::bcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
+      }
+      const F dw = V::halves(panel + q2_k_d_at, second);
+      const F dminw = V::halves(panel + q2_k_dmin_at, second);
+      for (int t = 0; t < T; ++t) {
+        float da;
+        std::memcpy(&da, arow[t] + ab, 4);
+        const F vda = V::set1_f(da);
+        const F p = vsub(rounded(vmul(vmul(vda, dw), vcvt(sumi[t]))), rounded(vmul(vmul(vda, dminw), vcvt(min_term[t]))));
+        acc[t] = vadd(acc[t], p);
+      }
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
+  }
+};
+
+// T tokens (1-3), 8 rows at a time from the file layout (as gemv_q4_k_tokens): a row's codes are
+// unpacked once for all T tokens, the 8 rows' isum and min_term reduced together by one hadd tree.
+template <int T>
+struct gemv_q2_k_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    const block_q8_k* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+    const int64_t nb = w.n_in / 256;
+    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+    for (int64_t g = r0; g < r1; g += 8) {
+      const int n = int(std::min<int64_t>(8, r1 - g));
+      const uint8_t* rows[8];
+      group_rows(w, g, n, rows);
+      prefetch.group(g);
+      __m256 acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < nb; ++b) {
+        prefetch.step();
+        const size_t wb = size_t(b) * sizeof(block_q2_k);
+        __m256i part[T][8];
+        for (int r = 0; r < 8; ++r) {
+          const auto& blk = *reinterpret_cast<const block_q2_k*>(rows[r] + wb);
+          __m256i q[8];
+          q2_k_codes(blk, q);
+          const __m128i sc8 = load128(blk.scales);
+          for (int t = 0; t < T; ++t) part[t][r] = q2_k_block_parts(q, sc8, arow[t][b]);
+        }
+        const __m256 dw = gather_halves(rows, wb + offsetof(block_q2_k, d));
+        const __m256 dminw = gather_halves(rows, wb + offsetof(block_q2_k, dmin));
+        for (int t = 0; t < T; ++t) {
+          // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
+          // (4-7) and the high half their min_terms.
+          const __m256i* pt = part[t];
+          const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
+          const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
+          const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+          const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
+          const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
+          const __m256 vda = _mm256_set1_ps(arow[t][b].d);
+          const __m256 dall = _mm256_mul_ps(vda, dw);
+          const __m256 dmin = _mm256_mul_ps(vda, dminw);
+          acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(dall, _mm256_cvtepi32_ps(isum))),
+                                                       rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+        }
+      }
+      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
+    }
+  }
+};
+
 // ---- Q6_K ---------------------------------------------------------------------------------------
 
 float dot_q6_k(const void* wv, const void* av, int64_t n) {
@@ -938,6 +1117,9 @@ constexpr mm_kernel kquant_kernels[] = {
     {dtype::q3_k, 256, sizeof(block_q3_k), dtype::q8_k, sizeof(block_q8_k), false, q3_k_packed, pack_q3_k,
      gemm_panels<gemm_q3_k_tile, Decode>, gemv_tokens<gemv_q3_k_tokens>, nullptr, dot_q3_k,
      gemv_panel_streams<gemm_q3_k_tile, Decode>},
+    {dtype::q2_k, 256, sizeof(block_q2_k), dtype::q8_k, sizeof(block_q8_k), false, q2_k_packed, pack_q2_k,
+     gemm_panels<gemm_q2_k_tile, Decode>, gemv_tokens<gemv_q2_k_tokens>, nullptr, dot_q2_k,
+     gemv_panel_streams<gemm_q2_k_tile, Decode>},
 };
 
 }  // namespace
