@@ -22,6 +22,7 @@ std::vector<size_t> fp16_fields(dtype t) {
   switch (t) {
     case dtype::q4_0:
     case dtype::q8_0:
+    case dtype::iq4_xs:
       return {0};
     case dtype::q4_k:
     case dtype::q5_k:
@@ -144,12 +145,12 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
 
 TEST(mm_kernels, present_where_the_host_has_avx2) {
   if (!(has_avx2() && has_fma() && has_f16c())) GTEST_SKIP() << "no AVX2 on this host";
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k})
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_xs})
     EXPECT_NE(cpu::kernels().mm(t), nullptr) << type_info(t).name;
   EXPECT_EQ(cpu::scalar_kernels().mm(dtype::q4_0), nullptr);
   const cpu_features& f = host_cpu_features();
   const std::string want = f.avx512vl && f.avx512vnni ? "avx512vnni" : "avx2";
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k})
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_xs})
     EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
   EXPECT_EQ(cpu::kernels_up_to(cpu::isa_level::avx2).mm_isa_by_id[uint32_t(dtype::q4_0)], std::string("avx2"));
 }

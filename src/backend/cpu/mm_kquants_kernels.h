@@ -1,9 +1,10 @@
-// Matmul kernels for Q2_K, Q3_K, Q4_K, Q5_K and Q6_K weights (Q8_K activations), bit-exact twins of the
-// type table's reference vec_dot (quant/k_quants_high.cpp, k_quants_low.cpp). Per super-block of
-// 256 the integer sums are exact; per output the float chain is the reference's:
+// Matmul kernels for Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS weights (Q8_K activations), bit-exact
+// twins of the type table's reference vec_dot (quant/k_quants_high.cpp, k_quants_low.cpp, iq4.cpp).
+// Per super-block of 256 the integer sums are exact; per output the float chain is the reference's:
 //   Q4_K, Q5_K: sum += (dw * da) * float(isum) - (dmin_w * da) * float(min_term)
 //   Q2_K: the same with (da * dw) and (da * dmin_w) (products commute exactly)
 //   Q3_K, Q6_K: sum += (dw * da) * float(isum)
+//   IQ4_XS: per sub-block g of 32, sum += ((dw * da) * float(ls_g - 32)) * float(sumi_g)
 // evaluated lane-wise with 8 weight rows in the lanes of a vector (no fused multiply-add).
 //
 // Integer parts (exact):
@@ -27,6 +28,8 @@
 //    cells, the packed 6-bit scale words (decoded lane-wise in the kernel) and d;
 //  - Q2_K (compact, 672 bytes: the file's bytes, see pack_q2_k): Q3_K's 2-bit code cells, the
 //    4-bit scale/min bytes as words, d and dmin;
+//  - IQ4_XS (compact, 1088 bytes: the file's bytes, see pack_iq4_xs): the index nibbles as cells,
+//    scales_l as a word, scales_h and d as 16-bit values [row];
 //  - Q6_K (1680 bytes, see pack_q6_k): the file's code bytes as cells, or (AVX2 builds) the 6-bit
 //    codes rearranged at load so that three of four need one mask; the int8 scale words
 //    [word][row], d as fp16.
@@ -50,6 +53,7 @@ using quant::block_q3_k;
 using quant::block_q4_k;
 using quant::block_q5_k;
 using quant::block_q6_k;
+using quant::block_iq4_xs;
 using quant::block_q8_k;
 
 constexpr size_t q4_k_packed = 1152;  // compact: see pack_q4_k
@@ -881,6 +885,179 @@ struct gemv_q2_k_tokens {
   }
 };
 
+// ---- IQ4_XS -------------------------------------------------------------------------------------
+// 8 sub-blocks of 32 with 6-bit scales ls_g (stored + 32) and 4-bit indices into the signed table
+// kvalues_iq4nl (-127..113); sub-block g's 16 qs bytes hold elements 32g + j (low nibbles) and
+// 32g + 16 + j (high). The reference rounds per sub-block:
+//   sum += ((dw * da) * float(ls_g - 32)) * float(sumi_g), sumi_g = sum_{32 in g} kv a.
+// The byte dot products need unsigned weights, so a value enters as u = kv + 128 (1..241) and the
+// offset leaves through the activation's group sums: sumi_g = sum u a - 128 (bsum_2g + bsum_2g+1).
+// With VNNI u is one table lookup. maddubs pairs of u would reach 2 * 241 * 128 and saturate, so
+// AVX2 splits u = 16 u_hi + u_lo (two lookups, both 0..15: eight chunks add in int16, 30720).
+constexpr uint8_t iq4_u(int n) { return uint8_t(quant::kvalues_iq4nl[n] + 128); }
+template <int Part>  // 0: u, 1: u >> 4, 2: u & 15
+constexpr int8_t iq4_entry(int n) {
+  return int8_t(Part == 0 ? iq4_u(n) : Part == 1 ? iq4_u(n) >> 4 : iq4_u(n) & 15);
+}
+template <int Part>
+__m256i iq4_table() {
+  return _mm256_setr_epi8(iq4_entry<Part>(0), iq4_entry<Part>(1), iq4_entry<Part>(2), iq4_entry<Part>(3), iq4_entry<Part>(4),
+                          iq4_entry<Part>(5), iq4_entry<Part>(6), iq4_entry<Part>(7), iq4_entry<Part>(8), iq4_entry<Part>(9),
+                          iq4_entry<Part>(10), iq4_entry<Part>(11), iq4_entry<Part>(12), iq4_entry<Part>(13),
+                          iq4_entry<Part>(14), iq4_entry<Part>(15), iq4_entry<Part>(0), iq4_entry<Part>(1),
+                          iq4_entry<Part>(2), iq4_entry<Part>(3), iq4_entry<Part>(4), iq4_entry<Part>(5), iq4_entry<Part>(6),
+                          iq4_entry<Part>(7), iq4_entry<Part>(8), iq4_entry<Part>(9), iq4_entry<Part>(10),
+                          iq4_entry<Part>(11), iq4_entry<Part>(12), iq4_entry<Part>(13), iq4_entry<Part>(14),
+                          iq4_entry<Part>(15));
+}
+
+// Table lookup per byte (indices 0..15) in every lane-wise family, and a table in each family.
+inline __m256i vlookup(__m256i table, __m256i idx) { return _mm256_shuffle_epi8(table, idx); }
+inline two_i vlookup(two_i table, two_i idx) { return {vlookup(table.lo, idx.lo), vlookup(table.hi, idx.hi)}; }
+template <class V, int Part>
+typename V::i iq4_table_of() {
+  if constexpr (std::is_same_v<V, rows8>) return iq4_table<Part>();
+  else if constexpr (std::is_same_v<V, rows8x2>) return both(iq4_table<Part>());
+#ifdef GLIA_PANEL_PAIRS
+  else return _mm512_broadcast_i64x4(iq4_table<Part>());
+#endif
+}
+#ifdef GLIA_PANEL_PAIRS
+inline __m512i vlookup(__m512i table, __m512i idx) { return _mm512_shuffle_epi8(table, idx); }
+#endif
+
+// The 8 rows' fp16 scales_h at p (panel layout, [row]) as int32 lanes.
+template <class V>
+typename V::i iq4_xs_high_scales(const uint8_t* p, size_t second) {
+  if constexpr (std::is_same_v<V, rows8>) return _mm256_cvtepu16_epi32(load128(p));
+  else if constexpr (std::is_same_v<V, rows8x2>) return make_two(_mm256_cvtepu16_epi32(load128(p)), _mm256_cvtepu16_epi32(load128(p + second)));
+#ifdef GLIA_PANEL_PAIRS
+  else return _mm512_cvtepu16_epi32(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(p)), load128(p + second), 1));
+#endif
+}
+
+float dot_iq4_xs(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_iq4_xs*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  const __m256i t_hi = iq4_table<1>(), t_lo = iq4_table<2>();
+  const __m256i sixteen = _mm256_set1_epi16(16), one = _mm256_set1_epi16(1);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const float d4d8 = half_to_float(w[b].d) * a[b].d;
+    for (int g = 0; g < 8; ++g) {
+      const __m256i idx = unpack_nibbles(w[b].qs + 16 * g);
+      const __m256i act = load256(a[b].qs + 32 * g);
+      const __m256i s = _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(vlookup(t_hi, idx), act), sixteen),
+                                         _mm256_madd_epi16(_mm256_maddubs_epi16(vlookup(t_lo, idx), act), one));
+      const int sumi = hsum_i32(s) - 128 * (a[b].bsums[2 * g] + a[b].bsums[2 * g + 1]);
+      const int ls = ((w[b].scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | ((w[b].scales_h >> (2 * g)) & 3) << 4;
+      sum += rounded(d4d8 * float(ls - 32) * float(sumi));
+    }
+  }
+  return sum;
+}
+
+// Compact IQ4_XS panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks (1088):
+//   [0, 1024)     the 128 qs bytes of each row as 32 cells: cell 4g + i holds elements
+//                 32g + 4i..4i+3 in its low nibbles and 32g + 16 + 4i..4i+3 in its high ones
+//   [1024, 1056)  scales_l as one word [row]: bits 4g..4g+3 are the low bits of ls_g
+//   [1056, 1072)  scales_h [row] (16 bits: bits 2g..2g+1 are the top bits of ls_g)
+//   [1072, 1088)  d [row] as fp16
+constexpr size_t iq4_xs_packed = 1088;
+constexpr size_t iq4_xs_scales_l_at = 1024, iq4_xs_scales_h_at = 1056, iq4_xs_d_at = 1072;
+
+void pack_iq4_xs(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 256, sizeof(block_iq4_xs), iq4_xs_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
+    store_block_cells(blk, offsetof(block_iq4_xs, qs), 4, dst);
+    store_block_words(blk, offsetof(block_iq4_xs, scales_l), 1, dst + iq4_xs_scales_l_at);
+    store_block_halves(blk, offsetof(block_iq4_xs, scales_h), dst + iq4_xs_scales_h_at);
+    store_block_halves(blk, offsetof(block_iq4_xs, d), dst + iq4_xs_d_at);
+  });
+}
+
+template <int T, class V>
+struct gemm_iq4_xs_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n) {
+    using I = typename V::i;
+    using F = typename V::f;
+    const uint8_t* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+    const I low4 = V::set1_i8(0x0F);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+    for (int64_t b = 0; b < nb; ++b, panel += iq4_xs_packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<iq4_xs_packed>(panel, second);
+      const size_t ab = size_t(b) * sizeof(block_q8_k);
+      const I sl = V::load(panel + iq4_xs_scales_l_at, second);
+      const I sh = iq4_xs_high_scales<V>(panel + iq4_xs_scales_h_at, second);
+      const F dw = V::halves(panel + iq4_xs_d_at, second);
+      F d4d8[T];
+      for (int t = 0; t < T; ++t) {
+        float da;
+        std::memcpy(&da, arow[t] + ab, 4);
+        d4d8[t] = vmul(dw, V::set1_f(da));
+      }
+  #pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        I sumi[T];
+        if constexpr (byte_dot_vnni) {
+          const I table = iq4_table_of<V, 0>();
+          for (int t = 0; t < T; ++t) sumi[t] = V::zero();
+  #pragma GCC unroll 8
+          for (int c = 0; c < 8; ++c) {
+            const int i = c % 4, half = c / 4;
+            const I v = V::load(panel + 32 * (4 * g + i), second);
+            const I u = vlookup(table, vand(half ? vsrl16(v, 4) : v, low4));
+            for (int t = 0; t < T; ++t)
+              sumi[t] = tile_dot<T, V>(sumi[t], u, arow[t] + ab + q8_k_qs + 32 * g + 16 * half + 4 * i);
+          }
+        } else {
+          const I t_hi = iq4_table_of<V, 1>(), t_lo = iq4_table_of<V, 2>();
+          I s_hi[T], s_lo[T];
+          for (int t = 0; t < T; ++t) s_hi[t] = s_lo[t] = V::zero();
+  #pragma GCC unroll 8
+          for (int c = 0; c < 8; ++c) {
+            const int i = c % 4, half = c / 4;
+            const I v = V::load(panel + 32 * (4 * g + i), second);
+            const I idx = vand(half ? vsrl16(v, 4) : v, low4);
+            const I u_hi = vlookup(t_hi, idx), u_lo = vlookup(t_lo, idx);
+            for (int t = 0; t < T; ++t) {
+              const I act = V::bcast4(arow[t] + ab + q8_k_qs + 32 * g + 16 * half + 4 * i);
+              s_hi[t] = chained(byte_dot_add(s_hi[t], u_hi, act));
+              s_lo[t] = chained(byte_dot_add(s_lo[t], u_lo, act));
+            }
+          }
+          for (int t = 0; t < T; ++t)
+            sumi[t] = vadd32(vmadd16(s_hi[t], V::set1_i32(0x00100010)), vmadd16(s_lo[t], V::set1_i32(0x00010001)));
+        }
+        // ls_g - 32 per row: low nibble from bits 4g.. of scales_l, top bits from bits 2g.. of scales_h.
+        const I ls = vor(vand(vsrl32(sl, 4 * g), V::set1_i32(0x0F)), vsll32(vand(vsrl32(sh, 2 * g), V::set1_i32(3)), 4));
+        const F fls = vcvt(vsub32(ls, V::set1_i32(32)));
+        for (int t = 0; t < T; ++t) {
+          int16_t bs[2];
+          std::memcpy(bs, arow[t] + ab + q8_k_bsums + 4 * g, 4);
+          const I isum = vsub32(sumi[t], V::set1_i32(128 * (bs[0] + bs[1])));
+          acc[t] = vadd(acc[t], rounded(vmul(vmul(d4d8[t], fls), vcvt(isum))));
+        }
+      }
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
+  }
+};
+
+// T tokens (1-3) from the file layout: each output is dot_iq4_xs of its row. IQ4_XS panels are
+// compact, so matmul prepares them at load and decode reads them through the gemm tile; this path
+// only serves weights that were not prepared.
+template <int T>
+struct gemv_iq4_xs_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int t = 0; t < T; ++t) y[size_t(t) * ys + size_t(r - r0)] = dot_iq4_xs(w.row(r), a.row(t0 + t), w.n_in);
+  }
+};
+
 // ---- Q6_K ---------------------------------------------------------------------------------------
 
 float dot_q6_k(const void* wv, const void* av, int64_t n) {
@@ -1120,6 +1297,9 @@ constexpr mm_kernel kquant_kernels[] = {
     {dtype::q2_k, 256, sizeof(block_q2_k), dtype::q8_k, sizeof(block_q8_k), false, q2_k_packed, pack_q2_k,
      gemm_panels<gemm_q2_k_tile, Decode>, gemv_tokens<gemv_q2_k_tokens>, nullptr, dot_q2_k,
      gemv_panel_streams<gemm_q2_k_tile, Decode>},
+    {dtype::iq4_xs, 256, sizeof(block_iq4_xs), dtype::q8_k, sizeof(block_q8_k), false, iq4_xs_packed, pack_iq4_xs,
+     gemm_panels<gemm_iq4_xs_tile, Decode>, gemv_tokens<gemv_iq4_xs_tokens>, nullptr, dot_iq4_xs,
+     gemv_panel_streams<gemm_iq4_xs_tile, Decode>},
 };
 
 }  // namespace
