@@ -41,9 +41,9 @@ TEST(kernels, isa_vec_dot_matches_reference) {
     }
   }
   if (has_avx2() && has_fma() && has_f16c()) {
-    // Types with matmul kernels take the dot of the best ISA that has them (AVX2 or AVX-512 VNNI).
-    for (dtype t : {dtype::q8_0, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::iq4_nl, dtype::q4_k, dtype::q6_k,
-                    dtype::f32, dtype::f16, dtype::bf16}) {
+    // Every weight type has matmul kernels and takes their dot, from the best ISA that has them.
+    for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q8_0, dtype::q2_k,
+                    dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs}) {
       ASSERT_NE(k.mm(t), nullptr) << type_info(t).name;
       EXPECT_STREQ(k.vec_dot_isa(t), k.mm_isa_by_id[uint32_t(t)]) << type_info(t).name;
     }

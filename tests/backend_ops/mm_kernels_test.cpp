@@ -24,13 +24,19 @@ std::vector<size_t> fp16_fields(dtype t) {
     case dtype::q5_0:
     case dtype::q8_0:
     case dtype::iq4_nl:
+    case dtype::iq4_xs:
       return {0};
     case dtype::q4_1:
     case dtype::q5_1:
     case dtype::q4_k:
+    case dtype::q5_k:
       return {0, 2};
     case dtype::q6_k:
       return {208};
+    case dtype::q3_k:
+      return {108};
+    case dtype::q2_k:
+      return {80, 82};
     default:
       return {};
   }
@@ -61,6 +67,30 @@ test_weight random_byte_weight(dtype type, int64_t n_in, int64_t n_out, uint32_t
   }
   w.view = weight_view{type, n_in, n_out, w.bytes.data(), stride};
   return w;
+}
+
+// Every code, scale and min at its largest (all bytes 0xFF but the fp16 block scales): integer
+// sums at the bounds that the kernels' int16 tricks must hold, which random bytes rarely reach.
+test_weight saturated_weight(dtype type, int64_t n_in, int64_t n_out, uint32_t seed) {
+  test_weight w = random_byte_weight(type, n_in, n_out, seed);
+  const size_t block = type_info(type).block_bytes;
+  const std::vector<size_t> halves = fp16_fields(type);
+  for (size_t i = 0; i < w.bytes.size(); ++i) {
+    const size_t off = i % block;
+    if (std::none_of(halves.begin(), halves.end(), [&](size_t h) { return off == h || off == h + 1; })) w.bytes[i] = 0xFF;
+  }
+  return w;
+}
+
+// Activation rows whose quants all share one sign: each block's first value at +2.5 and the rest
+// just below -2.5 * 127/128 (even rows: quants +127 after Q8_K's -128 at the maximum), or all at +2.5
+// (odd rows: -128 for Q8_K, +127 for Q8_0).
+std::vector<float> one_sign_activations(int64_t n_in, int64_t n_tok) {
+  std::vector<float> x(size_t(n_in * n_tok));
+  for (int64_t t = 0; t < n_tok; ++t)
+    for (int64_t i = 0; i < n_in; ++i)
+      x[size_t(t * n_in + i)] = t % 2 || i % 32 == 0 ? 2.5f : -2.5f * 127.0f / 128.0f;
+  return x;
 }
 
 // Activation rows: random, then every other row pushed to the extremes (each block's values at
@@ -131,38 +161,39 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
 
 TEST(mm_kernels, present_where_the_host_has_avx2) {
   if (!(has_avx2() && has_fma() && has_f16c())) GTEST_SKIP() << "no AVX2 on this host";
-  for (dtype t : {dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::iq4_nl, dtype::q8_0, dtype::q4_k, dtype::q6_k})
+  for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q8_0, dtype::q2_k,
+                  dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs})
     EXPECT_NE(cpu::kernels().mm(t), nullptr) << type_info(t).name;
   EXPECT_EQ(cpu::scalar_kernels().mm(dtype::q4_0), nullptr);
   const cpu_features& f = host_cpu_features();
   const std::string want = f.avx512vl && f.avx512vnni ? "avx512vnni" : "avx2";
-  for (dtype t : {dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::iq4_nl, dtype::q8_0, dtype::q4_k, dtype::q6_k})
+  for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q8_0, dtype::q2_k,
+                  dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs})
     EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
   EXPECT_EQ(cpu::kernels_up_to(cpu::isa_level::avx2).mm_isa_by_id[uint32_t(dtype::q4_0)], std::string("avx2"));
-  for (dtype t : {dtype::f16, dtype::bf16, dtype::f32}) {
-    EXPECT_NE(cpu::kernels().mm(t), nullptr) << type_info(t).name;
-    EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
-  }
 }
 
 // dot, gemv and gemm (every token-tile size and a partial panel) against the reference vec_dot.
 TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
   for (const cpu::mm_kernel* mk : host_mm_kernels()) {
     const type_traits& wt = type_info(mk->type);
-    // Float types (blocks of one element): rows long enough for the kernels' segments and unrolling.
-    const int64_t unit = mk->block_elems == 1 ? 29 : mk->block_elems;
+    // Float types (blocks of one element): rows long enough for the kernels' segments and unrolling,
+    // and no saturated weights (all bits set is a NaN there).
+    const bool is_float = mk->block_elems == 1;
+    const int64_t unit = is_float ? 29 : mk->block_elems;
     for (int64_t n_in : {unit, 3 * unit, 11 * unit}) {
-      for (int kind = 0; kind < 2; ++kind) {
-        const int64_t n_out = 13 + 8 * kind, n_tok = 11;  // 2 (3) panels, the last partial; tiles of 4, 4, 3
-        const test_weight w = kind == 0 ? random_byte_weight(mk->type, n_in, n_out, uint32_t(n_in))
-                                        : make_weight(mk->type, n_in, n_out, uint32_t(n_in));
-        const auto x = activations(n_in, n_tok, uint32_t(n_in) + 1);
+      for (int kind = 0; kind < (is_float ? 2 : 3); ++kind) {
+        const int64_t n_out = 13 + 8 * kind, n_tok = 11;  // 2 (3, 4) panels, the last partial; tiles of 4, 4, 3
+        const test_weight w = kind == 0   ? random_byte_weight(mk->type, n_in, n_out, uint32_t(n_in))
+                              : kind == 1 ? make_weight(mk->type, n_in, n_out, uint32_t(n_in))
+                                          : saturated_weight(mk->type, n_in, n_out, uint32_t(n_in));
+        const auto x = kind == 2 ? one_sign_activations(n_in, n_tok) : activations(n_in, n_tok, uint32_t(n_in) + 1);
         const converted a = convert(*mk, x, n_in, n_tok);
         std::vector<float> want(size_t(n_out * n_tok));
         for (int64_t t = 0; t < n_tok; ++t)
           for (int64_t r = 0; r < n_out; ++r)
             want[size_t(t * n_out + r)] = wt.vec_dot(w.view.row(r), a.rows.row(t), n_in);
-        const std::string what = fmt::format("{} n_in {} {}", wt.name, n_in, kind == 0 ? "random bytes" : "quantized");
+        const std::string what = fmt::format("{} n_in {} {}", wt.name, n_in, kind == 0 ? "random bytes" : kind == 1 ? "quantized" : "saturated");
 
         std::vector<float> got(want.size());
         for (int64_t t = 0; t < n_tok; ++t)
