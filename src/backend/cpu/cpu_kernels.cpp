@@ -91,11 +91,16 @@ kernel_table resolve(isa_level max_level) {
   std::vector<candidate> by_priority;
   const bool avx2 = f.avx2 && f.fma && f.f16c;
   if (avx2 && max_level >= isa_level::avx2)
-    by_priority.push_back({&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants(), avx2_mm_float()}, avx2_attend(), avx2_glu()});
+    by_priority.push_back(
+        {&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants(), avx2_mm_float()}, avx2_attend(), avx2_glu()});
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul kernels only
   if (avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && max_level >= isa_level::avx512vnni) {
     const decode_pairs_choice pairs = decode_pairs_on(f);
-    by_priority.push_back({&vnni, {avx512vnni_mm_legacy(pairs.q4_0), avx512vnni_mm_kquants(pairs.kquants), avx512vnni_mm_float()}, nullptr, nullptr});
+    by_priority.push_back(
+        {&vnni,
+         {avx512vnni_mm_legacy(pairs.q4_0), avx512vnni_mm_kquants(pairs.kquants), avx512vnni_mm_float()},
+         nullptr,
+         nullptr});
   }
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;

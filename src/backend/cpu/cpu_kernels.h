@@ -166,17 +166,17 @@ struct isa_kernels {
 // after the host check in cpu_kernels.cpp, and must neither define nor call inline functions shared
 // with other files, or the linker could keep the ISA-flavoured copy for everyone).
 const isa_kernels& avx2_kernels();
-// The matmul kernels (mm_legacy_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL; mm_kquants_kernels.h: Q4_K, Q6_K) built for
+// The matmul kernels of every weight type (mm_legacy_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// IQ4_NL; mm_kquants_kernels.h: Q2_K..Q6_K, IQ4_XS; mm_float_kernels.h: F16, BF16, F32) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
-// q4_0_decode_pairs / decode_pairs: the AVX-512 tables where Q4_0, or Q4_K and Q6_K, decode two
+// q4_0_decode_pairs / decode_pairs: the AVX-512 tables where Q4_0, or the k-quants, decode two
 // panels per 512-bit vector (which CPUs: decode_pairs_on in cpu_kernels.cpp); the same bits.
 std::span<const mm_kernel> avx2_mm_legacy();
 std::span<const mm_kernel> avx2_mm_kquants();
 std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs);
-// F16, BF16 and F32 weights (mm_float_kernels.h): double sums in the reference's segments.
+std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs);
 std::span<const mm_kernel> avx2_mm_float();
 std::span<const mm_kernel> avx512vnni_mm_float();
-std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs);
 attend_fn avx2_attend();  // attention_avx2.cpp
 glu_fn avx2_glu();        // activation_avx2.cpp
 // The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.

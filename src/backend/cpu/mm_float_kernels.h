@@ -60,7 +60,8 @@ struct exact_elems {
   using act = double;
   static sums8 load(const uint8_t* p) {
 #if !defined(__AVX512F__)
-    if constexpr (requires { Load::quad(p); }) return {_mm256_cvtps_pd(Load::quad(p)), _mm256_cvtps_pd(Load::quad(p + 8))};
+    if constexpr (requires { Load::quad(p); })
+      return {_mm256_cvtps_pd(Load::quad(p)), _mm256_cvtps_pd(Load::quad(p + 8))};
 #endif
     return widen8(Load::rows(p));
   }
@@ -130,14 +131,16 @@ void pack_range(const weight_view& w, int64_t r0, int n_rows, int64_t k0, int64_
       for (int i = 0; i < 4; ++i) {
         const __m128i a = load128(rows[2 * i] + 2 * k), b = load128(rows[2 * i + 1] + 2 * k);
         // Cells: element j of rows 2i, 2i + 1 for j = 0..7.
-        pair[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(a, b)), _mm_unpackhi_epi16(a, b), 1);
+        pair[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(a, b)),
+                                          _mm_unpackhi_epi16(a, b), 1);
       }
       // As 8x8 cells: row i of the matrix = pair i (cells j = 0..7), rows 4-7 unused.
       for (int i = 0; i < 4; ++i) v[i] = pair[i];
       for (int i = 4; i < 8; ++i) v[i] = _mm256_setzero_si256();
       transpose_8x8_i32(v);
       // v[j] now holds element j as cells of row pairs 0-3 in its low 16 bytes.
-      for (int j = 0; j < 8; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * j), _mm256_castsi256_si128(v[j]));
+      for (int j = 0; j < 8; ++j)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * j), _mm256_castsi256_si128(v[j]));
     }
   }
   for (; k < k1; ++k, out += 8 * Bytes)
@@ -304,7 +307,8 @@ float dot_row(const void* wv, const void* av, int64_t n) {
   auto product = [&](int64_t k) { return Rows::one(w + E::bytes * k) * Rows::one(a + E::bytes * k); };
   __m256d acc = _mm256_setzero_pd();
   for (int64_t i = 0; i < common; ++i) {
-    const __m128 p = _mm_setr_ps(product(begin[0] + i), product(begin[1] + i), product(begin[2] + i), product(begin[3] + i));
+    const __m128 p =
+        _mm_setr_ps(product(begin[0] + i), product(begin[1] + i), product(begin[2] + i), product(begin[3] + i));
     acc = _mm256_add_pd(acc, _mm256_cvtps_pd(p));
   }
   alignas(32) double lane[4];
