@@ -235,67 +235,56 @@ struct gemv_q4_k_tokens {
     for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
     const int64_t nb = w.n_in / 256;
     const __m256i low4 = _mm256_set1_epi8(0x0F);
-    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-    for (int64_t g = r0; g < r1; g += 8) {
-      const int n = int(std::min<int64_t>(8, r1 - g));
-      const uint8_t* rows[8];
-      group_rows(w, g, n, rows);
-      prefetch.group(g);
-      __m256 acc[T];
-      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-      for (int64_t b = 0; b < nb; ++b) {
-        prefetch.step();
-        __m128i pairs[T];
-        for (int t = 0; t < T; ++t) pairs[t] = _mm_hadd_epi16(load128(arow[t][b].bsums), load128(arow[t][b].bsums + 8));
-        const size_t wb = size_t(b) * sizeof(block_q4_k);
-        // Per token and row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
-        __m256i part[T][8];
-        for (int r = 0; r < 8; ++r) {
-          const auto& blk = *reinterpret_cast<const block_q4_k*>(rows[r] + wb);
-          const __m128i sm = q4_k_scales_mins_bytes(blk.scales);
-          const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
-          const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-          __m256i codes[8], sc[8];
-          for (int h = 0; h < 4; ++h) {
-            const __m256i packed = load256(blk.qs + 32 * h);
-            codes[2 * h] = _mm256_and_si256(packed, low4);
-            codes[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
-            sc[2 * h] = _mm256_shuffle_epi8(scales, spread16(2 * h));
-            sc[2 * h + 1] = _mm256_shuffle_epi8(scales, spread16(2 * h + 1));
-          }
-          for (int t = 0; t < T; ++t) {
-            const int8_t* aq = arow[t][b].qs;
-            __m256i sumi = _mm256_setzero_si256();
-            for (int h = 0; h < 4; ++h) {
-              const __m256i p_lo = _mm256_maddubs_epi16(codes[2 * h], load256(aq + 64 * h));
-              const __m256i p_hi = _mm256_maddubs_epi16(codes[2 * h + 1], load256(aq + 64 * h + 32));
-              sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, sc[2 * h]));
-              sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, sc[2 * h + 1]));
-            }
-            const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
-            part[t][r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), _mm_madd_epi16(mins, pairs[t]), 1);
-          }
+    gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+      __m128i pairs[T];
+      for (int t = 0; t < T; ++t) pairs[t] = _mm_hadd_epi16(load128(arow[t][b].bsums), load128(arow[t][b].bsums + 8));
+      const size_t wb = size_t(b) * sizeof(block_q4_k);
+      // Per token and row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
+      __m256i part[T][8];
+      for (int r = 0; r < 8; ++r) {
+        const auto& blk = *reinterpret_cast<const block_q4_k*>(rows[r] + wb);
+        const __m128i sm = q4_k_scales_mins_bytes(blk.scales);
+        const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        __m256i codes[8], sc[8];
+        for (int h = 0; h < 4; ++h) {
+          const __m256i packed = load256(blk.qs + 32 * h);
+          codes[2 * h] = _mm256_and_si256(packed, low4);
+          codes[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+          sc[2 * h] = _mm256_shuffle_epi8(scales, spread16(2 * h));
+          sc[2 * h + 1] = _mm256_shuffle_epi8(scales, spread16(2 * h + 1));
         }
-        const __m256 dw = gather_halves(rows, wb);
-        const __m256 dminw = gather_halves(rows, wb + 2);
         for (int t = 0; t < T; ++t) {
-          // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
-          // (4-7) and the high half their min_terms.
-          const __m256i* pt = part[t];
-          const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
-          const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
-          const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
-          const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
-          const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
-          const __m256 vda = _mm256_set1_ps(arow[t][b].d);
-          const __m256 d = _mm256_mul_ps(dw, vda);
-          const __m256 dmin = _mm256_mul_ps(dminw, vda);
-          acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
-                                                       rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+          const int8_t* aq = arow[t][b].qs;
+          __m256i sumi = _mm256_setzero_si256();
+          for (int h = 0; h < 4; ++h) {
+            const __m256i p_lo = _mm256_maddubs_epi16(codes[2 * h], load256(aq + 64 * h));
+            const __m256i p_hi = _mm256_maddubs_epi16(codes[2 * h + 1], load256(aq + 64 * h + 32));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_lo, sc[2 * h]));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p_hi, sc[2 * h + 1]));
+          }
+          const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+          part[t][r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), _mm_madd_epi16(mins, pairs[t]), 1);
         }
       }
-      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
-    }
+      const __m256 dw = gather_halves(rows, wb);
+      const __m256 dminw = gather_halves(rows, wb + 2);
+      for (int t = 0; t < T; ++t) {
+        // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
+        // (4-7) and the high half their min_terms.
+        const __m256i* pt = part[t];
+        const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
+        const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
+        const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+        const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
+        const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
+        const __m256 vda = _mm256_set1_ps(arow[t][b].d);
+        const __m256 d = _mm256_mul_ps(dw, vda);
+        const __m256 dmin = _mm256_mul_ps(dminw, vda);
+        acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
+                                                     rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+      }
+    });
   }
 };
 
@@ -449,57 +438,46 @@ struct gemv_q5_k_tokens {
     const block_q8_k* arow[T];
     for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
     const int64_t nb = w.n_in / 256;
-    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-    for (int64_t g = r0; g < r1; g += 8) {
-      const int n = int(std::min<int64_t>(8, r1 - g));
-      const uint8_t* rows[8];
-      group_rows(w, g, n, rows);
-      prefetch.group(g);
-      __m256 acc[T];
-      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-      for (int64_t b = 0; b < nb; ++b) {
-        prefetch.step();
-        __m128i pairs[T];
-        for (int t = 0; t < T; ++t) pairs[t] = _mm_hadd_epi16(load128(arow[t][b].bsums), load128(arow[t][b].bsums + 8));
-        const size_t wb = size_t(b) * sizeof(block_q5_k);
-        // Per token and row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
-        __m256i part[T][8];
-        for (int r = 0; r < 8; ++r) {
-          const auto& blk = *reinterpret_cast<const block_q5_k*>(rows[r] + wb);
-          const __m128i sm = q4_k_scales_mins_bytes(blk.scales);
-          const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
-          const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-          __m256i codes[8], sc[8];
-          q5_k_codes(blk, codes);
-          for (int j = 0; j < 8; ++j) sc[j] = _mm256_shuffle_epi8(scales, spread16(j));
-          for (int t = 0; t < T; ++t) {
-            __m256i sumi = _mm256_setzero_si256();
-            for (int j = 0; j < 8; ++j) {
-              const __m256i p = _mm256_maddubs_epi16(codes[j], load256(arow[t][b].qs + 32 * j));
-              sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, sc[j]));
-            }
-            const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
-            part[t][r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), _mm_madd_epi16(mins, pairs[t]), 1);
-          }
-        }
-        const __m256 dw = gather_halves(rows, wb + offsetof(block_q5_k, d));
-        const __m256 dminw = gather_halves(rows, wb + offsetof(block_q5_k, dmin));
+    gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+      __m128i pairs[T];
+      for (int t = 0; t < T; ++t) pairs[t] = _mm_hadd_epi16(load128(arow[t][b].bsums), load128(arow[t][b].bsums + 8));
+      const size_t wb = size_t(b) * sizeof(block_q5_k);
+      // Per token and row: low 128 bits = 4 partial isums, high 128 bits = 4 partial min_terms.
+      __m256i part[T][8];
+      for (int r = 0; r < 8; ++r) {
+        const auto& blk = *reinterpret_cast<const block_q5_k*>(rows[r] + wb);
+        const __m128i sm = q4_k_scales_mins_bytes(blk.scales);
+        const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        __m256i codes[8], sc[8];
+        q5_k_codes(blk, codes);
+        for (int j = 0; j < 8; ++j) sc[j] = _mm256_shuffle_epi8(scales, spread16(j));
         for (int t = 0; t < T; ++t) {
-          const __m256i* pt = part[t];
-          const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
-          const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
-          const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
-          const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
-          const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
-          const __m256 vda = _mm256_set1_ps(arow[t][b].d);
-          const __m256 d = _mm256_mul_ps(dw, vda);
-          const __m256 dmin = _mm256_mul_ps(dminw, vda);
-          acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
-                                                       rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+          __m256i sumi = _mm256_setzero_si256();
+          for (int j = 0; j < 8; ++j) {
+            const __m256i p = _mm256_maddubs_epi16(codes[j], load256(arow[t][b].qs + 32 * j));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, sc[j]));
+          }
+          const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+          part[t][r] = _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), _mm_madd_epi16(mins, pairs[t]), 1);
         }
       }
-      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
-    }
+      const __m256 dw = gather_halves(rows, wb + offsetof(block_q5_k, d));
+      const __m256 dminw = gather_halves(rows, wb + offsetof(block_q5_k, dmin));
+      for (int t = 0; t < T; ++t) {
+        const __m256i* pt = part[t];
+        const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
+        const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
+        const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+        const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
+        const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
+        const __m256 vda = _mm256_set1_ps(arow[t][b].d);
+        const __m256 d = _mm256_mul_ps(dw, vda);
+        const __m256 dmin = _mm256_mul_ps(dminw, vda);
+        acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))),
+                                                     rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+      }
+    });
   }
 };
 
@@ -680,34 +658,23 @@ struct gemv_q3_k_tokens {
     const block_q8_k* arow[T];
     for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
     const int64_t nb = w.n_in / 256;
-    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-    for (int64_t g = r0; g < r1; g += 8) {
-      const int n = int(std::min<int64_t>(8, r1 - g));
-      const uint8_t* rows[8];
-      group_rows(w, g, n, rows);
-      prefetch.group(g);
-      __m256 acc[T];
-      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-      for (int64_t b = 0; b < nb; ++b) {
-        prefetch.step();
-        const size_t wb = size_t(b) * sizeof(block_q3_k);
-        __m256i part[T][8];
-        for (int r = 0; r < 8; ++r) {
-          const auto& blk = *reinterpret_cast<const block_q3_k*>(rows[r] + wb);
-          __m256i q[8];
-          q3_k_codes(blk, q);
-          const __m128i sc8 = q3_k_scale_bytes(blk.scales);
-          for (int t = 0; t < T; ++t) part[t][r] = q3_k_block_sum(q, sc8, arow[t][b]);
-        }
-        const __m256 dw = gather_halves(rows, wb + offsetof(block_q3_k, d));
-        for (int t = 0; t < T; ++t) {
-          const __m256i isum = hsum_8x_i32(part[t]);
-          const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
-          acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
-        }
+    gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+      const size_t wb = size_t(b) * sizeof(block_q3_k);
+      __m256i part[T][8];
+      for (int r = 0; r < 8; ++r) {
+        const auto& blk = *reinterpret_cast<const block_q3_k*>(rows[r] + wb);
+        __m256i q[8];
+        q3_k_codes(blk, q);
+        const __m128i sc8 = q3_k_scale_bytes(blk.scales);
+        for (int t = 0; t < T; ++t) part[t][r] = q3_k_block_sum(q, sc8, arow[t][b]);
       }
-      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
-    }
+      const __m256 dw = gather_halves(rows, wb + offsetof(block_q3_k, d));
+      for (int t = 0; t < T; ++t) {
+        const __m256i isum = hsum_8x_i32(part[t]);
+        const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
+        acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
+      }
+    });
   }
 };
 
@@ -843,45 +810,34 @@ struct gemv_q2_k_tokens {
     const block_q8_k* arow[T];
     for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
     const int64_t nb = w.n_in / 256;
-    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-    for (int64_t g = r0; g < r1; g += 8) {
-      const int n = int(std::min<int64_t>(8, r1 - g));
-      const uint8_t* rows[8];
-      group_rows(w, g, n, rows);
-      prefetch.group(g);
-      __m256 acc[T];
-      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-      for (int64_t b = 0; b < nb; ++b) {
-        prefetch.step();
-        const size_t wb = size_t(b) * sizeof(block_q2_k);
-        __m256i part[T][8];
-        for (int r = 0; r < 8; ++r) {
-          const auto& blk = *reinterpret_cast<const block_q2_k*>(rows[r] + wb);
-          __m256i q[8];
-          q2_k_codes(blk, q);
-          const __m128i sc8 = load128(blk.scales);
-          for (int t = 0; t < T; ++t) part[t][r] = q2_k_block_parts(q, sc8, arow[t][b]);
-        }
-        const __m256 dw = gather_halves(rows, wb + offsetof(block_q2_k, d));
-        const __m256 dminw = gather_halves(rows, wb + offsetof(block_q2_k, dmin));
-        for (int t = 0; t < T; ++t) {
-          // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
-          // (4-7) and the high half their min_terms.
-          const __m256i* pt = part[t];
-          const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
-          const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
-          const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
-          const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
-          const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
-          const __m256 vda = _mm256_set1_ps(arow[t][b].d);
-          const __m256 dall = _mm256_mul_ps(vda, dw);
-          const __m256 dmin = _mm256_mul_ps(vda, dminw);
-          acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(dall, _mm256_cvtepi32_ps(isum))),
-                                                       rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
-        }
+    gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+      const size_t wb = size_t(b) * sizeof(block_q2_k);
+      __m256i part[T][8];
+      for (int r = 0; r < 8; ++r) {
+        const auto& blk = *reinterpret_cast<const block_q2_k*>(rows[r] + wb);
+        __m256i q[8];
+        q2_k_codes(blk, q);
+        const __m128i sc8 = load128(blk.scales);
+        for (int t = 0; t < T; ++t) part[t][r] = q2_k_block_parts(q, sc8, arow[t][b]);
       }
-      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
-    }
+      const __m256 dw = gather_halves(rows, wb + offsetof(block_q2_k, d));
+      const __m256 dminw = gather_halves(rows, wb + offsetof(block_q2_k, dmin));
+      for (int t = 0; t < T; ++t) {
+        // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
+        // (4-7) and the high half their min_terms.
+        const __m256i* pt = part[t];
+        const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
+        const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
+        const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+        const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
+        const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
+        const __m256 vda = _mm256_set1_ps(arow[t][b].d);
+        const __m256 dall = _mm256_mul_ps(vda, dw);
+        const __m256 dmin = _mm256_mul_ps(vda, dminw);
+        acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(dall, _mm256_cvtepi32_ps(isum))),
+                                                     rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+      }
+    });
   }
 };
 
@@ -1232,50 +1188,39 @@ struct gemv_q6_k_tokens {
     const block_q8_k* arow[T];
     for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
     const int64_t nb = w.n_in / 256;
-    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-    for (int64_t g = r0; g < r1; g += 8) {
-      const int n = int(std::min<int64_t>(8, r1 - g));
-      const uint8_t* rows[8];
-      group_rows(w, g, n, rows);
-      prefetch.group(g);
-      __m256 acc[T];
-      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-      for (int64_t b = 0; b < nb; ++b) {
-        prefetch.step();
-        __m256i bsums[T];
-        for (int t = 0; t < T; ++t) bsums[t] = load256(arow[t][b].bsums);
-        const size_t wb = size_t(b) * sizeof(block_q6_k);
-        __m256i part[T][8];
-        for (int r = 0; r < 8; ++r) {
-          const auto& blk = *reinterpret_cast<const block_q6_k*>(rows[r] + wb);
-          const __m128i sc8 = load128(blk.scales);
-          const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
-          __m256i q[8], sc[8];
-          q6_k_codes(blk, q);
-          for (int k = 0; k < 8; ++k) {
-            // Scale of group 2k in lanes 0-7, of group 2k+1 in lanes 8-15.
-            const __m128i s8 = _mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k)));
-            sc[k] = _mm256_cvtepi8_epi16(s8);
-          }
-          for (int t = 0; t < T; ++t) {
-            const __m256i offset = _mm256_madd_epi16(sc16, bsums[t]);
-            __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
-            for (int k = 0; k < 8; ++k) {
-              const __m256i p = _mm256_maddubs_epi16(q[k], load256(arow[t][b].qs + 32 * k));
-              sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, sc[k]));
-            }
-            part[t][r] = sumi;
-          }
+    gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+      __m256i bsums[T];
+      for (int t = 0; t < T; ++t) bsums[t] = load256(arow[t][b].bsums);
+      const size_t wb = size_t(b) * sizeof(block_q6_k);
+      __m256i part[T][8];
+      for (int r = 0; r < 8; ++r) {
+        const auto& blk = *reinterpret_cast<const block_q6_k*>(rows[r] + wb);
+        const __m128i sc8 = load128(blk.scales);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+        __m256i q[8], sc[8];
+        q6_k_codes(blk, q);
+        for (int k = 0; k < 8; ++k) {
+          // Scale of group 2k in lanes 0-7, of group 2k+1 in lanes 8-15.
+          const __m128i s8 = _mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k)));
+          sc[k] = _mm256_cvtepi8_epi16(s8);
         }
-        const __m256 dw = gather_halves(rows, wb + offsetof(block_q6_k, d));
         for (int t = 0; t < T; ++t) {
-          const __m256i isum = hsum_8x_i32(part[t]);
-          const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
-          acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
+          const __m256i offset = _mm256_madd_epi16(sc16, bsums[t]);
+          __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+          for (int k = 0; k < 8; ++k) {
+            const __m256i p = _mm256_maddubs_epi16(q[k], load256(arow[t][b].qs + 32 * k));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, sc[k]));
+          }
+          part[t][r] = sumi;
         }
       }
-      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
-    }
+      const __m256 dw = gather_halves(rows, wb + offsetof(block_q6_k, d));
+      for (int t = 0; t < T; ++t) {
+        const __m256i isum = hsum_8x_i32(part[t]);
+        const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
+        acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
+      }
+    });
   }
 };
 

@@ -217,43 +217,32 @@ struct gemv_q4_0_tokens {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i ones16 = _mm256_set1_epi16(1);
     const __m256i row_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-    for (int64_t g = r0; g < r1; g += 8) {
-      const int n = int(std::min<int64_t>(8, r1 - g));
-      const uint8_t* rows[8];
-      group_rows(w, g, n, rows);
-      prefetch.group(g);
-      __m256 acc[T];
-      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-      for (int64_t b = 0; b < nb; ++b) {
-        prefetch.step();
-        const size_t wb = size_t(b) * sizeof(block_q4_0) + 2;
-        __m256i lo[4], hi[4];
-        for (int p = 0; p < 4; ++p) {
-          const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(rows[2 * p] + wb)),
-                                                    load128(rows[2 * p + 1] + wb), 1);
-          lo[p] = _mm256_and_si256(v, low4);
-          hi[p] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-        }
-        const __m256 dw = gather_halves(rows, wb - 2);
-        for (int t = 0; t < T; ++t) {
-          const uint8_t* aq = arow[t] + size_t(b) * sizeof(block_q8_0);
-          const __m256i a_lo = _mm256_broadcastsi128_si256(load128(aq));       // quants 0-15, twice
-          const __m256i a_hi = _mm256_broadcastsi128_si256(load128(aq + 16));  // quants 16-31, twice
-          // Lanes 0-7: row 2p, 8-15: row 2p+1; each the sum of two pairs, |.| <= 2 * 3810.
-          __m256i m[4];
-          for (int p = 0; p < 4; ++p)
-            m[p] = _mm256_add_epi16(_mm256_maddubs_epi16(lo[p], a_lo), _mm256_maddubs_epi16(hi[p], a_hi));
-          // Low half: rows 0, 2, 4, 6; high half: rows 1, 3, 5, 7; two int16 per row, |.| <= 30480.
-          const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(m[0], m[1]), _mm256_hadd_epi16(m[2], m[3]));
-          const __m256i rows_sum = _mm256_permutevar8x32_epi32(_mm256_madd_epi16(h, ones16), row_order);
-          const __m256i isum = _mm256_sub_epi32(rows_sum, _mm256_set1_epi32(8 * as[t][b]));
-          acc[t] = _mm256_add_ps(
-              acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]))));
-        }
+    gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+      const size_t wb = size_t(b) * sizeof(block_q4_0) + 2;
+      __m256i lo[4], hi[4];
+      for (int p = 0; p < 4; ++p) {
+        const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(rows[2 * p] + wb)),
+                                                  load128(rows[2 * p + 1] + wb), 1);
+        lo[p] = _mm256_and_si256(v, low4);
+        hi[p] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
       }
-      for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
-    }
+      const __m256 dw = gather_halves(rows, wb - 2);
+      for (int t = 0; t < T; ++t) {
+        const uint8_t* aq = arow[t] + size_t(b) * sizeof(block_q8_0);
+        const __m256i a_lo = _mm256_broadcastsi128_si256(load128(aq));       // quants 0-15, twice
+        const __m256i a_hi = _mm256_broadcastsi128_si256(load128(aq + 16));  // quants 16-31, twice
+        // Lanes 0-7: row 2p, 8-15: row 2p+1; each the sum of two pairs, |.| <= 2 * 3810.
+        __m256i m[4];
+        for (int p = 0; p < 4; ++p)
+          m[p] = _mm256_add_epi16(_mm256_maddubs_epi16(lo[p], a_lo), _mm256_maddubs_epi16(hi[p], a_hi));
+        // Low half: rows 0, 2, 4, 6; high half: rows 1, 3, 5, 7; two int16 per row, |.| <= 30480.
+        const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(m[0], m[1]), _mm256_hadd_epi16(m[2], m[3]));
+        const __m256i rows_sum = _mm256_permutevar8x32_epi32(_mm256_madd_epi16(h, ones16), row_order);
+        const __m256i isum = _mm256_sub_epi32(rows_sum, _mm256_set1_epi32(8 * as[t][b]));
+        acc[t] = _mm256_add_ps(
+            acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(ad[t][b]))));
+      }
+    });
   }
 };
 
@@ -342,29 +331,19 @@ void gemv_q8_0_token(const weight_view& w, int64_t r0, int64_t r1, const act_row
   const float* ad = a.d + t * a.nb;
   const int64_t nb = w.n_in / 32;
   const __m256i ones16 = _mm256_set1_epi16(1);
-  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
-  for (int64_t g = r0; g < r1; g += 8) {
-    const int n = int(std::min<int64_t>(8, r1 - g));
-    const uint8_t* rows[8];
-    group_rows(w, g, n, rows);
-    prefetch.group(g);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      prefetch.step();
-      const __m256i aq = load256(arow + size_t(b) * sizeof(block_q8_0) + q8_0_qs_offset);
-      const size_t wb = size_t(b) * sizeof(block_q8_0);
-      __m256i m[8];
-      for (int r = 0; r < 8; ++r) {
-        // |w| * (sign(w) a): pairs stay within 2 * 128 * 127, no saturation.
-        const __m256i wq = load256(rows[r] + wb + q8_0_qs_offset);
-        m[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(wq, wq), _mm256_sign_epi8(aq, wq)), ones16);
-      }
-      const __m256i isum = hsum_8x_i32(m);
-      const __m256 d = _mm256_mul_ps(gather_halves(rows, wb), _mm256_set1_ps(ad[b]));
-      acc = _mm256_add_ps(acc, rounded(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), d)));
+  gemv_groups<1>(w, r0, r1, nb, y, 0, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+    const __m256i aq = load256(arow + size_t(b) * sizeof(block_q8_0) + q8_0_qs_offset);
+    const size_t wb = size_t(b) * sizeof(block_q8_0);
+    __m256i m[8];
+    for (int r = 0; r < 8; ++r) {
+      // |w| * (sign(w) a): pairs stay within 2 * 128 * 127, no saturation.
+      const __m256i wq = load256(rows[r] + wb + q8_0_qs_offset);
+      m[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(wq, wq), _mm256_sign_epi8(aq, wq)), ones16);
     }
-    store_lanes(y + (g - r0), acc, n);
-  }
+    const __m256i isum = hsum_8x_i32(m);
+    const __m256 d = _mm256_mul_ps(gather_halves(rows, wb), _mm256_set1_ps(ad[b]));
+    acc[0] = _mm256_add_ps(acc[0], rounded(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), d)));
+  });
 }
 
 // Q8_0's codes need no unpacking, so there is nothing to share between tokens: one pass per token

@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -364,6 +365,28 @@ class gemv_prefetch {
   const uint8_t* stop_ = nullptr;
   size_t per_step_ = 0;
 };
+
+// The walk of every file-layout gemv kernel: the 8-row groups of rows [r0, r1) of w (group_rows),
+// each group's nb blocks in order with the prefetcher keeping ahead, T float accumulators holding
+// the group's rows in their lanes, stored at y + t * ys + (g - r0) at the end. block(rows, b, acc)
+// adds block b of the group's rows to acc[0..T).
+template <int T, typename Weights, typename Block>
+inline void gemv_groups(const Weights& w, int64_t r0, int64_t r1, int64_t nb, float* y, size_t ys, Block&& block) {
+  gemv_prefetch prefetch(static_cast<const uint8_t*>(w.data), w.row_stride, r0, r1, nb);
+  for (int64_t g = r0; g < r1; g += 8) {
+    const int n = int(std::min<int64_t>(8, r1 - g));
+    const uint8_t* rows[8];
+    group_rows(w, g, n, rows);
+    prefetch.group(g);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      prefetch.step();
+      block(rows, b, acc);
+    }
+    for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys + (g - r0), acc[t], n);
+  }
+}
 
 // e^x, with |error| <= 2 ulp: 0 below -87 (where e^x is no longer a normal float; a softmax weight
 // that small next to the maximum's e^0 = 1 vanishes anyway), +inf above 88 (e^88 ~ 1.7e38 is near
