@@ -69,7 +69,8 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
 
 // Which AVX-512 decode kernels read panel pairs, as measured per core (figures with decode_panels
 // in panel_vectors.h): Cascade Lake pairs Q4_0 only; AMD's cores pair the k-quants, and Q4_0 too
-// except on Zen 4; Zen 5 was measured with Q4_0 pairs only. Q8_0 reads single panels everywhere.
+// except on Zen 4 (Zen 5's Q4_0 was measured in pairs only). The other 4- and 5-bit legacy types
+// follow Q4_0 (mm_legacy_kernels.h). Q8_0 reads single panels everywhere.
 struct decode_pairs_choice {
   bool q4_0, kquants;
 };
