@@ -167,7 +167,7 @@ struct isa_kernels {
 // with other files, or the linker could keep the ISA-flavoured copy for everyone).
 const isa_kernels& avx2_kernels();
 // The matmul kernels of every weight type (mm_legacy_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// IQ4_NL; mm_kquants_kernels.h: Q2_K..Q6_K, IQ4_XS; mm_float_kernels.h: F16, BF16, F32) built for
+// IQ4_NL; mm_kquants_*kernels.h: Q2_K..Q6_K, IQ4_XS; mm_float_kernels.h: F16, BF16, F32) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
 // q4_0_decode_pairs / decode_pairs: the AVX-512 tables where Q4_0, or the k-quants, decode two
 // panels per 512-bit vector (which CPUs: decode_pairs_on in cpu_kernels.cpp); the same bits.

@@ -1,5 +1,5 @@
-// The kquants matmul kernels (mm_kquants_kernels.h) compiled for AVX-512 VNNI.
-#include "backend/cpu/mm_kquants_kernels.h"
+// The k-quant matmul kernels (mm_kquants_kernels.h, mm_kquants_low_kernels.h) compiled for AVX-512 VNNI.
+#include "backend/cpu/mm_kquants_low_kernels.h"
 // (the kernels header first: it must not see anything compiled differently before it.)
 
 namespace glia::cpu {

@@ -1,0 +1,568 @@
+// Matmul kernels for the k-quants of fewer bits and IQ4_XS (Q3_K, Q2_K, IQ4_XS; Q8_K activations),
+// and the table of all k-quant kernels; the shared helpers, Q4_K, Q5_K and Q6_K are in
+// mm_kquants_kernels.h, whose conventions (panels, bit-exact float steps) hold here too.
+// Included by one .cpp per instruction set, like it.
+#pragma once
+
+#include "backend/cpu/mm_kquants_kernels.h"
+
+namespace glia::cpu {
+namespace {
+// ---- Q3_K ---------------------------------------------------------------------------------------
+// 16 groups of 16 with signed 6-bit scales s_g (stored + 32) and codes u = q2 | hbit << 2 in 0..7
+// (value u - 4): element 128h + 32s + l has q2 in bits 2s..2s+1 of qs[32h + l] and hbit in bit
+// 4h + s of hmask[l]. As Q6_K, the codes enter the byte dot products unsigned and the offset leaves
+// through the activation's group sums: isum = sum_g s_g * sum_{16 in g} u a - 4 * sum_g s_g bsum_g.
+// Products pair up to 2 * 7 * 128 = 1792, so a group's 4 chunks add in int16 (7168).
+
+// Per-byte int8 subtraction, for the scale decoding below (every lane-wise family).
+inline __m256i vsub8(__m256i a, __m256i b) { return _mm256_sub_epi8(a, b); }
+inline two_i vsub8(two_i a, two_i b) { return {vsub8(a.lo, b.lo), vsub8(a.hi, b.hi)}; }
+#ifdef GLIA_PANEL_PAIRS
+inline __m512i vsub8(__m512i a, __m512i b) { return _mm512_sub_epi8(a, b); }
+#endif
+
+// The 16 group scales of a Q3_K block (q3_k_scale - 32) as int8, group g in byte g, with 32-bit
+// word operations on the 12 packed bytes: the low nibbles of groups 0-7 (8-15) are the low (high)
+// nibbles of bytes 0-7; the top two bits of group g are bits 2(g/4)..+1 of byte 8 + g % 4.
+__m128i q3_k_scale_bytes(const uint8_t* s) {
+  uint32_t u[3];
+  std::memcpy(u, s, 12);
+  const uint32_t lo4 = 0x0F0F0F0F, lo2 = 0x03030303;
+  const __m128i x = _mm_setr_epi32(int32_t((u[0] & lo4) | (u[2] & lo2) << 4), int32_t((u[1] & lo4) | (u[2] >> 2 & lo2) << 4),
+                                   int32_t((u[0] >> 4 & lo4) | (u[2] >> 4 & lo2) << 4),
+                                   int32_t((u[1] >> 4 & lo4) | (u[2] >> 6 & lo2) << 4));
+  return _mm_sub_epi8(x, _mm_set1_epi8(32));
+}
+
+// Bit k of every byte of hmask moved to bit 2 (the rest zero): the high code bit of slice k.
+// Bits carried across a byte border by the 16-bit shifts land below bit 2 (left shifts by at most
+// 2) or above it (right shifts), and the mask drops them.
+template <class V>
+typename V::i q3_k_high_bits(typename V::i hm, int k) {
+  const typename V::i at2 = k < 2 ? vsll16(hm, 2 - k) : k == 2 ? hm : vsrl16(hm, k - 2);
+  return vand(at2, V::set1_i8(0x04));
+}
+
+// Codes (0..7) of one Q3_K block in element order: vector k holds slice k's 32 codes.
+void q3_k_codes(const block_q3_k& b, __m256i q[8]) {
+  const __m256i low2 = _mm256_set1_epi8(0x03);
+  const __m256i hm = load256(b.hmask);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i qs = load256(b.qs + 32 * h);
+    for (int s = 0; s < 4; ++s)
+      q[4 * h + s] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qs, 2 * s), low2),
+                                     q3_k_high_bits<rows8>(hm, 4 * h + s));
+  }
+}
+
+// Scale of group 2k in int16 lanes 0-7, of group 2k + 1 in lanes 8-15 (the pair sums of slice k).
+inline __m256i q3_k_slice_scales(__m128i sc8, int k) {
+  return _mm256_cvtepi8_epi16(
+      _mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k))));
+}
+
+// The int32 lanes of one block's isum (codes, scales and offset as above) for activation block a.
+inline __m256i q3_k_block_sum(const __m256i q[8], __m128i sc8, const block_q8_k& a) {
+  const __m256i offset = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), load256(a.bsums));
+  __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 2));
+  for (int k = 0; k < 8; ++k) {
+    const __m256i p = _mm256_maddubs_epi16(q[k], load256(a.qs + 32 * k));
+    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, q3_k_slice_scales(sc8, k)));
+  }
+  return sumi;
+}
+
+float dot_q3_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q3_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    __m256i q[8];
+    q3_k_codes(w[b], q);
+    const __m256i sumi = q3_k_block_sum(q, q3_k_scale_bytes(w[b].scales), a[b]);
+    sum += rounded(half_to_float(w[b].d) * a[b].d * float(hsum_i32(sumi)));
+  }
+  return sum;
+}
+
+// Compact Q3_K panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks (880):
+//   [0, 512)    the 64 qs bytes of each row as 16 cells [cell][row]: cell 8h + i holds, in bits
+//               2s..2s+1, the low code bits of elements 4i..4i+3 of slice 4h + s
+//   [512, 768)  the 32 hmask bytes as 8 cells: bit k of cell i = high bit of elements 4i..4i+3 of
+//               slice k
+//   [768, 864)  the 12 packed scale bytes as 3 words [word][row]
+//   [864, 880)  d of the 8 rows as fp16
+constexpr size_t q3_k_packed = 880;
+constexpr size_t q3_k_hmask_at = 512, q3_k_scales_at = 768, q3_k_d_at = 864;
+
+void pack_q3_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q3_k), q3_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
+    store_block_cells(blk, offsetof(block_q3_k, qs), 2, dst);
+    store_block_cells(blk, offsetof(block_q3_k, hmask), 1, dst + q3_k_hmask_at);
+    store_block_words(blk, offsetof(block_q3_k, scales), 3, dst + q3_k_scales_at);
+    store_block_halves(blk, offsetof(block_q3_k, d), dst + q3_k_d_at);
+  });
+}
+
+// Signed scales of groups 4m..4m+3 of the 8 rows, group 4m + j in byte j of each lane (as
+// q3_k_scale_bytes, on the panel's scale words).
+template <class V>
+typename V::i q3_k_scale_word(const uint8_t* words, size_t second, int m) {
+  using I = typename V::i;
+  const I lo = V::load(words + 32 * (m % 2), second);
+  const I nib = vand(m < 2 ? lo : vsrl32(lo, 4), V::set1_i8(0x0F));
+  const I w2 = V::load(words + 64, second);
+  // Bits 2m..2m+1 of byte 8 + j to bits 4-5; the mask drops what the word shifts carry over.
+  const I top = m < 2 ? vsll32(w2, 4 - 2 * m) : m == 2 ? w2 : vsrl32(w2, 2);
+  return vsub8(vor(nib, vand(top, V::set1_i8(0x30))), V::set1_i8(32));
+}
+
+template <int T, class V>
+struct gemm_q3_k_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n) {
+    using I = typename V::i;
+    using F = typename V::f;
+    const uint8_t* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+    const I low2 = V::set1_i8(0x03);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+    for (int64_t b = 0; b < nb; ++b, panel += q3_k_packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q3_k_packed>(panel, second);
+      const size_t ab = size_t(b) * sizeof(block_q8_k);
+      const uint8_t* words = panel + q3_k_scales_at;
+      I sc[4];
+      for (int m = 0; m < 4; ++m) sc[m] = q3_k_scale_word<V>(words, second, m);
+      I sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = V::zero();
+  #pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        const int h = k / 4, s = k % 4;
+  #pragma GCC unroll 2
+        for (int q = 0; q < 2; ++q) {
+          const int g = 2 * k + q;
+          const I scale = lane_scales(sc[g / 4], g % 4, true);
+          I acc_g[T];
+          for (int t = 0; t < T; ++t) acc_g[t] = V::zero();
+  #pragma GCC unroll 4
+          for (int i = 4 * q; i < 4 * q + 4; ++i) {
+            const I v = V::load(panel + 32 * (8 * h + i), second);
+            const I low = vand(s ? vsrl16(v, 2 * s) : v, low2);
+            const I code = vor(low, q3_k_high_bits<V>(V::load(panel + q3_k_hmask_at + 32 * i, second), k));
+            for (int t = 0; t < T; ++t) acc_g[t] = tile_dot<T, V>(acc_g[t], code, arow[t] + ab + q8_k_qs + 32 * k + 4 * i);
+          }
+          for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(acc_g[t], scale)));
+        }
+      }
+      // 4 * sum_g s_g * bsum_g, two groups per madd.
+      I offset[T];
+      for (int t = 0; t < T; ++t) offset[t] = V::zero();
+      for (int i = 0; i < 8; ++i) {
+        const I pairs = lane_byte_pairs(sc[i / 2], 2 * (i % 2), true, true);
+        for (int t = 0; t < T; ++t) offset[t] = vadd32(offset[t], vmadd16(pairs, V::bcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
+      }
+      const F dw = V::halves(panel + q3_k_d_at, second);
+      for (int t = 0; t < T; ++t) {
+        const I isum = vsub32(sumi[t], vsll32(offset[t], 2));
+        float da;
+        std::memcpy(&da, arow[t] + ab, 4);
+        acc[t] = vadd(acc[t], rounded(vmul(vmul(dw, V::set1_f(da)), vcvt(isum))));
+      }
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
+  }
+};
+
+// T tokens (1-3), 8 rows at a time from the file layout (as gemv_q6_k_tokens): a row's codes and
+// scales are assembled once for all T tokens, the 8 rows' sums reduced together, the float chain
+// run with the rows in the lanes.
+template <int T>
+struct gemv_q3_k_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    const block_q8_k* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+    const int64_t nb = w.n_in / 256;
+    gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+      const size_t wb = size_t(b) * sizeof(block_q3_k);
+      __m256i part[T][8];
+      for (int r = 0; r < 8; ++r) {
+        const auto& blk = *reinterpret_cast<const block_q3_k*>(rows[r] + wb);
+        __m256i q[8];
+        q3_k_codes(blk, q);
+        const __m128i sc8 = q3_k_scale_bytes(blk.scales);
+        for (int t = 0; t < T; ++t) part[t][r] = q3_k_block_sum(q, sc8, arow[t][b]);
+      }
+      const __m256 dw = gather_halves(rows, wb + offsetof(block_q3_k, d));
+      for (int t = 0; t < T; ++t) {
+        const __m256i isum = hsum_8x_i32(part[t]);
+        const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
+        acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
+      }
+    });
+  }
+};
+
+// ---- Q2_K ---------------------------------------------------------------------------------------
+// 16 groups of 16 with 4-bit scales and mins (scales[g]: the scale in the low nibble, the min in
+// the high one) and codes u in 0..3 placed as Q3_K's low bits (bits 2s..2s+1 of qs[32h + l] for
+// element 128h + 32s + l): isum = sum_g sc_g * sum_{16 in g} u a, min_term = sum_g m_g * bsum_g.
+// Products pair up to 2 * 3 * 128 = 768, so a group's four chunks add in int16 (3072) on AVX2.
+
+// Codes (0..3) of one Q2_K block in element order: vector k holds slice k's 32 codes.
+void q2_k_codes(const block_q2_k& b, __m256i q[8]) {
+  const __m256i low2 = _mm256_set1_epi8(0x03);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i qs = load256(b.qs + 32 * h);
+    for (int s = 0; s < 4; ++s) q[4 * h + s] = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * s), low2);
+  }
+}
+
+// One block's integer sums for activation block a, as 4 + 4 int32 partials: isum in the low 128
+// bits, min_term in the high 128 bits (summed by the caller).
+inline __m256i q2_k_block_parts(const __m256i q[8], __m128i sc8, const block_q8_k& a) {
+  const __m128i scales = _mm_and_si128(sc8, _mm_set1_epi8(0x0F));
+  const __m128i mins = _mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0x0F));
+  __m256i sumi = _mm256_setzero_si256();
+  for (int k = 0; k < 8; ++k) {
+    const __m256i p = _mm256_maddubs_epi16(q[k], load256(a.qs + 32 * k));
+    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, q3_k_slice_scales(scales, k)));
+  }
+  const __m256i m = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), load256(a.bsums));
+  const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+  const __m128i min4 = _mm_add_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(isum4), min4, 1);
+}
+
+float dot_q2_k(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_q2_k*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    __m256i q[8];
+    q2_k_codes(w[b], q);
+    const __m256i parts = q2_k_block_parts(q, load128(w[b].scales), a[b]);
+    const __m128i both = _mm_hadd_epi32(_mm_hadd_epi32(_mm256_castsi256_si128(parts), _mm256_extracti128_si256(parts, 1)),
+                                        _mm_setzero_si128());
+    const int isum = _mm_cvtsi128_si32(both), min_term = _mm_extract_epi32(both, 1);
+    const float dall = a[b].d * half_to_float(w[b].d);
+    const float dmin = a[b].d * half_to_float(w[b].dmin);
+    sum += rounded(dall * float(isum)) - rounded(dmin * float(min_term));
+  }
+  return sum;
+}
+
+// Compact Q2_K panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks (672):
+//   [0, 512)    the 64 qs bytes of each row as 16 cells (as Q3_K's)
+//   [512, 640)  the 16 scale/min bytes as 4 words [word][row]: byte j of word m is group 4m + j
+//   [640, 672)  d of the 8 rows, then dmin, as fp16
+constexpr size_t q2_k_packed = 672;
+constexpr size_t q2_k_scales_at = 512, q2_k_d_at = 640, q2_k_dmin_at = 656;
+
+void pack_q2_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q2_k), q2_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
+    store_block_cells(blk, offsetof(block_q2_k, qs), 2, dst);
+    store_block_words(blk, offsetof(block_q2_k, scales), 4, dst + q2_k_scales_at);
+    store_block_halves(blk, offsetof(block_q2_k, d), dst + q2_k_d_at);
+    store_block_halves(blk, offsetof(block_q2_k, dmin), dst + q2_k_dmin_at);
+  });
+}
+
+template <int T, class V>
+struct gemm_q2_k_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n) {
+    using I = typename V::i;
+    using F = typename V::f;
+    const uint8_t* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+    const I low2 = V::set1_i8(0x03), low4 = V::set1_i8(0x0F);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+    for (int64_t b = 0; b < nb; ++b, panel += q2_k_packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<q2_k_packed>(panel, second);
+      const size_t ab = size_t(b) * sizeof(block_q8_k);
+      const uint8_t* words = panel + q2_k_scales_at;
+      I sumi[T];
+      for (int t = 0; t < T; ++t) sumi[t] = V::zero();
+  #pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        const int h = k / 4, s = k % 4;
+  #pragma GCC unroll 2
+        for (int q = 0; q < 2; ++q) {
+          const int g = 2 * k + q;
+          const I scale = lane_scales(vand(V::load(words + 32 * (g / 4), second), low4), g % 4, false);
+          I acc_g[T];
+          for (int t = 0; t < T; ++t) acc_g[t] = V::zero();
+  #pragma GCC unroll 4
+          for (int i = 4 * q; i < 4 * q + 4; ++i) {
+            const I v = V::load(panel + 32 * (8 * h + i), second);
+            const I code = vand(s ? vsrl16(v, 2 * s) : v, low2);
+            for (int t = 0; t < T; ++t) acc_g[t] = tile_dot<T, V>(acc_g[t], code, arow[t] + ab + q8_k_qs + 32 * k + 4 * i);
+          }
+          for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(acc_g[t], scale)));
+        }
+      }
+      // min_term: (m_2i, m_2i+1) int16 pairs against the activation's group sums 2i, 2i + 1.
+      I min_term[T];
+      for (int t = 0; t < T; ++t) min_term[t] = V::zero();
+      for (int i = 0; i < 8; ++i) {
+        const I mins = vand(vsrl32(V::load(words + 32 * (i / 2), second), 4), low4);
+        const I pairs = lane_byte_pairs(mins, 2 * (i % 2), true, false);
+        for (int t = 0; t < T; ++t)
+          min_term[t] = vadd32(min_term[t], vmadd16(pairs, V::bcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
+      }
+      const F dw = V::halves(panel + q2_k_d_at, second);
+      const F dminw = V::halves(panel + q2_k_dmin_at, second);
+      for (int t = 0; t < T; ++t) {
+        float da;
+        std::memcpy(&da, arow[t] + ab, 4);
+        const F vda = V::set1_f(da);
+        const F p = vsub(rounded(vmul(vmul(vda, dw), vcvt(sumi[t]))), rounded(vmul(vmul(vda, dminw), vcvt(min_term[t]))));
+        acc[t] = vadd(acc[t], p);
+      }
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
+  }
+};
+
+// T tokens (1-3), 8 rows at a time from the file layout (as gemv_q4_k_tokens): a row's codes are
+// unpacked once for all T tokens, the 8 rows' isum and min_term reduced together by one hadd tree.
+template <int T>
+struct gemv_q2_k_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    const block_q8_k* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+    const int64_t nb = w.n_in / 256;
+    gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+      const size_t wb = size_t(b) * sizeof(block_q2_k);
+      __m256i part[T][8];
+      for (int r = 0; r < 8; ++r) {
+        const auto& blk = *reinterpret_cast<const block_q2_k*>(rows[r] + wb);
+        __m256i q[8];
+        q2_k_codes(blk, q);
+        const __m128i sc8 = load128(blk.scales);
+        for (int t = 0; t < T; ++t) part[t][r] = q2_k_block_parts(q, sc8, arow[t][b]);
+      }
+      const __m256 dw = gather_halves(rows, wb + offsetof(block_q2_k, d));
+      const __m256 dminw = gather_halves(rows, wb + offsetof(block_q2_k, dmin));
+      for (int t = 0; t < T; ++t) {
+        // hadd works within 128-bit halves: after two levels the low half holds isum of rows 0-3
+        // (4-7) and the high half their min_terms.
+        const __m256i* pt = part[t];
+        const __m256i h01 = _mm256_hadd_epi32(pt[0], pt[1]), h23 = _mm256_hadd_epi32(pt[2], pt[3]);
+        const __m256i h45 = _mm256_hadd_epi32(pt[4], pt[5]), h67 = _mm256_hadd_epi32(pt[6], pt[7]);
+        const __m256i h0123 = _mm256_hadd_epi32(h01, h23), h4567 = _mm256_hadd_epi32(h45, h67);
+        const __m256i isum = _mm256_permute2x128_si256(h0123, h4567, 0x20);
+        const __m256i min_term = _mm256_permute2x128_si256(h0123, h4567, 0x31);
+        const __m256 vda = _mm256_set1_ps(arow[t][b].d);
+        const __m256 dall = _mm256_mul_ps(vda, dw);
+        const __m256 dmin = _mm256_mul_ps(vda, dminw);
+        acc[t] = _mm256_add_ps(acc[t], _mm256_sub_ps(rounded(_mm256_mul_ps(dall, _mm256_cvtepi32_ps(isum))),
+                                                     rounded(_mm256_mul_ps(dmin, _mm256_cvtepi32_ps(min_term)))));
+      }
+    });
+  }
+};
+
+// ---- IQ4_XS -------------------------------------------------------------------------------------
+// 8 sub-blocks of 32 with 6-bit scales ls_g (stored + 32) and 4-bit indices into the signed table
+// kvalues_iq4nl (-127..113); sub-block g's 16 qs bytes hold elements 32g + j (low nibbles) and
+// 32g + 16 + j (high). The reference rounds per sub-block:
+//   sum += ((dw * da) * float(ls_g - 32)) * float(sumi_g), sumi_g = sum_{32 in g} kv a.
+// The byte dot products need unsigned weights, so a value enters as u = kv + 128 (1..241) and the
+// offset leaves through the activation's group sums: sumi_g = sum u a - 128 (bsum_2g + bsum_2g+1).
+// With VNNI u is one table lookup. maddubs pairs of u would reach 2 * 241 * 128 and saturate, so
+// AVX2 splits u = 16 u_hi + u_lo (two lookups, both 0..15: eight chunks add in int16, 30720).
+constexpr uint8_t iq4_u(int n) { return uint8_t(quant::kvalues_iq4nl[n] + 128); }
+template <int Part>  // 0: u, 1: u >> 4, 2: u & 15
+constexpr int8_t iq4_entry(int n) {
+  return int8_t(Part == 0 ? iq4_u(n) : Part == 1 ? iq4_u(n) >> 4 : iq4_u(n) & 15);
+}
+template <int Part>
+__m256i iq4_table() {
+  return _mm256_setr_epi8(iq4_entry<Part>(0), iq4_entry<Part>(1), iq4_entry<Part>(2), iq4_entry<Part>(3), iq4_entry<Part>(4),
+                          iq4_entry<Part>(5), iq4_entry<Part>(6), iq4_entry<Part>(7), iq4_entry<Part>(8), iq4_entry<Part>(9),
+                          iq4_entry<Part>(10), iq4_entry<Part>(11), iq4_entry<Part>(12), iq4_entry<Part>(13),
+                          iq4_entry<Part>(14), iq4_entry<Part>(15), iq4_entry<Part>(0), iq4_entry<Part>(1),
+                          iq4_entry<Part>(2), iq4_entry<Part>(3), iq4_entry<Part>(4), iq4_entry<Part>(5), iq4_entry<Part>(6),
+                          iq4_entry<Part>(7), iq4_entry<Part>(8), iq4_entry<Part>(9), iq4_entry<Part>(10),
+                          iq4_entry<Part>(11), iq4_entry<Part>(12), iq4_entry<Part>(13), iq4_entry<Part>(14),
+                          iq4_entry<Part>(15));
+}
+
+// Table lookup per byte (indices 0..15) in every lane-wise family, and a table in each family.
+inline __m256i vlookup(__m256i table, __m256i idx) { return _mm256_shuffle_epi8(table, idx); }
+inline two_i vlookup(two_i table, two_i idx) { return {vlookup(table.lo, idx.lo), vlookup(table.hi, idx.hi)}; }
+template <class V, int Part>
+typename V::i iq4_table_of() {
+  if constexpr (std::is_same_v<V, rows8>) return iq4_table<Part>();
+  else if constexpr (std::is_same_v<V, rows8x2>) return both(iq4_table<Part>());
+#ifdef GLIA_PANEL_PAIRS
+  else return _mm512_broadcast_i64x4(iq4_table<Part>());
+#endif
+}
+#ifdef GLIA_PANEL_PAIRS
+inline __m512i vlookup(__m512i table, __m512i idx) { return _mm512_shuffle_epi8(table, idx); }
+#endif
+
+// The 8 rows' fp16 scales_h at p (panel layout, [row]) as int32 lanes.
+template <class V>
+typename V::i iq4_xs_high_scales(const uint8_t* p, size_t second) {
+  if constexpr (std::is_same_v<V, rows8>) return _mm256_cvtepu16_epi32(load128(p));
+  else if constexpr (std::is_same_v<V, rows8x2>) return make_two(_mm256_cvtepu16_epi32(load128(p)), _mm256_cvtepu16_epi32(load128(p + second)));
+#ifdef GLIA_PANEL_PAIRS
+  else return _mm512_cvtepu16_epi32(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(p)), load128(p + second), 1));
+#endif
+}
+
+float dot_iq4_xs(const void* wv, const void* av, int64_t n) {
+  const auto* w = static_cast<const block_iq4_xs*>(wv);
+  const auto* a = static_cast<const block_q8_k*>(av);
+  const __m256i t_hi = iq4_table<1>(), t_lo = iq4_table<2>();
+  const __m256i sixteen = _mm256_set1_epi16(16), one = _mm256_set1_epi16(1);
+  float sum = 0.0f;
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const float d4d8 = half_to_float(w[b].d) * a[b].d;
+    for (int g = 0; g < 8; ++g) {
+      const __m256i idx = unpack_nibbles(w[b].qs + 16 * g);
+      const __m256i act = load256(a[b].qs + 32 * g);
+      const __m256i s = _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(vlookup(t_hi, idx), act), sixteen),
+                                         _mm256_madd_epi16(_mm256_maddubs_epi16(vlookup(t_lo, idx), act), one));
+      const int sumi = hsum_i32(s) - 128 * (a[b].bsums[2 * g] + a[b].bsums[2 * g + 1]);
+      const int ls = ((w[b].scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | ((w[b].scales_h >> (2 * g)) & 3) << 4;
+      sum += rounded(d4d8 * float(ls - 32) * float(sumi));
+    }
+  }
+  return sum;
+}
+
+// Compact IQ4_XS panel of one super-block of 8 rows, exactly the bytes of the 8 file blocks (1088):
+//   [0, 1024)     the 128 qs bytes of each row as 32 cells: cell 4g + i holds elements
+//                 32g + 4i..4i+3 in its low nibbles and 32g + 16 + 4i..4i+3 in its high ones
+//   [1024, 1056)  scales_l as one word [row]: bits 4g..4g+3 are the low bits of ls_g
+//   [1056, 1072)  scales_h [row] (16 bits: bits 2g..2g+1 are the top bits of ls_g)
+//   [1072, 1088)  d [row] as fp16
+constexpr size_t iq4_xs_packed = 1088;
+constexpr size_t iq4_xs_scales_l_at = 1024, iq4_xs_scales_h_at = 1056, iq4_xs_d_at = 1072;
+
+void pack_iq4_xs(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
+  pack_group_blocks(w, r0, n_rows, 256, sizeof(block_iq4_xs), iq4_xs_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
+    store_block_cells(blk, offsetof(block_iq4_xs, qs), 4, dst);
+    store_block_words(blk, offsetof(block_iq4_xs, scales_l), 1, dst + iq4_xs_scales_l_at);
+    store_block_halves(blk, offsetof(block_iq4_xs, scales_h), dst + iq4_xs_scales_h_at);
+    store_block_halves(blk, offsetof(block_iq4_xs, d), dst + iq4_xs_d_at);
+  });
+}
+
+template <int T, class V>
+struct gemm_iq4_xs_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n) {
+    using I = typename V::i;
+    using F = typename V::f;
+    const uint8_t* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
+    const I low4 = V::set1_i8(0x0F);
+    F acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+    for (int64_t b = 0; b < nb; ++b, panel += iq4_xs_packed) {
+      if constexpr (T <= gemv_max_tokens) V::template prefetch<iq4_xs_packed>(panel, second);
+      const size_t ab = size_t(b) * sizeof(block_q8_k);
+      const I sl = V::load(panel + iq4_xs_scales_l_at, second);
+      const I sh = iq4_xs_high_scales<V>(panel + iq4_xs_scales_h_at, second);
+      const F dw = V::halves(panel + iq4_xs_d_at, second);
+      F d4d8[T];
+      for (int t = 0; t < T; ++t) {
+        float da;
+        std::memcpy(&da, arow[t] + ab, 4);
+        d4d8[t] = vmul(dw, V::set1_f(da));
+      }
+  #pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        I sumi[T];
+        if constexpr (byte_dot_vnni) {
+          const I table = iq4_table_of<V, 0>();
+          for (int t = 0; t < T; ++t) sumi[t] = V::zero();
+  #pragma GCC unroll 8
+          for (int c = 0; c < 8; ++c) {
+            const int i = c % 4, half = c / 4;
+            const I v = V::load(panel + 32 * (4 * g + i), second);
+            const I u = vlookup(table, vand(half ? vsrl16(v, 4) : v, low4));
+            for (int t = 0; t < T; ++t)
+              sumi[t] = tile_dot<T, V>(sumi[t], u, arow[t] + ab + q8_k_qs + 32 * g + 16 * half + 4 * i);
+          }
+        } else {
+          const I t_hi = iq4_table_of<V, 1>(), t_lo = iq4_table_of<V, 2>();
+          I s_hi[T], s_lo[T];
+          for (int t = 0; t < T; ++t) s_hi[t] = s_lo[t] = V::zero();
+  #pragma GCC unroll 8
+          for (int c = 0; c < 8; ++c) {
+            const int i = c % 4, half = c / 4;
+            const I v = V::load(panel + 32 * (4 * g + i), second);
+            const I idx = vand(half ? vsrl16(v, 4) : v, low4);
+            const I u_hi = vlookup(t_hi, idx), u_lo = vlookup(t_lo, idx);
+            for (int t = 0; t < T; ++t) {
+              const I act = V::bcast4(arow[t] + ab + q8_k_qs + 32 * g + 16 * half + 4 * i);
+              s_hi[t] = chained(byte_dot_add(s_hi[t], u_hi, act));
+              s_lo[t] = chained(byte_dot_add(s_lo[t], u_lo, act));
+            }
+          }
+          for (int t = 0; t < T; ++t)
+            sumi[t] = vadd32(vmadd16(s_hi[t], V::set1_i32(0x00100010)), vmadd16(s_lo[t], V::set1_i32(0x00010001)));
+        }
+        // ls_g - 32 per row: low nibble from bits 4g.. of scales_l, top bits from bits 2g.. of scales_h.
+        const I ls = vor(vand(vsrl32(sl, 4 * g), V::set1_i32(0x0F)), vsll32(vand(vsrl32(sh, 2 * g), V::set1_i32(3)), 4));
+        const F fls = vcvt(vsub32(ls, V::set1_i32(32)));
+        for (int t = 0; t < T; ++t) {
+          int16_t bs[2];
+          std::memcpy(bs, arow[t] + ab + q8_k_bsums + 4 * g, 4);
+          const I isum = vsub32(sumi[t], V::set1_i32(128 * (bs[0] + bs[1])));
+          acc[t] = vadd(acc[t], rounded(vmul(vmul(d4d8[t], fls), vcvt(isum))));
+        }
+      }
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
+  }
+};
+
+// T tokens (1-3) from the file layout: each output is dot_iq4_xs of its row. IQ4_XS panels are
+// compact, so matmul prepares them at load and decode reads them through the gemm tile; this path
+// only serves weights that were not prepared.
+template <int T>
+struct gemv_iq4_xs_tokens {
+  static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
+                  size_t ys) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int t = 0; t < T; ++t) y[size_t(t) * ys + size_t(r - r0)] = dot_iq4_xs(w.row(r), a.row(t0 + t), w.n_in);
+  }
+};
+
+// Decode: how one-token matmuls read panels where the build has rows16 (see decode_panels).
+template <decode_panels Decode>
+constexpr mm_kernel kquant_kernels[] = {
+    {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), false, q4_k_packed, pack_q4_k,
+     gemm_panels<gemm_q4_k_tile, Decode>, gemv_tokens<gemv_q4_k_tokens>, nullptr, dot_q4_k,
+     gemv_panel_streams<gemm_q4_k_tile, Decode>},
+    {dtype::q6_k, 256, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), false, q6_k_packed, pack_q6_k,
+     gemm_panels<gemm_q6_k_tile, Decode>, gemv_tokens<gemv_q6_k_tokens>, nullptr, dot_q6_k,
+     gemv_panel_streams<gemm_q6_k_tile, Decode>},
+    {dtype::q5_k, 256, sizeof(block_q5_k), dtype::q8_k, sizeof(block_q8_k), false, q5_k_packed, pack_q5_k,
+     gemm_panels<gemm_q5_k_tile, Decode>, gemv_tokens<gemv_q5_k_tokens>, nullptr, dot_q5_k,
+     gemv_panel_streams<gemm_q5_k_tile, Decode>},
+    {dtype::q3_k, 256, sizeof(block_q3_k), dtype::q8_k, sizeof(block_q8_k), false, q3_k_packed, pack_q3_k,
+     gemm_panels<gemm_q3_k_tile, Decode>, gemv_tokens<gemv_q3_k_tokens>, nullptr, dot_q3_k,
+     gemv_panel_streams<gemm_q3_k_tile, Decode>},
+    {dtype::q2_k, 256, sizeof(block_q2_k), dtype::q8_k, sizeof(block_q8_k), false, q2_k_packed, pack_q2_k,
+     gemm_panels<gemm_q2_k_tile, Decode>, gemv_tokens<gemv_q2_k_tokens>, nullptr, dot_q2_k,
+     gemv_panel_streams<gemm_q2_k_tile, Decode>},
+    {dtype::iq4_xs, 256, sizeof(block_iq4_xs), dtype::q8_k, sizeof(block_q8_k), false, iq4_xs_packed, pack_iq4_xs,
+     gemm_panels<gemm_iq4_xs_tile, Decode>, gemv_tokens<gemv_iq4_xs_tokens>, nullptr, dot_iq4_xs,
+     gemv_panel_streams<gemm_iq4_xs_tile, Decode>},
+};
+
+}  // namespace
+}  // namespace glia::cpu
