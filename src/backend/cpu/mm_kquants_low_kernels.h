@@ -410,36 +410,31 @@ struct gemv_q2_k_tokens {
 // kvalues_iq4nl (-127..113); sub-block g's 16 qs bytes hold elements 32g + j (low nibbles) and
 // 32g + 16 + j (high). The reference rounds per sub-block:
 //   sum += ((dw * da) * float(ls_g - 32)) * float(sumi_g), sumi_g = sum_{32 in g} kv a.
-// The byte dot products need unsigned weights, so a value enters as u = kv + 128 (1..241) and the
-// offset leaves through the activation's group sums: sumi_g = sum u a - 128 (bsum_2g + bsum_2g+1).
-// With VNNI u is one table lookup. maddubs pairs of u would reach 2 * 241 * 128 and saturate, so
-// AVX2 splits u = 16 u_hi + u_lo (two lookups, both 0..15: eight chunks add in int16, 30720).
-constexpr uint8_t iq4_u(int n) { return uint8_t(quant::kvalues_iq4nl[n] + 128); }
-template <int Part>  // 0: u, 1: u >> 4, 2: u & 15
+// The byte dot products need unsigned weights: with VNNI a value enters as u = kv + 128 (1..241,
+// one table lookup) and the offset leaves through the activation's group sums: sumi_g = sum u a -
+// 128 (bsum_2g + bsum_2g+1). maddubs pairs of u would reach 2 * 241 * 127 and saturate, so AVX2
+// multiplies |kv| by a with kv's sign (pairs within 2 * 127 * 127, Q8_K quants being within +-127),
+// widened to int32 at once, as IQ4_NL's kernels do.
+template <bool Biased>  // kv + 128, or kv
 constexpr int8_t iq4_entry(int n) {
-  return int8_t(Part == 0 ? iq4_u(n) : Part == 1 ? iq4_u(n) >> 4 : iq4_u(n) & 15);
+  return int8_t(Biased ? quant::kvalues_iq4nl[n] + 128 : quant::kvalues_iq4nl[n]);
 }
-template <int Part>
+template <bool Biased>
 __m256i iq4_table() {
-  return _mm256_setr_epi8(iq4_entry<Part>(0), iq4_entry<Part>(1), iq4_entry<Part>(2), iq4_entry<Part>(3), iq4_entry<Part>(4),
-                          iq4_entry<Part>(5), iq4_entry<Part>(6), iq4_entry<Part>(7), iq4_entry<Part>(8), iq4_entry<Part>(9),
-                          iq4_entry<Part>(10), iq4_entry<Part>(11), iq4_entry<Part>(12), iq4_entry<Part>(13),
-                          iq4_entry<Part>(14), iq4_entry<Part>(15), iq4_entry<Part>(0), iq4_entry<Part>(1),
-                          iq4_entry<Part>(2), iq4_entry<Part>(3), iq4_entry<Part>(4), iq4_entry<Part>(5), iq4_entry<Part>(6),
-                          iq4_entry<Part>(7), iq4_entry<Part>(8), iq4_entry<Part>(9), iq4_entry<Part>(10),
-                          iq4_entry<Part>(11), iq4_entry<Part>(12), iq4_entry<Part>(13), iq4_entry<Part>(14),
-                          iq4_entry<Part>(15));
+  constexpr auto e = iq4_entry<Biased>;
+  return _mm256_setr_epi8(e(0), e(1), e(2), e(3), e(4), e(5), e(6), e(7), e(8), e(9), e(10), e(11), e(12), e(13), e(14), e(15),
+                          e(0), e(1), e(2), e(3), e(4), e(5), e(6), e(7), e(8), e(9), e(10), e(11), e(12), e(13), e(14), e(15));
 }
 
 // Table lookup per byte (indices 0..15) in every lane-wise family, and a table in each family.
 inline __m256i vlookup(__m256i table, __m256i idx) { return _mm256_shuffle_epi8(table, idx); }
 inline two_i vlookup(two_i table, two_i idx) { return {vlookup(table.lo, idx.lo), vlookup(table.hi, idx.hi)}; }
-template <class V, int Part>
+template <class V, bool Biased>
 typename V::i iq4_table_of() {
-  if constexpr (std::is_same_v<V, rows8>) return iq4_table<Part>();
-  else if constexpr (std::is_same_v<V, rows8x2>) return both(iq4_table<Part>());
+  if constexpr (std::is_same_v<V, rows8>) return iq4_table<Biased>();
+  else if constexpr (std::is_same_v<V, rows8x2>) return both(iq4_table<Biased>());
 #ifdef GLIA_PANEL_PAIRS
-  else return _mm512_broadcast_i64x4(iq4_table<Part>());
+  else return _mm512_broadcast_i64x4(iq4_table<Biased>());
 #endif
 }
 #ifdef GLIA_PANEL_PAIRS
@@ -459,17 +454,14 @@ typename V::i iq4_xs_high_scales(const uint8_t* p, size_t second) {
 float dot_iq4_xs(const void* wv, const void* av, int64_t n) {
   const auto* w = static_cast<const block_iq4_xs*>(wv);
   const auto* a = static_cast<const block_q8_k*>(av);
-  const __m256i t_hi = iq4_table<1>(), t_lo = iq4_table<2>();
-  const __m256i sixteen = _mm256_set1_epi16(16), one = _mm256_set1_epi16(1);
+  const __m256i table = iq4_table<false>(), ones16 = _mm256_set1_epi16(1);
   float sum = 0.0f;
   for (int64_t b = 0; b < n / 256; ++b) {
     const float d4d8 = half_to_float(w[b].d) * a[b].d;
     for (int g = 0; g < 8; ++g) {
-      const __m256i idx = unpack_nibbles(w[b].qs + 16 * g);
+      const __m256i kv = vlookup(table, unpack_nibbles(w[b].qs + 16 * g));
       const __m256i act = load256(a[b].qs + 32 * g);
-      const __m256i s = _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(vlookup(t_hi, idx), act), sixteen),
-                                         _mm256_madd_epi16(_mm256_maddubs_epi16(vlookup(t_lo, idx), act), one));
-      const int sumi = hsum_i32(s) - 128 * (a[b].bsums[2 * g] + a[b].bsums[2 * g + 1]);
+      const int sumi = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(kv, kv), _mm256_sign_epi8(act, kv)), ones16));
       const int ls = ((w[b].scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | ((w[b].scales_h >> (2 * g)) & 3) << 4;
       sum += rounded(d4d8 * float(ls - 32) * float(sumi));
     }
@@ -521,43 +513,31 @@ struct gemm_iq4_xs_tile {
   #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
         I sumi[T];
-        if constexpr (byte_dot_vnni) {
-          const I table = iq4_table_of<V, 0>();
-          for (int t = 0; t < T; ++t) sumi[t] = V::zero();
+        for (int t = 0; t < T; ++t) sumi[t] = V::zero();
+        const I table = iq4_table_of<V, byte_dot_vnni>();
   #pragma GCC unroll 8
-          for (int c = 0; c < 8; ++c) {
-            const int i = c % 4, half = c / 4;
-            const I v = V::load(panel + 32 * (4 * g + i), second);
-            const I u = vlookup(table, vand(half ? vsrl16(v, 4) : v, low4));
-            for (int t = 0; t < T; ++t)
-              sumi[t] = tile_dot<T, V>(sumi[t], u, arow[t] + ab + q8_k_qs + 32 * g + 16 * half + 4 * i);
+        for (int c = 0; c < 8; ++c) {
+          const int i = c % 4, half = c / 4;
+          const I v = V::load(panel + 32 * (4 * g + i), second);
+          const I kv = vlookup(table, vand(half ? vsrl16(v, 4) : v, low4));  // kv + 128 with VNNI
+          const size_t at = ab + q8_k_qs + 32 * g + 16 * half + 4 * i;
+          if constexpr (byte_dot_vnni) {
+            for (int t = 0; t < T; ++t) sumi[t] = tile_dot<T, V>(sumi[t], kv, arow[t] + at);
+          } else {
+            const I kv_abs = abs_u8(kv);
+            for (int t = 0; t < T; ++t) sumi[t] = chained(byte_dot_add32(sumi[t], kv_abs, sign_of(V::bcast4(arow[t] + at), kv)));
           }
-        } else {
-          const I t_hi = iq4_table_of<V, 1>(), t_lo = iq4_table_of<V, 2>();
-          I s_hi[T], s_lo[T];
-          for (int t = 0; t < T; ++t) s_hi[t] = s_lo[t] = V::zero();
-  #pragma GCC unroll 8
-          for (int c = 0; c < 8; ++c) {
-            const int i = c % 4, half = c / 4;
-            const I v = V::load(panel + 32 * (4 * g + i), second);
-            const I idx = vand(half ? vsrl16(v, 4) : v, low4);
-            const I u_hi = vlookup(t_hi, idx), u_lo = vlookup(t_lo, idx);
-            for (int t = 0; t < T; ++t) {
-              const I act = V::bcast4(arow[t] + ab + q8_k_qs + 32 * g + 16 * half + 4 * i);
-              s_hi[t] = chained(byte_dot_add(s_hi[t], u_hi, act));
-              s_lo[t] = chained(byte_dot_add(s_lo[t], u_lo, act));
-            }
-          }
-          for (int t = 0; t < T; ++t)
-            sumi[t] = vadd32(vmadd16(s_hi[t], V::set1_i32(0x00100010)), vmadd16(s_lo[t], V::set1_i32(0x00010001)));
         }
         // ls_g - 32 per row: low nibble from bits 4g.. of scales_l, top bits from bits 2g.. of scales_h.
         const I ls = vor(vand(vsrl32(sl, 4 * g), V::set1_i32(0x0F)), vsll32(vand(vsrl32(sh, 2 * g), V::set1_i32(3)), 4));
         const F fls = vcvt(vsub32(ls, V::set1_i32(32)));
         for (int t = 0; t < T; ++t) {
-          int16_t bs[2];
-          std::memcpy(bs, arow[t] + ab + q8_k_bsums + 4 * g, 4);
-          const I isum = vsub32(sumi[t], V::set1_i32(128 * (bs[0] + bs[1])));
+          I isum = sumi[t];
+          if constexpr (byte_dot_vnni) {
+            int16_t bs[2];
+            std::memcpy(bs, arow[t] + ab + q8_k_bsums + 4 * g, 4);
+            isum = vsub32(isum, V::set1_i32(128 * (bs[0] + bs[1])));
+          }
           acc[t] = vadd(acc[t], rounded(vmul(vmul(d4d8[t], fls), vcvt(isum))));
         }
       }
