@@ -131,7 +131,7 @@ void pack_q3_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
 
 // Codes (0..7) of elements 4i..4i+3 of slice k, 8 rows (see pack_q3_k).
 template <class V>
-typename V::i q3_k_panel_code(const uint8_t* panel, size_t second, int k, int i) {
+[[gnu::always_inline]] inline typename V::i q3_k_panel_code(const uint8_t* panel, size_t second, int k, int i) {
   using I = typename V::i;
   const uint8_t* cells = panel + 32 * i;
   if (k < 6) {
