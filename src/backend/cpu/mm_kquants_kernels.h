@@ -80,6 +80,19 @@ void q6_k_codes(const block_q6_k& b, __m256i q[8]) {
   }
 }
 
+// The code cells of a panel rearranged at load: Codes(block, out) writes a row's Bytes code bytes
+// (element positions in 32-byte vectors), stored as the cells of store_block_cells.
+template <size_t Bytes, class Block, class Codes>
+void store_code_cells(const uint8_t* const blk[8], Codes codes_of, uint8_t* dst) {
+  uint8_t codes[8][Bytes];
+  const uint8_t* rows[8];
+  for (int r = 0; r < 8; ++r) {
+    codes_of(*reinterpret_cast<const Block*>(blk[r]), codes[r]);
+    rows[r] = codes[r];
+  }
+  store_block_cells(rows, 0, int(Bytes / 32), dst);
+}
+
 // ---- Q4_K ---------------------------------------------------------------------------------------
 
 // The 8 scales (bytes 0-7) and 8 mins (bytes 8-15) of a Q4_K block (get_scale_min in the
@@ -384,13 +397,7 @@ void q5_k_panel_codes(const block_q5_k& b, uint8_t out[160]) {
 void pack_q5_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
   pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q5_k), q5_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
     if constexpr (q5_k_code_layout) {
-      uint8_t codes[8][160];
-      const uint8_t* rows[8];
-      for (int r = 0; r < 8; ++r) {
-        q5_k_panel_codes(*reinterpret_cast<const block_q5_k*>(blk[r]), codes[r]);
-        rows[r] = codes[r];
-      }
-      store_block_cells(rows, 0, 5, dst);
+      store_code_cells<160, block_q5_k>(blk, q5_k_panel_codes, dst);
     } else {
       store_block_cells(blk, offsetof(block_q5_k, qs), 4, dst);
       store_block_cells(blk, offsetof(block_q5_k, qh), 1, dst + q5_k_qh_at);
@@ -609,13 +616,7 @@ void q6_k_panel_codes(const block_q6_k& b, uint8_t out[192]) {
 void pack_q6_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
   pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q6_k), q6_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
     if constexpr (q6_k_code_layout) {
-      uint8_t codes[8][192];
-      const uint8_t* rows[8];
-      for (int r = 0; r < 8; ++r) {
-        q6_k_panel_codes(*reinterpret_cast<const block_q6_k*>(blk[r]), codes[r]);
-        rows[r] = codes[r];
-      }
-      store_block_cells(rows, 0, 6, dst);
+      store_code_cells<192, block_q6_k>(blk, q6_k_panel_codes, dst);
     } else {
       store_block_cells(blk, offsetof(block_q6_k, ql), 4, dst);
       store_block_cells(blk, offsetof(block_q6_k, qh), 2, dst + q6_k_qh_at);

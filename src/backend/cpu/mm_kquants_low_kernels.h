@@ -117,13 +117,7 @@ void q3_k_panel_codes(const block_q3_k& b, uint8_t out[96]) {
 
 void pack_q3_k(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
   pack_group_blocks(w, r0, n_rows, 256, sizeof(block_q3_k), q3_k_packed, out, [](const uint8_t* const blk[8], uint8_t* dst) {
-    uint8_t codes[8][96];
-    const uint8_t* rows[8];
-    for (int r = 0; r < 8; ++r) {
-      q3_k_panel_codes(*reinterpret_cast<const block_q3_k*>(blk[r]), codes[r]);
-      rows[r] = codes[r];
-    }
-    store_block_cells(rows, 0, 3, dst);
+    store_code_cells<96, block_q3_k>(blk, q3_k_panel_codes, dst);
     store_block_words(blk, offsetof(block_q3_k, scales), 3, dst + q3_k_scales_at);
     store_block_halves(blk, offsetof(block_q3_k, d), dst + q3_k_d_at);
   });
