@@ -540,15 +540,43 @@ struct gemm_iq4_xs_tile {
   }
 };
 
-// T tokens (1-3) from the file layout: each output is dot_iq4_xs of its row. IQ4_XS panels are
-// compact, so matmul prepares them at load and decode reads them through the gemm tile; this path
-// only serves weights that were not prepared.
+// T tokens (1-3), 8 rows at a time from the file layout (weights that were not prepared): per
+// sub-block g a row's values are looked up once for all T tokens, the 8 rows' sums reduced together
+// and the reference's per-sub-block float step run with the rows in the lanes.
 template <int T>
 struct gemv_iq4_xs_tokens {
   static void run(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64_t t0, float* y,
                   size_t ys) {
-    for (int64_t r = r0; r < r1; ++r)
-      for (int t = 0; t < T; ++t) y[size_t(t) * ys + size_t(r - r0)] = dot_iq4_xs(w.row(r), a.row(t0 + t), w.n_in);
+    const block_q8_k* arow[T];
+    for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
+    const int64_t nb = w.n_in / 256;
+    const __m256i table = iq4_table<false>(), ones16 = _mm256_set1_epi16(1);
+    gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
+      const size_t wb = size_t(b) * sizeof(block_iq4_xs);
+      const block_iq4_xs* blk[8];
+      for (int r = 0; r < 8; ++r) blk[r] = reinterpret_cast<const block_iq4_xs*>(rows[r] + wb);
+      const __m256 dw = gather_halves(rows, wb + offsetof(block_iq4_xs, d));
+      __m256 d4d8[T];
+      for (int t = 0; t < T; ++t) d4d8[t] = _mm256_mul_ps(dw, _mm256_set1_ps(arow[t][b].d));
+      for (int g = 0; g < 8; ++g) {
+        __m256i part[T][8];
+        alignas(32) int32_t ls[8];
+        for (int r = 0; r < 8; ++r) {
+          const __m256i kv = vlookup(table, unpack_nibbles(blk[r]->qs + 16 * g));
+          const __m256i kv_abs = _mm256_sign_epi8(kv, kv);
+          for (int t = 0; t < T; ++t) {
+            const __m256i act = _mm256_sign_epi8(load256(arow[t][b].qs + 32 * g), kv);
+            part[t][r] = _mm256_madd_epi16(_mm256_maddubs_epi16(kv_abs, act), ones16);
+          }
+          ls[r] = (((blk[r]->scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | ((blk[r]->scales_h >> (2 * g)) & 3) << 4) - 32;
+        }
+        const __m256 fls = _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(ls)));
+        for (int t = 0; t < T; ++t) {
+          const __m256 isum = _mm256_cvtepi32_ps(hsum_8x_i32(part[t]));
+          acc[t] = _mm256_add_ps(acc[t], rounded(_mm256_mul_ps(_mm256_mul_ps(d4d8[t], fls), isum)));
+        }
+      }
+    });
   }
 };
 
