@@ -105,11 +105,11 @@ constexpr size_t q3_k_scales_at = 768, q3_k_d_at = 864;
 void q3_k_panel_codes(const block_q3_k& b, uint8_t out[96]) {
   __m256i q[8];
   q3_k_codes(b, q);
-  const __m256i one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(3);
-  const __m256i c6lo = _mm256_slli_epi16(_mm256_and_si256(q[6], two), 6);
-  const __m256i c6hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(q[6], 2), one), 6);
-  const __m256i c7lo = _mm256_slli_epi16(_mm256_and_si256(q[7], one), 7);
-  const __m256i c7hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(q[7], 1), two), 6);
+  const __m256i low1 = _mm256_set1_epi8(1), low2 = _mm256_set1_epi8(3);
+  const __m256i c6lo = _mm256_slli_epi16(_mm256_and_si256(q[6], low2), 6);
+  const __m256i c6hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(q[6], 2), low1), 6);
+  const __m256i c7lo = _mm256_slli_epi16(_mm256_and_si256(q[7], low1), 7);
+  const __m256i c7hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(q[7], 1), low2), 6);
   store256(out, _mm256_or_si256(_mm256_or_si256(q[0], _mm256_slli_epi16(q[1], 3)), c6lo));
   store256(out + 32, _mm256_or_si256(_mm256_or_si256(q[2], _mm256_slli_epi16(q[3], 3)), _mm256_or_si256(c6hi, c7lo)));
   store256(out + 64, _mm256_or_si256(_mm256_or_si256(q[4], _mm256_slli_epi16(q[5], 3)), c7hi));
