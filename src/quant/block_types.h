@@ -139,6 +139,11 @@ struct block_iq4_xs {
 };
 static_assert(sizeof(block_iq4_xs) == 136);
 
+// The stored scale of group g of an IQ4_XS block (0..63; the scale is this less 32).
+inline int iq4_xs_scale(const block_iq4_xs& b, int g) {
+  return ((b.scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | ((b.scales_h >> (2 * g)) & 3) << 4;
+}
+
 // The 16 non-uniform levels of IQ4_NL / IQ4_XS (denser near zero, where weights concentrate).
 inline constexpr int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                              1,    13,   25,  38,  53,  69,  89,  113};

@@ -70,10 +70,6 @@ void pack_nibbles(const uint8_t* L, uint8_t* qs) {
   for (int j = 0; j < 16; ++j) qs[j] = uint8_t(L[j] | L[j + 16] << 4);
 }
 
-int iq4_xs_scale(const block_iq4_xs& b, int g) {
-  return ((b.scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | ((b.scales_h >> (2 * g)) & 3) << 4;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- IQ4_NL

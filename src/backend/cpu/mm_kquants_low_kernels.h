@@ -448,16 +448,15 @@ typename V::i iq4_xs_high_scales(const uint8_t* p, size_t second) {
 float dot_iq4_xs(const void* wv, const void* av, int64_t n) {
   const auto* w = static_cast<const block_iq4_xs*>(wv);
   const auto* a = static_cast<const block_q8_k*>(av);
-  const __m256i table = iq4_table<false>(), ones16 = _mm256_set1_epi16(1);
+  const __m256i table = iq4_table<false>();
   float sum = 0.0f;
   for (int64_t b = 0; b < n / 256; ++b) {
     const float d4d8 = half_to_float(w[b].d) * a[b].d;
     for (int g = 0; g < 8; ++g) {
       const __m256i kv = vlookup(table, unpack_nibbles(w[b].qs + 16 * g));
       const __m256i act = load256(a[b].qs + 32 * g);
-      const int sumi = hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(kv, kv), _mm256_sign_epi8(act, kv)), ones16));
-      const int ls = ((w[b].scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | ((w[b].scales_h >> (2 * g)) & 3) << 4;
-      sum += rounded(d4d8 * float(ls - 32) * float(sumi));
+      const int sumi = hsum_i32(byte_dot_add32(_mm256_setzero_si256(), abs_u8(kv), sign_of(act, kv)));
+      sum += rounded(d4d8 * float(quant::iq4_xs_scale(w[b], g) - 32) * float(sumi));
     }
   }
   return sum;
@@ -490,6 +489,7 @@ struct gemm_iq4_xs_tile {
     const uint8_t* arow[T];
     for (int t = 0; t < T; ++t) arow[t] = a.data + size_t(t0 + t) * a.stride;
     const I low4 = V::set1_i8(0x0F);
+    const I table = iq4_table_of<V, byte_dot_vnni>();  // kv + 128 with VNNI, kv without
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += iq4_xs_packed) {
@@ -508,12 +508,11 @@ struct gemm_iq4_xs_tile {
       for (int g = 0; g < 8; ++g) {
         I sumi[T];
         for (int t = 0; t < T; ++t) sumi[t] = V::zero();
-        const I table = iq4_table_of<V, byte_dot_vnni>();
   #pragma GCC unroll 8
         for (int c = 0; c < 8; ++c) {
           const int i = c % 4, half = c / 4;
           const I v = V::load(panel + 32 * (4 * g + i), second);
-          const I kv = vlookup(table, vand(half ? vsrl16(v, 4) : v, low4));  // kv + 128 with VNNI
+          const I kv = vlookup(table, vand(half ? vsrl16(v, 4) : v, low4));
           const size_t at = ab + q8_k_qs + 32 * g + 16 * half + 4 * i;
           if constexpr (byte_dot_vnni) {
             for (int t = 0; t < T; ++t) sumi[t] = tile_dot<T, V>(sumi[t], kv, arow[t] + at);
@@ -550,7 +549,7 @@ struct gemv_iq4_xs_tokens {
     const block_q8_k* arow[T];
     for (int t = 0; t < T; ++t) arow[t] = reinterpret_cast<const block_q8_k*>(a.data + size_t(t0 + t) * a.stride);
     const int64_t nb = w.n_in / 256;
-    const __m256i table = iq4_table<false>(), ones16 = _mm256_set1_epi16(1);
+    const __m256i table = iq4_table<false>();
     gemv_groups<T>(w, r0, r1, nb, y, ys, [&](const uint8_t* const rows[8], int64_t b, __m256* acc) {
       const size_t wb = size_t(b) * sizeof(block_iq4_xs);
       const block_iq4_xs* blk[8];
@@ -563,12 +562,10 @@ struct gemv_iq4_xs_tokens {
         alignas(32) int32_t ls[8];
         for (int r = 0; r < 8; ++r) {
           const __m256i kv = vlookup(table, unpack_nibbles(blk[r]->qs + 16 * g));
-          const __m256i kv_abs = _mm256_sign_epi8(kv, kv);
-          for (int t = 0; t < T; ++t) {
-            const __m256i act = _mm256_sign_epi8(load256(arow[t][b].qs + 32 * g), kv);
-            part[t][r] = _mm256_madd_epi16(_mm256_maddubs_epi16(kv_abs, act), ones16);
-          }
-          ls[r] = (((blk[r]->scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | ((blk[r]->scales_h >> (2 * g)) & 3) << 4) - 32;
+          const __m256i kv_abs = abs_u8(kv);
+          for (int t = 0; t < T; ++t)
+            part[t][r] = byte_dot_add32(_mm256_setzero_si256(), kv_abs, sign_of(load256(arow[t][b].qs + 32 * g), kv));
+          ls[r] = quant::iq4_xs_scale(*blk[r], g) - 32;
         }
         const __m256 fls = _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(ls)));
         for (int t = 0; t < T; ++t) {
