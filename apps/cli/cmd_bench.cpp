@@ -32,6 +32,7 @@ struct bench_options {
   std::string model;
   int n_prompt = 512;
   int n_gen = 128;
+  int n_depth = 0;
   int n_threads = 0;
   int reps = 5;
   int bandwidth_mib = 1024;
@@ -51,6 +52,8 @@ struct run_place {
 struct test_result {
   int n_prompt = 0;
   int n_gen = 0;
+  int n_depth = 0;
+  uint64_t kv_bytes_per_token = 0;  // decode: K and V bytes attention reads per token, mean over the test
   std::vector<double> samples_ns;
   std::vector<double> samples_ts;
   double avg_ts = 0, stddev_ts = 0, avg_ns = 0, stddev_ns = 0;
@@ -59,7 +62,11 @@ struct test_result {
   // and decode's streaming rate over it.
   std::vector<double> between_bps;
   double between_median_bps = 0, between_fraction = 0;
-  std::string name() const { return n_prompt > 0 ? fmt::format("pp{}", n_prompt) : fmt::format("tg{}", n_gen); }
+  // llama-bench's names: pp512, tg128, and "pp512 @ d4096" when the context held n_depth tokens first.
+  std::string name() const {
+    const std::string test = n_prompt > 0 ? fmt::format("pp{}", n_prompt) : fmt::format("tg{}", n_gen);
+    return n_depth > 0 ? fmt::format("{} @ d{}", test, n_depth) : test;
+  }
 };
 
 double mean(const std::vector<double>& v) {
@@ -95,22 +102,23 @@ class bench_runner {
     return ids;
   }
 
-  // One prompt of n tokens in one call on an empty cache; returns nanoseconds.
-  result<double> prompt(int n) {
-    cache_.clear();
+  // One prompt of n tokens in one call after `depth` tokens of context; returns nanoseconds.
+  result<double> prompt(int n, int depth) {
+    GLIA_TRY(fill(depth));
     const auto ids = random_tokens(n);
     const auto t0 = std::chrono::steady_clock::now();
-    GLIA_TRY(fwd_.run(cache_, ids, 0, false, logits_));
+    GLIA_TRY(fwd_.run(cache_, ids, depth, false, logits_));
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  // A 1-token start (not timed), then n single-token decode steps; returns nanoseconds.
-  result<double> generate(int n) {
-    cache_.clear();
-    const auto ids = random_tokens(n + 1);
-    GLIA_TRY(fwd_.run(cache_, std::span(ids).first(1), 0, false, logits_));
+  // n single-token decode steps after `depth` tokens of context (a 1-token start when depth is 0;
+  // neither is timed); returns nanoseconds.
+  result<double> generate(int n, int depth) {
+    const int start = std::max(depth, 1);
+    GLIA_TRY(fill(start));
+    const auto ids = random_tokens(n);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 1; i <= n; ++i) GLIA_TRY(fwd_.run(cache_, std::span(ids).subspan(size_t(i), 1), i, false, logits_));
+    for (int i = 0; i < n; ++i) GLIA_TRY(fwd_.run(cache_, std::span(ids).subspan(size_t(i), 1), start + i, false, logits_));
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   }
 
@@ -122,17 +130,25 @@ class bench_runner {
   kv_cache& cache_;
   std::mt19937 rng_;
   std::vector<float> logits_;
+
+  // An empty cache, then n random tokens of context evaluated as prompts (in the cache's batches).
+  status fill(int n) {
+    cache_.clear();
+    if (n <= 0) return status::ok();
+    return fwd_.run(cache_, random_tokens(n), 0, false, logits_);
+  }
 };
 
 // between: where given, one bandwidth-probe pass timed before each repetition and after the last.
-result<test_result> run_test(bench_runner& r, int n_prompt, int n_gen, int reps,
+result<test_result> run_test(bench_runner& r, int n_prompt, int n_gen, int n_depth, int reps,
                              const std::function<result<double>()>& between = {}) {
   test_result t;
   t.n_prompt = n_prompt;
   t.n_gen = n_gen;
-  auto once = [&]() { return n_prompt > 0 ? r.prompt(n_prompt) : r.generate(n_gen); };
+  t.n_depth = n_depth;
+  auto once = [&]() { return n_prompt > 0 ? r.prompt(n_prompt, n_depth) : r.generate(n_gen, n_depth); };
   // Warm-up: faults in the mapped weights and wakes the threads (a short run suffices for decode).
-  auto warm = n_prompt > 0 ? r.prompt(n_prompt) : r.generate(std::min(n_gen, 2));
+  auto warm = n_prompt > 0 ? r.prompt(n_prompt, n_depth) : r.generate(std::min(n_gen, 2), n_depth);
   if (!warm) return warm.take_error();
   const int n_tokens = n_prompt > 0 ? n_prompt : n_gen;
   auto probe_pass = [&]() -> status {
@@ -200,11 +216,11 @@ model_facts describe(const std::string& path, const model& m) {
 
 void print_table(const model_facts& mf, const bench_options& o, const std::vector<test_result>& tests,
                  const bandwidth_result& bw, const run_place& place) {
-  fmt::print("| {:<30} | {:>10} | {:>10} | {:<7} | {:>7} | {:>10} | {:>20} |\n", "model", "size", "params", "backend",
+  fmt::print("| {:<30} | {:>10} | {:>10} | {:<7} | {:>7} | {:>14} | {:>20} |\n", "model", "size", "params", "backend",
              "threads", "test", "t/s");
-  fmt::print("| {:-<30} | {:->10} | {:->10} | {:-<7} | {:->7} | {:->10} | {:->20} |\n", "", ":", ":", "", ":", ":", ":");
+  fmt::print("| {:-<30} | {:->10} | {:->10} | {:-<7} | {:->7} | {:->14} | {:->20} |\n", "", ":", ":", "", ":", ":", ":");
   for (const auto& t : tests)
-    fmt::print("| {:<30} | {:>10} | {:>8.2f} B | {:<7} | {:>7} | {:>10} | {:>20} |\n", mf.type_label, human_size(double(mf.size)),
+    fmt::print("| {:<30} | {:>10} | {:>8.2f} B | {:<7} | {:>7} | {:>14} | {:>20} |\n", mf.type_label, human_size(double(mf.size)),
                double(mf.n_params) / 1e9, place.label, o.n_threads, t.name(), fmt::format("{:.2f} ± {:.2f}", t.avg_ts, t.stddev_ts));
   if (place.device.empty()) {
     fmt::print("\ndecode reads {} of weights per token; read bandwidth {:.2f} GB/s ({} threads, best of {} passes over {} MiB{})\n",
@@ -224,9 +240,12 @@ void print_table(const model_facts& mf, const bench_options& o, const std::vecto
     fmt::print("one-token steps replayed as one submission: {} of {}\n", mf.replayed_steps, mf.one_token_steps);
   for (const auto& t : tests) {
     if (t.n_gen <= 0) continue;
-    fmt::print("{}: {:.2f} t/s x {} = {:.2f} GB/s = {:.1f}% of the read bandwidth\n", t.name(), t.avg_ts,
-               human_size(double(mf.weight_bytes_per_token)), t.avg_ts * double(mf.weight_bytes_per_token) / 1e9,
-               100.0 * t.bandwidth_fraction);
+    const double bytes = double(mf.weight_bytes_per_token + t.kv_bytes_per_token);
+    const std::string read = t.kv_bytes_per_token == 0 ? human_size(double(mf.weight_bytes_per_token))
+                             : fmt::format("({} of weights + {} of KV cache)", human_size(double(mf.weight_bytes_per_token)),
+                                           human_size(double(t.kv_bytes_per_token)));
+    fmt::print("{}: {:.2f} t/s x {} = {:.2f} GB/s = {:.1f}% of the read bandwidth\n", t.name(), t.avg_ts, read,
+               t.avg_ts * bytes / 1e9, 100.0 * t.bandwidth_fraction);
     if (!t.between_bps.empty())
       fmt::print("{}: {:.1f}% of {:.2f} GB/s, the median of {} probe passes run between its repetitions (slowest {:.2f}, fastest {:.2f})\n",
                  t.name(), 100.0 * t.between_fraction, t.between_median_bps / 1e9, t.between_bps.size(),
@@ -255,6 +274,7 @@ nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubat
       {"type_v", "f16"},
       {"n_prompt", t.n_prompt},
       {"n_gen", t.n_gen},
+      {"n_depth", t.n_depth},
       {"test_time", when},
       {"avg_ns", uint64_t(t.avg_ns)},
       {"stddev_ns", uint64_t(t.stddev_ns)},
@@ -263,6 +283,7 @@ nlohmann::json to_json(const model_facts& mf, const bench_options& o, int n_ubat
       {"samples_ns", t.samples_ns},
       {"samples_ts", t.samples_ts},
       {"weight_bytes_per_token", mf.weight_bytes_per_token},
+      {"kv_bytes_per_token", t.kv_bytes_per_token},
       {"bandwidth_gbps", bw.bytes_per_second / 1e9},
       {"bandwidth_fraction", t.bandwidth_fraction},
       {"no_repack", !o.repack},
@@ -292,7 +313,8 @@ int run_bench(bench_options o) {
     return 1;
   }
   const model& md = **m;
-  const int n_ubatch = std::clamp(o.n_prompt, 1, k_max_ubatch);
+  // The context (-d) is filled in batches like a prompt.
+  const int n_ubatch = std::clamp(std::max(o.n_prompt, o.n_depth), 1, k_max_ubatch);
   auto made = make_backend(o.backend, o.n_threads, o.repack, o.cpu_isa);
   if (!made) {
     fmt::print(stderr, "error: {}\n", made.message());
@@ -306,7 +328,9 @@ int run_bench(bench_options o) {
     place = run_place{"CUDA", gpu->name};
   }
   place.cpu_isa = be->cpu_isa();
-  auto cache = kv_cache::create(md.profile, std::max({o.n_prompt, o.n_gen + 1, 1}), n_ubatch, dtype::f16, *be);
+  // Decode without depth starts from one token of context.
+  const int n_ctx = o.n_depth + std::max({o.n_prompt, o.n_gen + (o.n_depth > 0 ? 0 : 1), 1});
+  auto cache = kv_cache::create(md.profile, n_ctx, n_ubatch, dtype::f16, *be);
   if (!cache) {
     fmt::print(stderr, "error: {}\n", cache.message());
     return 1;
@@ -352,7 +376,7 @@ int run_bench(bench_options o) {
     if (np == 0 && ng == 0) continue;
     std::function<result<double>()> between;
     if (ng > 0 && reader) between = [&] { return reader->pass(); };
-    auto t = run_test(runner, np, ng, o.reps, between);
+    auto t = run_test(runner, np, ng, o.n_depth, o.reps, between);
     if (!t) {
       fmt::print(stderr, "error: {}: {}\n", np > 0 ? "prompt test" : "generation test", t.message());
       return 1;
@@ -375,10 +399,20 @@ int run_bench(bench_options o) {
   mf.replayed_steps = runner.forward().replayed_steps();
   // Weight bytes streamed per second over the read bandwidth: decode reads every weight once per
   // token; a prompt reads them once per chunk of n_ubatch tokens.
+  // Decode also reads the K and V of every position it sees (the mean over the test's steps; it
+  // matters with -d).
   for (auto& t : tests) {
     const double reads_per_token = t.n_gen > 0 ? 1.0 : std::ceil(double(t.n_prompt) / n_ubatch) / double(t.n_prompt);
-    t.bandwidth_fraction = t.avg_ts * reads_per_token * double(mf.weight_bytes_per_token) / bw->bytes_per_second;
-    if (!t.between_bps.empty()) t.between_fraction = t.avg_ts * double(mf.weight_bytes_per_token) / t.between_median_bps;
+    double bytes = reads_per_token * double(mf.weight_bytes_per_token);
+    if (t.n_gen > 0) {
+      const int start = std::max(t.n_depth, 1);
+      double kv = 0;
+      for (int i = 0; i < t.n_gen; ++i) kv += double(kv_cache::bytes_read(md.profile, start + i + 1, dtype::f16));
+      t.kv_bytes_per_token = uint64_t(kv / t.n_gen);
+      bytes += double(t.kv_bytes_per_token);
+    }
+    t.bandwidth_fraction = t.avg_ts * bytes / bw->bytes_per_second;
+    if (!t.between_bps.empty()) t.between_fraction = t.avg_ts * bytes / t.between_median_bps;
   }
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
@@ -398,6 +432,8 @@ command_fn add_bench(CLI::App& app) {
   cmd->add_option("-m,--model", o->model, "GGUF model file")->required()->check(CLI::ExistingFile);
   cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens evaluated in one batch (0: skip)")->check(CLI::Range(0, 1 << 16))->capture_default_str();
   cmd->add_option("-n,--n-gen", o->n_gen, "tokens generated one at a time (0: skip)")->check(CLI::Range(0, 1 << 16))->capture_default_str();
+  cmd->add_option("-d,--n-depth", o->n_depth, "tokens of context evaluated (not timed) before each test, as llama-bench's -d")
+      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
   cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_option("--backend", o->backend, "compute backend: auto (cuda when a GPU is present, else cpu), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))

@@ -22,6 +22,15 @@ size_t kv_cache::bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, 
   return total;
 }
 
+size_t kv_cache::bytes_read(const family_profile& p, int64_t n_visible, dtype type) {
+  size_t total = 0;
+  for (const auto& l : p.layers) {
+    const int64_t seen = l.sliding && l.window > 0 ? std::min<int64_t>(n_visible, l.window) : n_visible;
+    total += size_t(std::max<int64_t>(seen, 0)) * size_t(l.n_head_kv) * size_t(l.head_dim_k + l.head_dim_v) * elem_bytes(type);
+  }
+  return total;
+}
+
 result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b) {
   static std::atomic<uint64_t> next_id{1};
   if (type != dtype::f16 && type != dtype::f32) return make_error("KV cache type must be f16 or f32");

@@ -19,6 +19,9 @@ class kv_cache {
   static result<kv_cache> create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b);
   // Bytes the cache would take, to check memory before allocating.
   static size_t bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type);
+  // Bytes of K and V that attention reads for one token that sees n_visible positions (itself
+  // included; a sliding-window layer sees at most its window).
+  static size_t bytes_read(const family_profile& p, int64_t n_visible, dtype type);
 
   kv_layer_view layer(int il);
   int n_ctx() const { return n_ctx_; }

@@ -44,10 +44,14 @@ TEST(bench, json_has_llama_bench_fields_and_positive_figures) {
     ASSERT_EQ(t["samples_ts"].size(), 2u);
     for (const auto& s : t["samples_ts"]) EXPECT_GT(s.get<double>(), 0.0);
   }
-  // Decode reads each weight once per token: the fraction is t/s x bytes / bandwidth.
+  // Decode reads each weight once per token, and the K and V of the positions it sees (a little
+  // here: positions 1..8): the fraction is t/s x bytes / bandwidth.
   const auto& tg = j[1];
-  EXPECT_NEAR(tg["bandwidth_fraction"].get<double>(),
-              tg["avg_ts"].get<double>() * tg["weight_bytes_per_token"].get<double>() / (tg["bandwidth_gbps"].get<double>() * 1e9),
+  EXPECT_EQ(j[0]["n_depth"], 0);
+  const double tg_bytes = tg["weight_bytes_per_token"].get<double>() + tg["kv_bytes_per_token"].get<double>();
+  EXPECT_GT(tg["kv_bytes_per_token"].get<double>(), 0.0);
+  EXPECT_LT(tg["kv_bytes_per_token"].get<double>(), 0.05 * tg_bytes);
+  EXPECT_NEAR(tg["bandwidth_fraction"].get<double>(), tg["avg_ts"].get<double>() * tg_bytes / (tg["bandwidth_gbps"].get<double>() * 1e9),
               1e-9);
   // Decode also gets a probe pass before each repetition and after the last; the figure against
   // them uses their median (of 3: the middle one). The prompt test gets none.
@@ -58,8 +62,7 @@ TEST(bench, json_has_llama_bench_fields_and_positive_figures) {
   std::sort(between.begin(), between.end());
   EXPECT_GT(between[0], 0.0);
   EXPECT_DOUBLE_EQ(tg["bandwidth_between_gbps"].get<double>(), between[1]);
-  EXPECT_NEAR(tg["bandwidth_between_fraction"].get<double>(),
-              tg["avg_ts"].get<double>() * tg["weight_bytes_per_token"].get<double>() / (between[1] * 1e9), 1e-9);
+  EXPECT_NEAR(tg["bandwidth_between_fraction"].get<double>(), tg["avg_ts"].get<double>() * tg_bytes / (between[1] * 1e9), 1e-9);
   // Q8_0 layer matrices are repacked at load (panels as large as the rows they hold), unless asked not to.
   EXPECT_EQ(tg["no_repack"], false);
   EXPECT_GT(tg["repacked_bytes"].get<double>(), 0.0);
@@ -86,6 +89,37 @@ TEST(bench, skips_tests_and_prints_a_table) {
   EXPECT_NE(r.out.find("the median of 2 probe passes run between its repetitions"), std::string::npos) << r.out;
   r = run_cli("bench -m " + quote(model) + " -p 0 -n 0");
   EXPECT_EQ(r.exit_code, 1);
+}
+
+// -d fills the context before each test (llama-bench's n_depth): the tests are named "pp8 @ d24",
+// and decode's bandwidth figure counts the K and V it reads at those positions.
+TEST(bench, depth_fills_the_context_first) {
+  const std::string model = test::testdata("models/brown-q8_0.gguf");
+  auto r = run_cli("bench -m " + quote(model) + " -p 8 -n 4 -d 24 -r 1 -t 1 --bandwidth-mib 16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  for (const auto& t : j) EXPECT_EQ(t["n_depth"], 24);
+  EXPECT_EQ(j[0]["kv_bytes_per_token"], 0);
+  // The Brown model's layers (README section 6): each decode step at positions 24..27 reads the K
+  // and V (f16) of the 25..28 positions it sees.
+  const auto& tg = j[1];
+  auto opened = gguf::file::open(model);
+  ASSERT_TRUE(opened.is_ok()) << opened.message();
+  const gguf::file& f = **opened;
+  const int64_t n_layer = *f.get_int("llama.block_count"), n_embd = *f.get_int("llama.embedding_length");
+  const int64_t n_head = *f.get_int("llama.attention.head_count"), n_kv = *f.get_int("llama.attention.head_count_kv");
+  const double per_position = double(n_layer) * 2.0 * double(n_kv) * double(n_embd / n_head) * 2.0;
+  EXPECT_EQ(tg["kv_bytes_per_token"].get<double>(), std::floor(per_position * 26.5));
+  EXPECT_NEAR(tg["bandwidth_fraction"].get<double>(),
+              tg["avg_ts"].get<double>() * (tg["weight_bytes_per_token"].get<double>() + tg["kv_bytes_per_token"].get<double>()) /
+                  (tg["bandwidth_gbps"].get<double>() * 1e9),
+              1e-9);
+  r = run_cli("bench -m " + quote(model) + " -p 8 -n 4 -d 24 -r 1 -t 1 --bandwidth-mib 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" pp8 @ d24 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" tg4 @ d24 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of KV cache) ="), std::string::npos) << r.out;
 }
 
 TEST(bench, cpu_isa_caps_the_kernels_and_is_reported) {
