@@ -220,6 +220,8 @@ std::vector<attn_config> attention_configs() {
     out.push_back({fmt::format("mqa_dkv_{}", tn), {kt, 45, 1, 40, 24}, {5, 0.2f, 0.0f, 0}});
     out.push_back({fmt::format("softcap_window_{}", tn), {kt, 150, 2, 32, 32}, {4, 0.5f, 2.0f, 8}});
     out.push_back({fmt::format("long_{}", tn), {kt, 700, 2, 64, 64}, {4, 0.125f, 0.0f, 0}});
+    // Groups of 7 query heads (tiles of 4, 2 and 1 rows) on heads whose lengths are not multiples of 8.
+    out.push_back({fmt::format("gqa7_odd_dims_{}", tn), {kt, 83, 2, 20, 12}, {14, 0.3f, 0.0f, 0}});
   }
   return out;
 }

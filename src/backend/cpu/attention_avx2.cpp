@@ -1,11 +1,13 @@
-// AVX2 attend (cpu_kernels.h attend_job): per chunk of 64 slots, the K rows are converted to float
-// and transposed ([dim][slot]) and the V rows converted, once for all query rows of the job (the
-// heads of a GQA group times a tile of tokens). Scores come out of a register tile of 4 query rows x
-// 16 slots (one multiply-add chain over the dimensions per score, so no horizontal reductions), the
-// softmax weights use a vector exp, and the weighted V rows are summed by a tile of 2 query rows x
-// 32 dimensions. Every score and every output lane is one chain in a fixed order that depends only
-// on its own row, so results are batch invariant; they differ from the scalar twin only by float
-// reassociation and the exp approximation (|error| <= 2 ulp).
+// AVX2 attend (cpu_kernels.h attend_job). Per chunk of 64 slots: scores from register tiles of
+// R query rows x 8/R slots (R = 4, 2 or 1; dimensions in the lanes, one multiply-add chain per
+// lane and a fixed reduction tree over the lanes, so a score's bits do not depend on the tile), the
+// softmax weights with a vector exp, and the weighted V rows summed by tiles of R query rows x 16
+// dimensions (per output lane one multiply-add chain over the slots in order). K and V are read
+// where they lie in the cache, fp16 converted in the tiles (measured faster than converting each
+// chunk once into scratch, for decode and prefill alike); only heads whose length is not a multiple
+// of 8 are converted per chunk, zero-padded. Every row's result is independent of the other rows of
+// its job (batch invariance). Results differ from the scalar twin only by float reassociation and
+// the exp approximation (|error| <= 2 ulp).
 #include "backend/cpu/simd_avx2.h"
 // (simd_avx2.h first: it must not see anything compiled differently before it.)
 
@@ -45,94 +47,113 @@ inline __m256 load8(const attend_job& j, const void* base, int64_t stride, int64
   return _mm256_load_ps(tmp);
 }
 
-// K rows of slots [s0, s0 + cnt) as kt[d][i] (pk rows of attend_chunk floats), zero past cnt / dk.
-void load_k_transposed(const attend_job& j, int64_t s0, int cnt, size_t pk, float* kt) {
-  constexpr size_t c = attend_chunk;
-  for (int i0 = 0; i0 < int(c); i0 += 8) {
-    for (size_t d0 = 0; d0 < pk; d0 += 8) {
-      __m256i r[8];  // floats moved as 32-bit cells
-      for (int i = 0; i < 8; ++i)
-        r[i] = _mm256_castps_si256(i0 + i < cnt ? load8(j, j.k, j.k_stride, s0 + i0 + i, int(d0), j.dk) : _mm256_setzero_ps());
-      transpose_8x8_i32(r);
-      for (int d = 0; d < 8; ++d) _mm256_store_ps(kt + (d0 + size_t(d)) * c + size_t(i0), _mm256_castsi256_ps(r[d]));
-    }
-  }
-}
+// The K or V rows of one KV head as the tiles read them: 8 elements of row i from dimension d as
+// floats. Rows are either the cache's own (fp16 or f32, `stride` elements apart) or a chunk
+// converted into scratch (f32, stride pk).
+struct f16_rows {
+  const uint16_t* base;
+  int64_t stride;
+  __m256 load(int64_t i, size_t d) const { return _mm256_cvtph_ps(load128(base + i * stride + int64_t(d))); }
+};
+struct f32_rows {
+  const float* base;
+  int64_t stride;
+  __m256 load(int64_t i, size_t d) const { return _mm256_loadu_ps(base + i * stride + int64_t(d)); }
+};
 
-// V rows of slots [s0, s0 + cnt) as vc[i][d] (rows of pv floats, zero past dv).
-void load_v(const attend_job& j, int64_t s0, int cnt, size_t pv, float* vc) {
+// Rows of slots [s0, s0 + cnt) of a K or V buffer as out[i][p] floats (rows of p floats, zero past n).
+void load_rows(const attend_job& j, const void* base, int64_t stride, int n, int64_t s0, int cnt, size_t p, float* out) {
   for (int i = 0; i < cnt; ++i)
-    for (size_t d0 = 0; d0 < pv; d0 += 8)
-      _mm256_store_ps(vc + size_t(i) * pv + d0, load8(j, j.v, j.v_stride, s0 + i, int(d0), j.dv));
+    for (size_t d0 = 0; d0 < p; d0 += 8) _mm256_store_ps(out + size_t(i) * p + d0, load8(j, base, stride, s0 + i, int(d0), n));
 }
 
-// s[r][i] = q[r] . k_i for R query rows and the slots of n16 16-slot groups: per score one
-// multiply-add chain over d = 0..dk-1.
-template <int R>
-void tile_scores(const float* const q[R], const float* kt, int dk, int n16, float* const s[R]) {
-  constexpr size_t c = attend_chunk;
-  for (int g = 0; g < n16; ++g) {
-    __m256 a[R][2];
-    for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = _mm256_setzero_ps();
-    const float* kc = kt + 16 * g;
-    for (int d = 0; d < dk; ++d) {
-      const __m256 k0 = _mm256_load_ps(kc + size_t(d) * c), k1 = _mm256_load_ps(kc + size_t(d) * c + 8);
-      for (int r = 0; r < R; ++r) {
-        const __m256 qd = _mm256_broadcast_ss(q[r] + d);
-        a[r][0] = _mm256_fmadd_ps(qd, k0, a[r][0]);
-        a[r][1] = _mm256_fmadd_ps(qd, k1, a[r][1]);
+// Sums of the lanes of a[0..7] as one vector: lane k holds a[k]'s sum, added as
+// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) whichever tile the accumulators came from.
+inline __m256 reduce_8x8(const __m256 a[8]) {
+  auto pairs = [](__m256 x, __m256 y) {  // hadd: [x0+x1, x2+x3, y0+y1, y2+y3 | the same above]
+    return _mm256_add_ps(_mm256_shuffle_ps(x, y, 0x88), _mm256_shuffle_ps(x, y, 0xDD));
+  };
+  const __m256 u0 = pairs(pairs(a[0], a[1]), pairs(a[2], a[3]));
+  const __m256 u1 = pairs(pairs(a[4], a[5]), pairs(a[6], a[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+// Scores of R query rows (R = 4, 2 or 1) against slots [0, n8 * 8) of a chunk: s[r][i] = q[r] . k_i,
+// S = 8 / R slots of each row at a time (lane r * S + i of the reduction). Slots from `last` on
+// read row `last` (they are masked by the softmax; the cache may end before the group does).
+template <int R, class Rows>
+void tile_scores(const float* const q[R], const Rows& k, size_t pk, int n8, int last, float* const s[R]) {
+  constexpr int S = 8 / R;
+  for (int i0 = 0; i0 < 8 * n8; i0 += S) {
+    int64_t row[S];
+    for (int i = 0; i < S; ++i) row[i] = std::min(i0 + i, last);
+    __m256 a[8];
+    for (auto& x : a) x = _mm256_setzero_ps();
+    for (size_t d = 0; d < pk; d += 8) {
+      __m256 qd[R];
+      for (int r = 0; r < R; ++r) qd[r] = _mm256_loadu_ps(q[r] + d);
+      for (int i = 0; i < S; ++i) {
+        const __m256 kv = k.load(row[i], d);
+        for (int r = 0; r < R; ++r) a[r * S + i] = _mm256_fmadd_ps(qd[r], kv, a[r * S + i]);
       }
     }
-    for (int r = 0; r < R; ++r) {
-      _mm256_store_ps(s[r] + 16 * g, a[r][0]);
-      _mm256_store_ps(s[r] + 16 * g + 8, a[r][1]);
+    const __m256 sum = reduce_8x8(a);
+    if constexpr (R == 1) {
+      _mm256_storeu_ps(s[0] + i0, sum);
+    } else if constexpr (R == 2) {
+      _mm_storeu_ps(s[0] + i0, _mm256_castps256_ps128(sum));
+      _mm_storeu_ps(s[1] + i0, _mm256_extractf128_ps(sum, 1));
+    } else {
+      const __m128 lo = _mm256_castps256_ps128(sum), hi = _mm256_extractf128_ps(sum, 1);
+      _mm_storel_pi(reinterpret_cast<__m64*>(s[0] + i0), lo);
+      _mm_storeh_pi(reinterpret_cast<__m64*>(s[1] + i0), lo);
+      _mm_storel_pi(reinterpret_cast<__m64*>(s[2] + i0), hi);
+      _mm_storeh_pi(reinterpret_cast<__m64*>(s[3] + i0), hi);
     }
   }
 }
 
-// acc[r] [pv] += sum_i e[r][i] * v_i over i < cnt for R query rows, 32 (then 8) dimensions at a time
-// in registers: per output lane one multiply-add chain over the slots in order.
-template <int R>
-void tile_values(const float* const e[R], const float* vc, size_t pv, int cnt, float* const acc[R]) {
+// acc[r][d] += sum_i e[r][i] * v_i[d] over slots i < cnt for R query rows, 16 (then 8) dimensions
+// at a time in registers: per output lane one multiply-add chain over the slots in order.
+template <int R, class Rows>
+void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, float* const acc[R]) {
   size_t d = 0;
-  for (; d + 32 <= pv; d += 32) {
-    __m256 a[R][4];
+  for (; d + 16 <= pv; d += 16) {
+    __m256 a[R][2];
     for (int r = 0; r < R; ++r)
-      for (int k = 0; k < 4; ++k) a[r][k] = _mm256_load_ps(acc[r] + d + 8 * k);
+      for (int k = 0; k < 2; ++k) a[r][k] = _mm256_load_ps(acc[r] + d + 8 * k);
     for (int i = 0; i < cnt; ++i) {
-      const float* vr = vc + size_t(i) * pv + d;
-      const __m256 v0 = _mm256_load_ps(vr), v1 = _mm256_load_ps(vr + 8), v2 = _mm256_load_ps(vr + 16),
-                   v3 = _mm256_load_ps(vr + 24);
+      const __m256 v0 = v.load(i, d), v1 = v.load(i, d + 8);
       for (int r = 0; r < R; ++r) {
         const __m256 w = _mm256_broadcast_ss(e[r] + i);
         a[r][0] = _mm256_fmadd_ps(w, v0, a[r][0]);
         a[r][1] = _mm256_fmadd_ps(w, v1, a[r][1]);
-        a[r][2] = _mm256_fmadd_ps(w, v2, a[r][2]);
-        a[r][3] = _mm256_fmadd_ps(w, v3, a[r][3]);
       }
     }
     for (int r = 0; r < R; ++r)
-      for (int k = 0; k < 4; ++k) _mm256_store_ps(acc[r] + d + 8 * k, a[r][k]);
+      for (int k = 0; k < 2; ++k) _mm256_store_ps(acc[r] + d + 8 * k, a[r][k]);
   }
   for (; d < pv; d += 8) {
     __m256 a[R];
     for (int r = 0; r < R; ++r) a[r] = _mm256_load_ps(acc[r] + d);
     for (int i = 0; i < cnt; ++i) {
-      const __m256 v = _mm256_load_ps(vc + size_t(i) * pv + d);
-      for (int r = 0; r < R; ++r) a[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(e[r] + i), v, a[r]);
+      const __m256 x = v.load(i, d);
+      for (int r = 0; r < R; ++r) a[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(e[r] + i), x, a[r]);
     }
     for (int r = 0; r < R; ++r) _mm256_store_ps(acc[r] + d, a[r]);
   }
 }
 
-// Row groups of up to Rmax rows [0, n): f(integral_constant<R>, first row).
-template <int Rmax, typename F>
+// Row groups of [0, n) of 4, then 2, then 1 rows: f(integral_constant<R>, first row).
+template <typename F>
 void row_tiles(int n, F&& f) {
   int r = 0;
-  for (; r + Rmax <= n; r += Rmax) f(std::integral_constant<int, Rmax>{}, r);
-  if constexpr (Rmax > 1) {
-    if (r < n) row_tiles<Rmax - 1>(n - r, [&](auto R, int r1) { f(R, r + r1); });
+  for (; r + 4 <= n; r += 4) f(std::integral_constant<int, 4>{}, r);
+  if (r + 2 <= n) {
+    f(std::integral_constant<int, 2>{}, r);
+    r += 2;
   }
+  if (r < n) f(std::integral_constant<int, 1>{}, r);
 }
 
 // Softmax step of one row over one chunk: scores s [chunk] become the weights e^(s - m) of the
@@ -174,56 +195,80 @@ void softmax_step(const attend_job& j, uint64_t bits, int cnt, float* s, float& 
   l += hsum_ps(lsum);
 }
 
+// One chunk of a job: scores, softmax step and value sums for every token that sees a slot of it,
+// K and V read through `k` and `v` (row i: slot s0 + i).
+template <class Rows>
+void attend_chunk_rows(const attend_job& j, const attend_parts& sp, int64_t w, const Rows& k, const Rows& v, bool padded_q) {
+  constexpr size_t c = attend_chunk;
+  for (int t = 0; t < j.n_tok; ++t) {
+    const uint64_t bits = j.vis[t * j.vis_words + w];
+    if (!bits) continue;
+    // The softmax and the value sums stop at this token's own last visible slot, so a token's
+    // chains do not depend on the other tokens of its tile (batch invariance).
+    const int cnt_t = visible_extent(bits);
+    const int r0 = t * j.n_q;
+    row_tiles(j.n_q, [&](auto R, int h0) {
+      const float* q[R];
+      float* s[R];
+      for (int r = 0; r < R; ++r) {
+        q[r] = padded_q ? sp.qp + size_t(r0 + h0 + r) * sp.pk : j.q + t * j.q_stride + int64_t(h0 + r) * j.dk;
+        s[r] = sp.scores + size_t(r0 + h0 + r) * c;
+      }
+      tile_scores<R>(q, k, sp.pk, (cnt_t + 7) / 8, cnt_t - 1, s);
+    });
+    for (int h = 0; h < j.n_q; ++h) {
+      const size_t r = size_t(r0 + h);
+      softmax_step(j, bits, cnt_t, sp.scores + r * c, sp.m[r], sp.l[r], sp.acc + r * sp.pv, sp.pv);
+    }
+    row_tiles(j.n_q, [&](auto R, int h0) {
+      const float* e[R];
+      float* a[R];
+      for (int r = 0; r < R; ++r) {
+        e[r] = sp.scores + size_t(r0 + h0 + r) * c;
+        a[r] = sp.acc + size_t(r0 + h0 + r) * sp.pv;
+      }
+      tile_values<R>(e, v, sp.pv, cnt_t, a);
+    });
+  }
+}
+
 void attend_avx2(const attend_job& j, float* scratch) {
   constexpr size_t c = attend_chunk;
   const attend_parts sp = attend_begin(j, scratch);
   const size_t pk = sp.pk, pv = sp.pv;
-  float* kt = sp.kt;
-  float* vc = sp.vc;
-  float* scores = sp.scores;
-  float* acc = sp.acc;
-  float* m = sp.m;
-  float* l = sp.l;
+  // The tiles read 8 dimensions at a time: query rows whose length is not a multiple of 8 are
+  // copied, zero-padded, once per job (and K and V converted per chunk, below).
+  const bool tails = size_t(j.dk) != pk || size_t(j.dv) != pv;
+  if (tails) {
+    for (int t = 0; t < j.n_tok; ++t)
+      for (int h = 0; h < j.n_q; ++h) {
+        const float* src = j.q + t * j.q_stride + int64_t(h) * j.dk;
+        float* padded = sp.qp + size_t(t * j.n_q + h) * pk;
+        std::copy(src, src + j.dk, padded);
+        std::fill(padded + j.dk, padded + pk, 0.0f);
+      }
+  }
+
   for (int64_t w = 0; w < j.vis_words; ++w) {
     uint64_t any = 0;
     for (int t = 0; t < j.n_tok; ++t) any |= j.vis[t * j.vis_words + w];
     if (!any) continue;
     const int64_t s0 = w * int64_t(c);
-    // Slots past the last visible one are neither converted nor multiplied (a short context in a
-    // long cache, the causal edge of a prefill tile): the chunk ends at the highest bit of the tile.
-    const int cnt = visible_extent(any);
-    load_k_transposed(j, s0, cnt, pk, kt);
-    load_v(j, s0, cnt, pv, vc);
-    const int n16 = (cnt + 15) / 16;
-    for (int t = 0; t < j.n_tok; ++t) {
-      const uint64_t bits = j.vis[t * j.vis_words + w];
-      if (!bits) continue;
-      // The softmax and the value sums stop at this token's own last visible slot, so a token's
-      // chains do not depend on the other tokens of its tile (batch invariance).
-      const int cnt_t = visible_extent(bits);
-      const int r0 = t * j.n_q;
-      row_tiles<4>(j.n_q, [&](auto R, int h0) {
-        const float* q[R];
-        float* s[R];
-        for (int r = 0; r < R; ++r) {
-          q[r] = j.q + t * j.q_stride + int64_t(h0 + r) * j.dk;
-          s[r] = scores + size_t(r0 + h0 + r) * c;
-        }
-        tile_scores<R>(q, kt, j.dk, n16, s);
-      });
-      for (int h = 0; h < j.n_q; ++h) {
-        const size_t r = size_t(r0 + h);
-        softmax_step(j, bits, cnt_t, scores + r * c, m[r], l[r], acc + r * pv, pv);
-      }
-      row_tiles<2>(j.n_q, [&](auto R, int h0) {
-        const float* e[R];
-        float* a[R];
-        for (int r = 0; r < R; ++r) {
-          e[r] = scores + size_t(r0 + h0 + r) * c;
-          a[r] = acc + size_t(r0 + h0 + r) * pv;
-        }
-        tile_values<R>(e, vc, pv, cnt_t, a);
-      });
+    if (tails) {
+      // Slots past the last visible one are not converted (a short context in a long cache, the
+      // causal edge of a prefill tile): the chunk ends at the highest bit of the tile.
+      const int cnt = visible_extent(any);
+      load_rows(j, j.k, j.k_stride, j.dk, s0, cnt, pk, sp.kc);
+      load_rows(j, j.v, j.v_stride, j.dv, s0, cnt, pv, sp.vc);
+      attend_chunk_rows(j, sp, w, f32_rows{sp.kc, int64_t(pk)}, f32_rows{sp.vc, int64_t(pv)}, tails);
+    } else if (j.f16) {
+      const auto* k = static_cast<const uint16_t*>(j.k) + s0 * j.k_stride;
+      const auto* v = static_cast<const uint16_t*>(j.v) + s0 * j.v_stride;
+      attend_chunk_rows(j, sp, w, f16_rows{k, j.k_stride}, f16_rows{v, j.v_stride}, tails);
+    } else {
+      const auto* k = static_cast<const float*>(j.k) + s0 * j.k_stride;
+      const auto* v = static_cast<const float*>(j.v) + s0 * j.v_stride;
+      attend_chunk_rows(j, sp, w, f32_rows{k, j.k_stride}, f32_rows{v, j.v_stride}, tails);
     }
   }
   attend_output(j, sp);

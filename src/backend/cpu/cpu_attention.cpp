@@ -25,15 +25,16 @@ float kv_element(const attend_job& j, const void* base, int64_t index) {
   return j.f16 ? fp16_to_f32(static_cast<const uint16_t*>(base)[index]) : static_cast<const float*>(base)[index];
 }
 
-// Offsets (in floats) of the attend scratch parts, in this order: kt, vc, scores, acc, m, l.
+// Offsets (in floats) of the attend scratch parts, in this order: kc, vc, qp, scores, acc, m, l.
 struct attend_layout {
-  size_t pk, pv, rows8, kt, vc, scores, acc, m, l, total;
+  size_t pk, pv, rows8, kc, vc, qp, scores, acc, m, l, total;
   attend_layout(int n_rows, int dk, int dv)
       : pk(round8(size_t(dk))), pv(round8(size_t(dv))), rows8(round8(size_t(n_rows))) {
     const size_t c = attend_chunk;
-    kt = 0;
-    vc = kt + pk * c;
-    scores = vc + c * pv;
+    kc = 0;
+    vc = kc + c * pk;
+    qp = vc + c * pv;
+    scores = qp + rows8 * pk;
     acc = scores + rows8 * c;
     m = acc + rows8 * pv;
     l = m + rows8;
@@ -51,8 +52,9 @@ attend_parts attend_begin(const attend_job& j, float* scratch) {
   attend_parts s;
   s.pk = at.pk;
   s.pv = at.pv;
-  s.kt = scratch + at.kt;
+  s.kc = scratch + at.kc;
   s.vc = scratch + at.vc;
+  s.qp = scratch + at.qp;
   s.scores = scratch + at.scores;
   s.acc = scratch + at.acc;
   s.m = scratch + at.m;
@@ -63,7 +65,7 @@ attend_parts attend_begin(const attend_job& j, float* scratch) {
   return s;
 }
 
-// Plain loops over the layout of attend_begin (the kt and vc parts are not used).
+// Plain loops over the layout of attend_begin (the kc, vc and qp parts are not used).
 void scalar_attend(const attend_job& j, float* scratch) {
   const attend_parts sp = attend_begin(j, scratch);
   const size_t pv = sp.pv, c = attend_chunk;

@@ -135,8 +135,9 @@ inline int visible_extent(uint64_t bits) { return std::bit_width(bits); }
 // multiple of 8 floats so that each stays 32-byte aligned.
 struct attend_parts {
   size_t pk = 0, pv = 0;  // dk, dv rounded up to 8
-  float* kt = nullptr;      // [pk][chunk]: a chunk's K rows, transposed (for kernels that want it)
+  float* kc = nullptr;      // [chunk][pk]: a chunk's K rows as floats, zero past dk
   float* vc = nullptr;      // [chunk][pv]: a chunk's V rows
+  float* qp = nullptr;      // [rows][pk]: the query rows, zero past dk (for kernels that want it)
   float* scores = nullptr;  // [rows][chunk]
   float* acc = nullptr;     // [rows][pv] weighted sums of V rows
   float* m = nullptr;       // [rows] running maxima
