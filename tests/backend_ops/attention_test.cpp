@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_ops.h"
 #include "harness.h"
 #include "op_cases.h"
 
@@ -24,6 +26,31 @@ TEST(attention, batch_invariant) {
       }
     }
   }
+}
+
+// The op harness and the test above run the best attend this host has; every other ISA's attend
+// (AVX2 on an AVX-512 host) must match the scalar reference and be batch invariant too.
+TEST(attention, every_isa_matches_reference_and_is_batch_invariant) {
+  const auto ref = make_ref_backend();
+  int tested = 0;
+  for (auto [level, name] : {std::pair{cpu::isa_level::avx2, "avx2"}, {cpu::isa_level::avx512vnni, "avx512vnni"}}) {
+    const cpu::kernel_table& k = cpu::kernels_up_to(level);
+    if (std::string(k.attend_isa) != name) continue;  // the host lacks it
+    ++tested;
+    for (int nth : {1, 2}) {
+      const auto b = cpu::make_cpu_backend(nth, k);
+      for (const attn_config& c : attention_configs()) {
+        const std::vector<float> batch = run_attention(*b, c.kv, c.attn, 7, 0);
+        EXPECT_LE(nmse(batch, run_attention(*ref, c.kv, c.attn, 7, 0)), 1e-6) << name << " " << c.name;
+        const size_t per_tok = size_t(c.attn.n_head) * size_t(c.kv.head_dim_v);
+        for (int64_t t = 0; t < 7; t += 3) {
+          const std::vector<float> one = run_attention(*b, c.kv, c.attn, 1, t);
+          EXPECT_TRUE(bit_equal(one.data(), batch.data() + size_t(t) * per_tok, per_tok)) << name << " " << c.name << " token " << t;
+        }
+      }
+    }
+  }
+  if (tested == 0) GTEST_SKIP() << "no SIMD attend on this host";
 }
 
 // A KV cache where every slot holds the same key: all visible scores are equal, so the softmax is

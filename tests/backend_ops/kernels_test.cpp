@@ -53,65 +53,70 @@ TEST(kernels, isa_vec_dot_matches_reference) {
 
 // The ISA attend against the portable one on groups of heads with odd head sizes, f16 and f32
 // rows, soft-capping, and slot lists longer than a chunk or a single slot.
+// Every ISA's attend the host runs (AVX2, and AVX-512 where present) against the scalar loop.
 TEST(kernels, isa_attend_matches_scalar) {
-  const cpu::kernel_table& k = cpu::kernels();
   if (has_avx2() && has_fma() && has_f16c()) {
-    EXPECT_STREQ(k.attend_isa, "avx2");
+    EXPECT_STREQ(cpu::kernels_up_to(cpu::isa_level::avx2).attend_isa, "avx2");
   }
-  struct shape {
-    int n_q, dk, dv;
-    int64_t n_slots;
-    float softcap;
-  };
-  for (const shape& sh : {shape{8, 64, 64, 150, 0.0f}, shape{1, 40, 24, 1, 0.0f}, shape{3, 13, 9, 64, 0.0f},
-                          shape{5, 32, 32, 200, 2.0f}, shape{2, 128, 128, 300, 0.0f}}) {
-    for (bool f16 : {true, false}) {
-      const int64_t slots_total = sh.n_slots + 17;
-      const auto kf = random_floats(size_t(slots_total * sh.dk), 1, -2.0f, 2.0f);
-      const auto vf = random_floats(size_t(slots_total * sh.dv), 2);
-      std::vector<uint16_t> kh(kf.size()), vh(vf.size());
-      for (size_t i = 0; i < kf.size(); ++i) kh[i] = f32_to_fp16(kf[i]);
-      for (size_t i = 0; i < vf.size(); ++i) vh[i] = f32_to_fp16(vf[i]);
-      // Slots with gaps (as masked or empty slots leave), for one token, or for 3 tokens that see
-      // growing prefixes of them (a causal prefill tile).
-      const int n_tok = sh.n_q <= 3 ? 3 : 1;
-      const int64_t words = (slots_total + 63) / 64;
-      std::vector<uint64_t> vis(size_t(n_tok * words), 0);
-      for (int t = 0; t < n_tok; ++t) {
-        int64_t seen = 0;
-        for (int64_t s = 0; s < slots_total && seen < sh.n_slots - 2 * (n_tok - 1 - t); ++s)
-          if (s % 9 != 4) {
-            vis[size_t(t * words + s / 64)] |= uint64_t(1) << (s % 64);
-            ++seen;
-          }
+  for (auto [level, name] : {std::pair{cpu::isa_level::avx2, "avx2"}, {cpu::isa_level::avx512vnni, "avx512vnni"}}) {
+    const cpu::kernel_table& k = cpu::kernels_up_to(level);
+    if (std::string(k.attend_isa) != name) continue;  // the host lacks it
+    struct shape {
+      int n_q, dk, dv;
+      int64_t n_slots;
+      float softcap;
+    };
+    for (const shape& sh : {shape{8, 64, 64, 150, 0.0f}, shape{1, 40, 24, 1, 0.0f}, shape{3, 13, 9, 64, 0.0f},
+                            shape{5, 32, 32, 200, 2.0f}, shape{2, 128, 128, 300, 0.0f}}) {
+      for (bool f16 : {true, false}) {
+        const int64_t slots_total = sh.n_slots + 17;
+        const auto kf = random_floats(size_t(slots_total * sh.dk), 1, -2.0f, 2.0f);
+        const auto vf = random_floats(size_t(slots_total * sh.dv), 2);
+        std::vector<uint16_t> kh(kf.size()), vh(vf.size());
+        for (size_t i = 0; i < kf.size(); ++i) kh[i] = f32_to_fp16(kf[i]);
+        for (size_t i = 0; i < vf.size(); ++i) vh[i] = f32_to_fp16(vf[i]);
+        // Slots with gaps (as masked or empty slots leave), for one token, or for 3 tokens that see
+        // growing prefixes of them (a causal prefill tile).
+        const int n_tok = sh.n_q <= 3 ? 3 : 1;
+        const int64_t words = (slots_total + 63) / 64;
+        std::vector<uint64_t> vis(size_t(n_tok * words), 0);
+        for (int t = 0; t < n_tok; ++t) {
+          int64_t seen = 0;
+          for (int64_t s = 0; s < slots_total && seen < sh.n_slots - 2 * (n_tok - 1 - t); ++s)
+            if (s % 9 != 4) {
+              vis[size_t(t * words + s / 64)] |= uint64_t(1) << (s % 64);
+              ++seen;
+            }
+        }
+        const auto q = random_floats(size_t(n_tok * sh.n_q * sh.dk), 3);
+        cpu::attend_job j;
+        j.q = q.data();
+        j.q_stride = int64_t(sh.n_q) * sh.dk;
+        j.out_stride = int64_t(sh.n_q) * sh.dv;
+        j.n_tok = n_tok;
+        j.n_q = sh.n_q;
+        j.dk = sh.dk;
+        j.dv = sh.dv;
+        j.f16 = f16;
+        j.k = f16 ? static_cast<const void*>(kh.data()) : kf.data();
+        j.v = f16 ? static_cast<const void*>(vh.data()) : vf.data();
+        j.k_stride = sh.dk;
+        j.v_stride = sh.dv;
+        j.n_slots = slots_total;
+        j.vis = vis.data();
+        j.vis_words = words;
+        j.scale = 0.3f;
+        j.softcap = sh.softcap;
+        cpu::aligned_buffer scratch;
+        const size_t floats = cpu::attend_scratch_floats(n_tok * sh.n_q, sh.dk, sh.dv);
+        std::vector<float> want(size_t(n_tok * sh.n_q * sh.dv)), got(want.size());
+        j.out = want.data();
+        cpu::scalar_attend(j, reinterpret_cast<float*>(scratch.get(floats * 4)));
+        j.out = got.data();
+        k.attend(j, reinterpret_cast<float*>(scratch.get(floats * 4)));
+        EXPECT_LE(nmse(got, want), 1e-11)
+            << name << " n_q " << sh.n_q << " dk " << sh.dk << " slots " << sh.n_slots << " f16 " << f16;
       }
-      const auto q = random_floats(size_t(n_tok * sh.n_q * sh.dk), 3);
-      cpu::attend_job j;
-      j.q = q.data();
-      j.q_stride = int64_t(sh.n_q) * sh.dk;
-      j.out_stride = int64_t(sh.n_q) * sh.dv;
-      j.n_tok = n_tok;
-      j.n_q = sh.n_q;
-      j.dk = sh.dk;
-      j.dv = sh.dv;
-      j.f16 = f16;
-      j.k = f16 ? static_cast<const void*>(kh.data()) : kf.data();
-      j.v = f16 ? static_cast<const void*>(vh.data()) : vf.data();
-      j.k_stride = sh.dk;
-      j.v_stride = sh.dv;
-      j.n_slots = slots_total;
-      j.vis = vis.data();
-      j.vis_words = words;
-      j.scale = 0.3f;
-      j.softcap = sh.softcap;
-      cpu::aligned_buffer scratch;
-      const size_t floats = cpu::attend_scratch_floats(n_tok * sh.n_q, sh.dk, sh.dv);
-      std::vector<float> want(size_t(n_tok * sh.n_q * sh.dv)), got(want.size());
-      j.out = want.data();
-      cpu::scalar_attend(j, reinterpret_cast<float*>(scratch.get(floats * 4)));
-      j.out = got.data();
-      k.attend(j, reinterpret_cast<float*>(scratch.get(floats * 4)));
-      EXPECT_LE(nmse(got, want), 1e-11) << "n_q " << sh.n_q << " dk " << sh.dk << " slots " << sh.n_slots << " f16 " << f16;
     }
   }
 }

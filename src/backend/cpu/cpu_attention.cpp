@@ -19,17 +19,19 @@
 namespace glia::cpu {
 namespace {
 
-constexpr size_t round8(size_t n) { return (n + 7) / 8 * 8; }
+constexpr size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+constexpr int max_lanes = 16;  // the widest attend kernel's vector (AVX-512)
 
 float kv_element(const attend_job& j, const void* base, int64_t index) {
   return j.f16 ? fp16_to_f32(static_cast<const uint16_t*>(base)[index]) : static_cast<const float*>(base)[index];
 }
 
 // Offsets (in floats) of the attend scratch parts, in this order: kc, vc, qp, scores, acc, m, l.
+// pk and pv are dk and dv rounded up to `lanes`; every part is a multiple of 8 floats.
 struct attend_layout {
   size_t pk, pv, rows8, kc, vc, qp, scores, acc, m, l, total;
-  attend_layout(int n_rows, int dk, int dv)
-      : pk(round8(size_t(dk))), pv(round8(size_t(dv))), rows8(round8(size_t(n_rows))) {
+  attend_layout(int n_rows, int dk, int dv, int lanes)
+      : pk(round_up(size_t(dk), size_t(lanes))), pv(round_up(size_t(dv), size_t(lanes))), rows8(round_up(size_t(n_rows), 8)) {
     const size_t c = attend_chunk;
     kc = 0;
     vc = kc + c * pk;
@@ -44,11 +46,11 @@ struct attend_layout {
 
 }  // namespace
 
-size_t attend_scratch_floats(int n_rows, int dk, int dv) { return attend_layout(n_rows, dk, dv).total; }
+size_t attend_scratch_floats(int n_rows, int dk, int dv) { return attend_layout(n_rows, dk, dv, max_lanes).total; }
 
-attend_parts attend_begin(const attend_job& j, float* scratch) {
+attend_parts attend_begin(const attend_job& j, float* scratch, int lanes) {
   const int rows = j.n_tok * j.n_q;
-  const attend_layout at(rows, j.dk, j.dv);
+  const attend_layout at(rows, j.dk, j.dv, lanes);
   attend_parts s;
   s.pk = at.pk;
   s.pv = at.pv;

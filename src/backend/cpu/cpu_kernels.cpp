@@ -94,13 +94,13 @@ kernel_table resolve(isa_level max_level) {
   if (avx2 && max_level >= isa_level::avx2)
     by_priority.push_back(
         {&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants(), avx2_mm_float()}, avx2_attend(), avx2_glu()});
-  static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul kernels only
+  static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul and attend kernels
   if (avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && max_level >= isa_level::avx512vnni) {
     const decode_pairs_choice pairs = decode_pairs_on(f);
     by_priority.push_back(
         {&vnni,
          {avx512vnni_mm_legacy(pairs.q4_0), avx512vnni_mm_kquants(pairs.kquants), avx512vnni_mm_float()},
-         nullptr,
+         avx512vnni_attend(),
          nullptr});
   }
   for (const candidate& c : by_priority) {

@@ -134,7 +134,7 @@ inline int visible_extent(uint64_t bits) { return std::bit_width(bits); }
 // The parts of an attend scratch (cpu_attention.cpp defines the layout once), every part a
 // multiple of 8 floats so that each stays 32-byte aligned.
 struct attend_parts {
-  size_t pk = 0, pv = 0;  // dk, dv rounded up to 8
+  size_t pk = 0, pv = 0;  // dk, dv rounded up to the kernel's vector width
   float* kc = nullptr;      // [chunk][pk]: a chunk's K rows as floats, zero past dk
   float* vc = nullptr;      // [chunk][pv]: a chunk's V rows
   float* qp = nullptr;      // [rows][pk]: the query rows, zero past dk (for kernels that want it)
@@ -143,8 +143,9 @@ struct attend_parts {
   float* m = nullptr;       // [rows] running maxima
   float* l = nullptr;       // [rows] running sums of e^(s - m)
 };
-// The parts of `scratch` for job j, with acc, m and l set for the start of the online softmax.
-attend_parts attend_begin(const attend_job& j, float* scratch);
+// The parts of `scratch` for job j, with acc, m and l set for the start of the online softmax;
+// pk and pv are dk and dv rounded up to `lanes` (8 or 16: the kernel's vector width).
+attend_parts attend_begin(const attend_job& j, float* scratch, int lanes = 8);
 // The last step of every attend: out = acc / l per query row, zeros for a row that saw no slot.
 void attend_output(const attend_job& j, const attend_parts& s);
 
@@ -178,7 +179,8 @@ std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs);
 std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs);
 std::span<const mm_kernel> avx2_mm_float();
 std::span<const mm_kernel> avx512vnni_mm_float();
-attend_fn avx2_attend();  // attention_avx2.cpp
+attend_fn avx2_attend();        // attention_avx2.cpp
+attend_fn avx512vnni_attend();  // attention_avx512vnni.cpp
 glu_fn avx2_glu();        // activation_avx2.cpp
 // The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.
 void scalar_attend(const attend_job& job, float* scratch);

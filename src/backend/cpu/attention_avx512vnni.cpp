@@ -1,0 +1,9 @@
+// The attend kernel (attention_kernels.h) compiled for AVX-512: 16 lanes.
+#include "backend/cpu/attention_kernels.h"
+// (the kernels header first: it must not see anything compiled differently before it.)
+
+namespace glia::cpu {
+
+attend_fn avx512vnni_attend() { return attend<f32x16>; }
+
+}  // namespace glia::cpu
