@@ -222,6 +222,10 @@ std::vector<attn_config> attention_configs() {
     out.push_back({fmt::format("long_{}", tn), {kt, 700, 2, 64, 64}, {4, 0.125f, 0.0f, 0}});
     // Groups of 7 query heads (tiles of 4, 2 and 1 rows) on heads whose lengths are not multiples of 8.
     out.push_back({fmt::format("gqa7_odd_dims_{}", tn), {kt, 83, 2, 20, 12}, {14, 0.3f, 0.0f, 0}});
+    // Caches longer than a segment (cpu attend_segment_slots = 1024): attended in parts and merged,
+    // also under a window that leaves some segments' slots out.
+    out.push_back({fmt::format("segments_{}", tn), {kt, 2500, 2, 64, 64}, {4, 0.125f, 0.0f, 0}});
+    out.push_back({fmt::format("segments_mqa_window_{}", tn), {kt, 2100, 1, 32, 32}, {2, 0.3f, 0.0f, 1500}});
   }
   return out;
 }

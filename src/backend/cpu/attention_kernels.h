@@ -268,7 +268,7 @@ template <class F, class Rows>
 void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const Rows& k, const Rows& v, bool padded_q) {
   constexpr size_t c = attend_chunk;
   for (int t = 0; t < j.n_tok; ++t) {
-    const uint64_t bits = j.vis[t * j.vis_words + w];
+    const uint64_t bits = j.vis_bits(t, w);
     if (!bits) continue;
     // The softmax and the value sums stop at this token's own last visible slot, so a token's
     // chains do not depend on the other tokens of its tile (batch invariance).
@@ -318,7 +318,7 @@ void attend(const attend_job& j, float* scratch) {
   }
   for (int64_t w = 0; w < j.vis_words; ++w) {
     uint64_t any = 0;
-    for (int t = 0; t < j.n_tok; ++t) any |= j.vis[t * j.vis_words + w];
+    for (int t = 0; t < j.n_tok; ++t) any |= j.vis_bits(t, w);
     if (!any) continue;
     const int64_t s0 = w * int64_t(c);
     if (tails) {

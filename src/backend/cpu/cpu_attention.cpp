@@ -79,7 +79,7 @@ void scalar_attend(const attend_job& j, float* scratch) {
     const int64_t s0 = w * int64_t(c);
     const int cnt = int(std::min<int64_t>(int64_t(c), j.n_slots - s0));
     for (int t = 0; t < j.n_tok; ++t) {
-      const uint64_t bits = j.vis[t * j.vis_words + w];
+      const uint64_t bits = j.vis_bits(t, w);
       if (!bits) continue;
       for (int h = 0; h < j.n_q; ++h) {
         const size_t r = size_t(t * j.n_q + h);
@@ -120,16 +120,50 @@ void attend_output(const attend_job& j, const attend_parts& s) {
   for (int t = 0; t < j.n_tok; ++t) {
     for (int h = 0; h < j.n_q; ++h) {
       const size_t r = size_t(t * j.n_q + h);
+      const float* acc = s.acc + r * s.pv;
+      if (j.partial) {
+        float* ph = j.partial + r * size_t(j.dv + 2);
+        ph[0] = s.m[r];
+        ph[1] = s.l[r];
+        std::copy(acc, acc + j.dv, ph + 2);
+        continue;
+      }
       float* oh = j.out + t * j.out_stride + int64_t(h) * j.dv;
       if (s.l[r] > 0.0f) {
         const float inv = 1.0f / s.l[r];
-        for (int d = 0; d < j.dv; ++d) oh[d] = s.acc[r * s.pv + size_t(d)] * inv;
+        for (int d = 0; d < j.dv; ++d) oh[d] = acc[d] * inv;
       } else {
         std::fill(oh, oh + j.dv, 0.0f);  // no visible key (cannot happen once the token itself is stored)
       }
     }
   }
 }
+
+namespace {
+
+// out = the softmax-weighted sum of one query row over the segments' parts (m, l, acc each, `stride`
+// floats apart), in segment order: sum_s acc_s e^(m_s - M) / sum_s l_s e^(m_s - M), M the largest
+// m of the parts that saw a slot. A single such part gives exactly acc / l (e^0 = 1), the bits of
+// an unsplit job.
+void merge_parts(const float* part, size_t stride, int64_t n_parts, int dv, float* out) {
+  float big = -INFINITY;
+  for (int64_t s = 0; s < n_parts; ++s)
+    if (part[size_t(s) * stride + 1] > 0.0f) big = std::max(big, part[size_t(s) * stride]);
+  std::fill(out, out + dv, 0.0f);
+  if (big == -INFINITY) return;  // no visible key
+  float l = 0.0f;
+  for (int64_t s = 0; s < n_parts; ++s) {
+    const float* ps = part + size_t(s) * stride;
+    if (!(ps[1] > 0.0f)) continue;
+    const float c = std::exp(ps[0] - big);
+    l += ps[1] * c;
+    for (int d = 0; d < dv; ++d) out[d] += ps[2 + d] * c;
+  }
+  const float inv = 1.0f / l;
+  for (int d = 0; d < dv; ++d) out[d] *= inv;
+}
+
+}  // namespace
 
 void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv, const float* q,
                const int32_t* positions, int64_t n_tok, const attention_params& p, float* out,
@@ -153,35 +187,46 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
         vis[t * vis_words + w] = bits;
       }
   });
-  // A job is a tile of consecutive tokens for one KV head: about 32 query rows share each chunk of
-  // converted K and V rows.
+  // A job is a tile of consecutive tokens for one KV head (about 32 query rows share each chunk of
+  // K and V rows) and one segment of the cache: long contexts are cut into segments of
+  // attend_segment_slots by slot index, attended separately and merged (merge_parts), so that a
+  // decode step with few KV heads still gives every thread work. The cut depends only on slot
+  // indices, never on the batch or the thread count: results stay batch invariant.
   const int tile_tok = int(std::clamp<int64_t>(32 / std::max(group, 1), 1, 16));
   const int64_t n_tiles = (n_tok + tile_tok - 1) / tile_tok;
+  const int64_t seg_words = attend_segment_slots / attend_chunk;
+  const int64_t n_segs = (vis_words + seg_words - 1) / seg_words;
   const size_t floats = attend_scratch_floats(tile_tok * group, dk, dv);
-  const int64_t n_items = n_tiles * kv.n_kv_head;
+  const int64_t n_items = n_tiles * kv.n_kv_head * n_segs;
+  const size_t part_stride = size_t(dv + 2), tile_parts = size_t(tile_tok * group) * part_stride;
+  if (n_segs > 1) scratch.partials.resize(size_t(n_items) * tile_parts);
   if (scratch.per_thread.size() < size_t(nth)) scratch.per_thread.resize(size_t(nth));
+  // Item i: segment i % n_segs of (tile, KV head) i / n_segs, parts at partials + i * tile_parts.
   auto item = [&](int64_t i, int ith) {
+    const int64_t seg = i % n_segs, pair = i / n_segs;
     // Last tiles first: in a causal batch they see the most slots, and the short ones fill the tail.
-    const int64_t tile = n_tiles - 1 - i / kv.n_kv_head;
-    const int kvh = int(i % kv.n_kv_head);
-    const int64_t t0 = tile * tile_tok;
+    const int64_t tile = n_tiles - 1 - pair / kv.n_kv_head;
+    const int kvh = int(pair % kv.n_kv_head);
+    const int64_t t0 = tile * tile_tok, s0 = seg * attend_segment_slots;
     attend_job j;
     j.n_tok = int(std::min<int64_t>(tile_tok, n_tok - t0));
     j.q = q + (t0 * p.n_head + int64_t(kvh) * group) * dk;
     j.q_stride = int64_t(p.n_head) * dk;
     j.out = out + (t0 * p.n_head + int64_t(kvh) * group) * dv;
     j.out_stride = int64_t(p.n_head) * dv;
+    if (n_segs > 1) j.partial = scratch.partials.data() + size_t(i) * tile_parts;
     j.n_q = group;
     j.dk = dk;
     j.dv = dv;
     j.f16 = kv.type == dtype::f16;
-    j.k = static_cast<const uint8_t*>(kv.k) + size_t(kvh) * size_t(dk) * elem;
-    j.v = static_cast<const uint8_t*>(kv.v) + size_t(kvh) * size_t(dv) * elem;
     j.k_stride = int64_t(kv.n_kv_head) * dk;
     j.v_stride = int64_t(kv.n_kv_head) * dv;
-    j.n_slots = kv.n_slots;
-    j.vis = vis + t0 * vis_words;
-    j.vis_words = vis_words;
+    j.k = static_cast<const uint8_t*>(kv.k) + (size_t(s0 * j.k_stride) + size_t(kvh) * size_t(dk)) * elem;
+    j.v = static_cast<const uint8_t*>(kv.v) + (size_t(s0 * j.v_stride) + size_t(kvh) * size_t(dv)) * elem;
+    j.n_slots = std::min<int64_t>(attend_segment_slots, kv.n_slots - s0);
+    j.vis = vis + t0 * vis_words + seg * seg_words;
+    j.vis_words = std::min(seg_words, vis_words - seg * seg_words);
+    j.vis_stride = vis_words;
     j.scale = p.scale;
     j.softcap = p.softcap;
     k.attend(j, reinterpret_cast<float*>(scratch.per_thread[size_t(ith)].get(floats * sizeof(float))));
@@ -189,9 +234,28 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
   const double work = double(n_tok) * double(kv.n_slots) * double(p.n_head) * double(dk + dv);
   if (nth == 1 || n_items == 1 || work < double(1 << 15)) {
     for (int64_t i = 0; i < n_items; ++i) item(i, 0);
-    return;
+  } else {
+    for_each_item(pool, n_items, item);
   }
-  for_each_item(pool, n_items, item);
+  if (n_segs == 1) return;
+  auto merge = [&](int64_t t) {
+    const int64_t tile = t / tile_tok, tt = t % tile_tok;
+    for (int kvh = 0; kvh < kv.n_kv_head; ++kvh) {
+      const int64_t first = ((n_tiles - 1 - tile) * kv.n_kv_head + kvh) * n_segs;  // the pair's first item
+      for (int h = 0; h < group; ++h) {
+        const size_t r = size_t(tt * group + h);
+        merge_parts(scratch.partials.data() + size_t(first) * tile_parts + r * part_stride, tile_parts, n_segs, dv,
+                    out + (t * p.n_head + int64_t(kvh) * group + h) * dv);
+      }
+    }
+  };
+  if (nth == 1 || work < double(1 << 15)) {
+    for (int64_t t = 0; t < n_tok; ++t) merge(t);
+  } else {
+    parallel_for(pool, n_tok, int64_t(p.n_head) * dv * n_segs, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) merge(t);
+    });
+  }
 }
 
 }  // namespace glia::cpu

@@ -118,8 +118,13 @@ struct attend_job {
   int64_t k_stride = 0;      // elements between the K rows of consecutive slots
   int64_t v_stride = 0;
   int64_t n_slots = 0;
-  const uint64_t* vis = nullptr;  // [n_tok][vis_words], vis_words = ceil(n_slots / 64)
-  int64_t vis_words = 0;
+  const uint64_t* vis = nullptr;  // token t's words at vis + t * vis_stride, vis_words of them
+  int64_t vis_words = 0;          // ceil(n_slots / 64)
+  int64_t vis_stride = 0;         // 0: vis_words
+  // Where set, the job stops before the normalization: row (t, h) gets m, l and the dv unnormalized
+  // sums at partial + (t * n_q + h) * (dv + 2) (a part of a longer context; cpu_attention merges).
+  float* partial = nullptr;
+  uint64_t vis_bits(int t, int64_t w) const { return vis[t * (vis_stride > 0 ? vis_stride : vis_words) + w]; }
   float scale = 1.0f;
   float softcap = 0.0f;  // > 0: scores become softcap * tanh(score / softcap)
 };
@@ -127,6 +132,8 @@ struct attend_job {
 // Slots per step of the online softmax (one visibility word), and the scratch every attend
 // implementation gets: attend_scratch_floats(n_tok * n_q, dk, dv) floats, 32-byte aligned.
 inline constexpr int attend_chunk = 64;
+// Contexts longer than this are attended in segments of it (by slot index) and merged.
+inline constexpr int64_t attend_segment_slots = 1024;
 size_t attend_scratch_floats(int n_rows, int dk, int dv);
 // Slots [0, n) of a chunk reach its last visible one (bits != 0): the part an attend must read.
 inline int visible_extent(uint64_t bits) { return std::bit_width(bits); }
@@ -146,7 +153,8 @@ struct attend_parts {
 // The parts of `scratch` for job j, with acc, m and l set for the start of the online softmax;
 // pk and pv are dk and dv rounded up to `lanes` (8 or 16: the kernel's vector width).
 attend_parts attend_begin(const attend_job& j, float* scratch, int lanes = 8);
-// The last step of every attend: out = acc / l per query row, zeros for a row that saw no slot.
+// The last step of every attend: out = acc / l per query row, zeros for a row that saw no slot (or
+// m, l and acc to j.partial).
 void attend_output(const attend_job& j, const attend_parts& s);
 
 using attend_fn = void (*)(const attend_job& job, float* scratch);  // scratch: 32-byte aligned

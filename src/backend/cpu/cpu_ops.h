@@ -150,10 +150,11 @@ void warm_decode_shares(thread_pool& pool, const kernel_table& k, std::span<cons
 struct attention_scratch {
   std::vector<aligned_buffer> per_thread;  // one attend scratch per thread
   std::vector<uint64_t> vis;               // [n_tok][words] slot visibility bits
+  std::vector<float> partials;             // per item of a segmented context: m, l, acc per query row
 };
 
-// backend::attention: parallel over (tile of tokens, KV head); each item runs the kernel table's
-// attend for the query heads of that KV head and the tokens of the tile.
+// backend::attention: parallel over (tile of tokens, KV head, segment of the cache); each item runs
+// the kernel table's attend for the query heads of that KV head and the tokens of the tile.
 void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv, const float* q,
                const int32_t* positions, int64_t n_tok, const attention_params& p, float* out,
                attention_scratch& scratch);
