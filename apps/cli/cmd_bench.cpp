@@ -195,9 +195,10 @@ model_facts describe(const std::string& path, const model& m) {
   }
   f.weight_bytes_per_token = m.decode_weight_bytes();
   const double p = double(f.n_params);
-  const std::string params = p >= 1e9 ? fmt::format("{:.1f}B", p / 1e9)
-                             : p >= 1e6 ? fmt::format("{:.0f}M", p / 1e6)
-                                        : fmt::format("{:.0f}K", p / 1e3);
+  // (thresholds at what rounds up to the next unit: 999.9M is "1.0B", not "1000M")
+  const std::string params = p >= 999.5e6 ? fmt::format("{:.1f}B", p / 1e9)
+                             : p >= 999.5e3 ? fmt::format("{:.0f}M", p / 1e6)
+                                            : fmt::format("{:.0f}K", p / 1e3);
   // general.file_type names the mix; files without it are named by their most common matrix type
   // (as llama.cpp guesses it).
   std::string ftype;
