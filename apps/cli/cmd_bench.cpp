@@ -91,6 +91,9 @@ double stddev(const std::vector<double>& v) {
   return std::sqrt(s / double(v.size() - 1));
 }
 
+// Position of a decode test's first timed step: after the context, or after a 1-token start.
+int decode_start(int depth) { return std::max(depth, 1); }
+
 class bench_runner {
  public:
   bench_runner(const model& m, backend& b, kv_cache& cache) : m_(m), fwd_(m, b), cache_(cache), rng_(1234) {}
@@ -112,9 +115,9 @@ class bench_runner {
   }
 
   // n single-token decode steps after `depth` tokens of context (a 1-token start when depth is 0;
-  // neither is timed); returns nanoseconds.
+  // neither is timed), from position decode_start(depth); returns nanoseconds.
   result<double> generate(int n, int depth) {
-    const int start = std::max(depth, 1);
+    const int start = decode_start(depth);
     GLIA_TRY(fill(start));
     const auto ids = random_tokens(n);
     const auto t0 = std::chrono::steady_clock::now();
@@ -329,8 +332,7 @@ int run_bench(bench_options o) {
     place = run_place{"CUDA", gpu->name};
   }
   place.cpu_isa = be->cpu_isa();
-  // Decode without depth starts from one token of context.
-  const int n_ctx = o.n_depth + std::max({o.n_prompt, o.n_gen + (o.n_depth > 0 ? 0 : 1), 1});
+  const int n_ctx = std::max({o.n_depth + o.n_prompt, decode_start(o.n_depth) + o.n_gen, 1});
   auto cache = kv_cache::create(md.profile, n_ctx, n_ubatch, dtype::f16, *be);
   if (!cache) {
     fmt::print(stderr, "error: {}\n", cache.message());
@@ -406,7 +408,7 @@ int run_bench(bench_options o) {
     const double reads_per_token = t.n_gen > 0 ? 1.0 : std::ceil(double(t.n_prompt) / n_ubatch) / double(t.n_prompt);
     double bytes = reads_per_token * double(mf.weight_bytes_per_token);
     if (t.n_gen > 0) {
-      const int start = std::max(t.n_depth, 1);
+      const int start = decode_start(t.n_depth);
       double kv = 0;
       for (int i = 0; i < t.n_gen; ++i) kv += double(kv_cache::bytes_read(md.profile, start + i + 1, dtype::f16));
       t.kv_bytes_per_token = uint64_t(kv / t.n_gen);

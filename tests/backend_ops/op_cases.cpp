@@ -211,6 +211,15 @@ std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case&
   return out;
 }
 
+std::vector<const cpu::kernel_table*> host_attend_tables() {
+  std::vector<const cpu::kernel_table*> out;
+  for (auto [level, name] : {std::pair{cpu::isa_level::avx2, "avx2"}, {cpu::isa_level::avx512vnni, "avx512vnni"}}) {
+    const cpu::kernel_table& k = cpu::kernels_up_to(level);
+    if (std::string(k.attend_isa) == name) out.push_back(&k);  // else the host lacks it
+  }
+  return out;
+}
+
 std::vector<attn_config> attention_configs() {
   std::vector<attn_config> out;
   for (dtype kt : {dtype::f16, dtype::f32}) {

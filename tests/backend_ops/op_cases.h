@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_kernels.h"
 
 namespace glia::test {
 
@@ -47,6 +48,10 @@ struct kv_fixture {
 };
 
 std::vector<attn_config> attention_configs();
+
+// The CPU kernel tables with an attend of their own that the host runs, weakest first (AVX2, then
+// AVX-512 where present); each names its ISA in attend_isa.
+std::vector<const cpu::kernel_table*> host_attend_tables();
 
 // Output of attention for tokens [first_tok, first_tok + n_tok) of a fixed batch of attn_max_batch
 // queries (first_tok + n_tok <= attn_max_batch), so sub-batches can be compared with the full one.

@@ -281,10 +281,9 @@ TEST(backend_ops, DISABLED_AttentionPerf) {
   for (int64_t s = 0; s < 2048; ++s) mqa.slot_pos[size_t(s)] = int32_t(s);
   const attention_params p_mqa{4, 0.0625f, 0.0f, 0};
   const int hw = std::max(1, int(std::thread::hardware_concurrency()));
-  for (auto [level, name] : {std::pair{cpu::isa_level::avx2, "avx2"}, {cpu::isa_level::avx512vnni, "avx512vnni"}})
+  for (const cpu::kernel_table* table : host_attend_tables())
   for (int nth : {1, hw}) {
-    const cpu::kernel_table& kt = cpu::kernels_up_to(level);
-    if (std::string(kt.attend_isa) != name) continue;  // the host lacks it
+    const cpu::kernel_table& kt = *table;
     const auto b = cpu::make_cpu_backend(nth, kt);
     const double s1 = seconds_per_call([&] { b->attention(f.view(), q.data() + 63 * n_head * 64, &pos[63], 1, p, out.data()); });
     const double s64 = seconds_per_call([&] { b->attention(f.view(), q.data(), pos.data(), 64, p, out.data()); });

@@ -41,16 +41,8 @@ struct f32x8 {
   static v max(v a, v b) { return _mm256_max_ps(a, b); }
   static v exp(v x) { return exp_ps(x); }
   static float first(v x) { return _mm256_cvtss_f32(x); }
-  static float hmax(v x) {
-    __m128 s = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
-  }
-  static float hsum(v x) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-  }
+  static float hmax(v x) { return hmax_ps(x); }
+  static float hsum(v x) { return hsum_ps(x); }
   // x where bit k of `bits` is set, -inf elsewhere (lane k: bit k).
   static v keep_live(v x, uint64_t bits) {
     const __m256i lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
@@ -129,10 +121,7 @@ void load_padded(const attend_job& j, const void* base, int64_t stride, int64_t 
     F::store(out, j.f16 ? F::halves(static_cast<const uint16_t*>(base) + off) : F::loadu(static_cast<const float*>(base) + off));
     return;
   }
-  for (int d = 0; d < F::W; ++d)
-    out[d] = d0 + d >= n ? 0.0f
-             : j.f16     ? half_to_float(static_cast<const uint16_t*>(base)[off + d])
-                         : static_cast<const float*>(base)[off + d];
+  for (int d = 0; d < F::W; ++d) out[d] = d0 + d < n ? kv_element(j, base, off + d) : 0.0f;
 }
 
 // The K or V rows of one KV head as the tiles read them: W elements of row i from dimension d as

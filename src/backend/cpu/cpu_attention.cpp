@@ -14,7 +14,6 @@
 
 #include "backend/cpu/cpu_ops.h"
 #include "backend/ref/ref_ops.h"
-#include "core/fp16.h"
 
 namespace glia::cpu {
 namespace {
@@ -22,9 +21,6 @@ namespace {
 constexpr size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 constexpr int max_lanes = 16;  // the widest attend kernel's vector (AVX-512)
 
-float kv_element(const attend_job& j, const void* base, int64_t index) {
-  return j.f16 ? fp16_to_f32(static_cast<const uint16_t*>(base)[index]) : static_cast<const float*>(base)[index];
-}
 
 // Offsets (in floats) of the attend scratch parts, in this order: kc, vc, qp, scores, acc, m, l.
 // pk and pv are dk and dv rounded up to `lanes`; every part is a multiple of 8 floats.
@@ -232,7 +228,8 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
     k.attend(j, reinterpret_cast<float*>(scratch.per_thread[size_t(ith)].get(floats * sizeof(float))));
   };
   const double work = double(n_tok) * double(kv.n_slots) * double(p.n_head) * double(dk + dv);
-  if (nth == 1 || n_items == 1 || work < double(1 << 15)) {
+  const bool serial = nth == 1 || work < double(1 << 15);  // too little to share out
+  if (serial || n_items == 1) {
     for (int64_t i = 0; i < n_items; ++i) item(i, 0);
   } else {
     for_each_item(pool, n_items, item);
@@ -249,7 +246,7 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
       }
     }
   };
-  if (nth == 1 || work < double(1 << 15)) {
+  if (serial) {
     for (int64_t t = 0; t < n_tok; ++t) merge(t);
   } else {
     parallel_for(pool, n_tok, int64_t(p.n_head) * dv * n_segs, [&](int64_t begin, int64_t end) {

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "backend/backend.h"
+#include "core/fp16.h"
 #include "quant/types.h"
 
 namespace glia::cpu {
@@ -128,6 +129,11 @@ struct attend_job {
   float scale = 1.0f;
   float softcap = 0.0f;  // > 0: scores become softcap * tanh(score / softcap)
 };
+
+// Element `index` of a job's K or V buffer (fp16 or f32) as a float.
+inline float kv_element(const attend_job& j, const void* base, int64_t index) {
+  return j.f16 ? fp16_to_f32(static_cast<const uint16_t*>(base)[index]) : static_cast<const float*>(base)[index];
+}
 
 // Slots per step of the online softmax (one visibility word), and the scratch every attend
 // implementation gets: attend_scratch_floats(n_tok * n_q, dk, dv) floats, 32-byte aligned.

@@ -37,13 +37,6 @@ inline bool any_nonfinite(const __m256* v, int n) {
 
 inline bool finite(float f) { return f - f == 0.0f; }
 
-inline float hmax(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
 inline __m256 abs_ps(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
 
 // roundf (halfway cases away from zero), exact for |v| < 2^23: v - trunc(v) is exact there.
@@ -85,7 +78,7 @@ void quantize_q8_0(const float* src, void* dst, int64_t n) {
       continue;
     }
     const float amax =
-        hmax(_mm256_max_ps(_mm256_max_ps(abs_ps(v[0]), abs_ps(v[1])), _mm256_max_ps(abs_ps(v[2]), abs_ps(v[3]))));
+        hmax_ps(_mm256_max_ps(_mm256_max_ps(abs_ps(v[0]), abs_ps(v[1])), _mm256_max_ps(abs_ps(v[2]), abs_ps(v[3]))));
     const float d = amax / 127.0f;
     const float id = x86 ? (amax != 0.0f ? 127.0f / amax : 0.0f) : (d != 0.0f ? 1.0f / d : 0.0f);
     const __m256 vid = _mm256_set1_ps(id);
@@ -126,7 +119,7 @@ void quantize_q8_k(const float* src, void* dst, int64_t n) {
     }
     __m256 m = abs_ps(v[0]);
     for (int i = 1; i < 32; ++i) m = _mm256_max_ps(m, abs_ps(v[i]));
-    const float amax = hmax(m);
+    const float amax = hmax_ps(m);
     if (amax == 0.0f) {
       std::memset(&out[b], 0, sizeof(out[b]));
       continue;

@@ -388,6 +388,18 @@ inline void gemv_groups(const Weights& w, int64_t r0, int64_t r1, int64_t nb, fl
   }
 }
 
+// The largest and the sum of the 8 lanes of v.
+inline float hmax_ps(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+}
+inline float hsum_ps(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
 // e^x, with |error| <= 2 ulp: 0 below -87 (where e^x is no longer a normal float; a softmax weight
 // that small next to the maximum's e^0 = 1 vanishes anyway), +inf above 88 (e^88 ~ 1.7e38 is near
 // the float limit; SiLU of -88 and below is then -0, as with std::exp). x = n ln2 + r with
