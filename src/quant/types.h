@@ -61,11 +61,11 @@ std::span<const type_traits> all_types();
 // Name of any ggml type id, implemented or not ("type 17"-style text for unknown ids).
 std::string_view type_name(uint32_t id);
 
-// The float types' dot products (F32, F16, BF16) sum float products in double over this many
+// The float types' dot products (F32, F16, BF16) are this many chains of float FMAs, over
 // contiguous segments of the row, segment s covering [float_dot_segment(n, s), float_dot_segment(n,
-// s + 1)), and add the segment sums in order at the end. Each segment is one chain of double
-// additions; SIMD kernels run the segments side by side and so reproduce the reference bit for bit
-// at full speed (one chain over the whole row would wait on the adder's latency at every element).
+// s + 1)), with the segment sums added in order at the end. SIMD kernels run one token's segments
+// side by side and so reproduce the reference bit for bit at full speed (one chain over the whole
+// row would wait on the FMA's latency at every element); many tokens give them chains enough.
 inline constexpr int float_dot_segments = 4;
 inline int64_t float_dot_segment(int64_t n, int s) { return n * s / float_dot_segments; }
 

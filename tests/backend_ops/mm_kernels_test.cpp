@@ -106,7 +106,7 @@ struct converted {
   std::vector<uint8_t> bytes;
   std::vector<float> d;
   std::vector<int32_t> sum;
-  std::vector<double> wide;
+  std::vector<float> wide;
   cpu::act_rows rows;
 };
 
@@ -122,9 +122,10 @@ converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t
   for (int64_t t = 0; t < n_tok; ++t) {
     quant::activation_quantizer(mk.dot_type)(x.data() + t * n_in, c.bytes.data() + size_t(t) * stride, n_in);
     if (mk.needs_block_sums) mk.block_sums(c.bytes.data() + size_t(t) * stride, nb, c.d.data() + t * nb, c.sum.data() + t * nb);
-    if (mk.widen) mk.widen(c.bytes.data() + size_t(t) * stride, n_in, c.wide.data() + t * n_in);
+    if (mk.widen) mk.widen(c.bytes.data() + size_t(t) * stride, n_in, c.wide.data() + t, n_tok);
   }
-  c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb, mk.widen ? c.wide.data() : nullptr};
+  c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb, mk.widen ? c.wide.data() : nullptr,
+                         mk.widen ? n_tok : 0};
   return c;
 }
 
@@ -183,7 +184,9 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
     const int64_t unit = is_float ? 29 : mk->block_elems;
     for (int64_t n_in : {unit, 3 * unit, 11 * unit}) {
       for (int kind = 0; kind < (is_float ? 2 : 3); ++kind) {
-        const int64_t n_out = 13 + 8 * kind, n_tok = 11;  // 2 (3, 4) panels, the last partial; tiles of 4, 4, 3
+        // 2 (3, 4) panels, the last partial; token tiles of 4, 4, 3 (8, 3), or of the float kernels'
+        // 12 (16) with a remainder.
+        const int64_t n_out = 13 + 8 * kind, n_tok = is_float ? 37 : 11;
         const test_weight w = kind == 0   ? random_byte_weight(mk->type, n_in, n_out, uint32_t(n_in))
                               : kind == 1 ? make_weight(mk->type, n_in, n_out, uint32_t(n_in))
                                           : saturated_weight(mk->type, n_in, n_out, uint32_t(n_in));

@@ -220,13 +220,19 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
     std::vector<uint8_t> act(stride * size_t(n_tok));
     std::vector<float> ad(size_t(nb * n_tok));
     std::vector<int32_t> as(size_t(nb * n_tok));
-    std::vector<double> wide(mk->widen ? size_t(n_in * n_tok) : 0);
+    std::vector<float> wide(mk->widen ? size_t(n_in * n_tok) : 0);
     for (int64_t i = 0; i < n_tok; ++i) {
       quant::activation_quantizer(mk->dot_type)(x.data() + i * n_in, act.data() + size_t(i) * stride, n_in);
       if (mk->needs_block_sums) mk->block_sums(act.data() + size_t(i) * stride, nb, ad.data() + i * nb, as.data() + i * nb);
-      if (mk->widen) mk->widen(act.data() + size_t(i) * stride, n_in, wide.data() + i * n_in);
+      if (mk->widen) mk->widen(act.data() + size_t(i) * stride, n_in, wide.data() + i, n_tok);
     }
-    const cpu::act_rows a{act.data(), stride, ad.data(), as.data(), nb, mk->widen ? wide.data() : nullptr};
+    const cpu::act_rows a{act.data(), stride, ad.data(), as.data(), nb, mk->widen ? wide.data() : nullptr,
+                          mk->widen ? n_tok : 0};
+    // One token as decode converts it (the float kernels' widened rows are element-major, so a
+    // lone token's elements lie side by side).
+    std::vector<float> wide1(mk->widen ? size_t(n_in) : 0);
+    if (mk->widen) mk->widen(act.data(), n_in, wide1.data(), 1);
+    const cpu::act_rows a1{act.data(), stride, ad.data(), as.data(), nb, mk->widen ? wide1.data() : nullptr, 1};
     cpu::aligned_buffer buf;
     const size_t panel_bytes = size_t(nb) * mk->packed_block_bytes;
     uint8_t* panels = buf.get(panel_bytes * size_t(n_out / 8));
@@ -246,15 +252,15 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
     const double s_gemm = best([&] {
       mk->gemm(panels, panel_bytes, n_out / 8, nb, a, 0, n_tok, y.data(), size_t(n_out), 8);
     });
-    const double s_gemv = best([&] { mk->gemv(w.view, 0, n_out, a, 0, 1, y.data(), size_t(n_out)); });
+    const double s_gemv = best([&] { mk->gemv(w.view, 0, n_out, a1, 0, 1, y.data(), size_t(n_out)); });
     // Decode on prepared weights: the gemm kernel over the panels for one token.
     const double s_panel1 = best([&] {
-      mk->gemm(panels, panel_bytes, n_out / 8, nb, a, 0, 1, y.data(), size_t(n_out), 8);
+      mk->gemm(panels, panel_bytes, n_out / 8, nb, a1, 0, 1, y.data(), size_t(n_out), 8);
     });
     // The same in two streams: the first half of the panels paired with the second.
     const int64_t half = n_out / 16;
     const double s_streams = !mk->gemv_streams ? NAN : best([&] {
-      mk->gemv_streams(panels, size_t(half) * panel_bytes, panel_bytes, half, nb, a, 0, y.data(), y.data() + 8 * half);
+      mk->gemv_streams(panels, size_t(half) * panel_bytes, panel_bytes, half, nb, a1, 0, y.data(), y.data() + 8 * half);
     });
     const double macs = double(n_in) * double(n_out);
     const double wbytes = double(w.view.row_stride) * double(n_out);

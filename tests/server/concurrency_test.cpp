@@ -139,12 +139,12 @@ TEST(ServerConcurrency, FullQueueGets503) {
 }
 
 TEST(ServerLifecycle, SigtermDrainsRunningStream) {
-  server_process srv({"-m", test_model(), "--metrics"});
+  // A generation long enough to be seen busy between two polls: 1,900 tokens, where the model's own
+  // context (256) would end it within ~20 ms.
+  server_process srv({"-m", test_model(), "-c", "2048", "--metrics"});
   ASSERT_NE(srv.port(), 0) << srv.log();
-  auto fut = std::async(std::launch::async, [&srv] {
-    json req = {{"prompt", "The jury said"}, {"max_tokens", 200}, {"temperature", 0}, {"stream", true}};
-    return parse_stream(post(srv, "/v1/completions", req.dump()).body, false);
-  });
+  auto fut = std::async(std::launch::async,
+                        [&srv] { return parse_stream(post(srv, "/v1/completions", long_generation_body(true)).body, false); });
   ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
   // While it drains, /health says so (load balancers stop sending) and new generations get 503.
   ASSERT_EQ(kill(srv.pid(), SIGTERM), 0);

@@ -45,7 +45,10 @@ struct act_rows {
   const float* d = nullptr;      // [n_tok, nb] block scales (only when the kernel asks for block sums)
   const int32_t* sum = nullptr;  // [n_tok, nb] sums of the block quants (idem)
   int64_t nb = 0;                // blocks per row
-  const double* wide = nullptr;  // [n_tok, nb] the rows as doubles (only when the kernel has widen)
+  // Only when the kernel has widen: the rows as floats, element-major (token t's element k at
+  // wide[k * wide_tokens + t]), so that a tile of tokens finds element k of all of them side by side.
+  const float* wide = nullptr;
+  int64_t wide_tokens = 0;
   const uint8_t* row(int64_t t) const { return data + size_t(t) * stride; }
 };
 
@@ -92,9 +95,9 @@ struct mm_kernel {
   // type's decode reads one stream (gemm).
   void (*gemv_streams)(const uint8_t* panels, size_t second, size_t panel_bytes, int64_t n_panels, int64_t nb,
                        const act_rows& a, int64_t t, float* y_first, float* y_second) = nullptr;
-  // Float weights (block_elems 1) whose kernels multiply in double: writes the n elements of an
-  // activation row in dot_type as doubles (act_rows.wide). Null: no wide rows.
-  void (*widen)(const uint8_t* act_row, int64_t n, double* out) = nullptr;
+  // Float weights: writes the n elements of an activation row in dot_type as floats, element k at
+  // out[k * out_stride] (act_rows.wide). Null: no wide rows.
+  void (*widen)(const uint8_t* act_row, int64_t n, float* out, int64_t out_stride) = nullptr;
 
   // Panels no larger than the rows they hold: worth preparing once for the whole matrix, since
   // then one gemm kernel reads a single sequential stream of no more bytes than the file's rows,

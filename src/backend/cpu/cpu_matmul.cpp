@@ -72,7 +72,7 @@ act_rows convert_activations(thread_pool& pool, const kernel_table& k, const typ
   uint8_t* out = s.act.data();
   float* act_d = s.act_d.data();
   int32_t* act_sum = s.act_sum.data();
-  double* act_wide = s.act_wide.data();
+  float* act_wide = s.act_wide.data();
   parallel_for(pool, n_tok * nb, at.block_elems, [&](int64_t begin, int64_t end) {
     // [begin, end) counts blocks over all rows; convert the part of each row inside it.
     for (int64_t b = begin; b < end;) {
@@ -82,11 +82,11 @@ act_rows convert_activations(thread_pool& pool, const kernel_table& k, const typ
       uint8_t* dst = out + size_t(t) * stride + size_t(first) * at.block_bytes;
       quantize(x + t * n_in + first * at.block_elems, dst, count * at.block_elems);
       if (sums) mk->block_sums(dst, count, act_d + t * nb + first, act_sum + t * nb + first);
-      if (wide) mk->widen(dst, count * at.block_elems, act_wide + (t * nb + first) * at.block_elems);
+      if (wide) mk->widen(dst, count * at.block_elems, act_wide + first * at.block_elems * n_tok + t, n_tok);
       b += count;
     }
   });
-  return act_rows{out, stride, act_d, act_sum, nb, wide ? act_wide : nullptr};
+  return act_rows{out, stride, act_d, act_sum, nb, wide ? act_wide : nullptr, wide ? n_tok : 0};
 }
 
 void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
@@ -302,7 +302,7 @@ void matmul(thread_pool& pool, const kernel_table& k, const weight_view& w, cons
   const int64_t nb = w.n_in / at.block_elems;
 
   act_rows rows{reinterpret_cast<const uint8_t*>(x), act_stride, nullptr, nullptr, nb};
-  if (wt.dot_type != dtype::f32) rows = convert_activations(pool, k, at, x, n_tok, w.n_in, mk, s);
+  if (wt.dot_type != dtype::f32 || (mk && mk->widen)) rows = convert_activations(pool, k, at, x, n_tok, w.n_in, mk, s);
   if (!mk) {
     matmul_generic(pool, k, w, rows.data, act_stride, n_tok, y);
     return;

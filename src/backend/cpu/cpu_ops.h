@@ -98,7 +98,7 @@ struct matmul_scratch {
   std::vector<uint8_t> act;          // [n_tok, row bytes] activations converted to the dot_type
   std::vector<float> act_d;          // [n_tok, blocks] block scales (kernels with block sums)
   std::vector<int32_t> act_sum;      // [n_tok, blocks] block quant sums
-  std::vector<double> act_wide;      // [n_tok, elements] activations as doubles (kernels with widen)
+  std::vector<float> act_wide;       // [n_tok, elements] activations as floats (kernels with widen)
   std::vector<aligned_buffer> pack;  // one per thread: packed weight panels
 };
 

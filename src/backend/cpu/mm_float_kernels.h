@@ -1,80 +1,58 @@
 // Matmul kernels for F16, BF16 and F32 weights (AVX2 + FMA + F16C, or AVX-512), bit-exact twins of the
-// reference dot products (quant/float_types.cpp): float products summed in double, in
-// float_dot_segments chains (quant/types.h) whose sums are added in order at the end.
-//  - F16 and BF16 products are exact in float (11- and 8-bit significands), so one double FMA per
-//    product rounds exactly as the reference's widening add does; the activations come widened to
-//    double once per matmul (mm_kernel::widen), so each product is a broadcast and an FMA.
-//  - F32 products round in float first (as the reference's), then widen and add.
+// reference dot products (quant/float_types.cpp): per output, float_dot_segments chains of float
+// FMAs (acc = fma(w, a, acc)) over contiguous segments of the row, their sums added in order.
+// F16 and BF16 activations come in the weights' type (dot_type); all three are widened to float
+// once per matmul (mm_kernel::widen) into an element-major layout: a tile's tokens have element k
+// side by side, so one pointer addresses them all (a pointer per token would not fit the general
+// registers next to the vector ones) and each product is a broadcast operand of an FMA.
 // Panel layout of 8 rows: element k of the 8 rows side by side, [k][row], the file's bytes
 // rearranged (compact): one load gives element k of every row, to multiply with element k of an
-// activation broadcast to all lanes. A panel's 8 sums sit in two vectors of 4 doubles.
-// One token (decode) runs the segments side by side: 8 independent chains of FMAs instead of 2,
-// since a chain must wait for the adder (4 cycles) at every element. More tokens run the segments
-// one after another, each token's chains already independent of the other tokens'.
+// activation broadcast to all lanes. A panel's 8 sums are one 256-bit vector (rows8); with AVX-512,
+// two consecutive panels share a 512-bit vector (rows16), so every FMA does 16 rows.
+// One token (decode) runs its segments side by side: 4 independent chains, each waiting on the FMA
+// latency (4 cycles) at every element, enough for memory's pace. More tokens run the segments one
+// after another in tiles of float_tile_tokens, each token's chain independent of the others'.
 // Included by one .cpp per instruction set (compiled with that ISA's flags; see simd_avx2.h for why
-// everything here has internal linkage): with AVX-512 the 8 sums of a panel fill one 512-bit
-// vector, so every FMA does twice the work of AVX2's.
+// everything here has internal linkage).
 #pragma once
 
-#include "backend/cpu/simd_avx2.h"
+#include "backend/cpu/panel_vectors.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "backend/cpu/cpu_kernels.h"
 
 namespace glia::cpu {
 namespace {
 
-// Sums of a panel's 8 rows, and the operations on them.
-#if defined(__AVX512F__)
-struct sums8 {
-  __m512d v;
-};
-inline sums8 zero8() { return {_mm512_setzero_pd()}; }
-inline sums8 add8(sums8 a, sums8 b) { return {_mm512_add_pd(a.v, b.v)}; }
-inline __m256 to_floats(sums8 s) { return _mm512_cvtpd_ps(s.v); }
-inline sums8 widen8(__m256 f) { return {_mm512_cvtps_pd(f)}; }
-inline sums8 fma8(sums8 w, const double* a, sums8 acc) { return {_mm512_fmadd_pd(w.v, _mm512_set1_pd(*a), acc.v)}; }
-#else
-struct sums8 {
-  __m256d lo, hi;  // rows 0-3, 4-7
-};
-inline sums8 zero8() { return {_mm256_setzero_pd(), _mm256_setzero_pd()}; }
-inline sums8 add8(sums8 a, sums8 b) { return {_mm256_add_pd(a.lo, b.lo), _mm256_add_pd(a.hi, b.hi)}; }
-inline __m256 to_floats(sums8 s) {
-  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(s.lo)), _mm256_cvtpd_ps(s.hi), 1);
-}
-inline sums8 widen8(__m256 f) {
-  return {_mm256_cvtps_pd(_mm256_castps256_ps128(f)), _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1))};
-}
-inline sums8 fma8(sums8 w, const double* a, sums8 acc) {
-  const __m256d x = _mm256_broadcast_sd(a);
-  return {_mm256_fmadd_pd(w.lo, x, acc.lo), _mm256_fmadd_pd(w.hi, x, acc.hi)};
-}
+inline __m256 vfma(__m256 w, const float* a, __m256 acc) { return _mm256_fmadd_ps(w, _mm256_set1_ps(*a), acc); }
+#ifdef GLIA_PANEL_PAIRS
+inline __m512 vfma(__m512 w, const float* a, __m512 acc) { return _mm512_fmadd_ps(w, _mm512_set1_ps(*a), acc); }
 #endif
 
-// Element k of 8 rows (panel bytes at p) as doubles, and acc + those times a (the activation's
-// element k as double): exact products, so an FMA.
-template <class Load>
-struct exact_elems {
-  using act = double;
-  static sums8 load(const uint8_t* p) {
-#if !defined(__AVX512F__)
-    if constexpr (requires { Load::quad(p); })
-      return {_mm256_cvtps_pd(Load::quad(p)), _mm256_cvtps_pd(Load::quad(p + 8))};
-#endif
-    return widen8(Load::rows(p));
+// Element k of a panel's 8 rows (bytes at p), and of the next panel's at p + second for rows16.
+struct f16_elems {
+  static constexpr dtype type = dtype::f16;
+  static constexpr size_t bytes = 2;
+  template <class V>
+  static typename V::f load(const uint8_t* p, size_t second) {
+    return V::halves(p, second);
   }
-  static sums8 madd(sums8 w, const double* a, sums8 acc) { return fma8(w, a, acc); }
-};
-struct f16_rows {
-  static __m256 rows(const uint8_t* p) { return _mm256_cvtph_ps(load128(p)); }
-  static __m128 quad(const uint8_t* p) { return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
   static float one(const uint8_t* p) { return half_to_float(uint16_t(p[0] | p[1] << 8)); }
 };
-struct bf16_rows {
-  static __m256 rows(const uint8_t* p) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16));
+struct bf16_elems {
+  static constexpr dtype type = dtype::bf16;
+  static constexpr size_t bytes = 2;
+  template <class V>
+  static typename V::f load(const uint8_t* p, size_t second) {
+#ifdef GLIA_PANEL_PAIRS
+    if constexpr (std::is_same_v<V, rows16>) {
+      const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(p)), load128(p + second), 1);
+      return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    } else
+#endif
+      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16));
   }
   static float one(const uint8_t* p) {
     const uint32_t u = uint32_t(p[0] | p[1] << 8) << 16;
@@ -83,31 +61,29 @@ struct bf16_rows {
     return f;
   }
 };
-struct f16_elems : exact_elems<f16_rows> {
-  static constexpr dtype type = dtype::f16;
-  static constexpr size_t bytes = 2;
-};
-struct bf16_elems : exact_elems<bf16_rows> {
-  static constexpr dtype type = dtype::bf16;
-  static constexpr size_t bytes = 2;
-};
-// F32: the product is rounded in float, then widened and added.
 struct f32_elems {
   static constexpr dtype type = dtype::f32;
   static constexpr size_t bytes = 4;
-  using act = float;
-  static __m256 load(const uint8_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
-  static sums8 madd(__m256 w, const float* a, sums8 acc) {
-    return add8(acc, widen8(rounded(_mm256_mul_ps(w, _mm256_broadcast_ss(a)))));
+  template <class V>
+  static typename V::f load(const uint8_t* p, size_t second) {
+#ifdef GLIA_PANEL_PAIRS
+    if constexpr (std::is_same_v<V, rows16>) {
+      const __m512d lo = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(reinterpret_cast<const float*>(p))));
+      return _mm512_castpd_ps(
+          _mm512_insertf64x4(lo, _mm256_castps_pd(_mm256_loadu_ps(reinterpret_cast<const float*>(p + second))), 1));
+    } else
+#endif
+      return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+  }
+  static float one(const uint8_t* p) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
   }
 };
 
-// The activation rows a kernel reads: widened to double (F16, BF16) or the f32 rows themselves.
-template <class E>
-const typename E::act* act_row(const act_rows& a, int64_t t) {
-  if constexpr (std::is_same_v<typename E::act, double>) return a.wide + t * a.nb;
-  else return reinterpret_cast<const float*>(a.row(t));
-}
+// Element 0 of token t in the widened activations (element k at + k * a.wide_tokens).
+inline const float* act_of(const act_rows& a, int64_t t) { return a.wide + t; }
 
 // ---- Packing -------------------------------------------------------------------------------------
 
@@ -156,123 +132,132 @@ void pack(const weight_view& w, int64_t r0, int n_rows, uint8_t* out) {
 
 constexpr size_t panel_elem(size_t bytes) { return 8 * bytes; }
 
-// One token, the segments side by side: the sums of the 8 rows of a whole panel.
-template <class E>
-sums8 panel_one_token(const uint8_t* panel, int64_t n, const typename E::act* a) {
+// Segment bounds of a row of n elements.
+struct segments {
+  int64_t begin[float_dot_segments], len[float_dot_segments], common;
+  explicit segments(int64_t n) : common(n) {
+    for (int s = 0; s < float_dot_segments; ++s) {
+      begin[s] = float_dot_segment(n, s);
+      len[s] = float_dot_segment(n, s + 1) - begin[s];
+      common = std::min(common, len[s]);
+    }
+  }
+};
+
+// One token's sums of a whole panel (V: one panel or two), the segments side by side.
+template <class E, class V>
+typename V::f panel_one_token(const uint8_t* panel, size_t second, int64_t n, const float* a, int64_t as) {
+  using F = typename V::f;
   constexpr size_t step = panel_elem(E::bytes);
   constexpr int S = float_dot_segments;
-  int64_t begin[S], len[S];
-  int64_t common = n;
-  for (int s = 0; s < S; ++s) {
-    begin[s] = float_dot_segment(n, s);
-    len[s] = float_dot_segment(n, s + 1) - begin[s];
-    common = std::min(common, len[s]);
-  }
-  sums8 acc[S];
-  for (int s = 0; s < S; ++s) acc[s] = zero8();
+  const segments seg(n);
+  F acc[S];
+  for (int s = 0; s < S; ++s) acc[s] = V::zero_f();
   // A cache line of each segment per round, its next line asked for a little ahead.
   constexpr int64_t per_line = int64_t(64 / step);
   int64_t i = 0;
-  for (; i + per_line <= common; i += per_line) {
-    for (int s = 0; s < S; ++s)
-      _mm_prefetch(reinterpret_cast<const char*>(panel + size_t(begin[s] + i) * step + 1024), _MM_HINT_T0);
+  for (; i + per_line <= seg.common; i += per_line) {
+    for (int s = 0; s < S; ++s) {
+      const uint8_t* line = panel + size_t(seg.begin[s] + i) * step + 1024;
+      _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+      if constexpr (!std::is_same_v<V, rows8>) _mm_prefetch(reinterpret_cast<const char*>(line + second), _MM_HINT_T0);
+    }
     for (int64_t u = 0; u < per_line; ++u)
       for (int s = 0; s < S; ++s) {
-        const int64_t k = begin[s] + i + u;
-        acc[s] = E::madd(E::load(panel + size_t(k) * step), a + k, acc[s]);
+        const int64_t k = seg.begin[s] + i + u;
+        acc[s] = vfma(E::template load<V>(panel + size_t(k) * step, second), a + k * as, acc[s]);
       }
   }
   for (int s = 0; s < S; ++s)
-    for (int64_t j = i; j < len[s]; ++j) {
-      const int64_t k = begin[s] + j;
-      acc[s] = E::madd(E::load(panel + size_t(k) * step), a + k, acc[s]);
+    for (int64_t j = i; j < seg.len[s]; ++j) {
+      const int64_t k = seg.begin[s] + j;
+      acc[s] = vfma(E::template load<V>(panel + size_t(k) * step, second), a + k * as, acc[s]);
     }
-  sums8 total = zero8();
-  for (int s = 0; s < S; ++s) total = add8(total, acc[s]);
+  F total = V::zero_f();
+  for (int s = 0; s < S; ++s) total = vadd(total, acc[s]);
   return total;
 }
 
-// T tokens over elements [k0, k1) of a panel whose element k0 is at p: acc[t] += the products.
-template <class E, int T>
-void panel_range(const uint8_t* p, int64_t k0, int64_t k1, const typename E::act* const a[T], sums8 acc[T]) {
+// T tokens over elements [k0, k1) of a panel whose element k0 is at p, the tokens' element k at
+// a + k * as + t: acc[t] += the products.
+template <class E, class V, int T>
+void panel_range(const uint8_t* p, size_t second, int64_t k0, int64_t k1, const float* a, int64_t as,
+                 typename V::f acc[T]) {
   constexpr size_t step = panel_elem(E::bytes);
-  for (int64_t k = k0; k < k1; ++k, p += step) {
-    const auto w = E::load(p);
-    for (int t = 0; t < T; ++t) acc[t] = E::madd(w, a[t] + k, acc[t]);
+  a += k0 * as;
+  for (int64_t k = k0; k < k1; ++k, p += step, a += as) {
+    const auto w = E::template load<V>(p, second);
+    for (int t = 0; t < T; ++t) acc[t] = vfma(w, a + t, acc[t]);
   }
 }
 
-template <class E, int T>
-void store_tokens(const sums8 total[T], float* y, size_t ys, int n_rows) {
-  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, to_floats(total[t]), n_rows);
-}
-
-// T tokens (t0...) of a whole panel, the segments one after another.
-template <class E, int T>
-void panel_tokens(const uint8_t* panel, int64_t n, const act_rows& a, int64_t t0, float* y, size_t ys, int n_rows) {
-  const typename E::act* rows[T];
-  for (int t = 0; t < T; ++t) rows[t] = act_row<E>(a, t0 + t);
-  sums8 total[T];
-  for (int t = 0; t < T; ++t) total[t] = zero8();
-  for (int s = 0; s < float_dot_segments; ++s) {
-    const int64_t k0 = float_dot_segment(n, s), k1 = float_dot_segment(n, s + 1);
-    sums8 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = zero8();
-    panel_range<E, T>(panel + size_t(k0) * panel_elem(E::bytes), k0, k1, rows, acc);
-    for (int t = 0; t < T; ++t) total[t] = add8(total[t], acc[t]);
+// T tokens (t0...) of a whole panel (pair): one token's segments side by side; more tokens' one
+// segment after another. The signature of the quantized kernels' tiles (gemm_panels).
+template <class E, int T, class V>
+struct float_tile {
+  static void run(const uint8_t* panel, size_t second, int64_t n, const act_rows& a, int64_t t0, float* y, size_t ys,
+                  int n_rows) {
+    using F = typename V::f;
+    const float* at = act_of(a, t0);
+    if constexpr (T <= gemv_max_tokens) {
+      for (int t = 0; t < T; ++t)
+        V::store(y + size_t(t) * ys, panel_one_token<E, V>(panel, second, n, at + t, a.wide_tokens), n_rows);
+      return;
+    }
+    F total[T];
+    for (int t = 0; t < T; ++t) total[t] = V::zero_f();
+    for (int s = 0; s < float_dot_segments; ++s) {
+      const int64_t k0 = float_dot_segment(n, s), k1 = float_dot_segment(n, s + 1);
+      F acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
+      panel_range<E, V, T>(panel + size_t(k0) * panel_elem(E::bytes), second, k0, k1, at, a.wide_tokens, acc);
+      for (int t = 0; t < T; ++t) total[t] = vadd(total[t], acc[t]);
+    }
+    for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, total[t], n_rows);
   }
-  store_tokens<E, T>(total, y, ys, n_rows);
-}
+};
+template <int T, class V>
+using f16_tile = float_tile<f16_elems, T, V>;
+template <int T, class V>
+using bf16_tile = float_tile<bf16_elems, T, V>;
+template <int T, class V>
+using f32_tile = float_tile<f32_elems, T, V>;
 
-// Tokens per tile: the accumulators (two registers per token with AVX2) and the weight vectors fit
-// AVX2's 16 registers, F32's products needing two more; AVX-512 has 32 registers of 8 doubles.
-#if defined(__AVX512F__)
-template <class E>
-constexpr int tile_tokens = 8;
+// Tokens per prefill tile: one accumulator register per token, next to the weights and a broadcast
+// (AVX2 has 16 registers, AVX-512 32).
+#ifdef GLIA_PANEL_PAIRS
+constexpr int float_tile_tokens = 16;
 #else
-template <class E>
-constexpr int tile_tokens = E::bytes == 2 ? 6 : 5;
+constexpr int float_tile_tokens = 12;
 #endif
 
-template <class E>
+template <class E, template <int, class> class Tile>
 void gemm(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
           int64_t n_tok, float* y, size_t ys, int last_rows) {
-  for (int64_t p = 0; p < n_panels; ++p) {
-    const uint8_t* panel = panels + size_t(p) * panel_bytes;
-    const int rows = p + 1 == n_panels ? last_rows : 8;
-    float* yp = y + 8 * p;
-    if (n_tok <= gemv_max_tokens) {
-      for (int64_t t = 0; t < n_tok; ++t)
-        store_lanes(yp + size_t(t) * ys, to_floats(panel_one_token<E>(panel, nb, act_row<E>(a, t0 + t))), rows);
-      continue;
-    }
-    token_tiles<tile_tokens<E>>(n_tok, [&](auto tile, int64_t t) {
-      panel_tokens<E, decltype(tile)::value>(panel, nb, a, t0 + t, yp + size_t(t) * ys, ys, rows);
-    });
-  }
+  gemm_panels<Tile, decode_panels::pairs, act_rows, float_tile_tokens>(panels, panel_bytes, n_panels, nb, a, t0, n_tok,
+                                                                      y, ys, last_rows);
 }
 
 // Unprepared weights, 1-3 tokens: each 8-row group packed a chunk at a time into a small buffer on
-// the stack, the segments one after another (as panel_tokens; the chunks keep each chain's order).
+// the stack, the segments one after another (as float_tile; the chunks keep each chain's order).
 template <class E, int T>
 void gemv_group(const weight_view& w, int64_t g, int n_rows, const act_rows& a, int64_t t0, float* y, size_t ys) {
   constexpr int64_t chunk = 256;
   alignas(64) uint8_t buf[chunk * panel_elem(E::bytes)];
-  const typename E::act* rows[T];
-  for (int t = 0; t < T; ++t) rows[t] = act_row<E>(a, t0 + t);
-  sums8 total[T];
-  for (int t = 0; t < T; ++t) total[t] = zero8();
+  const float* at = act_of(a, t0);
+  __m256 total[T];
+  for (int t = 0; t < T; ++t) total[t] = _mm256_setzero_ps();
   for (int s = 0; s < float_dot_segments; ++s) {
-    sums8 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = zero8();
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t k0 = float_dot_segment(w.n_in, s), end = float_dot_segment(w.n_in, s + 1); k0 < end; k0 += chunk) {
       const int64_t k1 = std::min(end, k0 + chunk);
       pack_range<E::bytes>(w, g, n_rows, k0, k1, buf);
-      panel_range<E, T>(buf, k0, k1, rows, acc);
+      panel_range<E, rows8, T>(buf, 0, k0, k1, at, a.wide_tokens, acc);
     }
-    for (int t = 0; t < T; ++t) total[t] = add8(total[t], acc[t]);
+    for (int t = 0; t < T; ++t) total[t] = _mm256_add_ps(total[t], acc[t]);
   }
-  store_tokens<E, T>(total, y, ys, n_rows);
+  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, total[t], n_rows);
 }
 
 template <class E>
@@ -290,68 +275,47 @@ void gemv(const weight_view& w, int64_t r0, int64_t r1, const act_rows& a, int64
 // ---- One row, and the activations widened --------------------------------------------------------
 
 // The dot of one row with one activation row in dot_type (the spec the panel kernels are tested
-// against, and the kernel table's vec_dot): the four segments in the four lanes of a double vector
-// while all have elements left, then the longer ones' last element in scalar code.
-template <class E, class Rows>
+// against, and the kernel table's vec_dot): the four segments in the four lanes of a vector while
+// all have elements left, then the longer ones' last element in scalar code.
+template <class E>
 float dot_row(const void* wv, const void* av, int64_t n) {
   const auto* w = static_cast<const uint8_t*>(wv);
   const auto* a = static_cast<const uint8_t*>(av);
   static_assert(float_dot_segments == 4, "one lane per segment");
-  int64_t begin[4], len[4];
-  int64_t common = n;
+  const segments seg(n);
+  const auto at = [&](const uint8_t* p, int s, int64_t i) { return E::one(p + E::bytes * (seg.begin[s] + i)); };
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t i = 0; i < seg.common; ++i)
+    acc = _mm_fmadd_ps(_mm_setr_ps(at(w, 0, i), at(w, 1, i), at(w, 2, i), at(w, 3, i)),
+                       _mm_setr_ps(at(a, 0, i), at(a, 1, i), at(a, 2, i), at(a, 3, i)), acc);
+  alignas(16) float lane[4];
+  _mm_store_ps(lane, acc);
+  float total = 0;
   for (int s = 0; s < 4; ++s) {
-    begin[s] = float_dot_segment(n, s);
-    len[s] = float_dot_segment(n, s + 1) - begin[s];
-    common = std::min(common, len[s]);
-  }
-  auto product = [&](int64_t k) { return Rows::one(w + E::bytes * k) * Rows::one(a + E::bytes * k); };
-  __m256d acc = _mm256_setzero_pd();
-  for (int64_t i = 0; i < common; ++i) {
-    const __m128 p =
-        _mm_setr_ps(product(begin[0] + i), product(begin[1] + i), product(begin[2] + i), product(begin[3] + i));
-    acc = _mm256_add_pd(acc, _mm256_cvtps_pd(p));
-  }
-  alignas(32) double lane[4];
-  _mm256_store_pd(lane, acc);
-  double total = 0;
-  for (int s = 0; s < 4; ++s) {
-    for (int64_t i = common; i < len[s]; ++i) lane[s] += double(product(begin[s] + i));
+    for (int64_t i = seg.common; i < seg.len[s]; ++i) lane[s] = std::fma(at(w, s, i), at(a, s, i), lane[s]);
     total += lane[s];
   }
-  return float(total);
-}
-struct f32_one {
-  static float one(const uint8_t* p) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-};
-
-// An F16 or BF16 activation row as doubles (exact).
-template <class Rows>
-void widen(const uint8_t* row, int64_t n, double* out) {
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    const __m256 f = Rows::rows(row + 2 * k);
-    _mm256_storeu_pd(out + k, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
-    _mm256_storeu_pd(out + k + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
-  }
-  for (; k < n; ++k) out[k] = double(Rows::one(row + 2 * k));
+  return total;
 }
 
-template <class E, class Rows>
+// An activation row in dot_type as floats (exact), element k at out[k * stride].
+template <class E>
+void widen(const uint8_t* row, int64_t n, float* out, int64_t stride) {
+  for (int64_t k = 0; k < n; ++k) out[k * stride] = E::one(row + E::bytes * k);
+}
+
+template <class E, template <int, class> class Tile>
 constexpr mm_kernel float_kernel() {
-  mm_kernel k{E::type, 1, E::bytes, E::type, E::bytes, false, panel_elem(E::bytes), pack<E>, gemm<E>, gemv<E>,
-              nullptr, dot_row<E, Rows>};
-  if constexpr (std::is_same_v<typename E::act, double>) k.widen = widen<Rows>;
+  mm_kernel k{E::type, 1, E::bytes, E::type, E::bytes, false, panel_elem(E::bytes), pack<E>, gemm<E, Tile>, gemv<E>,
+              nullptr, dot_row<E>};
+  k.widen = widen<E>;
   return k;
 }
 
 constexpr mm_kernel float_kernels[] = {
-    float_kernel<f16_elems, f16_rows>(),
-    float_kernel<bf16_elems, bf16_rows>(),
-    float_kernel<f32_elems, f32_one>(),
+    float_kernel<f16_elems, f16_tile>(),
+    float_kernel<bf16_elems, bf16_tile>(),
+    float_kernel<f32_elems, f32_tile>(),
 };
 
 }  // namespace

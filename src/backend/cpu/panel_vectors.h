@@ -293,9 +293,10 @@ enum class decode_panels { single, pairs };
 // A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T, V>::run for T tokens
 // of one panel (rows8) or two (rows16): pairs of panels where the build has rows16 (for decode only
 // if Decode is pairs), then single ones; per panel (pair), token tiles of gemm_tile_tokens and one
-// of the remainder. Which panels are paired never changes a result (both families give the same
-// bits).
-template <template <int, class> class Tile, decode_panels Decode, typename Activations>
+// of the remainder (TileTokens: the float kernels' tiles are wider). Which panels are paired never
+// changes a result (both families give the same bits).
+template <template <int, class> class Tile, decode_panels Decode, typename Activations,
+          int TileTokens = gemm_tile_tokens>
 void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const Activations& a,
                  int64_t t0, int64_t n_tok, float* y, size_t ys, int last_rows) {
   const auto rows_of = [&](int64_t p) { return p + 1 == n_panels ? last_rows : 8; };
@@ -304,14 +305,14 @@ void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, in
   for (; (n_tok > gemv_max_tokens || Decode == decode_panels::pairs) && p + 2 <= n_panels; p += 2) {
     const uint8_t* panel = panels + size_t(p) * panel_bytes;
     const int rows = 8 + rows_of(p + 1);
-    token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
+    token_tiles<TileTokens>(n_tok, [&](auto tile, int64_t t) {
       Tile<decltype(tile)::value, rows16>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys, rows);
     });
   }
 #endif
   for (; p < n_panels; ++p) {
     const uint8_t* panel = panels + size_t(p) * panel_bytes;
-    token_tiles<gemm_tile_tokens>(n_tok, [&](auto tile, int64_t t) {
+    token_tiles<TileTokens>(n_tok, [&](auto tile, int64_t t) {
       Tile<decltype(tile)::value, rows8>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys,
                                               rows_of(p));
     });
