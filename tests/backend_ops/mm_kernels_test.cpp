@@ -118,14 +118,15 @@ converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t
   c.bytes.resize(stride * size_t(n_tok));
   c.d.resize(size_t(nb * n_tok));
   c.sum.resize(size_t(nb * n_tok));
-  if (mk.widen) c.wide.resize(size_t(n_in * n_tok));
+  const int64_t wt = mk.widen ? cpu::wide_tokens(mk, n_tok) : 0;
+  if (mk.widen) c.wide.resize(cpu::wide_floats(n_tok, n_in, wt));
   for (int64_t t = 0; t < n_tok; ++t) {
     quant::activation_quantizer(mk.dot_type)(x.data() + t * n_in, c.bytes.data() + size_t(t) * stride, n_in);
     if (mk.needs_block_sums) mk.block_sums(c.bytes.data() + size_t(t) * stride, nb, c.d.data() + t * nb, c.sum.data() + t * nb);
-    if (mk.widen) mk.widen(c.bytes.data() + size_t(t) * stride, n_in, c.wide.data() + t, n_tok);
+    if (mk.widen)
+      mk.widen(c.bytes.data() + size_t(t) * stride, n_in, c.wide.data() + cpu::wide_offset(t, n_in, wt), wt);
   }
-  c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb, mk.widen ? c.wide.data() : nullptr,
-                         mk.widen ? n_tok : 0};
+  c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb, mk.widen ? c.wide.data() : nullptr, wt};
   return c;
 }
 
@@ -242,6 +243,10 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
         for (int t = 0; t < 2; ++t)
           EXPECT_TRUE(bit_equal(sub.data() + t * n_out, want.data() + (7 + t) * n_out + 8, size_t(last_rows)))
               << "gemm tokens 7-8 " << what;
+        // Tiles that straddle the blocks of widened activations (float kernels), or start mid-tile.
+        std::vector<float> mid(size_t((n_tok - 5) * n_out), 0.0f);
+        mk->gemm(buf, panel_bytes, n_panels, nb, a.rows, 5, n_tok - 5, mid.data(), size_t(n_out), last_rows);
+        EXPECT_TRUE(bit_equal(mid.data(), want.data() + 5 * n_out, mid.size())) << "gemm tokens 5.. " << what;
       }
     }
   }

@@ -220,14 +220,14 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
     std::vector<uint8_t> act(stride * size_t(n_tok));
     std::vector<float> ad(size_t(nb * n_tok));
     std::vector<int32_t> as(size_t(nb * n_tok));
-    std::vector<float> wide(mk->widen ? size_t(n_in * n_tok) : 0);
+    const int64_t wt = mk->widen ? cpu::wide_tokens(*mk, n_tok) : 0;
+    std::vector<float> wide(mk->widen ? cpu::wide_floats(n_tok, n_in, wt) : 0);
     for (int64_t i = 0; i < n_tok; ++i) {
       quant::activation_quantizer(mk->dot_type)(x.data() + i * n_in, act.data() + size_t(i) * stride, n_in);
       if (mk->needs_block_sums) mk->block_sums(act.data() + size_t(i) * stride, nb, ad.data() + i * nb, as.data() + i * nb);
-      if (mk->widen) mk->widen(act.data() + size_t(i) * stride, n_in, wide.data() + i, n_tok);
+      if (mk->widen) mk->widen(act.data() + size_t(i) * stride, n_in, wide.data() + cpu::wide_offset(i, n_in, wt), wt);
     }
-    const cpu::act_rows a{act.data(), stride, ad.data(), as.data(), nb, mk->widen ? wide.data() : nullptr,
-                          mk->widen ? n_tok : 0};
+    const cpu::act_rows a{act.data(), stride, ad.data(), as.data(), nb, mk->widen ? wide.data() : nullptr, wt};
     // One token as decode converts it (the float kernels' widened rows are element-major, so a
     // lone token's elements lie side by side).
     std::vector<float> wide1(mk->widen ? size_t(n_in) : 0);

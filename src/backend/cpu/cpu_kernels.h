@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <span>
 
@@ -45,11 +46,14 @@ struct act_rows {
   const float* d = nullptr;      // [n_tok, nb] block scales (only when the kernel asks for block sums)
   const int32_t* sum = nullptr;  // [n_tok, nb] sums of the block quants (idem)
   int64_t nb = 0;                // blocks per row
-  // Only when the kernel has widen: the rows as floats, element-major (token t's element k at
-  // wide[k * wide_tokens + t]), so that a tile of tokens finds element k of all of them side by side.
+  // Only when the kernel has widen: the rows as floats in blocks of wide_tokens tokens (the
+  // kernel's wide_block, or fewer when the call has fewer tokens), element-major within a block
+  // (see wide_offset), so that a tile of tokens finds element k of all of them side by side.
   const float* wide = nullptr;
   int64_t wide_tokens = 0;
   const uint8_t* row(int64_t t) const { return data + size_t(t) * stride; }
+  // Token t's element 0 in wide; its element k lies at + k * wide_tokens.
+  const float* wide_at(int64_t t) const;
 };
 
 // Matmul kernels for one weight type that reproduce the type table's reference vec_dot bit for bit
@@ -98,12 +102,29 @@ struct mm_kernel {
   // Float weights: writes the n elements of an activation row in dot_type as floats, element k at
   // out[k * out_stride] (act_rows.wide). Null: no wide rows.
   void (*widen)(const uint8_t* act_row, int64_t n, float* out, int64_t out_stride) = nullptr;
+  // Tokens per block of the widened rows: the gemm's token tiles, which never straddle a block.
+  int wide_block = 0;
 
   // Panels no larger than the rows they hold: worth preparing once for the whole matrix, since
   // then one gemm kernel reads a single sequential stream of no more bytes than the file's rows,
   // for decode and prefill alike.
   bool compact_panels() const { return packed_block_bytes <= 8 * block_bytes; }
 };
+
+// The layout of widened activations (act_rows::wide) of n_tok tokens of n elements for kernel mk:
+// blocks of wide_tokens tokens, token t's element k at wide_offset(t, n, wide_tokens) + k *
+// wide_tokens. A tile reads its tokens' element k side by side, and its whole block as one
+// sequential stream (token-major rows would need a pointer per token; one element-major array a
+// stride of n_tok floats per element, a new page every few elements).
+inline int64_t wide_tokens(const mm_kernel& mk, int64_t n_tok) { return std::min<int64_t>(n_tok, mk.wide_block); }
+inline int64_t wide_offset(int64_t t, int64_t n, int64_t wide_tokens) {
+  return (t / wide_tokens) * n * wide_tokens + t % wide_tokens;
+}
+// Floats the widened rows take (the last block is whole, if not full).
+inline size_t wide_floats(int64_t n_tok, int64_t n, int64_t wide_tokens) {
+  return size_t((n_tok + wide_tokens - 1) / wide_tokens * wide_tokens * n);
+}
+inline const float* act_rows::wide_at(int64_t t) const { return wide + wide_offset(t, nb, wide_tokens); }
 
 // Attention of n_tok query positions for the n_q query heads that share one KV head (a GQA group):
 // out[t][h] = softmax_s(softcap(scale * q[t][h] . K[s])) . V over the slots s visible to token t.

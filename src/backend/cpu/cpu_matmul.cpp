@@ -68,7 +68,8 @@ act_rows convert_activations(thread_pool& pool, const kernel_table& k, const typ
     s.act_sum.resize(size_t(n_tok * nb));
   }
   const bool wide = mk && mk->widen;
-  if (wide) s.act_wide.resize(size_t(n_tok * nb * at.block_elems));
+  const int64_t wt = wide ? wide_tokens(*mk, n_tok) : 0;
+  if (wide) s.act_wide.resize(wide_floats(n_tok, n_in, wt));
   uint8_t* out = s.act.data();
   float* act_d = s.act_d.data();
   int32_t* act_sum = s.act_sum.data();
@@ -82,11 +83,11 @@ act_rows convert_activations(thread_pool& pool, const kernel_table& k, const typ
       uint8_t* dst = out + size_t(t) * stride + size_t(first) * at.block_bytes;
       quantize(x + t * n_in + first * at.block_elems, dst, count * at.block_elems);
       if (sums) mk->block_sums(dst, count, act_d + t * nb + first, act_sum + t * nb + first);
-      if (wide) mk->widen(dst, count * at.block_elems, act_wide + first * at.block_elems * n_tok + t, n_tok);
+      if (wide) mk->widen(dst, count * at.block_elems, act_wide + wide_offset(t, n_in, wt) + first * at.block_elems * wt, wt);
       b += count;
     }
   });
-  return act_rows{out, stride, act_d, act_sum, nb, wide ? act_wide : nullptr, wide ? n_tok : 0};
+  return act_rows{out, stride, act_d, act_sum, nb, wide ? act_wide : nullptr, wt};
 }
 
 void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
@@ -201,7 +202,9 @@ void run_stream_item(const panel_job& j, int64_t i, const act_rows& a, std::vect
 void matmul_gemm(thread_pool& pool, std::span<const panel_job> jobs, const act_rows& a, int64_t n_tok,
                  std::vector<aligned_buffer>& pack) {
   const int nth = pool.size();
-  const int64_t tok_tile = std::min(n_tok, std::max<int64_t>(4, int64_t(gemm_token_tile_bytes / a.stride) / 4 * 4));
+  // Whole blocks of widened activations (act_rows::wide), which the kernels' tiles must not straddle.
+  const int64_t unit = std::max<int64_t>(4, jobs[0].mk->wide_block);
+  const int64_t tok_tile = std::min(n_tok, std::max<int64_t>(unit, int64_t(gemm_token_tile_bytes / a.stride) / unit * unit));
   const bool two = in_two_streams(jobs, n_tok);
   bool all_prepared = true;
   int64_t n_items = 0;

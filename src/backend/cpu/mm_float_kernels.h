@@ -82,8 +82,6 @@ struct f32_elems {
   }
 };
 
-// Element 0 of token t in the widened activations (element k at + k * a.wide_tokens).
-inline const float* act_of(const act_rows& a, int64_t t) { return a.wide + t; }
 
 // ---- Packing -------------------------------------------------------------------------------------
 
@@ -198,12 +196,14 @@ struct float_tile {
   static void run(const uint8_t* panel, size_t second, int64_t n, const act_rows& a, int64_t t0, float* y, size_t ys,
                   int n_rows) {
     using F = typename V::f;
-    const float* at = act_of(a, t0);
-    if constexpr (T <= gemv_max_tokens) {
+    // A tile straddling two blocks of the widened activations (not from gemm_panels, whose tiles
+    // start at block boundaries) goes token by token: the same chains, so the same bits.
+    if (T <= gemv_max_tokens || t0 % a.wide_tokens + T > a.wide_tokens) {
       for (int t = 0; t < T; ++t)
-        V::store(y + size_t(t) * ys, panel_one_token<E, V>(panel, second, n, at + t, a.wide_tokens), n_rows);
+        V::store(y + size_t(t) * ys, panel_one_token<E, V>(panel, second, n, a.wide_at(t0 + t), a.wide_tokens), n_rows);
       return;
     }
+    const float* at = a.wide_at(t0);
     F total[T];
     for (int t = 0; t < T; ++t) total[t] = V::zero_f();
     for (int s = 0; s < float_dot_segments; ++s) {
@@ -238,26 +238,43 @@ void gemm(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t n
                                                                       y, ys, last_rows);
 }
 
-// Unprepared weights, 1-3 tokens: each 8-row group packed a chunk at a time into a small buffer on
-// the stack, the segments one after another (as float_tile; the chunks keep each chain's order).
+// Unprepared weights, 1-3 tokens: a chunk of each segment of an 8-row group packed at a time into
+// small buffers on the stack, the segments side by side (as panel_one_token: one chain per segment
+// and token; the chunks keep each chain's order).
 template <class E, int T>
 void gemv_group(const weight_view& w, int64_t g, int n_rows, const act_rows& a, int64_t t0, float* y, size_t ys) {
-  constexpr int64_t chunk = 256;
-  alignas(64) uint8_t buf[chunk * panel_elem(E::bytes)];
-  const float* at = act_of(a, t0);
-  __m256 total[T];
-  for (int t = 0; t < T; ++t) total[t] = _mm256_setzero_ps();
-  for (int s = 0; s < float_dot_segments; ++s) {
-    __m256 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-    for (int64_t k0 = float_dot_segment(w.n_in, s), end = float_dot_segment(w.n_in, s + 1); k0 < end; k0 += chunk) {
-      const int64_t k1 = std::min(end, k0 + chunk);
-      pack_range<E::bytes>(w, g, n_rows, k0, k1, buf);
-      panel_range<E, rows8, T>(buf, 0, k0, k1, at, a.wide_tokens, acc);
+  constexpr int64_t chunk = 128;
+  constexpr int S = float_dot_segments;
+  constexpr size_t step = panel_elem(E::bytes);
+  alignas(64) uint8_t buf[S][chunk * step];
+  const segments seg(w.n_in);
+  const float* at[T];
+  for (int t = 0; t < T; ++t) at[t] = a.wide_at(t0 + t);
+  __m256 acc[S][T];
+  for (int s = 0; s < S; ++s)
+    for (int t = 0; t < T; ++t) acc[s][t] = _mm256_setzero_ps();
+  const auto madd = [&](int s, int64_t c, int64_t i) {
+    const __m256 wv = E::template load<rows8>(buf[s] + size_t(i) * step, 0);
+    const int64_t k = (seg.begin[s] + c + i) * a.wide_tokens;
+    for (int t = 0; t < T; ++t) acc[s][t] = vfma(wv, at[t] + k, acc[s][t]);
+  };
+  for (int64_t c = 0, longest = *std::max_element(seg.len, seg.len + S); c < longest; c += chunk) {
+    int64_t m[S], common = chunk;
+    for (int s = 0; s < S; ++s) {
+      m[s] = std::clamp<int64_t>(seg.len[s] - c, 0, chunk);
+      common = std::min(common, m[s]);
+      if (m[s] > 0) pack_range<E::bytes>(w, g, n_rows, seg.begin[s] + c, seg.begin[s] + c + m[s], buf[s]);
     }
-    for (int t = 0; t < T; ++t) total[t] = _mm256_add_ps(total[t], acc[t]);
+    for (int64_t i = 0; i < common; ++i)
+      for (int s = 0; s < S; ++s) madd(s, c, i);
+    for (int s = 0; s < S; ++s)
+      for (int64_t i = common; i < m[s]; ++i) madd(s, c, i);
   }
-  for (int t = 0; t < T; ++t) store_lanes(y + size_t(t) * ys, total[t], n_rows);
+  for (int t = 0; t < T; ++t) {
+    __m256 total = _mm256_setzero_ps();
+    for (int s = 0; s < S; ++s) total = _mm256_add_ps(total, acc[s][t]);
+    store_lanes(y + size_t(t) * ys, total, n_rows);
+  }
 }
 
 template <class E>
@@ -309,6 +326,7 @@ constexpr mm_kernel float_kernel() {
   mm_kernel k{E::type, 1, E::bytes, E::type, E::bytes, false, panel_elem(E::bytes), pack<E>, gemm<E, Tile>, gemv<E>,
               nullptr, dot_row<E>};
   k.widen = widen<E>;
+  k.wide_block = float_tile_tokens;
   return k;
 }
 
