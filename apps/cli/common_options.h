@@ -12,8 +12,10 @@
 namespace glia::cli {
 
 // --cpu-isa, shared by the commands that run a model and by bench.
-inline void add_cpu_isa_option(CLI::App* cmd, std::string& isa) {
-  cmd->add_option("--cpu-isa", isa, "cap on the CPU kernels' instruction set (best: the best this CPU runs)")
+// (bench takes a list of them)
+template <typename Target>
+CLI::Option* add_cpu_isa_option(CLI::App* cmd, Target& isa) {
+  return cmd->add_option("--cpu-isa", isa, "cap on the CPU kernels' instruction set (best: the best this CPU runs)")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(cpu_isa_names), std::end(cpu_isa_names))))
       ->capture_default_str();
 }

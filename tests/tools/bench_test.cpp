@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 #include "core/bandwidth.h"
 #include "gguf/gguf.h"
@@ -132,6 +133,64 @@ TEST(bench, cpu_isa_caps_the_kernels_and_is_reported) {
   EXPECT_NE(r.out.find("CPU kernels: "), std::string::npos) << r.out;
   r = run_cli("bench -m " + quote(model) + " -p 0 -n 2 --cpu-isa avx9");
   EXPECT_NE(r.exit_code, 0);
+}
+
+// As llama-bench, -m, -p, -n, -d, -t and --cpu-isa take lists (comma-separated or repeated): every
+// model x threads x instruction set runs every test, the prompt tests first, each over the depths.
+TEST(bench, lists_run_every_configuration) {
+  const std::string a = test::testdata("models/stories260K.gguf"), b = test::testdata("models/brown-q8_0.gguf");
+  for (const std::string& threads : {std::string("-t 1,2"), std::string("-t 1 -t 2")}) {
+    auto r = run_cli("bench -m " + quote(a) + "," + quote(b) + " -p 8 -n 2,3 -d 0,4 " + threads +
+                     " -r 2 --bandwidth-mib 16 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j.size(), 2u * 2u * 6u) << threads;
+    size_t i = 0;
+    for (const std::string& model : {a, b})
+      for (int t : {1, 2})
+        for (auto [p, n, d] : {std::tuple{8, 0, 0}, {8, 0, 4}, {0, 2, 0}, {0, 2, 4}, {0, 3, 0}, {0, 3, 4}}) {
+          const auto& x = j[i++];
+          EXPECT_EQ(x["model_filename"], model);
+          EXPECT_EQ(x["n_threads"], t);
+          EXPECT_EQ(x["n_prompt"], p);
+          EXPECT_EQ(x["n_gen"], n);
+          EXPECT_EQ(x["n_depth"], d);
+          EXPECT_EQ(x["samples_ts"].size(), 2u);
+          EXPECT_GT(x["bandwidth_gbps"].get<double>(), 0.0);
+        }
+  }
+  // The table names each configuration's notes, and the backend column the instruction set when a
+  // run compares several.
+  auto r = run_cli("bench -m " + quote(a) + " -p 0 -n 2 -r 1 -t 1 --cpu-isa scalar,best --bandwidth-mib 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| CPU scalar "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(a + " (llama"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scalar, 1 thread:"), std::string::npos) << r.out;
+  r = run_cli("bench -m " + quote(a) + " -p 0 -n 2 --cpu-isa scalar,avx9");
+  EXPECT_NE(r.exit_code, 0);
+  r = run_cli("bench -m " + quote(a) + " -p 8,-1 -n 2");
+  EXPECT_NE(r.exit_code, 0);
+}
+
+// --interleave: the same tests and results, the repetitions run in rounds over the configurations;
+// each decode test still gets a probe pass before each of its repetitions and after the last.
+TEST(bench, interleave_runs_rounds_over_configurations) {
+  const std::string a = test::testdata("models/stories260K.gguf"), b = test::testdata("models/brown-q8_0.gguf");
+  auto r = run_cli("bench -m " + quote(a) + " -m " + quote(b) + " -p 4 -n 2 -t 1 -r 3 --interleave --bandwidth-mib 16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(j[i]["model_filename"], i < 2 ? a : b);
+    EXPECT_EQ(j[i]["n_prompt"], i % 2 ? 0 : 4);
+    EXPECT_EQ(j[i]["samples_ts"].size(), 3u);
+    EXPECT_GT(j[i]["avg_ts"].get<double>(), 0.0);
+    if (i % 2) EXPECT_EQ(j[i]["bandwidth_between_samples_gbps"].size(), 4u);
+  }
+  r = run_cli("bench -m " + quote(a) + "," + quote(b) + " -p 4 -n 2 -t 1 -r 2 --interleave --bandwidth-mib 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" pp4 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(b + " (llama"), std::string::npos) << r.out;
 }
 
 TEST(bandwidth, probe_reads_the_whole_buffer) {
