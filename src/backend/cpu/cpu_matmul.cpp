@@ -62,15 +62,17 @@ act_rows convert_activations(thread_pool& pool, const kernel_table& k, const typ
   const int64_t nb = n_in / at.block_elems;  // blocks per row
   const size_t stride = row_bytes(at, n_in);
   const bool sums = mk && mk->needs_block_sums;
-  s.act.resize(size_t(n_tok) * stride);
+  const bool wide = mk && mk->widen;
+  // F32 rows are x itself: widened from x, not copied first.
+  const bool as_is = at.type == dtype::f32;
+  if (!as_is) s.act.resize(size_t(n_tok) * stride);
   if (sums) {
     s.act_d.resize(size_t(n_tok * nb));
     s.act_sum.resize(size_t(n_tok * nb));
   }
-  const bool wide = mk && mk->widen;
   const int64_t wt = wide ? wide_tokens(*mk, n_tok) : 0;
   if (wide) s.act_wide.resize(wide_floats(n_tok, n_in, wt));
-  uint8_t* out = s.act.data();
+  const uint8_t* rows = as_is ? reinterpret_cast<const uint8_t*>(x) : s.act.data();
   float* act_d = s.act_d.data();
   int32_t* act_sum = s.act_sum.data();
   float* act_wide = s.act_wide.data();
@@ -80,14 +82,14 @@ act_rows convert_activations(thread_pool& pool, const kernel_table& k, const typ
       const int64_t t = b / nb;
       const int64_t first = b % nb;
       const int64_t count = std::min(nb - first, end - b);
-      uint8_t* dst = out + size_t(t) * stride + size_t(first) * at.block_bytes;
-      quantize(x + t * n_in + first * at.block_elems, dst, count * at.block_elems);
+      const uint8_t* dst = rows + size_t(t) * stride + size_t(first) * at.block_bytes;
+      if (!as_is) quantize(x + t * n_in + first * at.block_elems, s.act.data() + (dst - rows), count * at.block_elems);
       if (sums) mk->block_sums(dst, count, act_d + t * nb + first, act_sum + t * nb + first);
       if (wide) mk->widen(dst, count * at.block_elems, act_wide + wide_offset(t, n_in, wt) + first * at.block_elems * wt, wt);
       b += count;
     }
   });
-  return act_rows{out, stride, act_d, act_sum, nb, wide ? act_wide : nullptr, wt};
+  return act_rows{rows, stride, act_d, act_sum, nb, wide ? act_wide : nullptr, wt};
 }
 
 void matmul_gemv(thread_pool& pool, const mm_kernel& mk, const weight_view& w, const act_rows& a, int64_t n_tok,
