@@ -160,6 +160,15 @@ class cuda_backend final : public backend {
       return;
     }
     const weight_view dw = device_weights(st, w);
+    if (cuda::kquant_supported(dw)) {
+      const size_t n = size_t(n_tok * w.n_in), blocks = n / 256;
+      auto* xq = reinterpret_cast<int8_t*>(scratch(xq_, (n + 3) / 4));
+      float* xd = scratch(xd_, blocks);
+      auto* xbs = reinterpret_cast<int16_t*>(scratch(xs_, blocks * 8));  // 16 int16 sums per block
+      cuda::quantize_q8_k_activations(stream_, dx, int64_t(n), xq, xd, xbs);
+      cuda::matmul_kquant(stream_, dw, xq, xd, xbs, n_tok, dy);
+      return;
+    }
     float* xr = scratch(xr_, size_t(n_tok * w.n_in));
     cuda::round_activations(stream_, w.type, dx, n_tok, w.n_in, xr);
     if (cuda::half_rows_supported(dw)) cuda::matmul_half_rows(stream_, dw, xr, n_tok, dy);

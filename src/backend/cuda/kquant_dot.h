@@ -1,0 +1,174 @@
+// The integer parts of the Q4_K, Q5_K and Q6_K dot products against Q8_K activations, as the CUDA
+// matmul's lanes form them (4-byte words and dp4a), and the float step that folds a block's sums
+// into a row's sum exactly as the type table's vec_dot does. Host and device share this code, so the
+// host tests check it bit for bit against the reference: a block's parts, added as integers, give
+// the reference's integer sums, hence the reference's float for that block.
+//
+// A Q4_K block (144 bytes) is cut into 4 quarters of 64 elements (sub-blocks 2q and 2q + 1: the low
+// and high nibbles of qs[32q, 32q + 32)), as is a Q5_K block (176 bytes, fifth bits in qh); a Q6_K block (210 bytes) into 8 eighths of 32 elements
+// (element 128h + 32s + l with h = e / 4, s = e % 4: low bits in ql, top two bits in qh).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cuda/block_decode.h"
+
+namespace glia::cuda {
+
+inline constexpr int q4_k_parts = 4, q6_k_parts = 8;  // lanes per block
+
+// A lane's share of a block: its part of sum_g scale_g * sum(q a) and (Q4_K) of the minimum term.
+struct kq_part {
+  int isum = 0;
+  int min_term = 0;
+};
+
+struct words4 {
+  uint32_t x, y, z, w;
+};
+
+// 16 bytes at a 16-byte aligned p.
+GLIA_HD words4 load_words4(const void* p) {
+#if defined(__CUDA_ARCH__)
+  const uint4 v = *static_cast<const uint4*>(p);
+  return {v.x, v.y, v.z, v.w};
+#else
+  words4 v;
+  std::memcpy(&v, p, 16);
+  return v;
+#endif
+}
+
+// 4 bytes at a 2-byte aligned p (Q6_K blocks are 210 bytes long, so only 2-byte aligned).
+GLIA_HD uint32_t load_word_a2(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  const auto* h = reinterpret_cast<const uint16_t*>(p);
+  return uint32_t(h[0]) | uint32_t(h[1]) << 16;
+#else
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+#endif
+}
+
+GLIA_HD uint16_t load_u16(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const uint16_t*>(p);
+#else
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+#endif
+}
+
+// c + the dot product of the four signed bytes of a and b.
+GLIA_HD int dp4a(uint32_t a, uint32_t b, int c) {
+#if defined(__CUDA_ARCH__)
+  return __dp4a(int(a), int(b), c);
+#else
+  for (int i = 0; i < 4; ++i) c += int(int8_t(uint8_t(a >> (8 * i)))) * int(int8_t(uint8_t(b >> (8 * i))));
+  return c;
+#endif
+}
+
+GLIA_HD int dp4a_words(words4 w, words4 a, int c) {
+  c = dp4a(w.x, a.x, c);
+  c = dp4a(w.y, a.y, c);
+  c = dp4a(w.z, a.z, c);
+  return dp4a(w.w, a.w, c);
+}
+
+GLIA_HD words4 nibbles(words4 v, int shift) {
+  constexpr uint32_t m = 0x0F0F0F0Fu;
+  return {(v.x >> shift) & m, (v.y >> shift) & m, (v.z >> shift) & m, (v.w >> shift) & m};
+}
+
+// get_scale_min of the reference: the 6-bit scale and min of sub-block g from the 12 packed bytes.
+GLIA_HD void q4_k_scale_min(const uint8_t* s, int g, int& scale, int& min) {
+  if (g < 4) {
+    scale = s[g] & 63;
+    min = s[g + 4] & 63;
+  } else {
+    scale = (s[g + 4] & 0x0F) | (s[g - 4] >> 6) << 4;
+    min = (s[g + 4] >> 4) | (s[g] >> 6) << 4;
+  }
+}
+
+// The fifth bits of 4 words of Q5_K codes: bit `bit` of each byte of qh, moved to bit 4.
+GLIA_HD words4 fifth_bits(words4 qh, int bit) {
+  constexpr uint32_t m = 0x01010101u;
+  return {((qh.x >> bit) & m) << 4, ((qh.y >> bit) & m) << 4, ((qh.z >> bit) & m) << 4, ((qh.w >> bit) & m) << 4};
+}
+
+GLIA_HD words4 operator|(words4 a, words4 b) { return {a.x | b.x, a.y | b.y, a.z | b.z, a.w | b.w}; }
+
+// Quarter q of the Q4_K (Q5 false) or Q5_K block at blk (16-byte aligned) against a = the Q8_K
+// quants of elements [64q, 64q + 64) (16-byte aligned) and bsums = the block's 16 sums of 16 quants.
+// Q5_K adds to each code its fifth bit: bit 2q (low nibbles) or 2q + 1 (high) of qh[l].
+template <bool Q5>
+GLIA_HD kq_part k_quarter(const uint8_t* blk, int q, const int8_t* a, const int16_t* bsums) {
+  const uint8_t* qs = blk + (Q5 ? 48 : 16) + 32 * q;
+  int lo = 0, hi = 0;
+  GLIA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    const words4 w = load_words4(qs + 16 * h);
+    words4 c_lo = nibbles(w, 0), c_hi = nibbles(w, 4);
+    if constexpr (Q5) {
+      const words4 qh = load_words4(blk + 16 + 16 * h);
+      c_lo = c_lo | fifth_bits(qh, 2 * q);
+      c_hi = c_hi | fifth_bits(qh, 2 * q + 1);
+    }
+    lo = dp4a_words(c_lo, load_words4(a + 16 * h), lo);
+    hi = dp4a_words(c_hi, load_words4(a + 32 + 16 * h), hi);
+  }
+  int sc0, m0, sc1, m1;
+  q4_k_scale_min(blk + 4, 2 * q, sc0, m0);
+  q4_k_scale_min(blk + 4, 2 * q + 1, sc1, m1);
+  kq_part p;
+  p.isum = sc0 * lo + sc1 * hi;
+  p.min_term = m0 * (bsums[4 * q] + bsums[4 * q + 1]) + m1 * (bsums[4 * q + 2] + bsums[4 * q + 3]);
+  return p;
+}
+
+// Eighth e of the Q6_K block at blk (2-byte aligned) against a = the Q8_K quants of elements
+// [32e, 32e + 32) (16-byte aligned) and the block's bsums. Codes are q + 32 (0..63), so each group
+// of 16 subtracts 32 times its activation sum.
+GLIA_HD kq_part q6_k_eighth(const uint8_t* blk, int e, const int8_t* a, const int16_t* bsums) {
+  const int h = e / 4, s = e % 4;
+  const uint8_t* ql = blk + 64 * h + 32 * (s % 2);
+  const uint8_t* qh = blk + 128 + 32 * h;
+  const int lo_shift = s < 2 ? 0 : 4, hi_shift = 2 * s;
+  int dot[2] = {0, 0};
+  GLIA_UNROLL
+  for (int half = 0; half < 2; ++half) {
+    const words4 av = load_words4(a + 16 * half);
+    const uint32_t aw[4] = {av.x, av.y, av.z, av.w};
+    GLIA_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      const int off = 16 * half + 4 * i;
+      const uint32_t code = ((load_word_a2(ql + off) >> lo_shift) & 0x0F0F0F0Fu) |
+                            ((load_word_a2(qh + off) >> hi_shift) & 0x03030303u) << 4;
+      dot[half] = dp4a(code, aw[i], dot[half]);
+    }
+  }
+  const int g = 8 * h + 2 * s;
+  const auto* scales = reinterpret_cast<const int8_t*>(blk + 192);
+  kq_part p;
+  p.isum = scales[g] * (dot[0] - 32 * bsums[g]) + scales[g + 1] * (dot[1] - 32 * bsums[g + 1]);
+  return p;
+}
+
+// A whole block's sums folded into a row's float sum as vec_dot_q4_k_q8_k (and q5_k's, whose d and
+// dmin lie at the same offsets) / vec_dot_q6_k_q8_k do (da: the activation block's scale).
+GLIA_HD float q4_k_block_value(const uint8_t* blk, float da, int isum, int min_term) {
+  const float d = detail::mul(half_to_float(load_u16(blk)), da);
+  const float dmin = detail::mul(half_to_float(load_u16(blk + 2)), da);
+  return detail::sub(detail::mul(d, float(isum)), detail::mul(dmin, float(min_term)));
+}
+
+GLIA_HD float q6_k_block_value(const uint8_t* blk, float da, int isum) {
+  return detail::mul(detail::mul(half_to_float(load_u16(blk + 208)), da), float(isum));
+}
+
+}  // namespace glia::cuda

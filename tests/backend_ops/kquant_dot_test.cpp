@@ -1,0 +1,98 @@
+// The CUDA matmul's Q4_K, Q5_K and Q6_K block arithmetic (backend/cuda/kquant_dot.h, shared by host and
+// device) against the type table's vec_dot, bit for bit: a block's lane parts, added as integers,
+// then folded into a float, must give the reference's value for that block. Runs on any host.
+#include "backend/cuda/kquant_dot.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "core/fp16.h"
+#include "harness.h"
+#include "quant/block_types.h"
+#include "quant/ref_kernels.h"
+
+namespace glia::test {
+namespace {
+
+using quant::block_q4_k;
+using quant::block_q5_k;
+using quant::block_q6_k;
+using quant::block_q8_k;
+
+// Blocks of random bytes (every code, scale and min pattern), each with a finite random scale; and
+// blocks quantized from floats the way files hold them.
+template <class Block>
+std::vector<Block> weight_blocks(dtype t, int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<Block> out(size_t(2 * n));
+  auto* bytes = reinterpret_cast<uint8_t*>(out.data());
+  for (size_t i = 0; i < size_t(n) * sizeof(Block); ++i) bytes[i] = uint8_t(rng());
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  for (int i = 0; i < n; ++i) {
+    if constexpr (!std::is_same_v<Block, block_q6_k>) {
+      out[size_t(i)].d = f32_to_fp16(std::abs(scale(rng)));
+      out[size_t(i)].dmin = f32_to_fp16(std::abs(scale(rng)));
+    } else {
+      out[size_t(i)].d = f32_to_fp16(scale(rng));
+    }
+  }
+  const auto x = random_floats(size_t(n) * 256, seed + 1, -3.0f, 3.0f);
+  type_info(t).quantize_row(x.data(), out.data() + n, int64_t(n) * 256);
+  return out;
+}
+
+std::vector<block_q8_k> activation_blocks(int n, uint32_t seed) {
+  auto x = random_floats(size_t(n) * 256, seed, -2.0f, 2.0f);
+  for (int e = 0; e < 256; ++e) x[size_t(e)] = e % 3 ? 0.0f : x[size_t(e)];  // a block with many zeros
+  std::vector<block_q8_k> out(static_cast<size_t>(n));
+  quant::quantize_row_q8_k(x.data(), out.data(), int64_t(n) * 256);
+  return out;
+}
+
+template <class Block, bool Q5>
+void check_quarters(dtype t, uint32_t seed) {
+  const auto w = weight_blocks<Block>(t, 24, seed);
+  const auto a = activation_blocks(int(w.size()), seed + 4);
+  for (size_t i = 0; i < w.size(); ++i) {
+    int isum = 0, min_term = 0;
+    for (int q = 0; q < cuda::q4_k_parts; ++q) {
+      const cuda::kq_part p =
+          cuda::k_quarter<Q5>(reinterpret_cast<const uint8_t*>(&w[i]), q, a[i].qs + 64 * q, a[i].bsums);
+      isum += p.isum;
+      min_term += p.min_term;
+    }
+    const float got = cuda::q4_k_block_value(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d, isum, min_term);
+    const float want = type_info(t).vec_dot(&w[i], &a[i], 256);
+    EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << type_label(t) << " block " << i << ": " << got << " against " << want;
+  }
+}
+
+TEST(kquant_dot, q4_k_and_q5_k_quarters_give_the_reference_block_value) {
+  check_quarters<block_q4_k, false>(dtype::q4_k, 7);
+  check_quarters<block_q5_k, true>(dtype::q5_k, 9);
+}
+
+TEST(kquant_dot, q6_k_eighths_give_the_reference_block_value) {
+  constexpr int n = 24;
+  const auto w = weight_blocks<block_q6_k>(dtype::q6_k, n, 5);  // 210-byte blocks: odd ones 2-byte aligned
+  const auto a = activation_blocks(int(w.size()), 13);
+  for (size_t i = 0; i < w.size(); ++i) {
+    int isum = 0;
+    for (int e = 0; e < cuda::q6_k_parts; ++e)
+      isum += cuda::q6_k_eighth(reinterpret_cast<const uint8_t*>(&w[i]), e, a[i].qs + 32 * e, a[i].bsums).isum;
+    const float got = cuda::q6_k_block_value(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d, isum);
+    const float want = type_info(dtype::q6_k).vec_dot(&w[i], &a[i], 256);
+    EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << "block " << i << ": " << got << " against " << want;
+  }
+}
+
+// dp4a's host twin multiplies signed bytes.
+TEST(kquant_dot, dp4a_multiplies_signed_bytes) {
+  EXPECT_EQ(cuda::dp4a(0x7F80FF01u, 0x7F80FF01u, 5), 5 + 127 * 127 + 128 * 128 + 1 + 1);
+  EXPECT_EQ(cuda::dp4a(0x00000080u, 0x00000002u, 0), -256);
+}
+
+}  // namespace
+}  // namespace glia::test
