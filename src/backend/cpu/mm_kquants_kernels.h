@@ -175,6 +175,58 @@ typename V::i q4_k_six_bits(const uint8_t* words, size_t second, int part) {
   return vor(low, vsll32(top, 4));
 }
 
+// The end of a Q4_K or Q5_K block (their scale words are alike): acc[t] += (dw * da) * isum -
+// (dmin_w * da) * min_term, min_term = sum_j min_j * (the activation's sum over sub-block j).
+template <int T, class V>
+[[gnu::always_inline]] inline void fold_scale_min_block(const uint8_t* words, const uint8_t* d_at, const uint8_t* dmin_at,
+                                                        size_t second, const uint8_t* const arow[T], size_t ab,
+                                                        const typename V::i sumi[T], typename V::f acc[T]) {
+  using I = typename V::i;
+  using F = typename V::f;
+  // (min_2i, min_2i+1) int16 pairs in every lane, for the sub-block sums of the activations.
+  const I mn_lo = q4_k_six_bits<V>(words, second, 1), mn_hi = q4_k_six_bits<V>(words, second, 3);
+  const I mins[4] = {lane_byte_pairs(mn_lo, 0, true, false), lane_byte_pairs(mn_lo, 2, true, false),
+                     lane_byte_pairs(mn_hi, 0, true, false), lane_byte_pairs(mn_hi, 2, true, false)};
+  const F dw = V::halves(d_at, second);
+  const F dminw = V::halves(dmin_at, second);
+  for (int t = 0; t < T; ++t) {
+    const uint8_t* blk = arow[t] + ab;
+    // Sums of the 8 sub-blocks (two bsums each), as int16 pairs (sub-blocks 2i, 2i+1).
+    const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
+    I min_term = vmadd16(mins[0], V::spread_word(pairs, 0));
+    for (int k = 1; k < 4; ++k) min_term = vadd32(min_term, vmadd16(mins[k], V::spread_word(pairs, k)));
+    float da;
+    std::memcpy(&da, blk, 4);
+    const F vda = V::set1_f(da);
+    const F p = vsub(rounded(vmul(vmul(dw, vda), vcvt(sumi[t]))), rounded(vmul(vmul(dminw, vda), vcvt(min_term))));
+    acc[t] = vadd(acc[t], p);
+  }
+}
+
+// The end of a Q6_K or Q3_K block, whose codes entered the byte dot products as q + 2^Shift: isum =
+// sumi - 2^Shift * sum_g scale_g * bsum_g (two groups per madd; scale_word(m) holds the int8 scales
+// of groups 4m..4m+3 in every lane), then acc[t] += (dw * da) * isum.
+template <int T, class V, int Shift, class ScaleWord>
+[[gnu::always_inline]] inline void fold_offset_block(ScaleWord scale_word, const uint8_t* d_at, size_t second,
+                                                     const uint8_t* const arow[T], size_t ab, const typename V::i sumi[T],
+                                                     typename V::f acc[T]) {
+  using I = typename V::i;
+  using F = typename V::f;
+  I offset[T];
+  for (int t = 0; t < T; ++t) offset[t] = V::zero();
+  for (int i = 0; i < 8; ++i) {
+    const I pairs = lane_byte_pairs(scale_word(i / 2), 2 * (i % 2), true, true);
+    for (int t = 0; t < T; ++t) offset[t] = vadd32(offset[t], vmadd16(pairs, V::bcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
+  }
+  const F dw = V::halves(d_at, second);
+  for (int t = 0; t < T; ++t) {
+    const I isum = vsub32(sumi[t], vsll32(offset[t], Shift));
+    float da;
+    std::memcpy(&da, arow[t] + ab, 4);
+    acc[t] = vadd(acc[t], rounded(vmul(vmul(dw, V::set1_f(da)), vcvt(isum))));
+  }
+}
+
 template <int T, class V>
 struct gemm_q4_k_tile {
   static void run(const uint8_t* panel, size_t second, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys,
@@ -214,24 +266,7 @@ struct gemm_q4_k_tile {
           sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(half ? high_nibble_sum<V>(st) : st, scale)));
         }
       }
-      // (min_2i, min_2i+1) int16 pairs in every lane, for the sub-block sums of the activations.
-      const I mn_lo = q4_k_six_bits<V>(words, second, 1), mn_hi = q4_k_six_bits<V>(words, second, 3);
-      const I mins[4] = {lane_byte_pairs(mn_lo, 0, true, false), lane_byte_pairs(mn_lo, 2, true, false),
-                         lane_byte_pairs(mn_hi, 0, true, false), lane_byte_pairs(mn_hi, 2, true, false)};
-      const F dw = V::halves(panel + q4_k_d_at, second);
-      const F dminw = V::halves(panel + q4_k_dmin_at, second);
-      for (int t = 0; t < T; ++t) {
-        const uint8_t* blk = arow[t] + ab;
-        // Sums of the 8 sub-blocks (two bsums each), as int16 pairs (sub-blocks 2i, 2i+1).
-        const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
-        I min_term = vmadd16(mins[0], V::spread_word(pairs, 0));
-        for (int k = 1; k < 4; ++k) min_term = vadd32(min_term, vmadd16(mins[k], V::spread_word(pairs, k)));
-        float da;
-        std::memcpy(&da, blk, 4);
-        const F vda = V::set1_f(da);
-        const F p = vsub(rounded(vmul(vmul(dw, vda), vcvt(sumi[t]))), rounded(vmul(vmul(dminw, vda), vcvt(min_term))));
-        acc[t] = vadd(acc[t], p);
-      }
+      fold_scale_min_block<T, V>(words, panel + q4_k_d_at, panel + q4_k_dmin_at, second, arow, ab, sumi, acc);
     }
     for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
   }
@@ -474,22 +509,7 @@ struct gemm_q5_k_tile {
           }
         }
       }
-      const I mn_lo = q4_k_six_bits<V>(words, second, 1), mn_hi = q4_k_six_bits<V>(words, second, 3);
-      const I mins[4] = {lane_byte_pairs(mn_lo, 0, true, false), lane_byte_pairs(mn_lo, 2, true, false),
-                         lane_byte_pairs(mn_hi, 0, true, false), lane_byte_pairs(mn_hi, 2, true, false)};
-      const F dw = V::halves(panel + q5_k_d_at, second);
-      const F dminw = V::halves(panel + q5_k_dmin_at, second);
-      for (int t = 0; t < T; ++t) {
-        const uint8_t* blk = arow[t] + ab;
-        const __m128i pairs = _mm_hadd_epi16(load128(blk + q8_k_bsums), load128(blk + q8_k_bsums + 16));
-        I min_term = vmadd16(mins[0], V::spread_word(pairs, 0));
-        for (int k = 1; k < 4; ++k) min_term = vadd32(min_term, vmadd16(mins[k], V::spread_word(pairs, k)));
-        float da;
-        std::memcpy(&da, blk, 4);
-        const F vda = V::set1_f(da);
-        const F p = vsub(rounded(vmul(vmul(dw, vda), vcvt(sumi[t]))), rounded(vmul(vmul(dminw, vda), vcvt(min_term))));
-        acc[t] = vadd(acc[t], p);
-      }
+      fold_scale_min_block<T, V>(words, panel + q5_k_d_at, panel + q5_k_dmin_at, second, arow, ab, sumi, acc);
     }
     for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
   }
@@ -686,20 +706,9 @@ struct gemm_q6_k_tile {
           }
         }
       }
-      // 32 * sum_g scale_g * bsum_g, two groups per madd (the codes above are unsigned q + 32).
-      I offset[T];
-      for (int t = 0; t < T; ++t) offset[t] = V::zero();
-      for (int i = 0; i < 8; ++i) {
-        const I pairs = lane_byte_pairs(V::load(panel + q6_k_scales_at + 32 * (i / 2), second), 2 * (i % 2), true, true);
-        for (int t = 0; t < T; ++t) offset[t] = vadd32(offset[t], vmadd16(pairs, V::bcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
-      }
-      const F dw = V::halves(panel + q6_k_d_at, second);
-      for (int t = 0; t < T; ++t) {
-        const I isum = vsub32(sumi[t], vsll32(offset[t], 5));
-        float da;
-        std::memcpy(&da, arow[t] + ab, 4);
-        acc[t] = vadd(acc[t], rounded(vmul(vmul(dw, V::set1_f(da)), vcvt(isum))));
-      }
+      // The codes above are unsigned q + 32.
+      fold_offset_block<T, V, 5>([&](int m) { return V::load(panel + q6_k_scales_at + 32 * m, second); },
+                                 panel + q6_k_d_at, second, arow, ab, sumi, acc);
     }
     for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
   }

@@ -187,20 +187,7 @@ struct gemm_q3_k_tile {
           for (int t = 0; t < T; ++t) sumi[t] = chained(vadd32(sumi[t], byte_dot_scaled(acc_g[t], scale)));
         }
       }
-      // 4 * sum_g s_g * bsum_g, two groups per madd.
-      I offset[T];
-      for (int t = 0; t < T; ++t) offset[t] = V::zero();
-      for (int i = 0; i < 8; ++i) {
-        const I pairs = lane_byte_pairs(sc[i / 2], 2 * (i % 2), true, true);
-        for (int t = 0; t < T; ++t) offset[t] = vadd32(offset[t], vmadd16(pairs, V::bcast4(arow[t] + ab + q8_k_bsums + 4 * i)));
-      }
-      const F dw = V::halves(panel + q3_k_d_at, second);
-      for (int t = 0; t < T; ++t) {
-        const I isum = vsub32(sumi[t], vsll32(offset[t], 2));
-        float da;
-        std::memcpy(&da, arow[t] + ab, 4);
-        acc[t] = vadd(acc[t], rounded(vmul(vmul(dw, V::set1_f(da)), vcvt(isum))));
-      }
+      fold_offset_block<T, V, 2>([&](int m) { return sc[m]; }, panel + q3_k_d_at, second, arow, ab, sumi, acc);
     }
     for (int t = 0; t < T; ++t) V::store(y + size_t(t) * ys, acc[t], n);
   }
