@@ -1,4 +1,4 @@
-// The CUDA matmul's Q4_K, Q5_K and Q6_K block arithmetic (backend/cuda/kquant_dot.h, shared by host and
+// The CUDA matmul's Q4_K, Q5_K, Q6_K and IQ4_XS block arithmetic (backend/cuda/kquant_dot.h, shared by host and
 // device) against the type table's vec_dot, bit for bit: a block's lane parts, added as integers,
 // then folded into a float, must give the reference's value for that block. Runs on any host.
 #include "backend/cuda/kquant_dot.h"
@@ -19,6 +19,7 @@ namespace {
 using quant::block_q4_k;
 using quant::block_q5_k;
 using quant::block_q6_k;
+using quant::block_iq4_xs;
 using quant::block_q8_k;
 
 // Blocks of random bytes (every code, scale and min pattern), each with a finite random scale; and
@@ -31,7 +32,9 @@ std::vector<Block> weight_blocks(dtype t, int n, uint32_t seed) {
   for (size_t i = 0; i < size_t(n) * sizeof(Block); ++i) bytes[i] = uint8_t(rng());
   std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
   for (int i = 0; i < n; ++i) {
-    if constexpr (!std::is_same_v<Block, block_q6_k>) {
+    if constexpr (std::is_same_v<Block, block_iq4_xs>) {
+      out[size_t(i)].d = f32_to_fp16(scale(rng));
+    } else if constexpr (!std::is_same_v<Block, block_q6_k>) {
       out[size_t(i)].d = f32_to_fp16(std::abs(scale(rng)));
       out[size_t(i)].dmin = f32_to_fp16(std::abs(scale(rng)));
     } else {
@@ -86,6 +89,30 @@ TEST(kquant_dot, q6_k_eighths_give_the_reference_block_value) {
     const float want = type_info(dtype::q6_k).vec_dot(&w[i], &a[i], 256);
     EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << "block " << i << ": " << got << " against " << want;
   }
+}
+
+TEST(kquant_dot, iq4_xs_sub_blocks_give_the_reference_block_value) {
+  const auto w = weight_blocks<block_iq4_xs>(dtype::iq4_xs, 24, 3);
+  const auto a = activation_blocks(int(w.size()), 17);
+  for (size_t i = 0; i < w.size(); ++i) {
+    // The reference's chain over the sub-blocks of one block, from 0.
+    float got = 0.0f;
+    for (int g = 0; g < cuda::iq4_xs_parts; ++g)
+      got += cuda::iq4_xs_sub_block(reinterpret_cast<const uint8_t*>(&w[i]), g, a[i].qs + 32 * g, a[i].d);
+    const float want = type_info(dtype::iq4_xs).vec_dot(&w[i], &a[i], 256);
+    EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << "block " << i << ": " << got << " against " << want;
+  }
+}
+
+// The level lookup covers all 16 indices in every byte position.
+TEST(kquant_dot, iq4_levels_look_up_every_index) {
+  for (uint32_t q = 0; q < 16; ++q)
+    for (int pos = 0; pos < 4; ++pos) {
+      const uint32_t x = (q << (8 * pos)) | (uint32_t((q + 5) % 16) << (8 * ((pos + 1) % 4)));
+      const uint32_t v = cuda::iq4_levels(x);
+      EXPECT_EQ(int8_t(uint8_t(v >> (8 * pos))), quant::kvalues_iq4nl[q]) << q << " at " << pos;
+      EXPECT_EQ(int8_t(uint8_t(v >> (8 * ((pos + 1) % 4)))), quant::kvalues_iq4nl[(q + 5) % 16]);
+    }
 }
 
 // dp4a's host twin multiplies signed bytes.

@@ -45,11 +45,11 @@ void matmul_packed(cudaStream_t s, std::span<const packed_matrix> ws, const int8
 bool half_rows_supported(const weight_view& w);
 void matmul_half_rows(cudaStream_t s, const weight_view& w, const float* xr, int64_t n_tok, float* y);
 
-// --- Q4_K and Q6_K in the file's layout against Q8_K activations (kernels_kquant.cu)
+// --- Q4_K, Q5_K, Q6_K and IQ4_XS in the file's layout against Q8_K activations (kernels_kquant.cu)
 // Q8_K activations of x [n] (n % 256 == 0) as the reference quantizes them: quants, block scales
 // and the sums of each 16 quants.
 void quantize_q8_k_activations(cudaStream_t s, const float* x, int64_t n, int8_t* xq, float* xd, int16_t* xbs);
-// Q4_K (16-byte aligned rows) and Q6_K matrices with n_in % 256 == 0.
+// Those matrices (rows aligned to what their blocks allow) with n_in % 256 == 0.
 bool kquant_supported(const weight_view& w);
 void matmul_kquant(cudaStream_t s, const weight_view& w, const int8_t* xq, const float* xd, const int16_t* xbs,
                    int64_t n_tok, float* y);

@@ -1,7 +1,8 @@
-// Q4_K, Q5_K and Q6_K matrices in the file's block layout against Q8_K activations quantized on the
-// device as the reference quantizes them: each block is cut into parts (kquant_dot.h) taken by
-// consecutive lanes, whose integer sums are added across those lanes (exact) and folded into the
-// row's float sum as the reference's vec_dot folds a block. A token's result is formed the same
+// Q4_K, Q5_K, Q6_K and IQ4_XS matrices in the file's block layout against Q8_K activations quantized
+// on the device as the reference quantizes them: each block is cut into parts (kquant_dot.h) taken
+// by consecutive lanes, whose integer sums are added across those lanes (exact) and folded into the
+// row's float sum as the reference's vec_dot folds a block (IQ4_XS: each part folded on its own,
+// as the reference folds each sub-block). A token's result is formed the same
 // way whatever the number of tokens or rows a launch covers, so batches are invariant.
 
 #include "backend/cuda/kernels.h"
@@ -89,6 +90,11 @@ struct kq_layout<dtype::q6_k> {
   static constexpr int parts = q6_k_parts, part_elems = 32;
   static constexpr size_t block_bytes = 210;
 };
+template <>
+struct kq_layout<dtype::iq4_xs> {
+  static constexpr int parts = iq4_xs_parts, part_elems = 32;
+  static constexpr size_t block_bytes = 136;
+};
 
 // y [n_tok, n_out]: warp w of block (bx, by) computes rows (bx * 8 + w) * R ... for tokens by * TILE
 // ... (R > 1 only for one token). Lane l takes part l % parts of the blocks it visits; every lane
@@ -126,17 +132,22 @@ __global__ void __launch_bounds__(32 * warps_per_block) mm_kquant(const uint8_t*
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const uint8_t* blk = row[r] + size_t(b) * L::block_bytes;
-        kq_part p;
-        if constexpr (T == dtype::q6_k) p = q6_k_eighth(blk, part, aq, bs);
-        else p = k_quarter<T == dtype::q5_k>(blk, part, aq, bs);
+        if constexpr (T == dtype::iq4_xs) {
+          // The reference folds each sub-block on its own: nothing to add across lanes first.
+          if (valid) acc[r][j] = detail::add(acc[r][j], iq4_xs_sub_block(blk, part, aq, da));
+        } else {
+          kq_part p;
+          if constexpr (T == dtype::q6_k) p = q6_k_eighth(blk, part, aq, bs);
+          else p = k_quarter<T == dtype::q5_k>(blk, part, aq, bs);
 #pragma unroll
-        for (int off = 1; off < L::parts; off <<= 1) {
-          p.isum += __shfl_xor_sync(full_mask, p.isum, off);
-          if constexpr (T != dtype::q6_k) p.min_term += __shfl_xor_sync(full_mask, p.min_term, off);
-        }
-        if (valid && part == 0) {
-          const float v = T == dtype::q6_k ? q6_k_block_value(blk, da, p.isum) : q4_k_block_value(blk, da, p.isum, p.min_term);
-          acc[r][j] = detail::add(acc[r][j], v);
+          for (int off = 1; off < L::parts; off <<= 1) {
+            p.isum += __shfl_xor_sync(full_mask, p.isum, off);
+            if constexpr (T != dtype::q6_k) p.min_term += __shfl_xor_sync(full_mask, p.min_term, off);
+          }
+          if (valid && part == 0) {
+            const float v = T == dtype::q6_k ? q6_k_block_value(blk, da, p.isum) : q4_k_block_value(blk, da, p.isum, p.min_term);
+            acc[r][j] = detail::add(acc[r][j], v);
+          }
         }
       }
     }
@@ -183,9 +194,9 @@ void quantize_q8_k_activations(cudaStream_t s, const float* x, int64_t n, int8_t
 
 bool kquant_supported(const weight_view& w) {
   if (w.n_in <= 0 || w.n_out <= 0 || w.n_in % 256 != 0) return false;
-  // Q4_K and Q5_K rows are read 16 bytes at a time; Q6_K blocks (210 bytes) two at a time.
-  const size_t align = w.type == dtype::q6_k ? 2 : 16;
-  if (w.type != dtype::q4_k && w.type != dtype::q5_k && w.type != dtype::q6_k) return false;
+  // Q4_K and Q5_K rows are read 16 bytes at a time, IQ4_XS blocks (136 bytes) 8, Q6_K (210) 2.
+  const size_t align = w.type == dtype::q6_k ? 2 : w.type == dtype::iq4_xs ? 8 : 16;
+  if (w.type != dtype::q4_k && w.type != dtype::q5_k && w.type != dtype::q6_k && w.type != dtype::iq4_xs) return false;
   return uintptr_t(w.data) % align == 0 && w.row_stride % align == 0 &&
          w.row_stride >= size_t(w.n_in / 256) * type_info(w.type).block_bytes;
 }
@@ -195,6 +206,7 @@ void matmul_kquant(cudaStream_t s, const weight_view& w, const int8_t* xq, const
   if (n_tok == 0 || w.n_out == 0) return;
   if (w.type == dtype::q4_k) launch<dtype::q4_k>(s, w, xq, xd, xbs, n_tok, y);
   else if (w.type == dtype::q5_k) launch<dtype::q5_k>(s, w, xq, xd, xbs, n_tok, y);
+  else if (w.type == dtype::iq4_xs) launch<dtype::iq4_xs>(s, w, xq, xd, xbs, n_tok, y);
   else launch<dtype::q6_k>(s, w, xq, xd, xbs, n_tok, y);
   check_launch("matmul_kquant");
 }

@@ -1,4 +1,4 @@
-// The integer parts of the Q4_K, Q5_K and Q6_K dot products against Q8_K activations, as the CUDA
+// The integer parts of the Q4_K, Q5_K, Q6_K and IQ4_XS dot products against Q8_K activations, as the CUDA
 // matmul's lanes form them (4-byte words and dp4a), and the float step that folds a block's sums
 // into a row's sum exactly as the type table's vec_dot does. Host and device share this code, so the
 // host tests check it bit for bit against the reference: a block's parts, added as integers, give
@@ -6,7 +6,9 @@
 //
 // A Q4_K block (144 bytes) is cut into 4 quarters of 64 elements (sub-blocks 2q and 2q + 1: the low
 // and high nibbles of qs[32q, 32q + 32)), as is a Q5_K block (176 bytes, fifth bits in qh); a Q6_K block (210 bytes) into 8 eighths of 32 elements
-// (element 128h + 32s + l with h = e / 4, s = e % 4: low bits in ql, top two bits in qh).
+// (element 128h + 32s + l with h = e / 4, s = e % 4: low bits in ql, top two bits in qh); an IQ4_XS
+// block (136 bytes) into its 8 sub-blocks, each folded into the row's sum on its own (as the
+// reference folds them).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,7 @@
 
 namespace glia::cuda {
 
-inline constexpr int q4_k_parts = 4, q6_k_parts = 8;  // lanes per block
+inline constexpr int q4_k_parts = 4, q6_k_parts = 8, iq4_xs_parts = 8;  // lanes per block
 
 // A lane's share of a block: its part of sum_g scale_g * sum(q a) and (Q4_K) of the minimum term.
 struct kq_part {
@@ -33,6 +35,18 @@ GLIA_HD words4 load_words4(const void* p) {
 #if defined(__CUDA_ARCH__)
   const uint4 v = *static_cast<const uint4*>(p);
   return {v.x, v.y, v.z, v.w};
+#else
+  words4 v;
+  std::memcpy(&v, p, 16);
+  return v;
+#endif
+}
+
+// 16 bytes at an 8-byte aligned p (IQ4_XS blocks are 136 bytes long).
+GLIA_HD words4 load_words4_a8(const void* p) {
+#if defined(__CUDA_ARCH__)
+  const uint2 a = static_cast<const uint2*>(p)[0], b = static_cast<const uint2*>(p)[1];
+  return {a.x, a.y, b.x, b.y};
 #else
   words4 v;
   std::memcpy(&v, p, 16);
@@ -69,6 +83,19 @@ GLIA_HD int dp4a(uint32_t a, uint32_t b, int c) {
 #else
   for (int i = 0; i < 4; ++i) c += int(int8_t(uint8_t(a >> (8 * i)))) * int(int8_t(uint8_t(b >> (8 * i))));
   return c;
+#endif
+}
+
+// CUDA's __byte_perm without its sign mode: byte i of the result is byte (s >> 4i) & 7 of the eight
+// bytes x (0-3), y (4-7).
+GLIA_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(x, y, s);
+#else
+  const uint64_t xy = uint64_t(y) << 32 | x;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) r |= uint32_t(uint8_t(xy >> (8 * ((s >> (4 * i)) & 7)))) << (8 * i);
+  return r;
 #endif
 }
 
@@ -157,6 +184,30 @@ GLIA_HD kq_part q6_k_eighth(const uint8_t* blk, int e, const int8_t* a, const in
   kq_part p;
   p.isum = scales[g] * (dot[0] - 32 * bsums[g]) + scales[g + 1] * (dot[1] - 32 * bsums[g + 1]);
   return p;
+}
+
+// The IQ4 levels (int8) of the four indices 0..15 held in the bytes of x: two 8-entry byte
+// permutations of the level table, the index's bit 3 choosing between them.
+GLIA_HD uint32_t iq4_levels(uint32_t x) {
+  constexpr uint32_t t0 = uint32_t(detail::iq4_lo), t1 = uint32_t(detail::iq4_lo >> 32);
+  constexpr uint32_t t2 = uint32_t(detail::iq4_hi), t3 = uint32_t(detail::iq4_hi >> 32);
+  const uint32_t sel = (x & 0x7u) | ((x >> 4) & 0x70u) | ((x >> 8) & 0x700u) | ((x >> 12) & 0x7000u);
+  const uint32_t upper = ((x >> 3) & 0x01010101u) * 0xFFu;  // 0xFF in the bytes whose index is >= 8
+  return (byte_perm(t0, t1, sel) & ~upper) | (byte_perm(t2, t3, sel) & upper);
+}
+
+GLIA_HD words4 iq4_levels(words4 v) { return {iq4_levels(v.x), iq4_levels(v.y), iq4_levels(v.z), iq4_levels(v.w)}; }
+
+// Sub-block g (32 elements) of the IQ4_XS block at blk (8-byte aligned) against a = the Q8_K quants
+// of elements [32g, 32g + 32) (16-byte aligned), folded as vec_dot_iq4_xs_q8_k folds a sub-block:
+// ((d * da) * (ls_g - 32)) * sumi_g (the reference adds one such term per sub-block).
+GLIA_HD float iq4_xs_sub_block(const uint8_t* blk, int g, const int8_t* a, float da) {
+  const words4 w = load_words4_a8(blk + 8 + 16 * g);
+  int sumi = dp4a_words(iq4_levels(nibbles(w, 0)), load_words4(a), 0);
+  sumi = dp4a_words(iq4_levels(nibbles(w, 4)), load_words4(a + 16), sumi);
+  const int ls = ((blk[4 + g / 2] >> (4 * (g % 2))) & 0x0F) | ((load_u16(blk + 2) >> (2 * g)) & 3) << 4;
+  const float d4d8 = detail::mul(half_to_float(load_u16(blk)), da);
+  return detail::mul(detail::mul(d4d8, float(ls - 32)), float(sumi));
 }
 
 // A whole block's sums folded into a row's float sum as vec_dot_q4_k_q8_k (and q5_k's, whose d and
