@@ -385,13 +385,15 @@ int run_bench(bench_options o) {
       runs.push_back(std::move(*c));
       if (auto st = runs.back()->probe_ceiling(); !st) return fail(st.message());
     }
-    for (int r = 0; r < o.reps; ++r)
+    for (int r = 0; r < o.reps; ++r) {
       for (size_t k = 0; k < runs.size(); ++k)
         for (size_t i = 0; i < runs[k]->n_tests(); ++i) {
           status st = r == 0 ? runs[k]->warm(i) : status::ok();
           if (st) st = runs[k]->repetition(i);
           if (!st) return fail(test_error(specs[k], runs[k]->report().tests[i], st.message()));
         }
+      fmt::print(stderr, "bench: round {}/{} of {} configurations done\n", r + 1, o.reps, runs.size());
+    }
     for (size_t k = 0; k < runs.size(); ++k) {
       for (size_t i = 0; i < runs[k]->n_tests(); ++i)
         if (auto st = runs[k]->close(i); !st) return fail(test_error(specs[k], runs[k]->report().tests[i], st.message()));

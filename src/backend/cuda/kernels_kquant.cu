@@ -55,7 +55,10 @@ __global__ void quantize_q8_k_kernel(const float* x, int64_t n_blocks, int8_t* x
     const float iscale = detail::div(-127.0f, peak);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      const int q = detail::nearest_int(detail::mul(iscale, v[i]));
+      // nearest_int of a NaN: the reference's x86 product keeps an input NaN's payload (and a NaN
+      // it makes itself, inf * 0, is the default one, giving 0); the device's is canonical.
+      const float p = detail::mul(iscale, v[i]);
+      const int q = p == p ? detail::nearest_int(p) : v[i] != v[i] ? int(detail::f2u(v[i]) & 0x3FFFFFu) : 0;
       const int8_t c = int8_t(q < 127 ? q : 127);
       sum += c;
       packed[i / 4] |= uint32_t(uint8_t(c)) << (8 * (i % 4));
@@ -194,9 +197,9 @@ void quantize_q8_k_activations(cudaStream_t s, const float* x, int64_t n, int8_t
 
 bool kquant_supported(const weight_view& w) {
   if (w.n_in <= 0 || w.n_out <= 0 || w.n_in % 256 != 0) return false;
+  if (w.type != dtype::q4_k && w.type != dtype::q5_k && w.type != dtype::q6_k && w.type != dtype::iq4_xs) return false;
   // Q4_K and Q5_K rows are read 16 bytes at a time, IQ4_XS blocks (136 bytes) 8, Q6_K (210) 2.
   const size_t align = w.type == dtype::q6_k ? 2 : w.type == dtype::iq4_xs ? 8 : 16;
-  if (w.type != dtype::q4_k && w.type != dtype::q5_k && w.type != dtype::q6_k && w.type != dtype::iq4_xs) return false;
   return uintptr_t(w.data) % align == 0 && w.row_stride % align == 0 &&
          w.row_stride >= size_t(w.n_in / 256) * type_info(w.type).block_bytes;
 }
