@@ -100,12 +100,13 @@ INSTANTIATE_TEST_SUITE_P(cuda, cuda_fast_matmul, ::testing::Combine(::testing::V
                                   "_tok" + std::to_string(c.n_tok) + (std::get<1>(info.param) ? "_repack" : "_file_layout");
                          });
 
-// q, k and v (or gate and up) in one launch give what three matmuls give, bit for bit.
+// q, k and v (or gate and up) in one launch (k-quants: on one activation quantization) give what
+// three matmuls give, bit for bit.
 TEST(cuda_backend, shared_input_matmuls_match_separate_ones) {
   REQUIRE_CUDA();
   (void)cuda;
   for (int64_t n_tok : {1, 5})
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16}) {
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::q4_k, dtype::q6_k}) {
     const auto b = make_cuda_backend();
     const int64_t n_in = 512;
     const test_weight ws[] = {make_weight(t, n_in, 96, 1), make_weight(t, n_in, 32, 2), make_weight(t, n_in, 40, 3)};

@@ -161,12 +161,7 @@ class cuda_backend final : public backend {
     }
     const weight_view dw = device_weights(st, w);
     if (cuda::kquant_supported(dw)) {
-      const size_t n = size_t(n_tok * w.n_in), blocks = n / 256;
-      auto* xq = reinterpret_cast<int8_t*>(scratch(xq_, (n + 3) / 4));
-      float* xd = scratch(xd_, blocks);
-      auto* xbs = reinterpret_cast<int16_t*>(scratch(xs_, blocks * 8));  // 16 int16 sums per block
-      cuda::quantize_q8_k_activations(stream_, dx, int64_t(n), xq, xd, xbs);
-      cuda::matmul_kquant(stream_, dw, xq, xd, xbs, n_tok, dy);
+      run_kquant(std::span(&dw, 1), dx, n_tok, std::span(&dy, 1));
       return;
     }
     float* xr = scratch(xr_, size_t(n_tok * w.n_in));
@@ -182,7 +177,25 @@ class cuda_backend final : public backend {
     bool together = !ws.empty() && ws.size() <= 3;
     for (size_t i = 0; together && i < ws.size(); ++i)
       together = find_packed(ws[i], ps[i]) && ws[i].type == ws[0].type && ws[i].n_in == ws[0].n_in;
-    if (!together) return backend::matmul_shared(ws, x, n_tok, ys);
+    if (!together) {
+      // K-quant matrices of one width share one activation quantization.
+      bool kquant = !ws.empty() && ws.size() <= 3;
+      for (size_t i = 0; kquant && i < ws.size(); ++i) kquant = ws[i].n_in == ws[0].n_in && cuda::kquant_type(ws[i].type);
+      if (!kquant) return backend::matmul_shared(ws, x, n_tok, ys);
+      staging st(*this);
+      weight_view dws[3];
+      float* dys[3];
+      for (size_t i = 0; i < ws.size(); ++i) {
+        dws[i] = device_weights(st, ws[i]);
+        dys[i] = st.out(ys[i], size_t(n_tok * ws[i].n_out));
+        if (!cuda::kquant_supported(dws[i])) kquant = false;
+      }
+      const float* dx = st.in(x, size_t(n_tok * ws[0].n_in));
+      if (kquant) run_kquant(std::span(dws, ws.size()), dx, n_tok, std::span(dys, ws.size()));
+      else
+        for (size_t i = 0; i < ws.size(); ++i) matmul(dws[i], dx, n_tok, dys[i]);
+      return;
+    }
     staging st(*this);
     const float* dx = st.in(x, size_t(n_tok * ws[0].n_in));
     float* dys[3];
@@ -323,6 +336,16 @@ class cuda_backend final : public backend {
     out = cuda::packed_matrix{w.type, w.n_in, w.n_out, it->second.buffer.data(),
                               it->second.buffer.as<uint8_t>() + cuda::packed_scales_offset(w)};
     return true;
+  }
+
+  // Matrices of one width that kquant_supported accepts, against x quantized to Q8_K once.
+  void run_kquant(std::span<const weight_view> dws, const float* dx, int64_t n_tok, std::span<float* const> dys) {
+    const size_t n = size_t(n_tok * dws[0].n_in), blocks = n / 256;
+    auto* xq = reinterpret_cast<int8_t*>(scratch(xq_, (n + 3) / 4));
+    float* xd = scratch(xd_, blocks);
+    auto* xbs = reinterpret_cast<int16_t*>(scratch(xs_, blocks * 8));  // 16 int16 sums per block
+    cuda::quantize_q8_k_activations(stream_, dx, int64_t(n), xq, xd, xbs);
+    for (size_t i = 0; i < dws.size(); ++i) cuda::matmul_kquant(stream_, dws[i], xq, xd, xbs, n_tok, dys[i]);
   }
 
   void run_packed(std::span<const cuda::packed_matrix> ps, const float* dx, int64_t n_tok, std::span<float* const> dys) {

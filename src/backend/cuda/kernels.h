@@ -50,6 +50,7 @@ void matmul_half_rows(cudaStream_t s, const weight_view& w, const float* xr, int
 // and the sums of each 16 quants.
 void quantize_q8_k_activations(cudaStream_t s, const float* x, int64_t n, int8_t* xq, float* xd, int16_t* xbs);
 // Those matrices (rows aligned to what their blocks allow) with n_in % 256 == 0.
+bool kquant_type(dtype t);
 bool kquant_supported(const weight_view& w);
 void matmul_kquant(cudaStream_t s, const weight_view& w, const int8_t* xq, const float* xd, const int16_t* xbs,
                    int64_t n_tok, float* y);

@@ -195,9 +195,10 @@ void quantize_q8_k_activations(cudaStream_t s, const float* x, int64_t n, int8_t
   check_launch("quantize_q8_k_activations");
 }
 
+bool kquant_type(dtype t) { return t == dtype::q4_k || t == dtype::q5_k || t == dtype::q6_k || t == dtype::iq4_xs; }
+
 bool kquant_supported(const weight_view& w) {
-  if (w.n_in <= 0 || w.n_out <= 0 || w.n_in % 256 != 0) return false;
-  if (w.type != dtype::q4_k && w.type != dtype::q5_k && w.type != dtype::q6_k && w.type != dtype::iq4_xs) return false;
+  if (w.n_in <= 0 || w.n_out <= 0 || w.n_in % 256 != 0 || !kquant_type(w.type)) return false;
   // Q4_K and Q5_K rows are read 16 bytes at a time, IQ4_XS blocks (136 bytes) 8, Q6_K (210) 2.
   const size_t align = w.type == dtype::q6_k ? 2 : w.type == dtype::iq4_xs ? 8 : 16;
   return uintptr_t(w.data) % align == 0 && w.row_stride % align == 0 &&
