@@ -76,27 +76,12 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// A block of T: its bytes and how many lanes share it (each taking 256 / parts elements).
 template <dtype T>
-struct kq_layout;
-template <>
-struct kq_layout<dtype::q4_k> {
-  static constexpr int parts = q4_k_parts, part_elems = 64;
-  static constexpr size_t block_bytes = 144;
-};
-template <>
-struct kq_layout<dtype::q5_k> {
-  static constexpr int parts = q4_k_parts, part_elems = 64;
-  static constexpr size_t block_bytes = 176;
-};
-template <>
-struct kq_layout<dtype::q6_k> {
-  static constexpr int parts = q6_k_parts, part_elems = 32;
-  static constexpr size_t block_bytes = 210;
-};
-template <>
-struct kq_layout<dtype::iq4_xs> {
-  static constexpr int parts = iq4_xs_parts, part_elems = 32;
-  static constexpr size_t block_bytes = 136;
+struct kq_layout {
+  static constexpr int parts = T == dtype::q6_k ? q6_k_parts : T == dtype::iq4_xs ? iq4_xs_parts : q4_k_parts;
+  static constexpr int part_elems = 256 / parts;
+  static constexpr size_t block_bytes = T == dtype::q4_k ? 144 : T == dtype::q5_k ? 176 : T == dtype::q6_k ? 210 : 136;
 };
 
 // y [n_tok, n_out]: warp w of block (bx, by) computes rows (bx * 8 + w) * R ... for tokens by * TILE

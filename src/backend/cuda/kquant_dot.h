@@ -30,51 +30,37 @@ struct words4 {
   uint32_t x, y, z, w;
 };
 
-// 16 bytes at a 16-byte aligned p.
-GLIA_HD words4 load_words4(const void* p) {
+// Loads from weight blocks and activation planes. The device reads each with the widest load its
+// alignment allows; the host tests pass blocks at any address, so the host copies bytes.
 #if defined(__CUDA_ARCH__)
+// 16 bytes at a 16-byte aligned p.
+__device__ __forceinline__ words4 load_words4(const void* p) {
   const uint4 v = *static_cast<const uint4*>(p);
   return {v.x, v.y, v.z, v.w};
-#else
-  words4 v;
-  std::memcpy(&v, p, 16);
-  return v;
-#endif
 }
-
 // 16 bytes at an 8-byte aligned p (IQ4_XS blocks are 136 bytes long).
-GLIA_HD words4 load_words4_a8(const void* p) {
-#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ words4 load_words4_a8(const void* p) {
   const uint2 a = static_cast<const uint2*>(p)[0], b = static_cast<const uint2*>(p)[1];
   return {a.x, a.y, b.x, b.y};
-#else
-  words4 v;
-  std::memcpy(&v, p, 16);
-  return v;
-#endif
 }
-
 // 4 bytes at a 2-byte aligned p (Q6_K blocks are 210 bytes long, so only 2-byte aligned).
-GLIA_HD uint32_t load_word_a2(const uint8_t* p) {
-#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ uint32_t load_word_a2(const uint8_t* p) {
   const auto* h = reinterpret_cast<const uint16_t*>(p);
   return uint32_t(h[0]) | uint32_t(h[1]) << 16;
-#else
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-#endif
 }
-
-GLIA_HD uint16_t load_u16(const uint8_t* p) {
-#if defined(__CUDA_ARCH__)
-  return *reinterpret_cast<const uint16_t*>(p);
+__device__ __forceinline__ uint16_t load_u16(const uint8_t* p) { return *reinterpret_cast<const uint16_t*>(p); }
 #else
-  uint16_t v;
-  std::memcpy(&v, p, 2);
+template <class T>
+T host_load(const void* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
   return v;
-#endif
 }
+inline words4 load_words4(const void* p) { return host_load<words4>(p); }
+inline words4 load_words4_a8(const void* p) { return host_load<words4>(p); }
+inline uint32_t load_word_a2(const uint8_t* p) { return host_load<uint32_t>(p); }
+inline uint16_t load_u16(const uint8_t* p) { return host_load<uint16_t>(p); }
+#endif
 
 // c + the dot product of the four signed bytes of a and b.
 GLIA_HD int dp4a(uint32_t a, uint32_t b, int c) {
