@@ -51,7 +51,7 @@ INSTANTIATE_TEST_SUITE_P(cuda, cuda_op_vs_ref, ::testing::Range(size_t(0), all_o
                          [](const ::testing::TestParamInfo<size_t>& info) { return all_op_cases()[info.param].name; });
 
 // The table's sizes are awkward on purpose; the CUDA backend's fast kernels need model-like ones
-// (n_in a multiple of 8 for F16/BF16 rows, prepared Q4_0/Q8_0 repacked, Q4_K/Q5_K/Q6_K/IQ4_XS against Q8_K
+// (n_in a multiple of 8 for F16/BF16 rows, prepared Q4_0/Q8_0 repacked, Q2_K..Q6_K/IQ4_XS against Q8_K
 // activations quantized on the device), checked here with and
 // without repacking, each token of a batch against the same token alone (bit for bit).
 struct fast_case {
@@ -84,11 +84,13 @@ TEST_P(cuda_fast_matmul, matches_reference_and_is_batch_invariant) {
 
 std::vector<fast_case> fast_cases() {
   std::vector<fast_case> out;
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::bf16, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_xs})
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::bf16, dtype::q2_k, dtype::q3_k, dtype::q4_k,
+                  dtype::q5_k, dtype::q6_k, dtype::iq4_xs})
     for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{256, 67}, {4096, 9}})
       for (int64_t n_tok : {1, 3, 9}) out.push_back({t, n_in, n_out, n_tok});
   // Wide matrices take the several-rows-per-warp kernels for one token; 8200 rows end mid-warp.
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::bf16, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_xs})
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::bf16, dtype::q2_k, dtype::q3_k, dtype::q4_k,
+                  dtype::q5_k, dtype::q6_k, dtype::iq4_xs})
     for (int64_t n_tok : {1, 3}) out.push_back({t, 256, 8200, n_tok});
   return out;
 }

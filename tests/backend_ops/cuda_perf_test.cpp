@@ -50,7 +50,7 @@ TEST(CudaDecodePerf, DISABLED_ops_of_a_llama3_8b_step) {
     std::printf("%-34s %10.2f %10.1f %7.1f%%\n", name, us, bytes > 0 ? gbs : 0.0, bytes > 0 ? 100.0 * gbs * 1e9 / copy_bw : 0.0);
   };
   std::deque<test_weight> weights;  // alive as long as the backend: it keeps copies by address
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_xs}) {
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_xs}) {
     struct shape {
       const char* name;
       int64_t n_in, n_out;

@@ -1,4 +1,4 @@
-// The CUDA matmul's Q4_K, Q5_K, Q6_K and IQ4_XS block arithmetic (backend/cuda/kquant_dot.h, shared by host and
+// The CUDA matmul's k-quant (Q2_K..Q6_K) and IQ4_XS block arithmetic (backend/cuda/kquant_dot.h, shared by host and
 // device) against the type table's vec_dot, bit for bit: a block's lane parts, added as integers,
 // then folded into a float, must give the reference's value for that block. Runs on any host.
 #include "backend/cuda/kquant_dot.h"
@@ -20,6 +20,8 @@ using quant::block_q4_k;
 using quant::block_q5_k;
 using quant::block_q6_k;
 using quant::block_iq4_xs;
+using quant::block_q2_k;
+using quant::block_q3_k;
 using quant::block_q8_k;
 
 // Blocks of random bytes (every code, scale and min pattern), each with a finite random scale; and
@@ -32,7 +34,7 @@ std::vector<Block> weight_blocks(dtype t, int n, uint32_t seed) {
   for (size_t i = 0; i < size_t(n) * sizeof(Block); ++i) bytes[i] = uint8_t(rng());
   std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
   for (int i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<Block, block_iq4_xs>) {
+    if constexpr (std::is_same_v<Block, block_iq4_xs> || std::is_same_v<Block, block_q3_k>) {
       out[size_t(i)].d = f32_to_fp16(scale(rng));
     } else if constexpr (!std::is_same_v<Block, block_q6_k>) {
       out[size_t(i)].d = f32_to_fp16(std::abs(scale(rng)));
@@ -66,7 +68,7 @@ void check_quarters(dtype t, uint32_t seed) {
       isum += p.isum;
       min_term += p.min_term;
     }
-    const float got = cuda::q4_k_block_value(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d, isum, min_term);
+    const float got = cuda::k_block_value<dtype::q4_k>(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d, isum, min_term);
     const float want = type_info(t).vec_dot(&w[i], &a[i], 256);
     EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << type_label(t) << " block " << i << ": " << got << " against " << want;
   }
@@ -85,10 +87,34 @@ TEST(kquant_dot, q6_k_eighths_give_the_reference_block_value) {
     int isum = 0;
     for (int e = 0; e < cuda::q6_k_parts; ++e)
       isum += cuda::q6_k_eighth(reinterpret_cast<const uint8_t*>(&w[i]), e, a[i].qs + 32 * e, a[i].bsums).isum;
-    const float got = cuda::q6_k_block_value(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d, isum);
+    const float got = cuda::k_block_value<dtype::q6_k>(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d, isum, 0);
     const float want = type_info(dtype::q6_k).vec_dot(&w[i], &a[i], 256);
     EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << "block " << i << ": " << got << " against " << want;
   }
+}
+
+template <class Block, bool Q3>
+void check_low_eighths(dtype t, uint32_t seed) {
+  const auto w = weight_blocks<Block>(t, 24, seed);  // 110- and 84-byte blocks: Q3_K's odd ones 2-byte aligned
+  const auto a = activation_blocks(int(w.size()), seed + 2);
+  for (size_t i = 0; i < w.size(); ++i) {
+    int isum = 0, min_term = 0;
+    for (int e = 0; e < cuda::low_k_parts; ++e) {
+      const cuda::kq_part p =
+          cuda::low_k_eighth<Q3>(reinterpret_cast<const uint8_t*>(&w[i]), e, a[i].qs + 32 * e, a[i].bsums);
+      isum += p.isum;
+      min_term += p.min_term;
+    }
+    const float got = cuda::k_block_value<Q3 ? dtype::q3_k : dtype::q2_k>(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d,
+                                                                          isum, min_term);
+    const float want = type_info(t).vec_dot(&w[i], &a[i], 256);
+    EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << type_label(t) << " block " << i << ": " << got << " against " << want;
+  }
+}
+
+TEST(kquant_dot, q2_k_and_q3_k_eighths_give_the_reference_block_value) {
+  check_low_eighths<block_q2_k, false>(dtype::q2_k, 21);
+  check_low_eighths<block_q3_k, true>(dtype::q3_k, 23);
 }
 
 TEST(kquant_dot, iq4_xs_sub_blocks_give_the_reference_block_value) {

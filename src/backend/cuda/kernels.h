@@ -45,7 +45,7 @@ void matmul_packed(cudaStream_t s, std::span<const packed_matrix> ws, const int8
 bool half_rows_supported(const weight_view& w);
 void matmul_half_rows(cudaStream_t s, const weight_view& w, const float* xr, int64_t n_tok, float* y);
 
-// --- Q4_K, Q5_K, Q6_K and IQ4_XS in the file's layout against Q8_K activations (kernels_kquant.cu)
+// --- Q2_K..Q6_K and IQ4_XS in the file's layout against Q8_K activations (kernels_kquant.cu)
 // Q8_K activations of x [n] (n % 256 == 0) as the reference quantizes them: quants, block scales
 // and the sums of each 16 quants.
 void quantize_q8_k_activations(cudaStream_t s, const float* x, int64_t n, int8_t* xq, float* xd, int16_t* xbs);

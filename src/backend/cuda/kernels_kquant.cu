@@ -1,4 +1,4 @@
-// Q4_K, Q5_K, Q6_K and IQ4_XS matrices in the file's block layout against Q8_K activations quantized
+// Q2_K..Q6_K and IQ4_XS matrices in the file's block layout against Q8_K activations quantized
 // on the device as the reference quantizes them: each block is cut into parts (kquant_dot.h) taken
 // by consecutive lanes, whose integer sums are added across those lanes (exact) and folded into the
 // row's float sum as the reference's vec_dot folds a block (IQ4_XS: each part folded on its own,
@@ -79,9 +79,16 @@ __device__ __forceinline__ float warp_sum(float v) {
 // A block of T: its bytes and how many lanes share it (each taking 256 / parts elements).
 template <dtype T>
 struct kq_layout {
-  static constexpr int parts = T == dtype::q6_k ? q6_k_parts : T == dtype::iq4_xs ? iq4_xs_parts : q4_k_parts;
+  static constexpr int parts = T == dtype::q4_k || T == dtype::q5_k ? q4_k_parts : T == dtype::q6_k ? q6_k_parts
+                               : T == dtype::iq4_xs                  ? iq4_xs_parts
+                                                                     : low_k_parts;
   static constexpr int part_elems = 256 / parts;
-  static constexpr size_t block_bytes = T == dtype::q4_k ? 144 : T == dtype::q5_k ? 176 : T == dtype::q6_k ? 210 : 136;
+  static constexpr size_t block_bytes = T == dtype::q2_k   ? 84
+                                        : T == dtype::q3_k ? 110
+                                        : T == dtype::q4_k ? 144
+                                        : T == dtype::q5_k ? 176
+                                        : T == dtype::q6_k ? 210
+                                                           : 136;
 };
 
 // y [n_tok, n_out]: warp w of block (bx, by) computes rows (bx * 8 + w) * R ... for tokens by * TILE
@@ -126,16 +133,14 @@ __global__ void __launch_bounds__(32 * warps_per_block) mm_kquant(const uint8_t*
         } else {
           kq_part p;
           if constexpr (T == dtype::q6_k) p = q6_k_eighth(blk, part, aq, bs);
+          else if constexpr (T == dtype::q2_k || T == dtype::q3_k) p = low_k_eighth<T == dtype::q3_k>(blk, part, aq, bs);
           else p = k_quarter<T == dtype::q5_k>(blk, part, aq, bs);
 #pragma unroll
           for (int off = 1; off < L::parts; off <<= 1) {
             p.isum += __shfl_xor_sync(full_mask, p.isum, off);
-            if constexpr (T != dtype::q6_k) p.min_term += __shfl_xor_sync(full_mask, p.min_term, off);
+            if constexpr (k_scales_at<T>::has_min) p.min_term += __shfl_xor_sync(full_mask, p.min_term, off);
           }
-          if (valid && part == 0) {
-            const float v = T == dtype::q6_k ? q6_k_block_value(blk, da, p.isum) : q4_k_block_value(blk, da, p.isum, p.min_term);
-            acc[r][j] = detail::add(acc[r][j], v);
-          }
+          if (valid && part == 0) acc[r][j] = detail::add(acc[r][j], k_block_value<T>(blk, da, p.isum, p.min_term));
         }
       }
     }
@@ -180,12 +185,16 @@ void quantize_q8_k_activations(cudaStream_t s, const float* x, int64_t n, int8_t
   check_launch("quantize_q8_k_activations");
 }
 
-bool kquant_type(dtype t) { return t == dtype::q4_k || t == dtype::q5_k || t == dtype::q6_k || t == dtype::iq4_xs; }
+bool kquant_type(dtype t) {
+  return t == dtype::q2_k || t == dtype::q3_k || t == dtype::q4_k || t == dtype::q5_k || t == dtype::q6_k ||
+         t == dtype::iq4_xs;
+}
 
 bool kquant_supported(const weight_view& w) {
   if (w.n_in <= 0 || w.n_out <= 0 || w.n_in % 256 != 0 || !kquant_type(w.type)) return false;
-  // Q4_K and Q5_K rows are read 16 bytes at a time, IQ4_XS blocks (136 bytes) 8, Q6_K (210) 2.
-  const size_t align = w.type == dtype::q6_k ? 2 : w.type == dtype::iq4_xs ? 8 : 16;
+  // Q4_K and Q5_K rows are read 16 bytes at a time, IQ4_XS blocks (136 bytes) 8, Q6_K (210), Q3_K
+  // (110) and Q2_K (84) 2.
+  const size_t align = w.type == dtype::q4_k || w.type == dtype::q5_k ? 16 : w.type == dtype::iq4_xs ? 8 : 2;
   return uintptr_t(w.data) % align == 0 && w.row_stride % align == 0 &&
          w.row_stride >= size_t(w.n_in / 256) * type_info(w.type).block_bytes;
 }
@@ -193,10 +202,14 @@ bool kquant_supported(const weight_view& w) {
 void matmul_kquant(cudaStream_t s, const weight_view& w, const int8_t* xq, const float* xd, const int16_t* xbs,
                    int64_t n_tok, float* y) {
   if (n_tok == 0 || w.n_out == 0) return;
-  if (w.type == dtype::q4_k) launch<dtype::q4_k>(s, w, xq, xd, xbs, n_tok, y);
-  else if (w.type == dtype::q5_k) launch<dtype::q5_k>(s, w, xq, xd, xbs, n_tok, y);
-  else if (w.type == dtype::iq4_xs) launch<dtype::iq4_xs>(s, w, xq, xd, xbs, n_tok, y);
-  else launch<dtype::q6_k>(s, w, xq, xd, xbs, n_tok, y);
+  switch (w.type) {
+    case dtype::q2_k: launch<dtype::q2_k>(s, w, xq, xd, xbs, n_tok, y); break;
+    case dtype::q3_k: launch<dtype::q3_k>(s, w, xq, xd, xbs, n_tok, y); break;
+    case dtype::q4_k: launch<dtype::q4_k>(s, w, xq, xd, xbs, n_tok, y); break;
+    case dtype::q5_k: launch<dtype::q5_k>(s, w, xq, xd, xbs, n_tok, y); break;
+    case dtype::q6_k: launch<dtype::q6_k>(s, w, xq, xd, xbs, n_tok, y); break;
+    default: launch<dtype::iq4_xs>(s, w, xq, xd, xbs, n_tok, y);
+  }
   check_launch("matmul_kquant");
 }
 

@@ -1,4 +1,4 @@
-// The integer parts of the Q4_K, Q5_K, Q6_K and IQ4_XS dot products against Q8_K activations, as the CUDA
+// The integer parts of the Q2_K..Q6_K and IQ4_XS dot products against Q8_K activations, as the CUDA
 // matmul's lanes form them (4-byte words and dp4a), and the float step that folds a block's sums
 // into a row's sum exactly as the type table's vec_dot does. Host and device share this code, so the
 // host tests check it bit for bit against the reference: a block's parts, added as integers, give
@@ -6,7 +6,8 @@
 //
 // A Q4_K block (144 bytes) is cut into 4 quarters of 64 elements (sub-blocks 2q and 2q + 1: the low
 // and high nibbles of qs[32q, 32q + 32)), as is a Q5_K block (176 bytes, fifth bits in qh); a Q6_K block (210 bytes) into 8 eighths of 32 elements
-// (element 128h + 32s + l with h = e / 4, s = e % 4: low bits in ql, top two bits in qh); an IQ4_XS
+// (element 128h + 32s + l with h = e / 4, s = e % 4: low bits in ql, top two bits in qh), as are
+// Q3_K (110 bytes) and Q2_K (84 bytes) blocks (2-bit codes in qs, Q3_K's third bits in hmask); an IQ4_XS
 // block (136 bytes) into its 8 sub-blocks, each folded into the row's sum on its own (as the
 // reference folds them).
 #pragma once
@@ -18,7 +19,7 @@
 
 namespace glia::cuda {
 
-inline constexpr int q4_k_parts = 4, q6_k_parts = 8, iq4_xs_parts = 8;  // lanes per block
+inline constexpr int q4_k_parts = 4, q6_k_parts = 8, iq4_xs_parts = 8, low_k_parts = 8;  // lanes per block
 
 // A lane's share of a block: its part of sum_g scale_g * sum(q a) and (Q4_K) of the minimum term.
 struct kq_part {
@@ -172,6 +173,47 @@ GLIA_HD kq_part q6_k_eighth(const uint8_t* blk, int e, const int8_t* a, const in
   return p;
 }
 
+// The 6-bit scale code of group g of a Q3_K block (q3_k_scale of the reference).
+GLIA_HD int q3_k_scale_code(const uint8_t* s, int g) {
+  const int lo = g < 8 ? s[g] & 0x0F : s[g - 8] >> 4;
+  return lo | ((s[8 + g % 4] >> (2 * (g / 4))) & 3) << 4;
+}
+
+// Eighth e of a Q2_K (Q3 false) or Q3_K block (2-byte aligned): the 2-bit codes of elements 32e +
+// l (bits 2s..2s+1 of qs[32h + l], h = e / 4, s = e % 4), with Q3_K's third bit (bit e of
+// hmask[l]), against a = their Q8_K quants (16-byte aligned) and the block's bsums. Q3_K codes
+// enter as q + 4 (0..7) and the offset leaves through the group sums; Q2_K's minimums give the min
+// term.
+template <bool Q3>
+GLIA_HD kq_part low_k_eighth(const uint8_t* blk, int e, const int8_t* a, const int16_t* bsums) {
+  const int h = e / 4, s = e % 4;
+  const uint8_t* qs = blk + (Q3 ? 32 : 16) + 32 * h;
+  int dot[2] = {0, 0};
+  GLIA_UNROLL
+  for (int half = 0; half < 2; ++half) {
+    const words4 av = load_words4(a + 16 * half);
+    const uint32_t aw[4] = {av.x, av.y, av.z, av.w};
+    GLIA_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      const int off = 16 * half + 4 * i;
+      uint32_t code = (load_word_a2(qs + off) >> (2 * s)) & 0x03030303u;
+      if constexpr (Q3) code |= ((load_word_a2(blk + off) >> e) & 0x01010101u) << 2;
+      dot[half] = dp4a(code, aw[i], dot[half]);
+    }
+  }
+  const int g = 8 * h + 2 * s;
+  kq_part p;
+  if constexpr (Q3) {
+    const uint8_t* sc = blk + 96;
+    p.isum = (q3_k_scale_code(sc, g) - 32) * (dot[0] - 4 * bsums[g]) +
+             (q3_k_scale_code(sc, g + 1) - 32) * (dot[1] - 4 * bsums[g + 1]);
+  } else {
+    p.isum = (blk[g] & 0x0F) * dot[0] + (blk[g + 1] & 0x0F) * dot[1];
+    p.min_term = (blk[g] >> 4) * bsums[g] + (blk[g + 1] >> 4) * bsums[g + 1];
+  }
+  return p;
+}
+
 // The IQ4 levels (int8) of the four indices 0..15 held in the bytes of x: two 8-entry byte
 // permutations of the level table, the index's bit 3 choosing between them.
 GLIA_HD uint32_t iq4_levels(uint32_t x) {
@@ -196,16 +238,27 @@ GLIA_HD float iq4_xs_sub_block(const uint8_t* blk, int g, const int8_t* a, float
   return detail::mul(detail::mul(d4d8, float(ls - 32)), float(sumi));
 }
 
-// A whole block's sums folded into a row's float sum as vec_dot_q4_k_q8_k (and q5_k's, whose d and
-// dmin lie at the same offsets) / vec_dot_q6_k_q8_k do (da: the activation block's scale).
-GLIA_HD float q4_k_block_value(const uint8_t* blk, float da, int isum, int min_term) {
-  const float d = detail::mul(half_to_float(load_u16(blk)), da);
-  const float dmin = detail::mul(half_to_float(load_u16(blk + 2)), da);
-  return detail::sub(detail::mul(d, float(isum)), detail::mul(dmin, float(min_term)));
-}
+// Where each type keeps its fp16 super-scales: d and (for the types with minimums) dmin.
+template <dtype T>
+struct k_scales_at {
+  static constexpr int d = T == dtype::q2_k ? 80 : T == dtype::q3_k ? 108 : T == dtype::q6_k ? 208 : 0;
+  static constexpr int dmin = T == dtype::q2_k ? 82 : 2;
+  static constexpr bool has_min = T == dtype::q2_k || T == dtype::q4_k || T == dtype::q5_k;
+};
 
-GLIA_HD float q6_k_block_value(const uint8_t* blk, float da, int isum) {
-  return detail::mul(detail::mul(half_to_float(load_u16(blk + 208)), da), float(isum));
+// A whole block's sums folded into a row's float sum as the type table's vec_dot folds a block (da:
+// the activation block's scale): (d * da) * isum, less (dmin * da) * min_term for the types with
+// minimums (Q2_K's reference multiplies da * d: the same product).
+template <dtype T>
+GLIA_HD float k_block_value(const uint8_t* blk, float da, int isum, int min_term) {
+  using at = k_scales_at<T>;
+  const float d = detail::mul(half_to_float(load_u16(blk + at::d)), da);
+  if constexpr (!at::has_min) {
+    return detail::mul(d, float(isum));
+  } else {
+    const float dmin = detail::mul(half_to_float(load_u16(blk + at::dmin)), da);
+    return detail::sub(detail::mul(d, float(isum)), detail::mul(dmin, float(min_term)));
+  }
 }
 
 }  // namespace glia::cuda
