@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "backend/backend.h"
@@ -107,11 +108,18 @@ INSTANTIATE_TEST_SUITE_P(cuda, cuda_fast_matmul, ::testing::Combine(::testing::V
 TEST(cuda_backend, shared_input_matmuls_match_separate_ones) {
   REQUIRE_CUDA();
   (void)cuda;
+  std::vector<std::array<dtype, 3>> sets;
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k,
+                  dtype::iq4_xs})
+    sets.push_back({t, t, t});
+  sets.push_back({dtype::q4_k, dtype::q6_k, dtype::q5_k});  // k-quants of one width share a quantization
   for (int64_t n_tok : {1, 5})
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::q4_k, dtype::q6_k}) {
+  for (const auto& types : sets) {
+    const dtype t = types[0];
     const auto b = make_cuda_backend();
     const int64_t n_in = 512;
-    const test_weight ws[] = {make_weight(t, n_in, 96, 1), make_weight(t, n_in, 32, 2), make_weight(t, n_in, 40, 3)};
+    const test_weight ws[] = {make_weight(types[0], n_in, 96, 1), make_weight(types[1], n_in, 32, 2),
+                              make_weight(types[2], n_in, 40, 3)};
     const weight_view views[] = {ws[0].view, ws[1].view, ws[2].view};
     for (const auto& v : views) b->prepare_weight(v);
     const auto x = random_floats(size_t(n_in * n_tok), 5);

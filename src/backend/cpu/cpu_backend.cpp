@@ -100,9 +100,10 @@ class cpu_backend final : public backend {
         if (slot_tok[i].first == slot_tok[i + 1].first) is_last[size_t(slot_tok[i].second)] = 0;
     }
     const int64_t per_tok = int64_t(kv.n_kv_head) * (kv.head_dim_k + kv.head_dim_v);
+    const quantize_row_fn to_f16 = k_.quantizer(type_info(dtype::f16).quantize_row);
     parallel_for(pool_, n_tok, per_tok, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t)
-        if (is_last[size_t(t)]) ref::kv_store_token(kv, k, v, t, positions[t]);
+        if (is_last[size_t(t)]) ref::kv_store_token(kv, k, v, t, positions[t], to_f16);
     });
   }
 

@@ -5,6 +5,9 @@
 // as the reference folds each sub-block). A token's result is formed the same
 // way whatever the number of tokens or rows a launch covers, so batches are invariant.
 
+#include <stdexcept>
+#include <string>
+
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/kquant_dot.h"
 #include "quant/types.h"
@@ -208,7 +211,8 @@ void matmul_kquant(cudaStream_t s, const weight_view& w, const int8_t* xq, const
     case dtype::q4_k: launch<dtype::q4_k>(s, w, xq, xd, xbs, n_tok, y); break;
     case dtype::q5_k: launch<dtype::q5_k>(s, w, xq, xd, xbs, n_tok, y); break;
     case dtype::q6_k: launch<dtype::q6_k>(s, w, xq, xd, xbs, n_tok, y); break;
-    default: launch<dtype::iq4_xs>(s, w, xq, xd, xbs, n_tok, y);
+    case dtype::iq4_xs: launch<dtype::iq4_xs>(s, w, xq, xd, xbs, n_tok, y); break;
+    default: throw std::runtime_error(std::string("matmul_kquant: no kernel for type ") + type_info(w.type).name);
   }
   check_launch("matmul_kquant");
 }

@@ -21,7 +21,8 @@ namespace glia::cuda {
 
 inline constexpr int q4_k_parts = 4, q6_k_parts = 8, iq4_xs_parts = 8, low_k_parts = 8;  // lanes per block
 
-// A lane's share of a block: its part of sum_g scale_g * sum(q a) and (Q4_K) of the minimum term.
+// A lane's share of a block: its part of sum_g scale_g * sum(q a) and (Q2_K, Q4_K, Q5_K) of the
+// minimum term.
 struct kq_part {
   int isum = 0;
   int min_term = 0;
