@@ -15,7 +15,7 @@ LOGS=${LOGS:-/tmp/cuda_check}
 MODELS=${MODELS:-/tmp/cuda_models}
 GEN=${GEN:-128}
 PROMPT=${PROMPT:-512}
-PRESETS=${PRESETS:-"tinyllama:Q4_0 tinyllama:Q8_0 tinyllama:F16 tinyllama:Q4_K_M llama3-8b:Q4_0 llama3-8b:Q8_0 llama3-8b:F16"}
+PRESETS=${PRESETS:-"tinyllama:Q4_0 tinyllama:Q8_0 tinyllama:F16 tinyllama:Q4_K_M llama3-8b:Q4_0 llama3-8b:Q4_K_M llama3-8b:Q8_0 llama3-8b:F16"}
 mkdir -p "$LOGS" "$MODELS"
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
