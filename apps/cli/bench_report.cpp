@@ -33,7 +33,9 @@ double stddev(const std::vector<double>& v) {
 }
 
 std::string test_result::name() const {
-  const std::string test = n_prompt > 0 ? fmt::format("pp{}", n_prompt) : fmt::format("tg{}", n_gen);
+  const std::string test = gen_only()      ? fmt::format("tg{}", n_gen)
+                           : prompt_only() ? fmt::format("pp{}", n_prompt)
+                                           : fmt::format("pp{}+tg{}", n_prompt, n_gen);
   return n_depth > 0 ? fmt::format("{} @ d{}", test, n_depth) : test;
 }
 
@@ -120,7 +122,7 @@ void table_printer::notes(const config_report& c, bool titled) const {
   if (mf.replayed_steps > 0)
     fmt::print("one-token steps replayed as one submission: {} of {}\n", mf.replayed_steps, mf.one_token_steps);
   for (const auto& t : c.tests) {
-    if (t.n_gen <= 0) continue;
+    if (!t.gen_only()) continue;
     const double bytes = double(mf.weight_bytes_per_token + t.kv_bytes_per_token);
     const std::string read = t.kv_bytes_per_token == 0
                                  ? human_size(double(mf.weight_bytes_per_token))

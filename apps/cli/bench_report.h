@@ -24,10 +24,14 @@ struct run_place {
   std::string cpu_isa = {};  // the CPU kernels' instruction set (CPU backend; "" elsewhere)
 };
 
+// A prompt test (n_gen 0), a generation test (n_prompt 0), or llama-bench's combined test: a
+// prompt followed by generated tokens, timed together (both set).
 struct test_result {
   int n_prompt = 0;
   int n_gen = 0;
   int n_depth = 0;
+  bool prompt_only() const { return n_gen == 0; }
+  bool gen_only() const { return n_prompt == 0; }
   uint64_t kv_bytes_per_token = 0;  // decode: K and V bytes attention reads per token, mean over the test
   std::vector<double> samples_ns;
   std::vector<double> samples_ts;
@@ -37,7 +41,8 @@ struct test_result {
   // and decode's streaming rate over it.
   std::vector<double> between_bps;
   double between_median_bps = 0, between_fraction = 0;
-  // llama-bench's names: pp512, tg128, and "pp512 @ d4096" when the context held n_depth tokens first.
+  // llama-bench's names: pp512, tg128, pp512+tg128, and "pp512 @ d4096" when the context held
+  // n_depth tokens first.
   std::string name() const;
 };
 

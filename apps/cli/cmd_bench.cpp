@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -40,6 +41,7 @@ struct bench_options {
   std::vector<int> n_gen{128};
   std::vector<int> n_depth{0};
   std::vector<int> n_threads;  // empty: one per core
+  std::vector<std::string> pg;  // "PP,TG": a prompt then generated tokens, timed together
   std::vector<std::string> cpu_isa{"best"};
   int reps = 5;
   int bandwidth_mib = 1024;
@@ -49,13 +51,23 @@ struct bench_options {
   std::string backend = "auto";
 };
 
-// One test of a configuration: a prompt of n_prompt tokens or n_gen decode steps, after n_depth
-// tokens of context.
+// One test of a configuration: a prompt of n_prompt tokens, n_gen decode steps, or both in turn,
+// after n_depth tokens of context.
 struct test_spec {
   int n_prompt = 0, n_gen = 0, n_depth = 0;
 };
 
-// llama-bench's order: the prompt tests, then the generation tests, each over the depths.
+// "512,128" as a prompt-then-generation test (both at least 1), or nothing.
+std::optional<test_spec> parse_pg(const std::string& s) {
+  int pp = 0, tg = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%d,%d%c", &pp, &tg, &tail) != 2 || pp < 1 || tg < 1 || pp > (1 << 16) || tg > (1 << 16))
+    return std::nullopt;
+  return test_spec{pp, tg, 0};
+}
+
+// llama-bench's order: the prompt tests, the generation tests, then the combined ones, each over the
+// depths.
 std::vector<test_spec> test_list(const bench_options& o) {
   std::vector<test_spec> tests;
   for (int p : o.n_prompt)
@@ -64,6 +76,9 @@ std::vector<test_spec> test_list(const bench_options& o) {
   for (int n : o.n_gen)
     for (int d : o.n_depth)
       if (n > 0) tests.push_back({0, n, d});
+  for (const auto& pg : o.pg)
+    for (int d : o.n_depth)
+      if (auto t = parse_pg(pg)) tests.push_back({t->n_prompt, t->n_gen, d});
   return tests;
 }
 
@@ -87,6 +102,18 @@ class bench_runner {
     const auto ids = random_tokens(n);
     const auto t0 = std::chrono::steady_clock::now();
     GLIA_TRY(fwd_.run(cache_, ids, depth, false, logits_));
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // A prompt of np tokens after `depth` tokens of context, then ng single-token decode steps, timed
+  // together; returns nanoseconds.
+  result<double> prompt_then_generate(int np, int ng, int depth) {
+    GLIA_TRY(fill(depth));
+    const auto ids = random_tokens(np + ng);
+    const auto t0 = std::chrono::steady_clock::now();
+    GLIA_TRY(fwd_.run(cache_, std::span(ids).first(size_t(np)), depth, false, logits_));
+    for (int i = 0; i < ng; ++i)
+      GLIA_TRY(fwd_.run(cache_, std::span(ids).subspan(size_t(np + i), 1), depth + np + i, false, logits_));
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   }
 
@@ -165,7 +192,7 @@ class config_run {
     int most = 1, n_ctx = 1;
     for (const auto& t : tests) {
       most = std::max({most, t.n_prompt, t.n_depth});
-      n_ctx = std::max({n_ctx, t.n_depth + t.n_prompt, t.n_gen > 0 ? decode_start(t.n_depth) + t.n_gen : 0});
+      n_ctx = std::max({n_ctx, t.n_depth + t.n_prompt + t.n_gen, t.n_gen > 0 ? decode_start(t.n_depth) + t.n_gen : 0});
     }
     r.n_ubatch = std::min(most, k_max_ubatch);
     auto made = make_backend(o.backend, spec.n_threads, o.repack, spec.cpu_isa);
@@ -228,7 +255,9 @@ class config_run {
   // Faults in the mapped weights and wakes the threads (a short run suffices for decode).
   status warm(size_t i) {
     const test_result& t = report_.tests[i];
-    auto w = t.n_prompt > 0 ? runner_->prompt(t.n_prompt, t.n_depth) : runner_->generate(std::min(t.n_gen, 2), t.n_depth);
+    auto w = t.gen_only()      ? runner_->generate(std::min(t.n_gen, 2), t.n_depth)
+             : t.prompt_only() ? runner_->prompt(t.n_prompt, t.n_depth)
+                               : runner_->prompt_then_generate(t.n_prompt, std::min(t.n_gen, 2), t.n_depth);
     return w ? status::ok() : w.take_error();
   }
 
@@ -236,10 +265,12 @@ class config_run {
   status repetition(size_t i) {
     test_result& t = report_.tests[i];
     GLIA_TRY(between_pass(t));
-    auto ns = t.n_prompt > 0 ? runner_->prompt(t.n_prompt, t.n_depth) : runner_->generate(t.n_gen, t.n_depth);
+    auto ns = t.gen_only()      ? runner_->generate(t.n_gen, t.n_depth)
+              : t.prompt_only() ? runner_->prompt(t.n_prompt, t.n_depth)
+                                : runner_->prompt_then_generate(t.n_prompt, t.n_gen, t.n_depth);
     if (!ns) return ns.take_error();
     t.samples_ns.push_back(*ns);
-    t.samples_ts.push_back(double(t.n_prompt > 0 ? t.n_prompt : t.n_gen) * 1e9 / std::max(*ns, 1.0));
+    t.samples_ts.push_back(double(t.n_prompt + t.n_gen) * 1e9 / std::max(*ns, 1.0));
     return status::ok();
   }
 
@@ -268,6 +299,7 @@ class config_run {
     r.facts.one_token_steps = f.one_token_steps();
     r.facts.replayed_steps = f.replayed_steps();
     for (auto& t : r.tests) {
+      if (!t.prompt_only() && !t.gen_only()) continue;  // a combined test has no one streaming rate
       const double reads_per_token =
           t.n_gen > 0 ? 1.0 : std::ceil(double(t.n_prompt) / r.n_ubatch) / double(t.n_prompt);
       double bytes = reads_per_token * double(r.facts.weight_bytes_per_token);
@@ -291,7 +323,7 @@ class config_run {
   config_run() = default;
 
   status between_pass(test_result& t) {
-    if (t.n_gen <= 0 || !probe_) return status::ok();
+    if (!t.gen_only() || !probe_) return status::ok();
     auto bps = probe_->pass();
     if (!bps) return bps.take_error();
     t.between_bps.push_back(*bps);
@@ -311,7 +343,7 @@ class config_run {
 
 std::string test_error(const config_spec& s, const test_result& t, const std::string& why) {
   return fmt::format("{} ({} threads, {}): {} test {}: {}", s.model_path, s.n_threads, s.cpu_isa,
-                     t.n_prompt > 0 ? "prompt" : "generation", t.name(), why);
+                     t.gen_only() ? "generation" : "prompt", t.name(), why);
 }
 
 // The models a run needs, each loaded once and kept while a configuration uses it.
@@ -332,6 +364,11 @@ class model_cache {
 };
 
 int run_bench(bench_options o) {
+  for (const auto& pg : o.pg)
+    if (!parse_pg(pg)) {
+      fmt::print(stderr, "error: --pg {}: expected PROMPT,GEN (two positive counts)\n", pg);
+      return 1;
+    }
   const std::vector<test_spec> tests = test_list(o);
   if (tests.empty()) {
     fmt::print(stderr, "error: -p 0 and -n 0: nothing to measure\n");
@@ -426,6 +463,9 @@ command_fn add_bench(CLI::App& app) {
   list(cmd->add_option("-d,--n-depth", o->n_depth, "tokens of context evaluated (not timed) before each test, as llama-bench's -d"))
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
   list(cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)"))->check(CLI::Range(0, 1024));
+  cmd->add_option("--pg", o->pg, "PROMPT,GEN: a prompt then generated tokens, timed together (llama-bench's -pg; repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--backend", o->backend, "compute backend: auto (cuda when a GPU is present, else cpu), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();

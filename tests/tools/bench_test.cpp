@@ -172,6 +172,36 @@ TEST(bench, lists_run_every_configuration) {
   EXPECT_NE(r.exit_code, 0);
 }
 
+// --pg PP,TG (llama-bench's -pg): a prompt then generated tokens, timed together, t/s over both;
+// after the prompt and generation tests, over the depths. No bandwidth figure: it mixes the two.
+TEST(bench, pg_times_a_prompt_and_its_generation_together) {
+  const std::string model = test::testdata("models/stories260K.gguf");
+  auto r = run_cli("bench -m " + quote(model) + " -p 0 -n 2 --pg 8,4 --pg 3,1 -d 0,5 -r 2 -t 1 --bandwidth-mib 16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 6u);
+  for (auto [i, p, n, d] : {std::tuple{2, 8, 4, 0}, {3, 8, 4, 5}, {4, 3, 1, 0}, {5, 3, 1, 5}}) {
+    const auto& t = j[size_t(i)];
+    EXPECT_EQ(t["n_prompt"], p);
+    EXPECT_EQ(t["n_gen"], n);
+    EXPECT_EQ(t["n_depth"], d);
+    ASSERT_EQ(t["samples_ns"].size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      const double ts = t["samples_ts"][k].get<double>();
+      EXPECT_NEAR(ts, double(p + n) * 1e9 / t["samples_ns"][k].get<double>(), 1e-6 * ts);
+    }
+    EXPECT_EQ(t["bandwidth_fraction"], 0.0);
+    EXPECT_FALSE(t.contains("bandwidth_between_gbps"));
+  }
+  r = run_cli("bench -m " + quote(model) + " -p 0 -n 0 --pg 8,4 -r 1 -t 1 --bandwidth-mib 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" pp8+tg4 |"), std::string::npos) << r.out;
+  for (const char* bad : {"8", "8,0", "0,4", "8,4,2", "x,4"}) {
+    r = run_cli("bench -m " + quote(model) + " -p 0 -n 0 --pg " + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+  }
+}
+
 // --interleave: the same tests and results, the repetitions run in rounds over the configurations;
 // each decode test still gets a probe pass before each of its repetitions and after the last.
 TEST(bench, interleave_runs_rounds_over_configurations) {
@@ -185,7 +215,9 @@ TEST(bench, interleave_runs_rounds_over_configurations) {
     EXPECT_EQ(j[i]["n_prompt"], i % 2 ? 0 : 4);
     EXPECT_EQ(j[i]["samples_ts"].size(), 3u);
     EXPECT_GT(j[i]["avg_ts"].get<double>(), 0.0);
-    if (i % 2) EXPECT_EQ(j[i]["bandwidth_between_samples_gbps"].size(), 4u);
+    if (i % 2) {
+      EXPECT_EQ(j[i]["bandwidth_between_samples_gbps"].size(), 4u);
+    }
   }
   r = run_cli("bench -m " + quote(a) + "," + quote(b) + " -p 4 -n 2 -t 1 -r 2 --interleave --bandwidth-mib 16");
   ASSERT_EQ(r.exit_code, 0) << r.err;
