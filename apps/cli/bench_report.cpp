@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <set>
 
 #include "model/quantize.h"
 
@@ -194,6 +195,40 @@ nlohmann::json to_json(std::span<const config_report> configs) {
   for (const auto& c : configs)
     for (const auto& t : c.tests) arr.push_back(test_json(c, t, when));
   return arr;
+}
+
+namespace {
+
+std::string csv_cell(const nlohmann::json& v) {
+  if (!v.is_string()) return v.dump();
+  std::string out = "\"";
+  for (char ch : v.get<std::string>()) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string format_records(const nlohmann::json& records, const std::string& format) {
+  if (format == "json") return records.dump(2) + "\n";
+  std::string out;
+  if (format == "jsonl") {
+    for (const auto& r : records) out += r.dump() + "\n";
+    return out;
+  }
+  // csv: every scalar field any record has (in name order), empty where a record lacks it.
+  std::set<std::string> names;
+  for (const auto& r : records)
+    for (const auto& [k, v] : r.items())
+      if (!v.is_array() && !v.is_object()) names.insert(k);
+  const std::vector<std::string> keys(names.begin(), names.end());
+  if (keys.empty()) return out;
+  for (size_t i = 0; i < keys.size(); ++i) out += (i ? "," : "") + keys[i];
+  out += "\n";
+  for (const auto& r : records) {
+    for (size_t i = 0; i < keys.size(); ++i) out += (i ? "," : "") + (r.contains(keys[i]) ? csv_cell(r[keys[i]]) : std::string());
+    out += "\n";
+  }
+  return out;
 }
 
 }  // namespace glia::cli::bench

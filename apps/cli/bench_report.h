@@ -86,4 +86,8 @@ class table_printer {
 
 nlohmann::json to_json(std::span<const config_report> configs);
 
+// The records of to_json as `format`: json (the array, indented), jsonl (one object per line) or csv
+// (a header of the scalar fields, then one row per test; arrays such as samples_ns are left out).
+std::string format_records(const nlohmann::json& records, const std::string& format);
+
 }  // namespace glia::cli::bench

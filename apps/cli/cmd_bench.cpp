@@ -45,7 +45,8 @@ struct bench_options {
   std::vector<std::string> cpu_isa{"best"};
   int reps = 5;
   int bandwidth_mib = 1024;
-  bool json = false;
+  bool json = false;          // --json: the same as -o json
+  std::string output = "md";  // md (the table and notes), json, jsonl, csv
   bool repack = true;
   bool interleave = false;
   std::string backend = "auto";
@@ -381,7 +382,9 @@ int run_bench(bench_options o) {
       for (const auto& isa : o.cpu_isa) specs.push_back({m, t > 0 ? t : int(std::max(1u, std::thread::hardware_concurrency())), isa});
 
   const bench::table_printer printer(o.cpu_isa.size() > 1);
-  if (!o.json) printer.header();
+  if (o.json) o.output = "json";
+  const bool table = o.output == "md";
+  if (table) printer.header();
   probes pr(o.bandwidth_mib);
   model_cache models;
   std::vector<config_report> reports;
@@ -408,7 +411,7 @@ int run_bench(bench_options o) {
         for (int r = 0; st && r < o.reps; ++r) st = run.repetition(i);
         if (st) st = run.close(i);
         if (!st) return fail(test_error(s, run.report().tests[i], st.message()));
-        if (!o.json) printer.row(run.report(), run.report().tests[i]);
+        if (table) printer.row(run.report(), run.report().tests[i]);
       }
       if (auto st = run.probe_ceiling(); !st) return fail(st.message());
       reports.push_back(run.finish());
@@ -436,13 +439,13 @@ int run_bench(bench_options o) {
         if (auto st = runs[k]->close(i); !st) return fail(test_error(specs[k], runs[k]->report().tests[i], st.message()));
       if (auto st = runs[k]->probe_ceiling(); !st) return fail(st.message());
       reports.push_back(runs[k]->finish());
-      if (!o.json)
+      if (table)
         for (const auto& t : reports.back().tests) printer.row(reports.back(), t);
     }
   }
 
-  if (o.json) {
-    fmt::print("{}\n", bench::to_json(reports).dump(2));
+  if (!table) {
+    fmt::print("{}", bench::format_records(bench::to_json(reports), o.output));
   } else {
     for (const auto& c : reports) printer.notes(c, reports.size() > 1);
   }
@@ -477,7 +480,12 @@ command_fn add_bench(CLI::App& app) {
   cmd->add_flag("--interleave", o->interleave,
                 "run the repetitions in rounds over all configurations (all loaded at once), so that a noisy host slows "
                 "them alike");
-  cmd->add_flag("--json", o->json, "print only a JSON array, one object per test (llama-bench's field names)");
+  cmd->add_option("-o,--output", o->output,
+                  "md: the table and notes; json: a JSON array, one object per test (llama-bench's field names); jsonl: "
+                  "one object per line; csv: one row per test")
+      ->check(CLI::IsMember({"md", "json", "jsonl", "csv"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "the same as -o json");
   return [o]() { return run_bench(*o); };
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <tuple>
 
 #include "core/bandwidth.h"
@@ -200,6 +201,36 @@ TEST(bench, pg_times_a_prompt_and_its_generation_together) {
     r = run_cli("bench -m " + quote(model) + " -p 0 -n 0 --pg " + bad);
     EXPECT_NE(r.exit_code, 0) << bad;
   }
+}
+
+// -o jsonl and csv carry the same records as -o json (the same as --json): one line each, or a
+// header of the scalar fields and one row per test.
+TEST(bench, output_formats) {
+  const std::string model = test::testdata("models/stories260K.gguf");
+  const std::string args = "bench -m " + quote(model) + " -p 4 -n 2 -r 1 -t 1 --bandwidth-mib 16 ";
+  auto r = run_cli(args + "-o jsonl");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["n_prompt"], 4);
+  EXPECT_EQ(lines[1]["n_gen"], 2);
+  EXPECT_TRUE(lines[1].contains("bandwidth_between_gbps"));
+  r = run_cli(args + "-o csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream csv(r.out);
+  std::string header, pp, tg, extra;
+  ASSERT_TRUE(std::getline(csv, header) && std::getline(csv, pp) && std::getline(csv, tg));
+  EXPECT_FALSE(std::getline(csv, extra));
+  const auto count = [](const std::string& s, char c) { return std::count(s.begin(), s.end(), c); };
+  EXPECT_EQ(count(pp, ','), count(header, ','));  // the file name holds no comma here
+  EXPECT_EQ(count(tg, ','), count(header, ','));
+  EXPECT_EQ(header.find("samples_ns"), std::string::npos);
+  EXPECT_NE(header.find("bandwidth_between_gbps"), std::string::npos);  // a field only decode has
+  EXPECT_NE(header.find("n_prompt"), std::string::npos);
+  EXPECT_NE(pp.find("\"" + model + "\""), std::string::npos) << pp;
+  EXPECT_NE(run_cli(args + "-o xml").exit_code, 0);
 }
 
 // --interleave: the same tests and results, the repetitions run in rounds over the configurations;
