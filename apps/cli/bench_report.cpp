@@ -86,15 +86,19 @@ std::string table_printer::backend_cell(const config_report& c) const {
 
 void table_printer::header() const {
   const int bw = show_isa_ ? 14 : 7;
-  fmt::print("| {:<30} | {:>10} | {:>10} | {:<{}} | {:>7} | {:>14} | {:>20} |\n", "model", "size", "params", "backend", bw,
-             "threads", "test", "t/s");
-  fmt::print("| {:-<30} | {:->10} | {:->10} | {:-<{}} | {:->7} | {:->14} | {:->20} |\n", "", ":", ":", "", bw, ":", ":", ":");
+  const std::string ub = show_ubatch_ ? fmt::format(" {:>8} |", "n_ubatch") : "";
+  const std::string ub_rule = show_ubatch_ ? fmt::format(" {:->8} |", ":") : "";
+  fmt::print("| {:<30} | {:>10} | {:>10} | {:<{}} | {:>7} |{} {:>14} | {:>20} |\n", "model", "size", "params", "backend", bw,
+             "threads", ub, "test", "t/s");
+  fmt::print("| {:-<30} | {:->10} | {:->10} | {:-<{}} | {:->7} |{} {:->14} | {:->20} |\n", "", ":", ":", "", bw, ":", ub_rule,
+             ":", ":");
 }
 
 void table_printer::row(const config_report& c, const test_result& t) const {
   const model_facts& mf = c.facts;
-  fmt::print("| {:<30} | {:>10} | {:>8.2f} B | {:<{}} | {:>7} | {:>14} | {:>20} |\n", mf.type_label,
-             human_size(double(mf.size)), double(mf.n_params) / 1e9, backend_cell(c), show_isa_ ? 14 : 7, c.n_threads,
+  const std::string ub = show_ubatch_ ? fmt::format(" {:>8} |", c.n_ubatch) : "";
+  fmt::print("| {:<30} | {:>10} | {:>8.2f} B | {:<{}} | {:>7} |{} {:>14} | {:>20} |\n", mf.type_label,
+             human_size(double(mf.size)), double(mf.n_params) / 1e9, backend_cell(c), show_isa_ ? 14 : 7, c.n_threads, ub,
              t.name(), fmt::format("{:.2f} ± {:.2f}", t.avg_ts, t.stddev_ts));
   std::fflush(stdout);
 }
@@ -103,7 +107,8 @@ void table_printer::notes(const config_report& c, bool titled) const {
   const model_facts& mf = c.facts;
   const bandwidth_result& bw = c.bw;
   if (titled)
-    fmt::print("\n{} ({}), {}, {}:\n", mf.filename, mf.type_label, backend_cell(c), threads(c.n_threads));
+    fmt::print("\n{} ({}), {}, {}{}:\n", mf.filename, mf.type_label, backend_cell(c), threads(c.n_threads),
+               show_ubatch_ ? fmt::format(", n_ubatch {}", c.n_ubatch) : "");
   else
     fmt::print("\n");
   if (c.place.device.empty()) {

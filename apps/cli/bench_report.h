@@ -70,17 +70,17 @@ struct config_report {
 
 // The table, printed a row at a time (rows appear as tests finish), then the notes of every
 // configuration. show_isa adds the kernels' instruction set to the backend column (when a run
-// compares several).
+// compares several), show_ubatch a column of the prompt chunk size (when it was given).
 class table_printer {
  public:
-  explicit table_printer(bool show_isa) : show_isa_(show_isa) {}
+  table_printer(bool show_isa, bool show_ubatch) : show_isa_(show_isa), show_ubatch_(show_ubatch) {}
   void header() const;
   void row(const config_report& c, const test_result& t) const;
   // Bandwidth, repacking and decode-fraction notes; `titled` heads each with its configuration.
   void notes(const config_report& c, bool titled) const;
 
  private:
-  bool show_isa_;
+  bool show_isa_, show_ubatch_;
   std::string backend_cell(const config_report& c) const;
 };
 

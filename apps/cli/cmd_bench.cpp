@@ -1,8 +1,9 @@
 // glia bench: prompt-processing and token-generation speed in the manner of llama-bench, plus the
 // decode speed as a fraction of the machine's measured memory read bandwidth (decode streams every
 // weight once per token, so bandwidth / weight bytes is its ceiling).
-// As llama-bench, -m, -p, -n, -d, -t (and --cpu-isa) take lists (comma-separated or repeated):
-// every model x threads x instruction set is a configuration that runs every test. --interleave
+// As llama-bench, -m, -p, -n, -d, -t, --ub (and --cpu-isa) take lists (comma-separated or repeated):
+// every model x threads x instruction set x ubatch size is a configuration that runs every test.
+// --interleave
 // runs the repetitions in rounds over all configurations, so that on a shared host a slow minute
 // falls on each of them alike and their ratios hold.
 #include <fmt/core.h>
@@ -42,6 +43,7 @@ struct bench_options {
   std::vector<int> n_depth{0};
   std::vector<int> n_threads;  // empty: one per core
   std::vector<std::string> pg;  // "PP,TG": a prompt then generated tokens, timed together
+  std::vector<int> n_ubatch;    // prompt chunk sizes; empty: the largest prompt or depth, at most 512
   std::vector<std::string> cpu_isa{"best"};
   int reps = 5;
   int bandwidth_mib = 1024;
@@ -174,6 +176,7 @@ struct config_spec {
   std::string model_path;
   int n_threads = 0;
   std::string cpu_isa;
+  int n_ubatch = 0;  // 0: from the tests
 };
 
 // A configuration loaded and ready: its backend (with the weights it repacked), KV cache and runner,
@@ -195,7 +198,7 @@ class config_run {
       most = std::max({most, t.n_prompt, t.n_depth});
       n_ctx = std::max({n_ctx, t.n_depth + t.n_prompt + t.n_gen, t.n_gen > 0 ? decode_start(t.n_depth) + t.n_gen : 0});
     }
-    r.n_ubatch = std::min(most, k_max_ubatch);
+    r.n_ubatch = spec.n_ubatch > 0 ? spec.n_ubatch : std::min(most, k_max_ubatch);
     auto made = make_backend(o.backend, spec.n_threads, o.repack, spec.cpu_isa);
     if (!made) return made.take_error();
     c->backend_ = std::move(*made);
@@ -377,11 +380,13 @@ int run_bench(bench_options o) {
   }
   if (o.n_threads.empty()) o.n_threads = {int(std::max(1u, std::thread::hardware_concurrency()))};
   std::vector<config_spec> specs;
+  const std::vector<int> ubatches = o.n_ubatch.empty() ? std::vector<int>{0} : o.n_ubatch;
   for (const auto& m : o.models)
     for (int t : o.n_threads)
-      for (const auto& isa : o.cpu_isa) specs.push_back({m, t > 0 ? t : int(std::max(1u, std::thread::hardware_concurrency())), isa});
+      for (const auto& isa : o.cpu_isa)
+        for (int ub : ubatches) specs.push_back({m, t > 0 ? t : int(std::max(1u, std::thread::hardware_concurrency())), isa, ub});
 
-  const bench::table_printer printer(o.cpu_isa.size() > 1);
+  const bench::table_printer printer(o.cpu_isa.size() > 1, !o.n_ubatch.empty());
   if (o.json) o.output = "json";
   const bool table = o.output == "md";
   if (table) printer.header();
@@ -466,6 +471,9 @@ command_fn add_bench(CLI::App& app) {
   list(cmd->add_option("-d,--n-depth", o->n_depth, "tokens of context evaluated (not timed) before each test, as llama-bench's -d"))
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
   list(cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)"))->check(CLI::Range(0, 1024));
+  list(cmd->add_option("--ub,--ubatch-size", o->n_ubatch,
+                       "prompt tokens per forward chunk (default: the largest prompt or depth, at most 512)"))
+      ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--pg", o->pg, "PROMPT,GEN: a prompt then generated tokens, timed together (llama-bench's -pg; repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

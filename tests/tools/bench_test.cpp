@@ -233,6 +233,31 @@ TEST(bench, output_formats) {
   EXPECT_NE(run_cli(args + "-o xml").exit_code, 0);
 }
 
+// --ub (llama-bench's -ub) sets the prompt chunk size per configuration: one more dimension of the
+// cross product, a table column, and the prompt's weight reads (once per chunk) in its figures.
+TEST(bench, ubatch_sizes_are_configurations) {
+  const std::string model = test::testdata("models/stories260K.gguf");
+  auto r = run_cli("bench -m " + quote(model) + " -p 16 -n 0 --ub 4,16 -r 1 -t 1 --bandwidth-mib 16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["n_ubatch"], 4);
+  EXPECT_EQ(j[1]["n_ubatch"], 16);
+  // Four chunks read the weights four times: the fraction is four times that of one chunk's rate.
+  for (const auto& t : j) {
+    const double reads = t["n_ubatch"] == 4 ? 4.0 : 1.0;
+    EXPECT_NEAR(t["bandwidth_fraction"].get<double>(),
+                t["avg_ts"].get<double>() * reads / 16.0 * t["weight_bytes_per_token"].get<double>() /
+                    (t["bandwidth_gbps"].get<double>() * 1e9),
+                1e-9);
+  }
+  r = run_cli("bench -m " + quote(model) + " -p 16 -n 0 --ub 4 -r 1 -t 1 --bandwidth-mib 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| n_ubatch |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("|        4 |           pp16 |"), std::string::npos) << r.out;
+  EXPECT_NE(run_cli("bench -m " + quote(model) + " -p 16 --ub 0").exit_code, 0);
+}
+
 // --interleave: the same tests and results, the repetitions run in rounds over the configurations;
 // each decode test still gets a probe pass before each of its repetitions and after the last.
 TEST(bench, interleave_runs_rounds_over_configurations) {
