@@ -3,9 +3,8 @@
 // weight once per token, so bandwidth / weight bytes is its ceiling).
 // As llama-bench, -m, -p, -n, -d, -t, --ub (and --cpu-isa) take lists (comma-separated or repeated):
 // every model x threads x instruction set x ubatch size is a configuration that runs every test.
-// --interleave
-// runs the repetitions in rounds over all configurations, so that on a shared host a slow minute
-// falls on each of them alike and their ratios hold.
+// --interleave runs the repetitions in rounds over all configurations, so that on a shared host a
+// slow minute falls on each of them alike and their ratios hold.
 #include <fmt/core.h>
 
 #include <algorithm>
