@@ -146,6 +146,20 @@ GLIA_HD kq_part k_quarter(const uint8_t* blk, int q, const int8_t* a, const int1
   return p;
 }
 
+// The two 16-element group sums of a part of 32 elements: dot[k] = sum over words i of elements
+// 16k + 4i.. of code(16k + 4i) . a (code: the part's four codes at that byte offset, as a word).
+template <class Code>
+GLIA_HD void group_dots(const int8_t* a, int dot[2], Code code) {
+  GLIA_UNROLL
+  for (int half = 0; half < 2; ++half) {
+    const words4 av = load_words4(a + 16 * half);
+    const uint32_t aw[4] = {av.x, av.y, av.z, av.w};
+    dot[half] = 0;
+    GLIA_UNROLL
+    for (int i = 0; i < 4; ++i) dot[half] = dp4a(code(16 * half + 4 * i), aw[i], dot[half]);
+  }
+}
+
 // Eighth e of the Q6_K block at blk (2-byte aligned) against a = the Q8_K quants of elements
 // [32e, 32e + 32) (16-byte aligned) and the block's bsums. Codes are q + 32 (0..63), so each group
 // of 16 subtracts 32 times its activation sum.
@@ -154,19 +168,10 @@ GLIA_HD kq_part q6_k_eighth(const uint8_t* blk, int e, const int8_t* a, const in
   const uint8_t* ql = blk + 64 * h + 32 * (s % 2);
   const uint8_t* qh = blk + 128 + 32 * h;
   const int lo_shift = s < 2 ? 0 : 4, hi_shift = 2 * s;
-  int dot[2] = {0, 0};
-  GLIA_UNROLL
-  for (int half = 0; half < 2; ++half) {
-    const words4 av = load_words4(a + 16 * half);
-    const uint32_t aw[4] = {av.x, av.y, av.z, av.w};
-    GLIA_UNROLL
-    for (int i = 0; i < 4; ++i) {
-      const int off = 16 * half + 4 * i;
-      const uint32_t code = ((load_word_a2(ql + off) >> lo_shift) & 0x0F0F0F0Fu) |
-                            ((load_word_a2(qh + off) >> hi_shift) & 0x03030303u) << 4;
-      dot[half] = dp4a(code, aw[i], dot[half]);
-    }
-  }
+  int dot[2];
+  group_dots(a, dot, [&](int off) {
+    return ((load_word_a2(ql + off) >> lo_shift) & 0x0F0F0F0Fu) | ((load_word_a2(qh + off) >> hi_shift) & 0x03030303u) << 4;
+  });
   const int g = 8 * h + 2 * s;
   const auto* scales = reinterpret_cast<const int8_t*>(blk + 192);
   kq_part p;
@@ -189,19 +194,12 @@ template <bool Q3>
 GLIA_HD kq_part low_k_eighth(const uint8_t* blk, int e, const int8_t* a, const int16_t* bsums) {
   const int h = e / 4, s = e % 4;
   const uint8_t* qs = blk + (Q3 ? 32 : 16) + 32 * h;
-  int dot[2] = {0, 0};
-  GLIA_UNROLL
-  for (int half = 0; half < 2; ++half) {
-    const words4 av = load_words4(a + 16 * half);
-    const uint32_t aw[4] = {av.x, av.y, av.z, av.w};
-    GLIA_UNROLL
-    for (int i = 0; i < 4; ++i) {
-      const int off = 16 * half + 4 * i;
-      uint32_t code = (load_word_a2(qs + off) >> (2 * s)) & 0x03030303u;
-      if constexpr (Q3) code |= ((load_word_a2(blk + off) >> e) & 0x01010101u) << 2;
-      dot[half] = dp4a(code, aw[i], dot[half]);
-    }
-  }
+  int dot[2];
+  group_dots(a, dot, [&](int off) {
+    uint32_t code = (load_word_a2(qs + off) >> (2 * s)) & 0x03030303u;
+    if constexpr (Q3) code |= ((load_word_a2(blk + off) >> e) & 0x01010101u) << 2;
+    return code;
+  });
   const int g = 8 * h + 2 * s;
   kq_part p;
   if constexpr (Q3) {
