@@ -140,7 +140,8 @@ struct block_iq4_xs {
 static_assert(sizeof(block_iq4_xs) == 136);
 
 // The stored scale of group g of an IQ4_XS block (0..63; the scale is this less 32).
-inline int iq4_xs_scale(const block_iq4_xs& b, int g) {
+// (constexpr: the CUDA kernels, built with --expt-relaxed-constexpr, call it too)
+constexpr int iq4_xs_scale(const block_iq4_xs& b, int g) {
   return ((b.scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | ((b.scales_h >> (2 * g)) & 3) << 4;
 }
 

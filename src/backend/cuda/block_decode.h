@@ -370,8 +370,7 @@ GLIA_HD void decode32_q8_k(const uint8_t* row, int64_t g, float* out) {
 GLIA_HD void decode32_iq4_xs(const uint8_t* row, int64_t g, float* out) {
   const quant::block_iq4_xs& b = reinterpret_cast<const quant::block_iq4_xs*>(row)[g >> 3];
   const int p = int(g & 7);
-  const int ls = ((b.scales_l[p >> 1] >> (4 * (p & 1))) & 0x0F) | ((b.scales_h >> (2 * p)) & 3) << 4;
-  const float dl = detail::mul(half_to_float(b.d), float(ls - 32));
+  const float dl = detail::mul(half_to_float(b.d), float(quant::iq4_xs_scale(b, p) - 32));
   const uint8_t* qs = b.qs + 16 * p;
   GLIA_UNROLL
   for (int j = 0; j < 16; ++j) {

@@ -86,12 +86,7 @@ struct kq_layout {
                                : T == dtype::iq4_xs                  ? iq4_xs_parts
                                                                      : low_k_parts;
   static constexpr int part_elems = 256 / parts;
-  static constexpr size_t block_bytes = T == dtype::q2_k   ? 84
-                                        : T == dtype::q3_k ? 110
-                                        : T == dtype::q4_k ? 144
-                                        : T == dtype::q5_k ? 176
-                                        : T == dtype::q6_k ? 210
-                                                           : 136;
+  static constexpr size_t block_bytes = sizeof(std::conditional_t<T == dtype::iq4_xs, quant::block_iq4_xs, k_block<T>>);
 };
 
 // y [n_tok, n_out]: warp w of block (bx, by) computes rows (bx * 8 + w) * R ... for tokens by * TILE
@@ -141,7 +136,7 @@ __global__ void __launch_bounds__(32 * warps_per_block) mm_kquant(const uint8_t*
 #pragma unroll
           for (int off = 1; off < L::parts; off <<= 1) {
             p.isum += __shfl_xor_sync(full_mask, p.isum, off);
-            if constexpr (k_scales_at<T>::has_min) p.min_term += __shfl_xor_sync(full_mask, p.min_term, off);
+            if constexpr (k_has_min<T>) p.min_term += __shfl_xor_sync(full_mask, p.min_term, off);
           }
           if (valid && part == 0) acc[r][j] = detail::add(acc[r][j], k_block_value<T>(blk, da, p.isum, p.min_term));
         }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cuda/block_decode.h"
 
@@ -50,7 +51,6 @@ __device__ __forceinline__ uint32_t load_word_a2(const uint8_t* p) {
   const auto* h = reinterpret_cast<const uint16_t*>(p);
   return uint32_t(h[0]) | uint32_t(h[1]) << 16;
 }
-__device__ __forceinline__ uint16_t load_u16(const uint8_t* p) { return *reinterpret_cast<const uint16_t*>(p); }
 #else
 template <class T>
 T host_load(const void* p) {
@@ -61,7 +61,6 @@ T host_load(const void* p) {
 inline words4 load_words4(const void* p) { return host_load<words4>(p); }
 inline words4 load_words4_a8(const void* p) { return host_load<words4>(p); }
 inline uint32_t load_word_a2(const uint8_t* p) { return host_load<uint32_t>(p); }
-inline uint16_t load_u16(const uint8_t* p) { return host_load<uint16_t>(p); }
 #endif
 
 // c + the dot product of the four signed bytes of a and b.
@@ -99,17 +98,6 @@ GLIA_HD words4 nibbles(words4 v, int shift) {
   return {(v.x >> shift) & m, (v.y >> shift) & m, (v.z >> shift) & m, (v.w >> shift) & m};
 }
 
-// get_scale_min of the reference: the 6-bit scale and min of sub-block g from the 12 packed bytes.
-GLIA_HD void q4_k_scale_min(const uint8_t* s, int g, int& scale, int& min) {
-  if (g < 4) {
-    scale = s[g] & 63;
-    min = s[g + 4] & 63;
-  } else {
-    scale = (s[g + 4] & 0x0F) | (s[g - 4] >> 6) << 4;
-    min = (s[g + 4] >> 4) | (s[g] >> 6) << 4;
-  }
-}
-
 // The fifth bits of 4 words of Q5_K codes: bit `bit` of each byte of qh, moved to bit 4.
 GLIA_HD words4 fifth_bits(words4 qh, int bit) {
   constexpr uint32_t m = 0x01010101u;
@@ -123,14 +111,16 @@ GLIA_HD words4 operator|(words4 a, words4 b) { return {a.x | b.x, a.y | b.y, a.z
 // Q5_K adds to each code its fifth bit: bit 2q (low nibbles) or 2q + 1 (high) of qh[l].
 template <bool Q5>
 GLIA_HD kq_part k_quarter(const uint8_t* blk, int q, const int8_t* a, const int16_t* bsums) {
-  const uint8_t* qs = blk + (Q5 ? 48 : 16) + 32 * q;
+  using block = std::conditional_t<Q5, quant::block_q5_k, quant::block_q4_k>;
+  const block& b = *reinterpret_cast<const block*>(blk);
+  const uint8_t* qs = b.qs + 32 * q;
   int lo = 0, hi = 0;
   GLIA_UNROLL
   for (int h = 0; h < 2; ++h) {
     const words4 w = load_words4(qs + 16 * h);
     words4 c_lo = nibbles(w, 0), c_hi = nibbles(w, 4);
     if constexpr (Q5) {
-      const words4 qh = load_words4(blk + 16 + 16 * h);
+      const words4 qh = load_words4(b.qh + 16 * h);
       c_lo = c_lo | fifth_bits(qh, 2 * q);
       c_hi = c_hi | fifth_bits(qh, 2 * q + 1);
     }
@@ -138,8 +128,8 @@ GLIA_HD kq_part k_quarter(const uint8_t* blk, int q, const int8_t* a, const int1
     hi = dp4a_words(c_hi, load_words4(a + 32 + 16 * h), hi);
   }
   int sc0, m0, sc1, m1;
-  q4_k_scale_min(blk + 4, 2 * q, sc0, m0);
-  q4_k_scale_min(blk + 4, 2 * q + 1, sc1, m1);
+  q4_k_scale_min(b.scales, 2 * q, &sc0, &m0);
+  q4_k_scale_min(b.scales, 2 * q + 1, &sc1, &m1);
   kq_part p;
   p.isum = sc0 * lo + sc1 * hi;
   p.min_term = m0 * (bsums[4 * q] + bsums[4 * q + 1]) + m1 * (bsums[4 * q + 2] + bsums[4 * q + 3]);
@@ -164,25 +154,19 @@ GLIA_HD void group_dots(const int8_t* a, int dot[2], Code code) {
 // [32e, 32e + 32) (16-byte aligned) and the block's bsums. Codes are q + 32 (0..63), so each group
 // of 16 subtracts 32 times its activation sum.
 GLIA_HD kq_part q6_k_eighth(const uint8_t* blk, int e, const int8_t* a, const int16_t* bsums) {
+  const auto& b = *reinterpret_cast<const quant::block_q6_k*>(blk);
   const int h = e / 4, s = e % 4;
-  const uint8_t* ql = blk + 64 * h + 32 * (s % 2);
-  const uint8_t* qh = blk + 128 + 32 * h;
+  const uint8_t* ql = b.ql + 64 * h + 32 * (s % 2);
+  const uint8_t* qh = b.qh + 32 * h;
   const int lo_shift = s < 2 ? 0 : 4, hi_shift = 2 * s;
   int dot[2];
   group_dots(a, dot, [&](int off) {
     return ((load_word_a2(ql + off) >> lo_shift) & 0x0F0F0F0Fu) | ((load_word_a2(qh + off) >> hi_shift) & 0x03030303u) << 4;
   });
   const int g = 8 * h + 2 * s;
-  const auto* scales = reinterpret_cast<const int8_t*>(blk + 192);
   kq_part p;
-  p.isum = scales[g] * (dot[0] - 32 * bsums[g]) + scales[g + 1] * (dot[1] - 32 * bsums[g + 1]);
+  p.isum = b.scales[g] * (dot[0] - 32 * bsums[g]) + b.scales[g + 1] * (dot[1] - 32 * bsums[g + 1]);
   return p;
-}
-
-// The 6-bit scale code of group g of a Q3_K block (q3_k_scale of the reference).
-GLIA_HD int q3_k_scale_code(const uint8_t* s, int g) {
-  const int lo = g < 8 ? s[g] & 0x0F : s[g - 8] >> 4;
-  return lo | ((s[8 + g % 4] >> (2 * (g / 4))) & 3) << 4;
 }
 
 // Eighth e of a Q2_K (Q3 false) or Q3_K block (2-byte aligned): the 2-bit codes of elements 32e +
@@ -192,23 +176,24 @@ GLIA_HD int q3_k_scale_code(const uint8_t* s, int g) {
 // term.
 template <bool Q3>
 GLIA_HD kq_part low_k_eighth(const uint8_t* blk, int e, const int8_t* a, const int16_t* bsums) {
+  using block = std::conditional_t<Q3, quant::block_q3_k, quant::block_q2_k>;
+  const block& b = *reinterpret_cast<const block*>(blk);
   const int h = e / 4, s = e % 4;
-  const uint8_t* qs = blk + (Q3 ? 32 : 16) + 32 * h;
+  const uint8_t* qs = b.qs + 32 * h;
   int dot[2];
   group_dots(a, dot, [&](int off) {
     uint32_t code = (load_word_a2(qs + off) >> (2 * s)) & 0x03030303u;
-    if constexpr (Q3) code |= ((load_word_a2(blk + off) >> e) & 0x01010101u) << 2;
+    if constexpr (Q3) code |= ((load_word_a2(b.hmask + off) >> e) & 0x01010101u) << 2;
     return code;
   });
   const int g = 8 * h + 2 * s;
   kq_part p;
   if constexpr (Q3) {
-    const uint8_t* sc = blk + 96;
-    p.isum = (q3_k_scale_code(sc, g) - 32) * (dot[0] - 4 * bsums[g]) +
-             (q3_k_scale_code(sc, g + 1) - 32) * (dot[1] - 4 * bsums[g + 1]);
+    p.isum = (q3_k_scale(b.scales, g) - 32) * (dot[0] - 4 * bsums[g]) +
+             (q3_k_scale(b.scales, g + 1) - 32) * (dot[1] - 4 * bsums[g + 1]);
   } else {
-    p.isum = (blk[g] & 0x0F) * dot[0] + (blk[g + 1] & 0x0F) * dot[1];
-    p.min_term = (blk[g] >> 4) * bsums[g] + (blk[g + 1] >> 4) * bsums[g + 1];
+    p.isum = (b.scales[g] & 0x0F) * dot[0] + (b.scales[g + 1] & 0x0F) * dot[1];
+    p.min_term = (b.scales[g] >> 4) * bsums[g] + (b.scales[g + 1] >> 4) * bsums[g + 1];
   }
   return p;
 }
@@ -229,33 +214,35 @@ GLIA_HD words4 iq4_levels(words4 v) { return {iq4_levels(v.x), iq4_levels(v.y), 
 // of elements [32g, 32g + 32) (16-byte aligned), folded as vec_dot_iq4_xs_q8_k folds a sub-block:
 // ((d * da) * (ls_g - 32)) * sumi_g (the reference adds one such term per sub-block).
 GLIA_HD float iq4_xs_sub_block(const uint8_t* blk, int g, const int8_t* a, float da) {
-  const words4 w = load_words4_a8(blk + 8 + 16 * g);
+  const auto& b = *reinterpret_cast<const quant::block_iq4_xs*>(blk);
+  const words4 w = load_words4_a8(b.qs + 16 * g);
   int sumi = dp4a_words(iq4_levels(nibbles(w, 0)), load_words4(a), 0);
   sumi = dp4a_words(iq4_levels(nibbles(w, 4)), load_words4(a + 16), sumi);
-  const int ls = ((blk[4 + g / 2] >> (4 * (g % 2))) & 0x0F) | ((load_u16(blk + 2) >> (2 * g)) & 3) << 4;
-  const float d4d8 = detail::mul(half_to_float(load_u16(blk)), da);
-  return detail::mul(detail::mul(d4d8, float(ls - 32)), float(sumi));
+  const float d4d8 = detail::mul(half_to_float(b.d), da);
+  return detail::mul(detail::mul(d4d8, float(quant::iq4_xs_scale(b, g) - 32)), float(sumi));
 }
 
-// Where each type keeps its fp16 super-scales: d and (for the types with minimums) dmin.
+// The block struct of each k-quant, and whether it has minimums (a dmin and a min term).
 template <dtype T>
-struct k_scales_at {
-  static constexpr int d = T == dtype::q2_k ? 80 : T == dtype::q3_k ? 108 : T == dtype::q6_k ? 208 : 0;
-  static constexpr int dmin = T == dtype::q2_k ? 82 : 2;
-  static constexpr bool has_min = T == dtype::q2_k || T == dtype::q4_k || T == dtype::q5_k;
-};
+using k_block = std::conditional_t<
+    T == dtype::q2_k, quant::block_q2_k,
+    std::conditional_t<T == dtype::q3_k, quant::block_q3_k,
+                       std::conditional_t<T == dtype::q4_k, quant::block_q4_k,
+                                          std::conditional_t<T == dtype::q5_k, quant::block_q5_k, quant::block_q6_k>>>>;
+template <dtype T>
+inline constexpr bool k_has_min = T == dtype::q2_k || T == dtype::q4_k || T == dtype::q5_k;
 
 // A whole block's sums folded into a row's float sum as the type table's vec_dot folds a block (da:
 // the activation block's scale): (d * da) * isum, less (dmin * da) * min_term for the types with
 // minimums (Q2_K's reference multiplies da * d: the same product).
 template <dtype T>
 GLIA_HD float k_block_value(const uint8_t* blk, float da, int isum, int min_term) {
-  using at = k_scales_at<T>;
-  const float d = detail::mul(half_to_float(load_u16(blk + at::d)), da);
-  if constexpr (!at::has_min) {
+  const k_block<T>& b = *reinterpret_cast<const k_block<T>*>(blk);
+  const float d = detail::mul(half_to_float(b.d), da);
+  if constexpr (!k_has_min<T>) {
     return detail::mul(d, float(isum));
   } else {
-    const float dmin = detail::mul(half_to_float(load_u16(blk + at::dmin)), da);
+    const float dmin = detail::mul(half_to_float(b.dmin), da);
     return detail::sub(detail::mul(d, float(isum)), detail::mul(dmin, float(min_term)));
   }
 }
