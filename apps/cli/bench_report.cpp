@@ -85,7 +85,7 @@ std::string table_printer::backend_cell(const config_report& c) const {
 }
 
 void table_printer::header() const {
-  const int bw = show_isa_ ? 14 : 7;
+  const int bw = backend_width();
   const std::string ub = show_ubatch_ ? fmt::format(" {:>8} |", "n_ubatch") : "";
   const std::string ub_rule = show_ubatch_ ? fmt::format(" {:->8} |", ":") : "";
   fmt::print("| {:<30} | {:>10} | {:>10} | {:<{}} | {:>7} |{} {:>14} | {:>20} |\n", "model", "size", "params", "backend", bw,
@@ -98,7 +98,7 @@ void table_printer::row(const config_report& c, const test_result& t) const {
   const model_facts& mf = c.facts;
   const std::string ub = show_ubatch_ ? fmt::format(" {:>8} |", c.n_ubatch) : "";
   fmt::print("| {:<30} | {:>10} | {:>8.2f} B | {:<{}} | {:>7} |{} {:>14} | {:>20} |\n", mf.type_label,
-             human_size(double(mf.size)), double(mf.n_params) / 1e9, backend_cell(c), show_isa_ ? 14 : 7, c.n_threads, ub,
+             human_size(double(mf.size)), double(mf.n_params) / 1e9, backend_cell(c), backend_width(), c.n_threads, ub,
              t.name(), fmt::format("{:.2f} ± {:.2f}", t.avg_ts, t.stddev_ts));
   std::fflush(stdout);
 }

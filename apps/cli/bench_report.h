@@ -82,6 +82,7 @@ class table_printer {
  private:
   bool show_isa_, show_ubatch_;
   std::string backend_cell(const config_report& c) const;
+  int backend_width() const { return show_isa_ ? 14 : 7; }  // "CPU avx512vnni" or "backend"
 };
 
 nlohmann::json to_json(std::span<const config_report> configs);

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -69,8 +68,8 @@ std::optional<test_spec> parse_pg(const std::string& s) {
 }
 
 // llama-bench's order: the prompt tests, the generation tests, then the combined ones, each over the
-// depths.
-std::vector<test_spec> test_list(const bench_options& o) {
+// depths. Errors: a malformed --pg.
+result<std::vector<test_spec>> test_list(const bench_options& o) {
   std::vector<test_spec> tests;
   for (int p : o.n_prompt)
     for (int d : o.n_depth)
@@ -78,9 +77,11 @@ std::vector<test_spec> test_list(const bench_options& o) {
   for (int n : o.n_gen)
     for (int d : o.n_depth)
       if (n > 0) tests.push_back({0, n, d});
-  for (const auto& pg : o.pg)
-    for (int d : o.n_depth)
-      if (auto t = parse_pg(pg)) tests.push_back({t->n_prompt, t->n_gen, d});
+  for (const auto& pg : o.pg) {
+    const auto t = parse_pg(pg);
+    if (!t) return make_error("--pg {}: expected PROMPT,GEN (two positive counts)", pg);
+    for (int d : o.n_depth) tests.push_back({t->n_prompt, t->n_gen, d});
+  }
   return tests;
 }
 
@@ -258,9 +259,7 @@ class config_run {
   // Faults in the mapped weights and wakes the threads (a short run suffices for decode).
   status warm(size_t i) {
     const test_result& t = report_.tests[i];
-    auto w = t.gen_only()      ? runner_->generate(std::min(t.n_gen, 2), t.n_depth)
-             : t.prompt_only() ? runner_->prompt(t.n_prompt, t.n_depth)
-                               : runner_->prompt_then_generate(t.n_prompt, std::min(t.n_gen, 2), t.n_depth);
+    auto w = run(t, std::min(t.n_gen, 2));
     return w ? status::ok() : w.take_error();
   }
 
@@ -268,9 +267,7 @@ class config_run {
   status repetition(size_t i) {
     test_result& t = report_.tests[i];
     GLIA_TRY(between_pass(t));
-    auto ns = t.gen_only()      ? runner_->generate(t.n_gen, t.n_depth)
-              : t.prompt_only() ? runner_->prompt(t.n_prompt, t.n_depth)
-                                : runner_->prompt_then_generate(t.n_prompt, t.n_gen, t.n_depth);
+    auto ns = run(t, t.n_gen);
     if (!ns) return ns.take_error();
     t.samples_ns.push_back(*ns);
     t.samples_ts.push_back(double(t.n_prompt + t.n_gen) * 1e9 / std::max(*ns, 1.0));
@@ -325,6 +322,13 @@ class config_run {
  private:
   config_run() = default;
 
+  // Test t with n_gen generated tokens (the test's own, or fewer to warm up); nanoseconds.
+  result<double> run(const test_result& t, int n_gen) {
+    if (t.gen_only()) return runner_->generate(n_gen, t.n_depth);
+    if (t.prompt_only()) return runner_->prompt(t.n_prompt, t.n_depth);
+    return runner_->prompt_then_generate(t.n_prompt, n_gen, t.n_depth);
+  }
+
   status between_pass(test_result& t) {
     if (!t.gen_only() || !probe_) return status::ok();
     auto bps = probe_->pass();
@@ -367,23 +371,24 @@ class model_cache {
 };
 
 int run_bench(bench_options o) {
-  for (const auto& pg : o.pg)
-    if (!parse_pg(pg)) {
-      fmt::print(stderr, "error: --pg {}: expected PROMPT,GEN (two positive counts)\n", pg);
-      return 1;
-    }
-  const std::vector<test_spec> tests = test_list(o);
+  const auto listed = test_list(o);
+  if (!listed) {
+    fmt::print(stderr, "error: {}\n", listed.message());
+    return 1;
+  }
+  const std::vector<test_spec>& tests = *listed;
   if (tests.empty()) {
     fmt::print(stderr, "error: -p 0 and -n 0: nothing to measure\n");
     return 1;
   }
-  if (o.n_threads.empty()) o.n_threads = {int(std::max(1u, std::thread::hardware_concurrency()))};
+  const int all_cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  if (o.n_threads.empty()) o.n_threads = {0};
   std::vector<config_spec> specs;
   const std::vector<int> ubatches = o.n_ubatch.empty() ? std::vector<int>{0} : o.n_ubatch;
   for (const auto& m : o.models)
     for (int t : o.n_threads)
       for (const auto& isa : o.cpu_isa)
-        for (int ub : ubatches) specs.push_back({m, t > 0 ? t : int(std::max(1u, std::thread::hardware_concurrency())), isa, ub});
+        for (int ub : ubatches) specs.push_back({m, t > 0 ? t : all_cores, isa, ub});
 
   const bench::table_printer printer(o.cpu_isa.size() > 1, !o.n_ubatch.empty());
   if (o.json) o.output = "json";
