@@ -82,8 +82,9 @@ act_rows convert_activations(thread_pool& pool, const kernel_table& k, const typ
       const int64_t t = b / nb;
       const int64_t first = b % nb;
       const int64_t count = std::min(nb - first, end - b);
-      const uint8_t* dst = rows + size_t(t) * stride + size_t(first) * at.block_bytes;
-      if (!as_is) quantize(x + t * n_in + first * at.block_elems, s.act.data() + (dst - rows), count * at.block_elems);
+      const size_t at_block = size_t(t) * stride + size_t(first) * at.block_bytes;
+      const uint8_t* dst = rows + at_block;
+      if (!as_is) quantize(x + t * n_in + first * at.block_elems, s.act.data() + at_block, count * at.block_elems);
       if (sums) mk->block_sums(dst, count, act_d + t * nb + first, act_sum + t * nb + first);
       if (wide) mk->widen(dst, count * at.block_elems, act_wide + wide_offset(t, n_in, wt) + first * at.block_elems * wt, wt);
       b += count;

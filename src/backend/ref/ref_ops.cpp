@@ -96,11 +96,8 @@ void store_row(const kv_layer_view& kv, void* buf, int64_t slot, int head_dim, c
   const int64_t n = int64_t(kv.n_kv_head) * head_dim;
   if (kv.type == dtype::f32) {
     std::memcpy(static_cast<float*>(buf) + slot * n, src, size_t(n) * sizeof(float));
-  } else if (to_f16) {
-    to_f16(src, static_cast<uint16_t*>(buf) + slot * n, n);
   } else {
-    uint16_t* dst = static_cast<uint16_t*>(buf) + slot * n;
-    for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_fp16(src[i]);
+    to_f16(src, static_cast<uint16_t*>(buf) + slot * n, n);
   }
 }
 }  // namespace
@@ -108,6 +105,7 @@ void store_row(const kv_layer_view& kv, void* buf, int64_t slot, int head_dim, c
 void kv_store_token(const kv_layer_view& kv, const float* k, const float* v, int64_t t, int32_t pos,
                     quantize_row_fn to_f16) {
   const int64_t slot = pos % kv.n_slots;
+  if (!to_f16) to_f16 = type_info(dtype::f16).quantize_row;
   store_row(kv, kv.k, slot, kv.head_dim_k, k + t * kv.n_kv_head * kv.head_dim_k, to_f16);
   store_row(kv, kv.v, slot, kv.head_dim_v, v + t * kv.n_kv_head * kv.head_dim_v, to_f16);
   kv.slot_pos[slot] = pos;

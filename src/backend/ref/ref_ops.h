@@ -37,9 +37,9 @@ inline bool slot_visible(int32_t key_pos, int32_t query_pos, int window) {
   if (key_pos < 0 || key_pos > query_pos) return false;
   return window <= 0 || query_pos - key_pos < window;
 }
-// Stores token t's K and V rows in the slot of position pos. An f16 cache converts with to_f16
-// where given (a bit-exact twin of the type table's F16 row quantizer: the CPU backend's vector one),
-// else element by element.
+// Stores token t's K and V rows in the slot of position pos. An f16 cache converts with to_f16 (a
+// bit-exact twin of the type table's F16 row quantizer, e.g. the CPU backend's vector one), by
+// default that quantizer itself.
 void kv_store_token(const kv_layer_view& kv, const float* k, const float* v, int64_t t, int32_t pos,
                     quantize_row_fn to_f16 = nullptr);
 // Copies (converting from f16 if needed) one head's row of slot s out of a K or V buffer.
