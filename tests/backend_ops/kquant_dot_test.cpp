@@ -56,65 +56,40 @@ std::vector<block_q8_k> activation_blocks(int n, uint32_t seed) {
   return out;
 }
 
-template <class Block, bool Q5>
-void check_quarters(dtype t, uint32_t seed) {
-  const auto w = weight_blocks<Block>(t, 24, seed);
-  const auto a = activation_blocks(int(w.size()), seed + 4);
+// Blocks of type T cut into `parts` parts of 256 / parts elements: the parts' integer sums, added
+// as the kernel adds them across lanes and folded by k_block_value, against the reference's vec_dot.
+template <dtype T, class Block, class Part>
+void expect_parts_fold_to_reference(int parts, uint32_t weight_seed, uint32_t act_seed, Part part) {
+  const auto w = weight_blocks<Block>(T, 24, weight_seed);
+  const auto a = activation_blocks(int(w.size()), act_seed);
   for (size_t i = 0; i < w.size(); ++i) {
+    const auto* blk = reinterpret_cast<const uint8_t*>(&w[i]);
     int isum = 0, min_term = 0;
-    for (int q = 0; q < cuda::q4_k_parts; ++q) {
-      const cuda::kq_part p =
-          cuda::k_quarter<Q5>(reinterpret_cast<const uint8_t*>(&w[i]), q, a[i].qs + 64 * q, a[i].bsums);
+    for (int e = 0; e < parts; ++e) {
+      const cuda::kq_part p = part(blk, e, a[i].qs + 256 / parts * e, a[i].bsums);
       isum += p.isum;
       min_term += p.min_term;
     }
-    const float got = cuda::k_block_value<dtype::q4_k>(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d, isum, min_term);
-    const float want = type_info(t).vec_dot(&w[i], &a[i], 256);
-    EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << type_label(t) << " block " << i << ": " << got << " against " << want;
+    const float got = cuda::k_block_value<T>(blk, a[i].d, isum, min_term);
+    const float want = type_info(T).vec_dot(&w[i], &a[i], 256);
+    EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << type_label(T) << " block " << i << ": " << got << " against " << want;
   }
 }
 
 TEST(kquant_dot, q4_k_and_q5_k_quarters_give_the_reference_block_value) {
-  check_quarters<block_q4_k, false>(dtype::q4_k, 7);
-  check_quarters<block_q5_k, true>(dtype::q5_k, 9);
+  expect_parts_fold_to_reference<dtype::q4_k, block_q4_k>(cuda::q4_k_parts, 7, 11, cuda::k_quarter<false>);
+  expect_parts_fold_to_reference<dtype::q5_k, block_q5_k>(cuda::q4_k_parts, 9, 13, cuda::k_quarter<true>);
 }
 
 TEST(kquant_dot, q6_k_eighths_give_the_reference_block_value) {
-  constexpr int n = 24;
-  const auto w = weight_blocks<block_q6_k>(dtype::q6_k, n, 5);  // 210-byte blocks: odd ones 2-byte aligned
-  const auto a = activation_blocks(int(w.size()), 13);
-  for (size_t i = 0; i < w.size(); ++i) {
-    int isum = 0;
-    for (int e = 0; e < cuda::q6_k_parts; ++e)
-      isum += cuda::q6_k_eighth(reinterpret_cast<const uint8_t*>(&w[i]), e, a[i].qs + 32 * e, a[i].bsums).isum;
-    const float got = cuda::k_block_value<dtype::q6_k>(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d, isum, 0);
-    const float want = type_info(dtype::q6_k).vec_dot(&w[i], &a[i], 256);
-    EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << "block " << i << ": " << got << " against " << want;
-  }
-}
-
-template <class Block, bool Q3>
-void check_low_eighths(dtype t, uint32_t seed) {
-  const auto w = weight_blocks<Block>(t, 24, seed);  // 110- and 84-byte blocks: Q3_K's odd ones 2-byte aligned
-  const auto a = activation_blocks(int(w.size()), seed + 2);
-  for (size_t i = 0; i < w.size(); ++i) {
-    int isum = 0, min_term = 0;
-    for (int e = 0; e < cuda::low_k_parts; ++e) {
-      const cuda::kq_part p =
-          cuda::low_k_eighth<Q3>(reinterpret_cast<const uint8_t*>(&w[i]), e, a[i].qs + 32 * e, a[i].bsums);
-      isum += p.isum;
-      min_term += p.min_term;
-    }
-    const float got = cuda::k_block_value<Q3 ? dtype::q3_k : dtype::q2_k>(reinterpret_cast<const uint8_t*>(&w[i]), a[i].d,
-                                                                          isum, min_term);
-    const float want = type_info(t).vec_dot(&w[i], &a[i], 256);
-    EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << type_label(t) << " block " << i << ": " << got << " against " << want;
-  }
+  // 210-byte blocks: odd ones 2-byte aligned
+  expect_parts_fold_to_reference<dtype::q6_k, block_q6_k>(cuda::q6_k_parts, 5, 13, cuda::q6_k_eighth);
 }
 
 TEST(kquant_dot, q2_k_and_q3_k_eighths_give_the_reference_block_value) {
-  check_low_eighths<block_q2_k, false>(dtype::q2_k, 21);
-  check_low_eighths<block_q3_k, true>(dtype::q3_k, 23);
+  // 84- and 110-byte blocks: Q3_K's odd ones 2-byte aligned
+  expect_parts_fold_to_reference<dtype::q2_k, block_q2_k>(cuda::low_k_parts, 21, 23, cuda::low_k_eighth<false>);
+  expect_parts_fold_to_reference<dtype::q3_k, block_q3_k>(cuda::low_k_parts, 23, 25, cuda::low_k_eighth<true>);
 }
 
 TEST(kquant_dot, iq4_xs_sub_blocks_give_the_reference_block_value) {
