@@ -312,6 +312,13 @@ inline constexpr size_t stream_prefetch_distance = 1024;
 // the caller's: Q8_0's 272-byte blocks 2.3 KiB ahead decoded slower (1 thread 18.8-23.1 -> 16.2-16.9 t/s).
 template <size_t BlockBytes, size_t Distance>
 inline constexpr size_t block_prefetch_distance = BlockBytes >= 1024 ? BlockBytes + 2048 : Distance;
+// The form below was measured against others (AVX2, `glia bench -n 48`, alternated rounds):
+//  - a plain loop: unrolled (Zen 3 session 10; Zen 4 Q4_K_M 1 thread 29-31 -> 23-24 t/s) or spread
+//    over a k-quant block's eight sub-blocks (Zen 4: -> 19-24 t/s) decoded slower;
+//  - T1: T0 (into L1) slower on Zen 4 (Q4_0 1 thread 40-44 -> 31-36 t/s, Q4_K_M 35-37 -> 21-23),
+//    T2 the same as T1 (Zen 4 fills L2 for both).
+// Zen 4 also decoded as fast with no software prefetch at all (its hardware prefetchers follow the
+// two streams), Zen 3 did not (session 10: prefetching every other line halved Q4_K_M decode).
 template <size_t BlockBytes, size_t Distance = panel_prefetch_distance>
 inline void panel_prefetch(const uint8_t* block) {
   for (size_t off = 0; off < BlockBytes; off += 64)
