@@ -393,7 +393,14 @@ int run_bench(bench_options o) {
   const bench::table_printer printer(o.cpu_isa.size() > 1, !o.n_ubatch.empty());
   if (o.json) o.output = "json";
   const bool table = o.output == "md";
-  if (table) printer.header();
+  // The header comes with the first row, so that a model that fails to load leaves stdout empty.
+  bool header_printed = false;
+  const auto print_row = [&](const config_report& c, const auto& t) {
+    if (!table) return;
+    if (!header_printed) printer.header();
+    header_printed = true;
+    printer.row(c, t);
+  };
   probes pr(o.bandwidth_mib);
   model_cache models;
   std::vector<config_report> reports;
@@ -420,7 +427,7 @@ int run_bench(bench_options o) {
         for (int r = 0; st && r < o.reps; ++r) st = run.repetition(i);
         if (st) st = run.close(i);
         if (!st) return fail(test_error(s, run.report().tests[i], st.message()));
-        if (table) printer.row(run.report(), run.report().tests[i]);
+        print_row(run.report(), run.report().tests[i]);
       }
       if (auto st = run.probe_ceiling(); !st) return fail(st.message());
       reports.push_back(run.finish());
@@ -448,8 +455,7 @@ int run_bench(bench_options o) {
         if (auto st = runs[k]->close(i); !st) return fail(test_error(specs[k], runs[k]->report().tests[i], st.message()));
       if (auto st = runs[k]->probe_ceiling(); !st) return fail(st.message());
       reports.push_back(runs[k]->finish());
-      if (table)
-        for (const auto& t : reports.back().tests) printer.row(reports.back(), t);
+      for (const auto& t : reports.back().tests) print_row(reports.back(), t);
     }
   }
 
@@ -474,7 +480,7 @@ command_fn add_bench(CLI::App& app) {
   list(cmd->add_option("-n,--n-gen", o->n_gen, "tokens generated one at a time (0: skip)"))->check(CLI::Range(0, 1 << 16))->capture_default_str();
   list(cmd->add_option("-d,--n-depth", o->n_depth, "tokens of context evaluated (not timed) before each test, as llama-bench's -d"))
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
-  list(cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)"))->check(CLI::Range(0, 1024));
+  list(cmd->add_option("-t,--threads", o->n_threads, "threads (0, the default: one per core)"))->check(CLI::Range(0, 1024));
   list(cmd->add_option("--ub,--ubatch-size", o->n_ubatch,
                        "prompt tokens per forward chunk (default: the largest prompt or depth, at most 512)"))
       ->check(CLI::Range(1, 1 << 16));

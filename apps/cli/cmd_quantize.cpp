@@ -33,7 +33,7 @@ command_fn add_quantize(CLI::App& app) {
   cmd->add_option("--token-embedding-type", o->token_embd_type, "type of token_embd.weight (e.g. q8_0)");
   cmd->add_option("--output-tensor-type", o->output_type, "type of output.weight (tied models: of token_embd.weight)");
   cmd->add_flag("--pure", o->pure, "no mix: every weight gets the base type (except the two options above)");
-  cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)")->check(CLI::Range(0, 1024));
+  cmd->add_option("-t,--threads", o->n_threads, "threads (0, the default: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_flag("-q,--quiet", o->quiet, "no per-tensor lines");
 
   return [o]() {

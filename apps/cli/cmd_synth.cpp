@@ -32,9 +32,9 @@ command_fn add_synth(CLI::App& app) {
   cmd->add_option("--type", o->type, "weight type or mix, as for quantize (Q8_0, Q4_0, Q4_K_M, F16...)")->capture_default_str();
   cmd->add_option("--out", o->out, "GGUF file to write")->required();
   cmd->add_option("-s,--seed", o->seed, "random seed")->capture_default_str();
-  cmd->add_option("-t,--threads", o->n_threads, "threads (default: one per core)")->check(CLI::Range(0, 1024));
+  cmd->add_option("-t,--threads", o->n_threads, "threads (0, the default: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_option("--layers", o->n_layer, "override the layer count (quick experiments, tests)")->check(CLI::Range(1, 1024));
-  cmd->add_option("--vocab", o->n_vocab, "override the vocabulary size (quick experiments, tests)")->check(CLI::Range(int64_t(1), int64_t(1) << 24));
+  cmd->add_option("--vocab", o->n_vocab, "override the vocabulary size (quick experiments, tests)")->check(CLI::Range(synth_min_vocab(), synth_max_vocab));
   cmd->add_flag("-q,--quiet", o->quiet, "no per-tensor lines");
 
   return [o]() {

@@ -24,7 +24,7 @@ inline void add_session_options(CLI::App* cmd, session_options& o) {
   cmd->add_option("-m,--model", o.model_path, "GGUF model file")->required()->check(CLI::ExistingFile);
   cmd->add_option("-c,--ctx-size", o.n_ctx, "context size in tokens (default: the model's, at most 4096)")
       ->check(CLI::Range(0, 1 << 24));
-  cmd->add_option("-t,--threads", o.n_threads, "threads (default: one per core)")->check(CLI::Range(0, 1024));
+  cmd->add_option("-t,--threads", o.n_threads, "threads (0, the default: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_option("--kv-type", o.kv_type, "KV cache precision")->check(CLI::IsMember({"f16", "f32"}))->capture_default_str();
   cmd->add_option("--backend", o.backend, "compute backend: auto (cuda when a GPU is present, else cpu), cpu, cuda, ref")
       ->check(CLI::IsMember({"auto", "cpu", "cuda", "ref"}))

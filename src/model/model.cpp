@@ -16,7 +16,7 @@ result<std::shared_ptr<const model>> load_model(std::shared_ptr<gguf::file> file
 
 result<std::shared_ptr<const model>> load_model(const std::string& path, const load_options& opts) {
   auto f = gguf::file::open(path, opts.use_mmap, {}, opts.progress);
-  if (!f) return make_error("{}: {}", path, f.message());
+  if (!f) return f.take_error();  // gguf::file::open's messages name the path already
   auto m = load_model(std::move(*f));
   if (!m) return make_error("{}: {}", path, m.message());
   return m;
@@ -24,9 +24,17 @@ result<std::shared_ptr<const model>> load_model(const std::string& path, const l
 
 size_t model::decode_weight_bytes() const {
   auto bytes = [](const weight_view& w) { return w.data ? w.row_stride * size_t(w.n_out) : size_t(0); };
-  size_t total = weights.token_embd.row_stride + bytes(weights.output);
-  for (const auto& l : weights.layers)
+  // Small vectors are read as the floats they were converted to at load.
+  auto floats = [](const std::vector<float>& v) { return v.size() * sizeof(float); };
+  size_t total = weights.token_embd.row_stride + bytes(weights.output) + floats(weights.output_norm) +
+                 floats(weights.rope_freqs);
+  for (const auto& l : weights.layers) {
     total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.ffn_gate) + bytes(l.ffn_up) + bytes(l.ffn_down);
+    for (const auto* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.post_attn_norm, &l.ffn_norm,
+                          &l.post_ffn_norm})
+      total += floats(*v);
+    if (l.has_output_scale) total += sizeof(float);
+  }
   return total;
 }
 

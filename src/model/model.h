@@ -16,7 +16,8 @@ struct model {
   family_profile profile;
   model_weights weights;
 
-  // Bytes of weights one decode step reads: every layer matrix, the LM head, one embedding row.
+  // Bytes of weights one decode step reads: every layer's matrices and vectors (norms, biases), the
+  // final norm, the LM head, one embedding row.
   size_t decode_weight_bytes() const;
 };
 

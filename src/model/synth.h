@@ -63,7 +63,11 @@ struct synth_vocab {
   std::vector<float> scores;
   std::vector<int32_t> types;  // llama.cpp token types: 1 normal, 2 unknown, 3 control, 6 byte
 };
-// Errors: n_vocab too small for the fixed tokens and the single characters.
+// The smallest and largest n_vocab make_synth_vocab takes: room for the fixed tokens and the single
+// characters; 2^24.
+int64_t synth_min_vocab();
+constexpr int64_t synth_max_vocab = int64_t(1) << 24;
+// Errors: n_vocab outside synth_min_vocab()..synth_max_vocab.
 result<synth_vocab> make_synth_vocab(int64_t n_vocab, uint64_t seed);
 
 struct synth_options {

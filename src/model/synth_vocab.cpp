@@ -14,6 +14,7 @@ constexpr std::string_view k_space = "\xE2\x96\x81";  // U+2581, SentencePiece's
 constexpr std::string_view k_chars =
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?;:'\"-()/&%$#*+=_";
 constexpr size_t k_max_piece_bytes = 16;
+constexpr int64_t k_fixed_tokens = 3 + 256;  // <unk> <s> </s>, the byte tokens
 
 uint64_t splitmix64(uint64_t& s) {
   uint64_t z = (s += 0x9e3779b97f4a7c15ull);
@@ -24,11 +25,15 @@ uint64_t splitmix64(uint64_t& s) {
 
 }  // namespace
 
-result<synth_vocab> make_synth_vocab(int64_t n_vocab, uint64_t seed) {
-  const int64_t n_fixed = 3 + 256;
+int64_t synth_min_vocab() {
   const int64_t n_base = 1 + int64_t(k_chars.size()) + 52;  // "▁", the characters, "▁" + each letter
-  if (n_vocab < n_fixed + n_base || n_vocab > (int64_t(1) << 24))
-    return make_error("vocabulary size {} is outside {}..{}", n_vocab, n_fixed + n_base, int64_t(1) << 24);
+  return k_fixed_tokens + n_base;
+}
+
+result<synth_vocab> make_synth_vocab(int64_t n_vocab, uint64_t seed) {
+  const int64_t n_fixed = k_fixed_tokens;
+  if (n_vocab < synth_min_vocab() || n_vocab > synth_max_vocab)
+    return make_error("vocabulary size {} is outside {}..{}", n_vocab, synth_min_vocab(), synth_max_vocab);
   synth_vocab v;
   v.tokens.reserve(size_t(n_vocab));
   std::unordered_set<std::string> seen;

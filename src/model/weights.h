@@ -27,6 +27,7 @@ struct layer_weights {
   weight_view ffn_down;               // [n_embd, n_ff]
   std::vector<float> post_ffn_norm;   // [n_embd]
   float output_scale = 1.0f;          // layer_output_scale
+  bool has_output_scale = false;      // the file has this layer's layer_output_scale tensor
   int64_t n_ff = 0;
 };
 

@@ -93,6 +93,21 @@ TEST(bench, skips_tests_and_prints_a_table) {
   EXPECT_EQ(r.exit_code, 1);
 }
 
+// A file that is not a model: exit 1, stdout empty in every format (no table header before the
+// error), and the message names the path once.
+TEST(bench, a_file_that_is_not_a_model_leaves_stdout_empty) {
+  const std::string not_model = test::testdata("README.md");
+  for (const char* format : {"md", "json", "csv"}) {
+    auto r = run_cli("bench -m " + quote(not_model) + " -p 0 -n 2 -r 1 -t 1 --bandwidth-mib 16 -o " + format);
+    EXPECT_EQ(r.exit_code, 1) << format;
+    EXPECT_EQ(r.out, "") << format;
+    EXPECT_NE(r.err.find("not a GGUF file"), std::string::npos) << r.err;
+    const size_t first = r.err.find(not_model);
+    ASSERT_NE(first, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(not_model, first + 1), std::string::npos) << r.err;
+  }
+}
+
 // -d fills the context before each test (llama-bench's n_depth): the tests are named "pp8 @ d24",
 // and decode's bandwidth figure counts the K and V it reads at those positions.
 TEST(bench, depth_fills_the_context_first) {
