@@ -151,10 +151,7 @@ INSTANTIATE_TEST_SUITE_P(pack, golden_logits,
                          ::testing::Combine(::testing::ValuesIn(golden_stems()),
                                             ::testing::Range(0, int(std::size(kConfigs)))),
                          [](const auto& info) {
-                           std::string s = std::get<0>(info.param) + "_" + kConfigs[std::get<1>(info.param)].name;
-                           for (auto& c : s)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return s;
+                           return test::param_name(std::get<0>(info.param) + "_" + kConfigs[std::get<1>(info.param)].name);
                          });
 
 // Greedy continuations recorded by llama.cpp: the generated ids must be identical.
@@ -187,12 +184,7 @@ TEST_P(golden_greedy, continuation_ids_match) {
 }
 
 INSTANTIATE_TEST_SUITE_P(pack, golden_greedy, ::testing::Values("stories260K", "brown-f32", "brown-q8_0"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (auto& c : s)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return s;
-                         });
+                         [](const auto& info) { return test::param_name(info.param); });
 
 }  // namespace
 }  // namespace glia

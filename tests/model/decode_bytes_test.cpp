@@ -40,12 +40,7 @@ INSTANTIATE_TEST_SUITE_P(models, decode_bytes,
                          ::testing::Values("qwen2-F16.gguf", "qwen3-F16.gguf", "gemma2-F16.gguf", "gemma3-F16.gguf",
                                            "gemma4-F16.gguf", "llama-untied-F16.gguf", "llama-tied-Q4_0.gguf",
                                            "llama-rope-llama3-F16.gguf"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+                         [](const auto& info) { return test::param_name(info.param); });
 
 }  // namespace
 }  // namespace glia

@@ -1,5 +1,6 @@
 #include "test_support.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -12,6 +13,12 @@
 namespace glia::test {
 
 std::string testdata(const std::string& rel) { return std::string(GLIA_TESTDATA) + "/" + rel; }
+
+std::string param_name(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
 
 std::string scratch(const std::string& name) {
   std::filesystem::create_directories(GLIA_TEST_SCRATCH);

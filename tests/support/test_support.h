@@ -17,6 +17,8 @@ std::vector<unsigned char> read_file(const std::string& path);
 std::string read_text(const std::string& path);
 // Writes `bytes` to `path` exactly (no newline translation); throws if it cannot.
 void write_text(const std::string& path, const std::string& bytes);
+// `s` as a GoogleTest parameter name: every character but letters and digits becomes '_'.
+std::string param_name(std::string s);
 // Path of the built CLI binary.
 std::string cli_path();
 // CPU seconds used so far by the calling thread. Tests that bound how much work a hostile input can

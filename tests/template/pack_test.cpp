@@ -66,12 +66,8 @@ TEST_P(pack, renders_like_jinja2) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(templates, pack, ::testing::ValuesIn(pack_templates()), [](const auto& info) {
-  std::string n = info.param;
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(templates, pack, ::testing::ValuesIn(pack_templates()),
+                         [](const auto& info) { return test::param_name(info.param); });
 
 }  // namespace
 }  // namespace glia

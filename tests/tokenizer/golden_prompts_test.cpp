@@ -25,10 +25,7 @@ std::vector<std::string> manifests(bool with_greedy) {
 }
 
 std::string manifest_param_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param.substr(0, info.param.size() - 5);
-  for (auto& ch : n)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
+  return test::param_name(info.param.substr(0, info.param.size() - 5));
 }
 
 class golden_manifest : public ::testing::TestWithParam<std::string> {};

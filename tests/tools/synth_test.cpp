@@ -139,11 +139,7 @@ INSTANTIATE_TEST_SUITE_P(
                       preset_case{"llama3.2-1b", "llama", 2048, 8192, 32, 8, 64, 500000.0f, true, false, false},
                       preset_case{"qwen2.5-0.5b", "qwen2", 896, 4864, 14, 2, 64, 1e6f, true, true, false},
                       preset_case{"gemma3-1b", "gemma3", 1152, 6912, 4, 1, 256, 1e6f, true, false, true}),
-    [](const auto& info) {
-      std::string n = info.param.preset;
-      for (char& ch : n) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return n;
-    });
+    [](const auto& info) { return test::param_name(info.param.preset); });
 
 TEST(synth, llama3_file_carries_rope_freqs_and_metadata) {
   const std::string path = synth_file("llama3.2-1b", file_type::mostly_q8_0, 1, 600);
