@@ -397,8 +397,7 @@ int run_bench(bench_options o) {
   bool header_printed = false;
   const auto print_row = [&](const config_report& c, const auto& t) {
     if (!table) return;
-    if (!header_printed) printer.header();
-    header_printed = true;
+    if (!std::exchange(header_printed, true)) printer.header();
     printer.row(c, t);
   };
   probes pr(o.bandwidth_mib);

@@ -37,16 +37,14 @@ forward_pass::forward_pass(const model& m, backend& b) : m_(m), b_(b) {
     if (held > 0 && m.file) m.file->release_pages(v.data, v.row_stride * size_t(v.n_out));
   };
   for (const layer_weights& l : w.layers)
-    for (const weight_view* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) prepare(*v);
+    for (const weight_view* v : l.matrices()) prepare(*v);
   prepare(w.output);
   // The small vectors and the embedding table are read by ops too: a device backend copies them.
   auto prepare_vector = [&](const std::vector<float>& v) {
     if (!v.empty()) b_.prepare_data(v.data(), v.size() * sizeof(float));
   };
   for (const layer_weights& l : w.layers)
-    for (const auto* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.post_attn_norm, &l.ffn_norm,
-                          &l.post_ffn_norm})
-      prepare_vector(*v);
+    for (const auto* v : l.vectors()) prepare_vector(*v);
   prepare_vector(w.output_norm);
   prepare_vector(w.rope_freqs);
   if (w.token_embd.data) b_.prepare_data(w.token_embd.data, w.token_embd.row_stride * size_t(w.token_embd.n_out));
@@ -243,7 +241,7 @@ void forward_pass::issue_chunk(float* logits) {
   for (int il = 0; il < p.n_layer; ++il) {
     attention_block(il, n);
     ffn_block(il, n);
-    const float out_scale = w.layers[size_t(il)].output_scale;
+    const float out_scale = w.layers[size_t(il)].output_scale.value_or(1.0f);
     if (out_scale != 1.0f) {
       op_scope t(hook_, "layer_scale");
       b_.scale(x, out_scale, n * n_embd);

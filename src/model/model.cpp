@@ -29,11 +29,9 @@ size_t model::decode_weight_bytes() const {
   size_t total = weights.token_embd.row_stride + bytes(weights.output) + floats(weights.output_norm) +
                  floats(weights.rope_freqs);
   for (const auto& l : weights.layers) {
-    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.ffn_gate) + bytes(l.ffn_up) + bytes(l.ffn_down);
-    for (const auto* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.post_attn_norm, &l.ffn_norm,
-                          &l.post_ffn_norm})
-      total += floats(*v);
-    if (l.has_output_scale) total += sizeof(float);
+    for (const weight_view* w : l.matrices()) total += bytes(*w);
+    for (const auto* v : l.vectors()) total += floats(*v);
+    if (l.output_scale) total += sizeof(float);
   }
   return total;
 }

@@ -31,7 +31,6 @@ int64_t synth_min_vocab() {
 }
 
 result<synth_vocab> make_synth_vocab(int64_t n_vocab, uint64_t seed) {
-  const int64_t n_fixed = k_fixed_tokens;
   if (n_vocab < synth_min_vocab() || n_vocab > synth_max_vocab)
     return make_error("vocabulary size {} is outside {}..{}", n_vocab, synth_min_vocab(), synth_max_vocab);
   synth_vocab v;
@@ -76,7 +75,7 @@ result<synth_vocab> make_synth_vocab(int64_t n_vocab, uint64_t seed) {
   }
 
   v.scores.assign(v.tokens.size(), 0.0f);
-  for (size_t i = size_t(n_fixed); i < v.tokens.size(); ++i) v.scores[i] = -float(i - size_t(n_fixed));
+  for (size_t i = size_t(k_fixed_tokens); i < v.tokens.size(); ++i) v.scores[i] = -float(i - size_t(k_fixed_tokens));
   return v;
 }
 

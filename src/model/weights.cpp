@@ -95,7 +95,6 @@ result<layer_weights> bind_layer(binder& b, const family_profile& p, int il) {
     GLIA_BIND(s, b.vector(pre + "layer_output_scale.weight", 1));
     if (!std::isfinite(s[0])) return make_error("tensor {}layer_output_scale.weight: value {} is not finite", pre, s[0]);
     w.output_scale = s[0];
-    w.has_output_scale = true;
   }
   return w;
 }

@@ -2,7 +2,9 @@
 // into the mapping; small vectors (norms, biases, scales) are converted to float once at load.
 #pragma once
 
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +28,15 @@ struct layer_weights {
   weight_view ffn_up;                 // [n_ff, n_embd]
   weight_view ffn_down;               // [n_embd, n_ff]
   std::vector<float> post_ffn_norm;   // [n_embd]
-  float output_scale = 1.0f;          // layer_output_scale
-  bool has_output_scale = false;      // the file has this layer's layer_output_scale tensor
+  std::optional<float> output_scale;  // layer_output_scale, when the file has it
   int64_t n_ff = 0;
+
+  // Every matrix and every small vector of the layer (unset ones included: null data, empty), for
+  // whatever walks all of them (weight preparation, the bytes a decode step reads).
+  std::array<const weight_view*, 7> matrices() const { return {&wq, &wk, &wv, &wo, &ffn_gate, &ffn_up, &ffn_down}; }
+  std::array<const std::vector<float>*, 9> vectors() const {
+    return {&attn_norm, &bq, &bk, &bv, &q_norm, &k_norm, &post_attn_norm, &ffn_norm, &post_ffn_norm};
+  }
 };
 
 struct model_weights {

@@ -20,7 +20,9 @@ TEST_P(decode_bytes, every_tensor_but_the_embedding_table_and_one_row_of_it) {
   bool has_output = false;
   for (const auto& t : tensors) {
     // The small vectors are F32 in these files, so their bytes are the floats the engine reads.
-    if (t.n_dims == 1) ASSERT_EQ(t.type, 0u) << t.name;
+    if (t.n_dims == 1) {
+      ASSERT_EQ(t.type, 0u) << t.name;
+    }
     if (t.name == "token_embd.weight") {
       embd_bytes = t.n_bytes;
       embd_rows = uint64_t(t.ne[1]);
