@@ -164,6 +164,11 @@ GLIA_TWO_OP(byte_dot_scaled)
 GLIA_TWO_OP(lane_scales)
 GLIA_TWO_OP(lane_byte_pairs)
 #undef GLIA_TWO_OP
+// byte_dot_bcast on both panels with one broadcast of the activation cell.
+inline two_i byte_dot_bcast(two_i acc, two_i w_u8, const uint8_t* p) {
+  const __m256i a = broadcast4(p);
+  return {chained(byte_dot_add(acc.lo, w_u8.lo, a)), chained(byte_dot_add(acc.hi, w_u8.hi, a))};
+}
 template <two_vectors P>
 P rounded(P v) {
   return make_two(rounded(v.lo), rounded(v.hi));
@@ -308,6 +313,19 @@ void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, in
     token_tiles<TileTokens>(n_tok, [&](auto tile, int64_t t) {
       Tile<decltype(tile)::value, rows16>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys, rows);
     });
+  }
+#else
+  // Without rows16, tiles that say so (pair_tokens) read two adjacent panels as rows8x2 in prefill:
+  // each activation cell is broadcast once for 16 rows instead of 8.
+  if constexpr (requires { Tile<1, rows8>::pair_tokens; }) {
+    for (; n_tok > gemv_max_tokens && p + 2 <= n_panels; p += 2) {
+      const uint8_t* panel = panels + size_t(p) * panel_bytes;
+      const int rows = 8 + rows_of(p + 1);
+      token_tiles<Tile<1, rows8>::pair_tokens>(n_tok, [&](auto tile, int64_t t) {
+        Tile<decltype(tile)::value, rows8x2>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys,
+                                                  rows);
+      });
+    }
   }
 #endif
   for (; p < n_panels; ++p) {
