@@ -87,7 +87,8 @@ std::vector<fast_case> fast_cases() {
   std::vector<fast_case> out;
   for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::bf16, dtype::q2_k, dtype::q3_k, dtype::q4_k,
                   dtype::q5_k, dtype::q6_k, dtype::iq4_xs})
-    for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{256, 67}, {4096, 9}})
+    // 1280 and 768 columns: 5 and 3 k-quant blocks, a partial last round of the lanes' blocks.
+    for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{256, 67}, {4096, 9}, {1280, 13}, {768, 21}})
       for (int64_t n_tok : {1, 3, 9}) out.push_back({t, n_in, n_out, n_tok});
   // Wide matrices take the several-rows-per-warp kernels for one token; 8200 rows end mid-warp.
   for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::f16, dtype::bf16, dtype::q2_k, dtype::q3_k, dtype::q4_k,

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -24,13 +25,29 @@ using quant::block_q2_k;
 using quant::block_q3_k;
 using quant::block_q8_k;
 
+// Bytes laid out as the device holds them: a 256-byte aligned base (as cudaMalloc gives) and the
+// items back to back, so that the host loads' alignment count (kquant_dot.h) sees the device's
+// addresses.
+template <class T>
+struct device_layout {
+  std::vector<uint8_t> storage;
+  T* data = nullptr;
+  size_t size = 0;
+  explicit device_layout(size_t n) : storage(n * sizeof(T) + 256), size(n) {
+    const auto base = reinterpret_cast<uintptr_t>(storage.data());
+    data = reinterpret_cast<T*>(storage.data() + (256 - base % 256) % 256);
+  }
+  T& operator[](size_t i) { return data[i]; }
+  const T& operator[](size_t i) const { return data[i]; }
+};
+
 // Blocks of random bytes (every code, scale and min pattern), each with a finite random scale; and
-// blocks quantized from floats the way files hold them.
+// blocks quantized from floats the way files hold them; one row, as the device holds it.
 template <class Block>
-std::vector<Block> weight_blocks(dtype t, int n, uint32_t seed) {
+device_layout<Block> weight_blocks(dtype t, int n, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::vector<Block> out(size_t(2 * n));
-  auto* bytes = reinterpret_cast<uint8_t*>(out.data());
+  device_layout<Block> out(size_t(2 * n));
+  auto* bytes = reinterpret_cast<uint8_t*>(out.data);
   for (size_t i = 0; i < size_t(n) * sizeof(Block); ++i) bytes[i] = uint8_t(rng());
   std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
   for (int i = 0; i < n; ++i) {
@@ -44,36 +61,52 @@ std::vector<Block> weight_blocks(dtype t, int n, uint32_t seed) {
     }
   }
   const auto x = random_floats(size_t(n) * 256, seed + 1, -3.0f, 3.0f);
-  type_info(t).quantize_row(x.data(), out.data() + n, int64_t(n) * 256);
+  type_info(t).quantize_row(x.data(), out.data + n, int64_t(n) * 256);
   return out;
 }
 
-std::vector<block_q8_k> activation_blocks(int n, uint32_t seed) {
+// Q8_K activation blocks (for the reference) and the same as the device's planes: the quants of
+// all blocks back to back, the block sums likewise (kernels_kquant.cu's xq and xbs).
+struct activations {
+  std::vector<block_q8_k> blocks;
+  device_layout<int8_t> q;
+  device_layout<int16_t> bsums;
+  explicit activations(int n) : blocks(size_t(n)), q(size_t(n) * 256), bsums(size_t(n) * 16) {}
+};
+
+activations activation_blocks(int n, uint32_t seed) {
   auto x = random_floats(size_t(n) * 256, seed, -2.0f, 2.0f);
   for (int e = 0; e < 256; ++e) x[size_t(e)] = e % 3 ? 0.0f : x[size_t(e)];  // a block with many zeros
-  std::vector<block_q8_k> out(static_cast<size_t>(n));
-  quant::quantize_row_q8_k(x.data(), out.data(), int64_t(n) * 256);
+  activations out(n);
+  quant::quantize_row_q8_k(x.data(), out.blocks.data(), int64_t(n) * 256);
+  for (size_t i = 0; i < size_t(n); ++i) {
+    std::memcpy(&out.q[256 * i], out.blocks[i].qs, 256);
+    std::memcpy(&out.bsums[16 * i], out.blocks[i].bsums, sizeof out.blocks[i].bsums);
+  }
   return out;
 }
 
 // Blocks of type T cut into `parts` parts of 256 / parts elements: the parts' integer sums, added
-// as the kernel adds them across lanes and folded by k_block_value, against the reference's vec_dot.
+// as the kernel adds them across lanes and folded by k_block_value, against the reference's vec_dot;
+// and no load at an address the device could not read.
 template <dtype T, class Block, class Part>
 void expect_parts_fold_to_reference(int parts, uint32_t weight_seed, uint32_t act_seed, Part part) {
   const auto w = weight_blocks<Block>(T, 24, weight_seed);
-  const auto a = activation_blocks(int(w.size()), act_seed);
-  for (size_t i = 0; i < w.size(); ++i) {
+  const auto a = activation_blocks(int(w.size), act_seed);
+  const long misaligned = cuda::misaligned_loads.load();
+  for (size_t i = 0; i < w.size; ++i) {
     const auto* blk = reinterpret_cast<const uint8_t*>(&w[i]);
     int isum = 0, min_term = 0;
     for (int e = 0; e < parts; ++e) {
-      const cuda::kq_part p = part(blk, e, a[i].qs + 256 / parts * e, a[i].bsums);
+      const cuda::kq_part p = part(blk, e, &a.q[256 * i + size_t(256 / parts * e)], &a.bsums[16 * i]);
       isum += p.isum;
       min_term += p.min_term;
     }
-    const float got = cuda::k_block_value<T>(blk, a[i].d, isum, min_term);
-    const float want = type_info(T).vec_dot(&w[i], &a[i], 256);
+    const float got = cuda::k_block_value<T>(blk, a.blocks[i].d, isum, min_term);
+    const float want = type_info(T).vec_dot(&w[i], &a.blocks[i], 256);
     EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << type_label(T) << " block " << i << ": " << got << " against " << want;
   }
+  EXPECT_EQ(cuda::misaligned_loads.load(), misaligned) << type_label(T) << ": loads the device could not read";
 }
 
 TEST(kquant_dot, q4_k_and_q5_k_quarters_give_the_reference_block_value) {
@@ -82,7 +115,7 @@ TEST(kquant_dot, q4_k_and_q5_k_quarters_give_the_reference_block_value) {
 }
 
 TEST(kquant_dot, q6_k_eighths_give_the_reference_block_value) {
-  // 210-byte blocks: odd ones 2-byte aligned
+  // 210-byte blocks: odd ones only 2-byte aligned
   expect_parts_fold_to_reference<dtype::q6_k, block_q6_k>(cuda::q6_k_parts, 5, 13, cuda::q6_k_eighth);
 }
 
@@ -94,15 +127,33 @@ TEST(kquant_dot, q2_k_and_q3_k_eighths_give_the_reference_block_value) {
 
 TEST(kquant_dot, iq4_xs_sub_blocks_give_the_reference_block_value) {
   const auto w = weight_blocks<block_iq4_xs>(dtype::iq4_xs, 24, 3);
-  const auto a = activation_blocks(int(w.size()), 17);
-  for (size_t i = 0; i < w.size(); ++i) {
+  const auto a = activation_blocks(int(w.size), 17);
+  const long misaligned = cuda::misaligned_loads.load();
+  for (size_t i = 0; i < w.size; ++i) {
     // The reference's chain over the sub-blocks of one block, from 0.
     float got = 0.0f;
     for (int g = 0; g < cuda::iq4_xs_parts; ++g)
-      got += cuda::iq4_xs_sub_block(reinterpret_cast<const uint8_t*>(&w[i]), g, a[i].qs + 32 * g, a[i].d);
-    const float want = type_info(dtype::iq4_xs).vec_dot(&w[i], &a[i], 256);
+      got += cuda::iq4_xs_sub_block(reinterpret_cast<const uint8_t*>(&w[i]), g, &a.q[256 * i + size_t(32 * g)],
+                                    a.blocks[i].d);
+    const float want = type_info(dtype::iq4_xs).vec_dot(&w[i], &a.blocks[i], 256);
     EXPECT_EQ(f32_to_bits(got), f32_to_bits(want)) << "block " << i << ": " << got << " against " << want;
   }
+  EXPECT_EQ(cuda::misaligned_loads.load(), misaligned) << "loads the device could not read";
+}
+
+// The host loads count what the device's loads could not read: 16 bytes need 16-byte alignment,
+// the IQ4_XS form 8, a word of a 2-byte aligned block 2.
+TEST(kquant_dot, host_loads_count_addresses_the_device_could_not_read) {
+  const device_layout<uint8_t> buf(64);
+  const long before = cuda::misaligned_loads.load();
+  (void)cuda::load_words4(buf.data + 16);
+  (void)cuda::load_words4_a8(buf.data + 8);
+  (void)cuda::load_word_a2(buf.data + 2);
+  EXPECT_EQ(cuda::misaligned_loads.load(), before);
+  (void)cuda::load_words4(buf.data + 8);
+  (void)cuda::load_words4_a8(buf.data + 4);
+  (void)cuda::load_word_a2(buf.data + 1);
+  EXPECT_EQ(cuda::misaligned_loads.load(), before + 3);
 }
 
 // The level lookup covers all 16 indices in every byte position.

@@ -309,13 +309,14 @@ class cuda_backend final : public backend {
     recordings_.erase(it);
   }
 
-  // The device address of host data kept by prepare_*, or null.
-  const void* prepared(const void* p) const {
+  // The device address of the host bytes [p, p + bytes) where one copy kept by prepare_* holds
+  // them all, or null (a range that runs past its copy's end must be staged, not read beyond it).
+  const void* prepared(const void* p, size_t bytes) const {
     auto it = kept_.upper_bound(uintptr_t(p));
     if (it == kept_.begin()) return nullptr;
     --it;
     const uintptr_t off = uintptr_t(p) - it->first;
-    if (off >= it->second.bytes()) return nullptr;
+    if (off >= it->second.bytes() || bytes > it->second.bytes() - off) return nullptr;
     return it->second.as<uint8_t>() + off;
   }
   bool recording() const { return recording_; }
@@ -364,7 +365,7 @@ class cuda_backend final : public backend {
 
   size_t keep_copy(const void* data, size_t bytes) {
     if (!data || bytes == 0) return 0;
-    if (const void* d = prepared(data); d && prepared(static_cast<const uint8_t*>(data) + bytes - 1)) return 0;
+    if (prepared(data, bytes)) return 0;
     kept_.erase(uintptr_t(data));  // an earlier, shorter block at this address
     backend_buffer dev = device_buffer(bytes);
     check(cudaMemcpy(dev.data(), data, bytes, cudaMemcpyHostToDevice), "weight upload");
@@ -439,7 +440,7 @@ staging::~staging() noexcept(false) {
 
 void* staging::map(const void* p, size_t bytes, bool copy_in, bool copy_out) {
   if (!p || bytes == 0) return const_cast<void*>(p);
-  if (const void* d = b_.prepared(p)) return const_cast<void*>(d);
+  if (const void* d = b_.prepared(p, bytes)) return const_cast<void*>(d);
   if (registry().contains(p)) return const_cast<void*>(p);
   if (b_.recording()) b_.mark_record_failed();  // host memory cannot be part of a recording
   temp t{const_cast<void*>(p), device_buffer(bytes), copy_out};

@@ -1,8 +1,10 @@
 // Q2_K..Q6_K and IQ4_XS matrices in the file's block layout against Q8_K activations quantized
 // on the device as the reference quantizes them: each block is cut into parts (kquant_dot.h) taken
-// by consecutive lanes, whose integer sums are added across those lanes (exact) and folded into the
-// row's float sum as the reference's vec_dot folds a block (IQ4_XS: each part folded on its own,
-// as the reference folds each sub-block). A token's result is formed the same
+// by consecutive lanes, whose integer sums are added across those lanes (exact) and folded into a
+// float as the reference's vec_dot folds a block (IQ4_XS: each part on its own, as the reference
+// folds each sub-block), so every block's value is the reference's bit for bit. The row's sum of
+// those values is not: each lane adds its blocks and the warp then adds the lanes as a tree, where
+// the reference chains them left to right (equal to rounding). A token's result is formed the same
 // way whatever the number of tokens or rows a launch covers, so batches are invariant.
 
 #include <stdexcept>

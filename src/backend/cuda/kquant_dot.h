@@ -1,6 +1,7 @@
 // The integer parts of the Q2_K..Q6_K and IQ4_XS dot products against Q8_K activations, as the CUDA
 // matmul's lanes form them (4-byte words and dp4a), and the float step that folds a block's sums
-// into a row's sum exactly as the type table's vec_dot does. Host and device share this code, so the
+// into a float exactly as the type table's vec_dot does (the row's sum of those floats is added in
+// the kernel's order, kernels_kquant.cu). Host and device share this code, so the
 // host tests check it bit for bit against the reference: a block's parts, added as integers, give
 // the reference's integer sums, hence the reference's float for that block.
 //
@@ -12,6 +13,7 @@
 // reference folds them).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -34,7 +36,7 @@ struct words4 {
 };
 
 // Loads from weight blocks and activation planes. The device reads each with the widest load its
-// alignment allows; the host tests pass blocks at any address, so the host copies bytes.
+// alignment allows (rows start 16-byte aligned: kquant_supported).
 #if defined(__CUDA_ARCH__)
 // 16 bytes at a 16-byte aligned p.
 __device__ __forceinline__ words4 load_words4(const void* p) {
@@ -52,15 +54,20 @@ __device__ __forceinline__ uint32_t load_word_a2(const uint8_t* p) {
   return uint32_t(h[0]) | uint32_t(h[1]) << 16;
 }
 #else
+// The host twins copy bytes, which works at any address, and count the addresses that the device
+// load they stand for could not read: the host tests lay blocks and activations out as the device
+// does and require none.
+inline std::atomic<long> misaligned_loads{0};
 template <class T>
-T host_load(const void* p) {
+T host_load(const void* p, uintptr_t device_alignment) {
+  if (reinterpret_cast<uintptr_t>(p) % device_alignment) misaligned_loads.fetch_add(1, std::memory_order_relaxed);
   T v;
   std::memcpy(&v, p, sizeof(T));
   return v;
 }
-inline words4 load_words4(const void* p) { return host_load<words4>(p); }
-inline words4 load_words4_a8(const void* p) { return host_load<words4>(p); }
-inline uint32_t load_word_a2(const uint8_t* p) { return host_load<uint32_t>(p); }
+inline words4 load_words4(const void* p) { return host_load<words4>(p, 16); }
+inline words4 load_words4_a8(const void* p) { return host_load<words4>(p, 8); }
+inline uint32_t load_word_a2(const uint8_t* p) { return host_load<uint32_t>(p, 2); }
 #endif
 
 // c + the dot product of the four signed bytes of a and b.
@@ -232,7 +239,7 @@ using k_block = std::conditional_t<
 template <dtype T>
 inline constexpr bool k_has_min = T == dtype::q2_k || T == dtype::q4_k || T == dtype::q5_k;
 
-// A whole block's sums folded into a row's float sum as the type table's vec_dot folds a block (da:
+// A whole block's sums folded into its float value as the type table's vec_dot folds a block (da:
 // the activation block's scale): (d * da) * isum, less (dmin * da) * min_term for the types with
 // minimums (Q2_K's reference multiplies da * d: the same product).
 template <dtype T>
