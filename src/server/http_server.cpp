@@ -25,6 +25,12 @@ bool body_too_large(const std::string& len, size_t cap) {
   return std::stoull(len) > cap;
 }
 
+// 405 for a known path asked with another method, naming the one it takes.
+void send_method_not_allowed(httplib::Response& res, const std::string& path, const std::string& method) {
+  res.set_header("Allow", method);
+  send_error(res, api_error{405, fmt::format("{} takes {} requests", path, method)});
+}
+
 // Checks done before the body is read: the key, the body size, and request framing we refuse.
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {
   if (req.path != "/v1/chat/completions" && req.path != "/v1/completions") st.stats.requests_other++;
@@ -43,6 +49,19 @@ httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Requ
     return httplib::Server::HandlerResponse::Handled;
   }
   const std::string len = req.get_header_value("Content-Length");
+  // A body-carrying method with neither header has an empty body (RFC 9112 6.3), but the HTTP
+  // library would read one until the connection closes or its read timeout (30 s), holding a
+  // handler thread; answer now: 405 where the path takes another method, else 411.
+  if (len.empty() && (req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE")) {
+    res.set_header("Connection", "close");
+    const auto known = st.endpoint_methods.find(req.path);
+    if (known != st.endpoint_methods.end() && known->second != req.method) {
+      send_method_not_allowed(res, req.path, known->second);
+    } else {
+      send_error(res, api_error{411, "request bodies must have a Content-Length"});
+    }
+    return httplib::Server::HandlerResponse::Handled;
+  }
   if (!len.empty() && body_too_large(len, st.opts.max_body)) {
     res.set_header("Connection", "close");
     send_error(res, api_error{413, fmt::format("the request body has {} bytes, the limit is {}", len, st.opts.max_body)});
@@ -85,10 +104,21 @@ status load(server_state& st) {
 void add_route(httplib::Server& svr, server_state& st, const std::string& method, const std::string& path,
                httplib::Server::Handler handler) {
   st.endpoint_methods[path] = method;
-  if (method == "GET")
+  if (method == "GET") {
     svr.Get(path, std::move(handler));
-  else
-    svr.Post(path, std::move(handler));
+    return;
+  }
+  // The body is read here rather than by the HTTP library, which caps form-encoded bodies (curl
+  // -d's default content type) at 8 KiB whatever --max-body says; pre_route has checked the length.
+  svr.Post(path, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
+                                                 const httplib::ContentReader& read) {
+    httplib::Request with_body = req;
+    read([&with_body](const char* data, size_t n) {
+      with_body.body.append(data, n);
+      return true;
+    });
+    handler(with_body, res);
+  });
 }
 
 int run_server(const server_options& opts) {
@@ -117,10 +147,7 @@ int run_server(const server_options& opts) {
       // A known endpoint asked with the wrong method is a 405 naming the right one, not a 404.
       const auto known = st.endpoint_methods.find(req.path);
       if (res.status == 404 && known != st.endpoint_methods.end()) {
-        res.status = 405;
-        res.set_header("Allow", known->second);
-        res.set_content(api_error{405, fmt::format("{} takes {} requests", req.path, known->second)}.to_json(),
-                        "application/json");
+        send_method_not_allowed(res, req.path, known->second);
         return;
       }
       api_error e{res.status, res.status == 404 ? "no such endpoint" : fmt::format("HTTP error {}", res.status)};

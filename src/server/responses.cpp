@@ -50,8 +50,10 @@ json logprobs_json(bool chat, const std::vector<token_logprob>& lps, size_t text
   for (const auto& lp : lps) {
     tokens.push_back(lp.token);
     token_lps.push_back(lp.logprob);
+    // The legacy format always lists the sampled token too (up to logprobs + 1 entries).
     json top = json::object();
     for (const auto& [tok, l] : lp.top) top[tok] = l;
+    top[lp.token] = lp.logprob;
     tops.push_back(top);
     offsets.push_back(off);
     off += lp.token.size();

@@ -1,8 +1,5 @@
 // Many clients at once, clients that hang up, a full queue, and SIGTERM: every response complete and
 // well-formed, greedy text the same alone or among others, and the server still serving afterwards.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,26 +17,6 @@ namespace glia::test {
 namespace {
 
 using nlohmann::json;
-
-// A connected socket with `request` sent; -1 on failure.
-int send_raw(const server_process& s, const std::string& request) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(uint16_t(s.port()));
-  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  (void)!write(fd, request.data(), request.size());
-  return fd;
-}
-
-std::string post_request(const std::string& path, const std::string& body) {
-  return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body;
-}
 
 double metric(const server_process& s, const std::string& name) {
   auto m = get(s, "/metrics");

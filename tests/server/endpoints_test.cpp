@@ -2,6 +2,8 @@
 // text against llama.cpp's golden continuation, streaming, stop strings, logprobs and the errors.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "http_helpers.h"
 #include "test_support.h"
 
@@ -159,6 +161,48 @@ TEST_F(ServerEndpoints, Logprobs) {
       for (const auto& o : l["text_offset"]) offsets.push_back(o);
   }
   EXPECT_EQ(offsets, lp["text_offset"]);
+}
+
+// Legacy completions list the sampled token among the alternatives even when it is not one of the
+// most likely (OpenAI: up to logprobs + 1 entries). The bias forces token 198, which the model's own
+// distribution (what logprobs report) does not rank first.
+TEST_F(ServerEndpoints, LegacyTopLogprobsIncludeTheSampledToken) {
+  auto c = post(*srv, "/v1/completions", json{{"prompt", "The jury said"}, {"max_tokens", 3}, {"temperature", 0},
+                                              {"logprobs", 1}, {"logit_bias", {{"198", 100}}}});
+  ASSERT_EQ(c.status, 200) << c.body;
+  const json lp = c.json()["choices"][0]["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const json& top = lp["top_logprobs"][i];
+    const std::string tok = lp["tokens"][i];
+    ASSERT_TRUE(top.contains(tok)) << top.dump();
+    EXPECT_EQ(top[tok], lp["token_logprobs"][i]);
+    EXPECT_EQ(top.size(), 2u) << top.dump();
+  }
+}
+
+// A POST with neither Content-Length nor Transfer-Encoding has an empty body: answered at once (411,
+// or 405 where the path takes GET), not after the HTTP library's 30-second read timeout.
+TEST_F(ServerEndpoints, BodylessPostIsAnsweredAtOnce) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string a = read_raw_reply(send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n"), 10000);
+  EXPECT_EQ(a.rfind("HTTP/1.1 411", 0), 0u) << a;
+  EXPECT_NE(a.find("Content-Length"), std::string::npos) << a;
+  const std::string b = read_raw_reply(send_raw(*srv, "POST /health HTTP/1.1\r\nHost: x\r\n\r\n"), 10000);
+  EXPECT_EQ(b.rfind("HTTP/1.1 405", 0), 0u) << b;
+  EXPECT_NE(b.find("Allow: GET"), std::string::npos) << b;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(get(*srv, "/health").status, 200);
+}
+
+// curl -d sends application/x-www-form-urlencoded, which the HTTP library would cap at 8 KiB: a
+// larger JSON body under that type is read like any other.
+TEST_F(ServerEndpoints, FormEncodedJsonBodyOverEightKiB) {
+  const std::string body = R"({"prompt": "The jury said",)" + std::string(12000, ' ') + R"("max_tokens": 1})";
+  auto c = srv->client();
+  auto r = c.Post("/v1/completions", body, "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
 }
 
 TEST_F(ServerEndpoints, SeededSamplingRepeats) {

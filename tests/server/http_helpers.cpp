@@ -1,5 +1,13 @@
 #include "http_helpers.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+
 namespace glia::test {
 
 namespace {
@@ -71,6 +79,49 @@ stream_result parse_stream(const std::string& body, bool chat) {
     r.chunks.push_back(std::move(j));
   }
   return r;
+}
+// A connected socket with `request` sent; -1 on failure.
+int send_raw(const server_process& s, const std::string& request) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(s.port()));
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  (void)!write(fd, request.data(), request.size());
+  return fd;
+}
+
+std::string post_request(const std::string& path, const std::string& body) {
+  return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+
+std::string read_raw_reply(int fd, int timeout_ms) {
+  std::string got;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const size_t head_end = got.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      const size_t cl = got.find("Content-Length: ");
+      if (cl != std::string::npos && cl < head_end &&
+          got.size() >= head_end + 4 + std::stoul(got.substr(cl + 16, got.find("\r\n", cl) - cl - 16)))
+        break;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, int(left.count())) <= 0) break;
+    char buf[4096];
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    got.append(buf, size_t(n));
+  }
+  close(fd);
+  return got;
 }
 
 std::string complete_greedy(const server_process& s, const std::string& prompt, int max_tokens) {

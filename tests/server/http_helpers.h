@@ -37,6 +37,14 @@ struct stream_result {
 };
 stream_result parse_stream(const std::string& body, bool chat);
 
+// A connected socket with `request` sent as is; -1 on failure.
+int send_raw(const server_process& s, const std::string& request);
+// A POST with a JSON body and its Content-Length, as raw bytes.
+std::string post_request(const std::string& path, const std::string& body);
+// What the server sends back on fd within timeout_ms: until the connection closes or a whole
+// response (headers, then Content-Length bytes of body) has arrived; closes fd.
+std::string read_raw_reply(int fd, int timeout_ms);
+
 // Greedy completion text of `prompt` (non-streaming).
 std::string complete_greedy(const server_process& s, const std::string& prompt, int max_tokens);
 
