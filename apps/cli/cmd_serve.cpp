@@ -16,6 +16,14 @@ command_fn add_serve(CLI::App& app) {
   cmd->add_option("--prefill-chunk", o->prefill_chunk, "prompt tokens evaluated per scheduler step")->check(CLI::Range(1, 65536))->capture_default_str();
   cmd->add_option("--max-body", o->max_body, "largest request body in bytes (413 above)")->check(CLI::Range(size_t(1024), size_t(1) << 34))->capture_default_str();
   cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every endpoint but /health");
+  cmd->add_option_function<std::vector<std::string>>(
+         "--cors-origin",
+         [o](const std::vector<std::string>& v) {
+           o->cors_origins = v;
+           if (v.size() == 1 && v[0] == "none") o->cors_origins.clear();
+         },
+         "origin whose browser pages may call the API (CORS; repeatable): * (the default: any), or none")
+      ->type_name("ORIGIN");
   cmd->add_option("--chat-template", o->chat_template, "built-in template (chatml, llama3, gemma, mistral) or a Jinja file");
   cmd->add_flag("--metrics", o->metrics, "serve Prometheus metrics on GET /metrics");
   cmd->add_option("--drain-seconds", o->drain_seconds, "on SIGTERM, how long running requests may take to finish")->check(CLI::Range(0, 3600))->capture_default_str();

@@ -31,9 +31,29 @@ void send_method_not_allowed(httplib::Response& res, const std::string& path, co
   send_error(res, api_error{405, fmt::format("{} takes {} requests", path, method)});
 }
 
+// CORS: a request from an allowed origin gets Access-Control-Allow-Origin on its response, and a
+// preflight (OPTIONS with Access-Control-Request-Method) is answered here, before the key check,
+// since browsers send preflights without credentials. True when the request was a preflight.
+bool answer_cors(const server_options& o, const httplib::Request& req, httplib::Response& res) {
+  const std::string origin = req.get_header_value("Origin");
+  if (origin.empty()) return false;
+  const bool any = std::find(o.cors_origins.begin(), o.cors_origins.end(), "*") != o.cors_origins.end();
+  if (!any && std::find(o.cors_origins.begin(), o.cors_origins.end(), origin) == o.cors_origins.end()) return false;
+  res.set_header("Access-Control-Allow-Origin", any ? "*" : origin);
+  if (!any) res.set_header("Vary", "Origin");
+  if (req.method != "OPTIONS" || !req.has_header("Access-Control-Request-Method")) return false;
+  const std::string asked = req.get_header_value("Access-Control-Request-Headers");
+  res.status = 204;
+  res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+  res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked);
+  res.set_header("Access-Control-Max-Age", "86400");
+  return true;
+}
+
 // Checks done before the body is read: the key, the body size, and request framing we refuse.
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {
   if (req.path != "/v1/chat/completions" && req.path != "/v1/completions") st.stats.requests_other++;
+  if (answer_cors(st.opts, req, res)) return httplib::Server::HandlerResponse::Handled;
   if (req.path != "/health" && !st.opts.api_key.empty() &&
       !bearer_matches(req.get_header_value("Authorization"), st.opts.api_key)) {
     res.set_header("WWW-Authenticate", "Bearer");

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "glia/session.h"
 
@@ -17,6 +18,8 @@ struct server_options {
   int prefill_chunk = 128;      // prompt tokens per scheduler step
   size_t max_body = 8u << 20;   // request body cap in bytes (413 above)
   std::string api_key;          // empty: no key needed
+  // Origins whose browser pages may call the API (CORS): "*" for any; empty for none.
+  std::vector<std::string> cors_origins = {"*"};
   std::string chat_template;    // empty: the model's
   bool metrics = false;         // serve GET /metrics
   int drain_seconds = 60;       // on SIGTERM, how long running requests may take to finish

@@ -301,6 +301,61 @@ TEST(ServerAuthKey, BearerRequiredExceptHealth) {
   EXPECT_EQ(r.json()["error"]["code"], "invalid_api_key");
 }
 
+// CORS: by default any origin may call (as llama-server and vLLM allow); preflights are answered
+// without the API key; --cors-origin restricts the origins, none turns CORS off.
+TEST_F(ServerEndpoints, CorsAnyOriginByDefault) {
+  auto c = srv->client();
+  auto pre = c.Options("/v1/chat/completions", {{"Origin", "http://ui.example"},
+                                                 {"Access-Control-Request-Method", "POST"},
+                                                 {"Access-Control-Request-Headers", "authorization, content-type"}});
+  ASSERT_TRUE(pre);
+  EXPECT_EQ(pre->status, 204);
+  EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Origin"), "*");
+  EXPECT_NE(pre->get_header_value("Access-Control-Allow-Methods").find("POST"), std::string::npos);
+  EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Headers"), "authorization, content-type");
+  const std::string body = json{{"prompt", "The jury said"}, {"max_tokens", 1}}.dump();
+  auto r = c.Post("/v1/completions", {{"Origin", "http://ui.example"}}, body, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "*");
+  auto plain = c.Post("/v1/completions", body, "application/json");
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->has_header("Access-Control-Allow-Origin"));
+}
+
+TEST(ServerCors, ListedOriginsOnlyAndPreflightsNeedNoKey) {
+  server_process srv({"-m", test_model(), "--api-key", "sekrit", "--cors-origin", "http://a.example"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  auto c = srv.client();
+  const httplib::Headers ask = {{"Access-Control-Request-Method", "POST"}};
+  httplib::Headers from_a = ask, from_b = ask;
+  from_a.emplace("Origin", "http://a.example");
+  from_b.emplace("Origin", "http://b.example");
+  auto a = c.Options("/v1/completions", from_a);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status, 204);
+  EXPECT_EQ(a->get_header_value("Access-Control-Allow-Origin"), "http://a.example");
+  EXPECT_EQ(a->get_header_value("Vary"), "Origin");
+  auto b = c.Options("/v1/completions", from_b);
+  ASSERT_TRUE(b);
+  EXPECT_NE(b->status, 204);
+  EXPECT_FALSE(b->has_header("Access-Control-Allow-Origin"));
+  auto m = c.Get("/v1/models", {{"Origin", "http://a.example"}, {"Authorization", "Bearer sekrit"}});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->status, 200);
+  EXPECT_EQ(m->get_header_value("Access-Control-Allow-Origin"), "http://a.example");
+}
+
+TEST(ServerCors, NoneTurnsItOff) {
+  server_process srv({"-m", test_model(), "--cors-origin", "none"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  auto c = srv.client();
+  auto pre = c.Options("/v1/completions", {{"Origin", "http://ui.example"}, {"Access-Control-Request-Method", "POST"}});
+  ASSERT_TRUE(pre);
+  EXPECT_EQ(pre->status, 405);
+  EXPECT_FALSE(pre->has_header("Access-Control-Allow-Origin"));
+}
+
 TEST(ServerLimits, BodyCap) {
   server_process srv({"-m", test_model(), "--max-body", "4096"});
   ASSERT_NE(srv.port(), 0) << srv.log();
