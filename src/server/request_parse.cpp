@@ -39,9 +39,10 @@ field_error check_known(const json& obj, const std::set<std::string>& own) {
   return std::nullopt;
 }
 
-field_error unsupported(const json& obj, const char* key, const char* why) {
+field_error unsupported(const json& obj, const char* key, const char* why, const json& harmless = json()) {
   auto it = obj.find(key);
-  if (it != obj.end() && !it->is_null()) return bad_request(fmt::format("'{}' is not supported: {}", key, why), key);
+  if (it != obj.end() && !it->is_null() && *it != harmless)
+    return bad_request(fmt::format("'{}' is not supported: {}", key, why), key);
   return std::nullopt;
 }
 
@@ -85,8 +86,9 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
   std::optional<int64_t> n;
   GLIA_FIELD(read_int(obj, "n", 1, max_int32, n));
   if (n && *n != 1) return bad_request(fmt::format("'n' is {}: only one choice per request is supported", *n), "n");
-  GLIA_FIELD(unsupported(obj, "tools", "this server does not do tool calls"));
-  GLIA_FIELD(unsupported(obj, "tool_choice", "this server does not do tool calls"));
+  // An empty tool list and tool_choice "none" (some SDKs always send them) ask for nothing.
+  GLIA_FIELD(unsupported(obj, "tools", "this server does not do tool calls", json::array()));
+  GLIA_FIELD(unsupported(obj, "tool_choice", "this server does not do tool calls", "none"));
   GLIA_FIELD(unsupported(obj, "functions", "this server does not do function calls"));
   GLIA_FIELD(unsupported(obj, "function_call", "this server does not do function calls"));
   if (auto it = obj.find("response_format"); it != obj.end() && !it->is_null()) {

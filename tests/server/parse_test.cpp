@@ -63,6 +63,15 @@ TEST(ServerParse, MessageNamePassesThrough) {
   EXPECT_NE(bad.error().message.find("'name'"), std::string::npos) << bad.error().message;
 }
 
+// Tool fields that ask for no tool use (some SDKs always send them) are accepted; others are not
+// (RejectsBadRequests).
+TEST(ServerParse, EmptyToolsAndToolChoiceNoneAskForNothing) {
+  auto r = chat(R"({"messages":[{"role":"user","content":"hi"}],"tools":[],"tool_choice":"none"})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto c = completion(R"({"prompt":"hi","tool_choice":"none"})");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+}
+
 TEST(ServerParse, CompletionPromptForms) {
   auto a = completion(R"({"prompt":"hello","max_tokens":4,"logprobs":2})");
   ASSERT_TRUE(a.ok()) << a.error().message;
@@ -95,6 +104,8 @@ TEST(ServerParse, RejectsBadRequests) {
       R"({"messages":[{"role":"user","content":"x","tool_calls":[]}]})",
       R"({"messages":[{"role":"user","content":"x"}],"n":2})",
       R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]})",
+      R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"auto"})",
+      R"({"messages":[{"role":"user","content":"x"}],"tools":{}})",
       R"({"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}})",
       R"({"messages":[{"role":"user","content":"x"}],"max_tokens":"5"})",
       R"({"messages":[{"role":"user","content":"x"}],"max_tokens":-1})",
