@@ -3,6 +3,7 @@
 // being ignored; so does any field we do not know.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <limits>
 #include <set>
 
@@ -211,7 +212,12 @@ field_error read_prompt(const json& obj, completion_request& r) {
   if (p->is_array()) {
     if (p->empty()) return bad_request("'prompt' must not be empty", "prompt");
     for (const auto& t : *p) {
-      if (t.is_string()) return bad_request("'prompt' with several prompts is not supported (one per request)", "prompt");
+      // All strings (or lists): several prompts; a string among ids: a mixed list.
+      if (t.is_string() || t.is_array())
+        return bad_request(std::all_of(p->begin(), p->end(), [&t](const json& e) { return e.type() == t.type(); })
+                               ? "'prompt' with several prompts is not supported (one per request)"
+                               : "'prompt' mixes token ids with other values",
+                           "prompt");
       if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > max_int32)
         return bad_request(fmt::format("'prompt' token ids must be integers in [0, {}], got {}", max_int32, t.dump()), "prompt");
       r.prompt_ids.push_back(t.get<int64_t>());

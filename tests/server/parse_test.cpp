@@ -72,6 +72,15 @@ TEST(ServerParse, EmptyToolsAndToolChoiceNoneAskForNothing) {
   ASSERT_TRUE(c.ok()) << c.error().message;
 }
 
+TEST(ServerParse, PromptListErrorsSayWhatIsWrong) {
+  auto several = completion(R"({"prompt":["a","b"]})");
+  ASSERT_FALSE(several.ok());
+  EXPECT_NE(several.error().message.find("several prompts"), std::string::npos) << several.error().message;
+  auto mixed = completion(R"({"prompt":[1,"a"]})");
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.error().message.find("mixes token ids"), std::string::npos) << mixed.error().message;
+}
+
 TEST(ServerParse, CompletionPromptForms) {
   auto a = completion(R"({"prompt":"hello","max_tokens":4,"logprobs":2})");
   ASSERT_TRUE(a.ok()) << a.error().message;
