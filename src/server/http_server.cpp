@@ -109,6 +109,7 @@ status load(server_state& st) {
   if (!d) fmt::print(stderr, "warning: {}\n", d.message());
   st.sampling_defaults = sp;
   st.model_name = std::filesystem::path(o.session.model_path).filename().string();
+  st.model_loaded_at = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   scheduler_options so;
   so.max_queue = o.max_queue;
   // A prompt chunk is one segment of a batched forward, which holds at most the batch size (-b).

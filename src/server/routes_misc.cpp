@@ -79,7 +79,7 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
   });
   add_route(svr, st, "GET", "/v1/models", [&st](const httplib::Request&, httplib::Response& res) {
     if (!require_ready(st, res)) return;
-    json model = {{"id", st.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "glia"}};
+    json model = {{"id", st.model_name}, {"object", "model"}, {"created", st.model_loaded_at}, {"owned_by", "glia"}};
     res.set_content(dump_json({{"object", "list"}, {"data", json::array({model})}}), "application/json");
   });
   add_route(svr, st, "GET", "/metrics", [&st](const httplib::Request&, httplib::Response& res) {

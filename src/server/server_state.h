@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@ struct server_state {
   session::chat_format chat_fmt;
   sampler_params sampling_defaults;
   std::string model_name;  // the file name, as /v1/models reports it
+  int64_t model_loaded_at = 0;  // Unix seconds: /v1/models' "created" (llama-server reports the same)
   // Method of every registered endpoint (filled by add_route, read-only once serving): a known path
   // asked with another method gets 405 naming this one.
   std::map<std::string, std::string> endpoint_methods;

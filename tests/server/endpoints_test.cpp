@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ctime>
 
 #include "http_helpers.h"
 #include "test_support.h"
@@ -43,6 +44,10 @@ TEST_F(ServerEndpoints, HealthModelsTokenize) {
   ASSERT_EQ(m.status, 200);
   EXPECT_EQ(m.json()["object"], "list");
   EXPECT_EQ(m.json()["data"][0]["id"], "brown-q8_0.gguf");
+  // When the model was loaded (Unix seconds): after 2026-01-01, not in the future.
+  const int64_t created = m.json()["data"][0]["created"].get<int64_t>();
+  EXPECT_GT(created, 1767225600);
+  EXPECT_LE(created, int64_t(std::time(nullptr)));
   auto t = post(*srv, "/tokenize", json{{"content", "The jury said"}, {"add_special", true}});
   ASSERT_EQ(t.status, 200) << t.body;
   EXPECT_EQ(t.json()["tokens"], json::parse("[1, 337, 501, 332, 959, 554]"));
