@@ -11,84 +11,12 @@
 #include <filesystem>
 #include <thread>
 
-#include "server/auth.h"
 #include "server/connection.h"
+#include "server/request_gate.h"
 #include "server/server_state.h"
 
 namespace glia::server {
 namespace {
-
-// A Content-Length above the cap (a malformed one is left to the HTTP library, which answers 400).
-bool body_too_large(const std::string& len, size_t cap) {
-  if (len.find_first_not_of("0123456789") != std::string::npos) return false;
-  if (len.size() > 18) return true;
-  return std::stoull(len) > cap;
-}
-
-// 405 for a known path asked with another method, naming the one it takes.
-void send_method_not_allowed(httplib::Response& res, const std::string& path, const std::string& method) {
-  res.set_header("Allow", method);
-  send_error(res, api_error{405, fmt::format("{} takes {} requests", path, method)});
-}
-
-// CORS: a request from an allowed origin gets Access-Control-Allow-Origin on its response, and a
-// preflight (OPTIONS with Access-Control-Request-Method) is answered here, before the key check,
-// since browsers send preflights without credentials. True when the request was a preflight.
-bool answer_cors(const server_options& o, const httplib::Request& req, httplib::Response& res) {
-  const std::string origin = req.get_header_value("Origin");
-  if (origin.empty()) return false;
-  const bool any = std::find(o.cors_origins.begin(), o.cors_origins.end(), "*") != o.cors_origins.end();
-  if (!any && std::find(o.cors_origins.begin(), o.cors_origins.end(), origin) == o.cors_origins.end()) return false;
-  res.set_header("Access-Control-Allow-Origin", any ? "*" : origin);
-  if (!any) res.set_header("Vary", "Origin");
-  if (req.method != "OPTIONS" || !req.has_header("Access-Control-Request-Method")) return false;
-  const std::string asked = req.get_header_value("Access-Control-Request-Headers");
-  res.status = 204;
-  res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-  res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked);
-  res.set_header("Access-Control-Max-Age", "86400");
-  return true;
-}
-
-// Checks done before the body is read: the key, the body size, and request framing we refuse.
-httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {
-  if (req.path != "/v1/chat/completions" && req.path != "/v1/completions") st.stats.requests_other++;
-  if (answer_cors(st.opts, req, res)) return httplib::Server::HandlerResponse::Handled;
-  if (req.path != "/health" && !st.opts.api_key.empty() &&
-      !bearer_matches(req.get_header_value("Authorization"), st.opts.api_key)) {
-    res.set_header("WWW-Authenticate", "Bearer");
-    api_error e{401, "invalid or missing API key (Authorization: Bearer KEY)"};
-    e.code = "invalid_api_key";
-    send_error(res, e);
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  // A chunked request body has no length to check up front; clients send Content-Length.
-  if (req.has_header("Transfer-Encoding")) {
-    res.set_header("Connection", "close");
-    send_error(res, api_error{411, "request bodies must have a Content-Length (no Transfer-Encoding)"});
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  const std::string len = req.get_header_value("Content-Length");
-  // A body-carrying method with neither header has an empty body (RFC 9112 6.3), but the HTTP
-  // library would read one until the connection closes or its read timeout (30 s), holding a
-  // handler thread; answer now: 405 where the path takes another method, else 411.
-  if (len.empty() && (req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE")) {
-    res.set_header("Connection", "close");
-    const auto known = st.endpoint_methods.find(req.path);
-    if (known != st.endpoint_methods.end() && known->second != req.method) {
-      send_method_not_allowed(res, req.path, known->second);
-    } else {
-      send_error(res, api_error{411, "request bodies must have a Content-Length"});
-    }
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  if (!len.empty() && body_too_large(len, st.opts.max_body)) {
-    res.set_header("Connection", "close");
-    send_error(res, api_error{413, fmt::format("the request body has {} bytes, the limit is {}", len, st.opts.max_body)});
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  return httplib::Server::HandlerResponse::Unhandled;
-}
 
 void count_status(server_state& st, int status) {
   if (status >= 500) st.stats.responses_5xx++;
@@ -134,10 +62,12 @@ void add_route(httplib::Server& svr, server_state& st, const std::string& method
   svr.Post(path, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res,
                                                  const httplib::ContentReader& read) {
     httplib::Request with_body = req;
-    read([&with_body](const char* data, size_t n) {
+    const bool whole = read([&with_body](const char* data, size_t n) {
       with_body.body.append(data, n);
       return true;
     });
+    // A body cut short (the client stopped sending, a timeout) is an error, never a request.
+    if (!whole) return send_error(res, api_error{400, "the request body ended before its Content-Length"});
     handler(with_body, res);
   });
 }

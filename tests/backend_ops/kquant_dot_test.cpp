@@ -37,6 +37,11 @@ struct device_layout {
     const auto base = reinterpret_cast<uintptr_t>(storage.data());
     data = reinterpret_cast<T*>(storage.data() + (256 - base % 256) % 256);
   }
+  // data points into storage: a copy would point into the original's.
+  device_layout(const device_layout&) = delete;
+  device_layout& operator=(const device_layout&) = delete;
+  device_layout(device_layout&&) = default;
+  device_layout& operator=(device_layout&&) = default;
   T& operator[](size_t i) { return data[i]; }
   const T& operator[](size_t i) const { return data[i]; }
 };

@@ -1,5 +1,7 @@
 // glia serve against a live process on the Brown model: every endpoint, the response shapes, greedy
 // text against llama.cpp's golden continuation, streaming, stop strings, logprobs and the errors.
+#include <sys/socket.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -192,11 +194,45 @@ TEST_F(ServerEndpoints, BodylessPostIsAnsweredAtOnce) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string a = read_raw_reply(send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n"), 10000);
   EXPECT_EQ(a.rfind("HTTP/1.1 411", 0), 0u) << a;
-  EXPECT_NE(a.find("Content-Length"), std::string::npos) << a;
+  EXPECT_NE(a.find("must have a Content-Length"), std::string::npos) << a;
+  const std::string unknown = read_raw_reply(send_raw(*srv, "POST /nope HTTP/1.1\r\nHost: x\r\n\r\n"), 10000);
+  EXPECT_EQ(unknown.rfind("HTTP/1.1 404", 0), 0u) << unknown;
   const std::string b = read_raw_reply(send_raw(*srv, "POST /health HTTP/1.1\r\nHost: x\r\n\r\n"), 10000);
   EXPECT_EQ(b.rfind("HTTP/1.1 405", 0), 0u) << b;
   EXPECT_NE(b.find("Allow: GET"), std::string::npos) << b;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(get(*srv, "/health").status, 200);
+}
+
+// Bodies refused before any byte of them is read: a Content-Length that is not a number (the HTTP
+// library would read it as 0 and take the body for the next request), a multipart body; and one
+// that ends before its Content-Length is an error, not a request.
+TEST_F(ServerEndpoints, MalformedBodiesAreRefused) {
+  const std::string body = R"({"prompt": "The jury said", "max_tokens": 1})";
+  const std::string garbage = read_raw_reply(
+      send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n" + body), 10000);
+  EXPECT_EQ(garbage.rfind("HTTP/1.1 400", 0), 0u) << garbage;
+  EXPECT_NE(garbage.find("not a number of bytes"), std::string::npos) << garbage;
+  auto c = srv->client();
+  auto multi = c.Post("/v1/completions", "--x\r\n\r\n" + body + "\r\n--x--\r\n", "multipart/form-data; boundary=x");
+  ASSERT_TRUE(multi);
+  EXPECT_EQ(multi->status, 415) << multi->body;
+  // A whole request's JSON under a Content-Length 3 bytes longer, then the client stops sending
+  // (half-close): no generation may start from it (the prompt-token count stays).
+  const auto prompt_tokens = [&] {
+    const std::string m = get(*srv, "/metrics").body;
+    const size_t at = m.find("\nglia_prompt_tokens_total ");
+    return at == std::string::npos ? std::string("missing") : m.substr(at, m.find('\n', at + 1) - at);
+  };
+  const std::string before = prompt_tokens();
+  const int fd = send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                "Content-Length: " + std::to_string(body.size() + 3) + "\r\n\r\n" + body);
+  ASSERT_GE(fd, 0);
+  shutdown(fd, SHUT_WR);
+  const std::string cut = read_raw_reply(fd, 10000);
+  EXPECT_EQ(cut.find("\"choices\""), std::string::npos) << cut;
+  EXPECT_NE(before, "missing");
+  EXPECT_EQ(prompt_tokens(), before);
   EXPECT_EQ(get(*srv, "/health").status, 200);
 }
 
@@ -314,7 +350,7 @@ TEST_F(ServerEndpoints, CorsAnyOriginByDefault) {
                                                  {"Access-Control-Request-Method", "POST"},
                                                  {"Access-Control-Request-Headers", "authorization, content-type"}});
   ASSERT_TRUE(pre);
-  EXPECT_EQ(pre->status, 204);
+  EXPECT_EQ(pre->status, 200);
   EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Origin"), "*");
   EXPECT_NE(pre->get_header_value("Access-Control-Allow-Methods").find("POST"), std::string::npos);
   EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Headers"), "authorization, content-type");
@@ -338,13 +374,18 @@ TEST(ServerCors, ListedOriginsOnlyAndPreflightsNeedNoKey) {
   from_b.emplace("Origin", "http://b.example");
   auto a = c.Options("/v1/completions", from_a);
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->status, 204);
+  EXPECT_EQ(a->status, 200);
   EXPECT_EQ(a->get_header_value("Access-Control-Allow-Origin"), "http://a.example");
   EXPECT_EQ(a->get_header_value("Vary"), "Origin");
   auto b = c.Options("/v1/completions", from_b);
   ASSERT_TRUE(b);
-  EXPECT_NE(b->status, 204);
+  EXPECT_EQ(b->status, 401);  // not a preflight we answer: it needs the key like any request
   EXPECT_FALSE(b->has_header("Access-Control-Allow-Origin"));
+  EXPECT_EQ(b->get_header_value("Vary"), "Origin");
+  // An allowed origin does not stand in for the key.
+  auto no_key = c.Get("/v1/models", {{"Origin", "http://a.example"}});
+  ASSERT_TRUE(no_key);
+  EXPECT_EQ(no_key->status, 401);
   auto m = c.Get("/v1/models", {{"Origin", "http://a.example"}, {"Authorization", "Bearer sekrit"}});
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);

@@ -36,7 +36,8 @@ struct words4 {
 };
 
 // Loads from weight blocks and activation planes. The device reads each with the widest load its
-// alignment allows (rows start 16-byte aligned: kquant_supported).
+// alignment allows (kquant_supported requires rows aligned to 16 bytes for Q4_K and Q5_K, 8 for
+// IQ4_XS, 2 for the others).
 #if defined(__CUDA_ARCH__)
 // 16 bytes at a 16-byte aligned p.
 __device__ __forceinline__ words4 load_words4(const void* p) {
