@@ -95,13 +95,9 @@ int run_server(const server_options& opts) {
   svr.set_pre_routing_handler([&st](const httplib::Request& req, httplib::Response& res) { return pre_route(st, req, res); });
   svr.set_error_handler([&st](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty()) {
-      // A known endpoint asked with the wrong method is a 405 naming the right one, not a 404.
-      const auto known = st.endpoint_methods.find(req.path);
-      if (res.status == 404 && known != st.endpoint_methods.end()) {
-        send_method_not_allowed(res, req.path, known->second);
-        return;
-      }
-      api_error e{res.status, res.status == 404 ? "no such endpoint" : fmt::format("HTTP error {}", res.status)};
+      // No route: 404, or 405 naming the method for a known endpoint asked with another.
+      if (res.status == 404) return send_unrouted(st, req, res);
+      api_error e{res.status, fmt::format("HTTP error {}", res.status)};
       if (res.status == 413) e.message = fmt::format("the request body is larger than the limit of {} bytes", st.opts.max_body);
       res.set_content(e.to_json(), "application/json");
     }

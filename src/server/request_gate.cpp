@@ -59,13 +59,11 @@ bool refuse_body_framing(const server_state& st, const httplib::Request& req, ht
   const bool carries_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE";
   if (len.empty() && carries_body) {
     const auto known = st.endpoint_methods.find(req.path);
-    if (known == st.endpoint_methods.end()) return refuse(api_error{404, "no such endpoint"});
-    if (known->second != req.method) {
-      res.set_header("Connection", "close");
-      send_method_not_allowed(res, req.path, known->second);
-      return true;
-    }
-    return refuse(api_error{411, "request bodies must have a Content-Length"});
+    if (known != st.endpoint_methods.end() && known->second == req.method)
+      return refuse(api_error{411, "request bodies must have a Content-Length"});
+    res.set_header("Connection", "close");
+    send_unrouted(st, req, res);
+    return true;
   }
   if (!len.empty() && body_too_large(len, st.opts.max_body))
     return refuse(api_error{413, fmt::format("the request body has {} bytes, the limit is {}", len, st.opts.max_body)});
@@ -76,9 +74,11 @@ bool refuse_body_framing(const server_state& st, const httplib::Request& req, ht
 
 }  // namespace
 
-void send_method_not_allowed(httplib::Response& res, const std::string& path, const std::string& method) {
-  res.set_header("Allow", method);
-  send_error(res, api_error{405, fmt::format("{} takes {} requests", path, method)});
+void send_unrouted(const server_state& st, const httplib::Request& req, httplib::Response& res) {
+  const auto known = st.endpoint_methods.find(req.path);
+  if (known == st.endpoint_methods.end()) return send_error(res, api_error{404, "no such endpoint"});
+  res.set_header("Allow", known->second);
+  send_error(res, api_error{405, fmt::format("{} takes {} requests", req.path, known->second)});
 }
 
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {

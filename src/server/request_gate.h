@@ -2,8 +2,6 @@
 // CORS preflights, the API key, and the framing and size of the body.
 #pragma once
 
-#include <string>
-
 #include <httplib.h>
 
 #include "server/server_state.h"
@@ -13,7 +11,8 @@ namespace glia::server {
 // Handled: the response is written and no body byte has been read; Unhandled: route the request.
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res);
 
-// 405 for a known path asked with another method, naming the one it takes.
-void send_method_not_allowed(httplib::Response& res, const std::string& path, const std::string& method);
+// The answer to a request no route takes: 405 naming the method where the path is known (it was
+// asked with another), else 404.
+void send_unrouted(const server_state& st, const httplib::Request& req, httplib::Response& res);
 
 }  // namespace glia::server

@@ -295,6 +295,13 @@ typename V::i high_nibble_sum(typename V::i s) {
 // AVX-512 tables come in both forms (cpu_kernels.cpp, decode_pairs_on chooses).
 enum class decode_panels { single, pairs };
 
+// The token tile of a tile's AVX2 prefill in panel pairs (its pair_tokens), or 0: single panels.
+template <template <int, class> class Tile>
+constexpr int avx2_pair_tokens() {
+  if constexpr (requires { Tile<1, rows8>::pair_tokens; }) return Tile<1, rows8>::pair_tokens;
+  else return 0;
+}
+
 // A panel kernel's gemm (cpu_kernels.h mm_kernel::gemm) from its tile, Tile<T, V>::run for T tokens
 // of one panel (rows8) or two (rows16): pairs of panels where the build has rows16 (for decode only
 // if Decode is pairs), then single ones; per panel (pair), token tiles of gemm_tile_tokens and one
@@ -307,27 +314,25 @@ void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, in
   const auto rows_of = [&](int64_t p) { return p + 1 == n_panels ? last_rows : 8; };
   int64_t p = 0;
 #ifdef GLIA_PANEL_PAIRS
-  for (; (n_tok > gemv_max_tokens || Decode == decode_panels::pairs) && p + 2 <= n_panels; p += 2) {
-    const uint8_t* panel = panels + size_t(p) * panel_bytes;
-    const int rows = 8 + rows_of(p + 1);
-    token_tiles<TileTokens>(n_tok, [&](auto tile, int64_t t) {
-      Tile<decltype(tile)::value, rows16>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys, rows);
-    });
-  }
+  using pair_v = rows16;
+  constexpr int pair_tile = TileTokens;
+  constexpr bool pair_decode = Decode == decode_panels::pairs;
 #else
   // Without rows16, tiles that say so (pair_tokens) read two adjacent panels as rows8x2 in prefill:
   // each activation cell is broadcast once for 16 rows instead of 8.
-  if constexpr (requires { Tile<1, rows8>::pair_tokens; }) {
-    for (; n_tok > gemv_max_tokens && p + 2 <= n_panels; p += 2) {
+  using pair_v = rows8x2;
+  constexpr int pair_tile = avx2_pair_tokens<Tile>();
+  constexpr bool pair_decode = false;
+#endif
+  if constexpr (pair_tile > 0) {
+    for (; (n_tok > gemv_max_tokens || pair_decode) && p + 2 <= n_panels; p += 2) {
       const uint8_t* panel = panels + size_t(p) * panel_bytes;
       const int rows = 8 + rows_of(p + 1);
-      token_tiles<Tile<1, rows8>::pair_tokens>(n_tok, [&](auto tile, int64_t t) {
-        Tile<decltype(tile)::value, rows8x2>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys,
-                                                  rows);
+      token_tiles<pair_tile>(n_tok, [&](auto tile, int64_t t) {
+        Tile<decltype(tile)::value, pair_v>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys, rows);
       });
     }
   }
-#endif
   for (; p < n_panels; ++p) {
     const uint8_t* panel = panels + size_t(p) * panel_bytes;
     token_tiles<TileTokens>(n_tok, [&](auto tile, int64_t t) {
