@@ -12,6 +12,7 @@
 #include "core/cpu_features.h"
 #include "core/fp16.h"
 #include "harness.h"
+#include "op_cases.h"
 #include "quant/activation.h"
 
 namespace glia::test {
@@ -128,18 +129,6 @@ converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t
   }
   c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb, mk.widen ? c.wide.data() : nullptr, wt};
   return c;
-}
-
-// The ISA levels with matmul kernels that this host runs (AVX2, and AVX-512 VNNI where present).
-std::vector<cpu::isa_level> host_mm_levels() {
-  std::vector<cpu::isa_level> out;
-  const std::pair<cpu::isa_level, std::string> levels[] = {{cpu::isa_level::avx2, "avx2"},
-                                                           {cpu::isa_level::avx512vnni, "avx512vnni"}};
-  for (const auto& [level, name] : levels) {
-    const char* isa = cpu::kernels_up_to(level).mm_isa_by_id[uint32_t(dtype::q4_0)];
-    if (isa && isa == name) out.push_back(level);
-  }
-  return out;
 }
 
 // Every matmul kernel of every ISA the host runs, the AVX-512 ones in both decode forms (one panel

@@ -211,6 +211,17 @@ std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case&
   return out;
 }
 
+std::vector<cpu::isa_level> host_mm_levels() {
+  std::vector<cpu::isa_level> out;
+  const std::pair<cpu::isa_level, std::string> levels[] = {{cpu::isa_level::avx2, "avx2"},
+                                                           {cpu::isa_level::avx512vnni, "avx512vnni"}};
+  for (const auto& [level, name] : levels) {
+    const char* isa = cpu::kernels_up_to(level).mm_isa_by_id[uint32_t(dtype::q4_0)];
+    if (isa && isa == name) out.push_back(level);
+  }
+  return out;
+}
+
 std::vector<const cpu::kernel_table*> host_attend_tables() {
   std::vector<const cpu::kernel_table*> out;
   for (auto [level, name] : {std::pair{cpu::isa_level::avx2, "avx2"}, {cpu::isa_level::avx512vnni, "avx512vnni"}}) {

@@ -49,6 +49,9 @@ struct kv_fixture {
 
 std::vector<attn_config> attention_configs();
 
+// The ISA levels with matmul kernels that this host runs (AVX2, and AVX-512 VNNI where present).
+std::vector<cpu::isa_level> host_mm_levels();
+
 // The CPU kernel tables with an attend of their own that the host runs, weakest first (AVX2, then
 // AVX-512 where present); each names its ISA in attend_isa.
 std::vector<const cpu::kernel_table*> host_attend_tables();

@@ -135,9 +135,8 @@ TEST(backend_ops, DISABLED_DecodeBandwidthPerf) {
     bo.n_passes = 3;
     const auto bw = measure_read_bandwidth(bo);
     ASSERT_TRUE(bw.is_ok()) << bw.message();
-    for (const auto level : {cpu::isa_level::avx2, cpu::isa_level::avx512vnni}) {
+    for (const cpu::isa_level level : host_mm_levels()) {
       const cpu::kernel_table& kt = cpu::kernels_up_to(level);
-      if (level != cpu::isa_level::avx2 && std::string(kt.isa) == cpu::kernels_up_to(cpu::isa_level::avx2).isa) continue;
       const auto b = cpu::make_cpu_backend(nth, kt);
       // Q4_K is Q4_K_M's mix (see make_layers); Q6_K alone shows that mix's other half.
       for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
