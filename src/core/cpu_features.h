@@ -20,6 +20,10 @@ struct cpu_features {
   // 512-bit instructions run at full width, as fast per instruction as 256-bit ones (AMD Zen 5 and
   // later: family 1Ah+).
   bool avx512_full_width = false;
+  // AMX tiles with int8 dot products (Intel Sapphire Rapids and later), and the kernel's leave to
+  // use them: Linux hands out the 8 KiB of tile state per process only on request (arch_prctl
+  // ARCH_REQ_XCOMP_PERM, Linux 5.16+), which detection asks for once; false where that is refused.
+  bool amx_int8 = false;
 };
 
 // Detected once (thread-safe static); all false on non-x86 builds.

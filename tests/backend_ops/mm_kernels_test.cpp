@@ -138,6 +138,8 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
   for (cpu::isa_level l : host_mm_levels()) {
     if (l == cpu::isa_level::avx2) {
       lists.insert(lists.end(), {cpu::avx2_mm_legacy(), cpu::avx2_mm_kquants(), cpu::avx2_mm_float()});
+    } else if (l == cpu::isa_level::avx512amx) {
+      lists.push_back(cpu::avx512amx_mm_legacy());
     } else {
       for (bool decode_pairs : {false, true})
         lists.insert(lists.end(), {cpu::avx512vnni_mm_kquants(decode_pairs), cpu::avx512vnni_mm_legacy(decode_pairs)});
@@ -157,10 +159,12 @@ TEST(mm_kernels, present_where_the_host_has_avx2) {
     EXPECT_NE(cpu::kernels().mm(t), nullptr) << type_info(t).name;
   EXPECT_EQ(cpu::scalar_kernels().mm(dtype::q4_0), nullptr);
   const cpu_features& f = host_cpu_features();
-  const std::string want = f.avx512vl && f.avx512vnni ? "avx512vnni" : "avx2";
-  for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q8_0, dtype::q2_k,
+  const bool vnni = f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+  const std::string want = vnni ? "avx512vnni" : "avx2";
+  for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q2_k,
                   dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs})
     EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
+  EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(dtype::q8_0)], vnni && f.amx_int8 ? "avx512amx" : want);
   EXPECT_EQ(cpu::kernels_up_to(cpu::isa_level::avx2).mm_isa_by_id[uint32_t(dtype::q4_0)], std::string("avx2"));
 }
 
@@ -175,8 +179,8 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
     for (int64_t n_in : {unit, 3 * unit, 11 * unit}) {
       for (int kind = 0; kind < (is_float ? 2 : 3); ++kind) {
         // 2 (3, 4) panels, the last partial; token tiles of 4, 4, 3 (8, 3), or of the float kernels'
-        // 12 (16) with a remainder.
-        const int64_t n_out = 13 + 8 * kind, n_tok = is_float ? 37 : 11;
+        // 12 (16) with a remainder, or two of a kernel's tile_tokens (AMX: 16) with a remainder.
+        const int64_t n_out = 13 + 8 * kind, n_tok = is_float || mk->tile_tokens ? 37 : 11;
         const test_weight w = kind == 0   ? random_byte_weight(mk->type, n_in, n_out, uint32_t(n_in))
                               : kind == 1 ? make_weight(mk->type, n_in, n_out, uint32_t(n_in))
                                           : saturated_weight(mk->type, n_in, n_out, uint32_t(n_in));

@@ -214,10 +214,13 @@ std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case&
 std::vector<cpu::isa_level> host_mm_levels() {
   std::vector<cpu::isa_level> out;
   const std::pair<cpu::isa_level, std::string> levels[] = {{cpu::isa_level::avx2, "avx2"},
-                                                           {cpu::isa_level::avx512vnni, "avx512vnni"}};
+                                                           {cpu::isa_level::avx512vnni, "avx512vnni"},
+                                                           {cpu::isa_level::avx512amx, "avx512amx"}};
   for (const auto& [level, name] : levels) {
-    const char* isa = cpu::kernels_up_to(level).mm_isa_by_id[uint32_t(dtype::q4_0)];
-    if (isa && isa == name) out.push_back(level);
+    // The level runs here when its table took some kernel from it.
+    const auto& isas = cpu::kernels_up_to(level).mm_isa_by_id;
+    if (std::any_of(std::begin(isas), std::end(isas), [&](const char* isa) { return isa && isa == name; }))
+      out.push_back(level);
   }
   return out;
 }

@@ -49,7 +49,7 @@ struct kv_fixture {
 
 std::vector<attn_config> attention_configs();
 
-// The ISA levels with matmul kernels that this host runs (AVX2, and AVX-512 VNNI where present).
+// The ISA levels with matmul kernels that this host runs (AVX2, and AVX-512 VNNI and AMX where present).
 std::vector<cpu::isa_level> host_mm_levels();
 
 // The CPU kernel tables with an attend of their own that the host runs, weakest first (AVX2, then

@@ -211,12 +211,13 @@ double cycles_per_cpu_second() {
 // the panels for one token (decode on prepared weights).
 TEST(backend_ops, DISABLED_MmKernelPerf) {
   const int64_t n_in = 2048, n_out = 64, n_tok = 64;
-  for (const auto level : {cpu::isa_level::avx2, cpu::isa_level::avx512vnni})
+  for (const auto level : host_mm_levels())
   for (dtype t : {dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::iq4_nl, dtype::q8_0, dtype::q2_k, dtype::q3_k,
                   dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_xs, dtype::f16, dtype::bf16, dtype::f32}) {
     const cpu::kernel_table& kt = cpu::kernels_up_to(level);
     const cpu::mm_kernel* mk = kt.mm(t);
-    if (!mk || (level != cpu::isa_level::avx2 && mk == cpu::kernels_up_to(cpu::isa_level::avx2).mm(t))) continue;
+    // Each kernel at the lowest level that has it.
+    if (!mk || (level != cpu::isa_level::avx2 && mk == cpu::kernels_up_to(cpu::isa_level(int(level) - 1)).mm(t))) continue;
     const test_weight w = make_weight(t, n_in, n_out, 3);
     const type_traits& at = type_info(mk->dot_type);
     const auto x = random_floats(size_t(n_in * n_tok), 4);

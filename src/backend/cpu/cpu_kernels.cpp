@@ -95,7 +95,8 @@ kernel_table resolve(isa_level max_level) {
     by_priority.push_back(
         {&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants(), avx2_mm_float()}, avx2_attend(), avx2_glu()});
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul and attend kernels
-  if (avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && max_level >= isa_level::avx512vnni) {
+  const bool avx512vnni = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+  if (avx512vnni && max_level >= isa_level::avx512vnni) {
     const decode_pairs_choice pairs = decode_pairs_on(f);
     by_priority.push_back(
         {&vnni,
@@ -103,6 +104,9 @@ kernel_table resolve(isa_level max_level) {
          avx512vnni_attend(),
          nullptr});
   }
+  static const isa_kernels amx{"avx512amx", {}, {}};  // matmul kernels (prefill)
+  if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
+    by_priority.push_back({&amx, {avx512amx_mm_legacy(), {}, {}}, nullptr, nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {
@@ -169,11 +173,11 @@ quantize_row_fn kernel_table::quantizer(quantize_row_fn reference) const {
 
 const kernel_table& kernels_up_to(isa_level level) {
   static const kernel_table tables[] = {resolve(isa_level::scalar), resolve(isa_level::avx2),
-                                        resolve(isa_level::avx512vnni)};
+                                        resolve(isa_level::avx512vnni), resolve(isa_level::avx512amx)};
   return tables[int(level)];
 }
 
-const kernel_table& kernels() { return kernels_up_to(isa_level::avx512vnni); }
+const kernel_table& kernels() { return kernels_up_to(isa_level::avx512amx); }
 
 const kernel_table& scalar_kernels() { return kernels_up_to(isa_level::scalar); }
 

@@ -104,6 +104,9 @@ struct mm_kernel {
   void (*widen)(const uint8_t* act_row, int64_t n, float* out, int64_t out_stride) = nullptr;
   // Tokens per block of the widened rows: the gemm's token tiles, which never straddle a block.
   int wide_block = 0;
+  // Where set, gemm computes whole groups of this many tokens in one step (AMX: a tile's 16 rows)
+  // and the rest of a call's tokens more slowly: matmul cuts token tiles in multiples of it.
+  int tile_tokens = 0;
 
   // Panels no larger than the rows they hold: worth preparing once for the whole matrix, since
   // then one gemm kernel reads a single sequential stream of no more bytes than the file's rows,
@@ -217,6 +220,9 @@ std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs);
 std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs);
 std::span<const mm_kernel> avx2_mm_float();
 std::span<const mm_kernel> avx512vnni_mm_float();
+// The AVX-512 VNNI kernels of the types whose prefill runs on AMX int8 tiles (Q8_0), the rest of
+// each kernel as it is in the VNNI table (mm_legacy_amx.cpp).
+std::span<const mm_kernel> avx512amx_mm_legacy();
 attend_fn avx2_attend();        // attention_avx2.cpp
 attend_fn avx512vnni_attend();  // attention_avx512vnni.cpp
 glu_fn avx2_glu();        // activation_avx2.cpp
@@ -260,7 +266,7 @@ const kernel_table& kernels();
 
 // ISAs in priority order (weakest first). kernels_up_to(level) resolves the table with the ISAs up
 // to `level` that the host has (tests compare the levels; kernels() is the best).
-enum class isa_level { scalar, avx2, avx512vnni };
+enum class isa_level { scalar, avx2, avx512vnni, avx512amx };
 const kernel_table& kernels_up_to(isa_level level);
 // Scalar-only table (the reference twins): what a CPU without any SIMD extension would use.
 const kernel_table& scalar_kernels();

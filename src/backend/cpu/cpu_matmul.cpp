@@ -205,8 +205,10 @@ void run_stream_item(const panel_job& j, int64_t i, const act_rows& a, std::vect
 void matmul_gemm(thread_pool& pool, std::span<const panel_job> jobs, const act_rows& a, int64_t n_tok,
                  std::vector<aligned_buffer>& pack) {
   const int nth = pool.size();
-  // Whole blocks of widened activations (act_rows::wide), which the kernels' tiles must not straddle.
-  const int64_t unit = std::max<int64_t>(4, jobs[0].mk->wide_block);
+  // Whole blocks of widened activations (act_rows::wide), which the kernels' tiles must not straddle,
+  // and whole groups of the kernels' tile_tokens.
+  int64_t unit = 4;
+  for (const panel_job& j : jobs) unit = std::max<int64_t>({unit, j.mk->wide_block, j.mk->tile_tokens});
   const int64_t tok_tile = std::min(n_tok, std::max<int64_t>(unit, int64_t(gemm_token_tile_bytes / a.stride) / unit * unit));
   const bool two = in_two_streams(jobs, n_tok);
   bool all_prepared = true;
