@@ -106,7 +106,7 @@ kernel_table resolve(isa_level max_level) {
   }
   static const isa_kernels amx{"avx512amx", {}, {}};  // matmul kernels (prefill)
   if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
-    by_priority.push_back({&amx, {avx512amx_mm_legacy(), {}, {}}, nullptr, nullptr});
+    by_priority.push_back({&amx, {avx512amx_mm_legacy(decode_pairs_on(f).q4_0), {}, {}}, nullptr, nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {

@@ -1,11 +1,10 @@
-// Q8_0 prefill on AMX tiles (Intel Sapphire Rapids and later): the AVX-512 VNNI kernels of
+// Q8_0 and Q4_0 prefill on AMX tiles (Intel Sapphire Rapids and later): the AVX-512 VNNI kernels of
 // mm_legacy_kernels.h, with a gemm that multiplies 16 tokens by 16 weight rows per tile instruction.
 //
 // One TDPBSSD takes a tile of 16 tokens' activation quants (A: 16 rows of one block's 32 bytes,
-// read in place from the activation rows) and two panels' block (B: cell c of both panels in row c,
-// see interleave_pairs) to 16 x 16 exact int32 block sums, the reference's isum. The float step of
-// the reference (sum += isum * (dw * da), rounded on its own) then runs on AVX-512 as in the VNNI
-// tiles, so the bits are the reference's. A tile instruction does 8192 multiply-adds where the
+// read in place from the activation rows) and two panels' block as signed bytes (B, see
+// interleave_pairs) to 16 x 16 exact int32 block sums, the reference's isum. The float step of
+// the reference then runs on AVX-512 as in the VNNI tiles, so the bits are the reference's. A tile instruction does 8192 multiply-adds where the
 // VNNI tiles need 128 vpdpbusd: the int8 work moves off the vector ports, which keep the float step.
 #include "backend/cpu/mm_legacy_kernels.h"
 // (the kernels header first: it must not see anything compiled differently before it.)
@@ -38,27 +37,58 @@ void configure_tiles() {
   configured = true;
 }
 
-// A block of two panels side by side, the B tile's layout: 8 rows of 64 bytes (row c: cell c of the
-// first panel, then of the second), then the 16 row scales (fp16: the first panel's 8, the second's).
-// A tile row of 64 bytes costs the tile store what one of 32 does (~16 rows per store either way,
-// measured), so 16 weight rows per tile instruction halve the tile traffic per multiply-add
-// against one panel's 8 (in cache, 16 tokens: 60 -> 33 TSC ticks per 8192 multiply-adds).
+// A block of two panels side by side, the B tile's layout: 8 rows of 64 bytes (row g: elements
+// 4g..4g+3 of the first panel's 8 rows as signed bytes, then of the second's), then the 16 row
+// scales (fp16: the first panel's 8, the second's). A tile row of 64 bytes costs the tile store
+// what one of 32 does (~16 rows per store either way, measured), so 16 weight rows per tile
+// instruction halve the tile traffic per multiply-add against one panel's 8 (in cache, 16 tokens:
+// 60 -> 33 TSC ticks per 8192 multiply-adds for the tile instructions alone).
 constexpr size_t pair_block_bytes = 8 * 64 + 32;
 
+// What differs between the types: how a panel block becomes signed bytes, and the reference's
+// float step for a block (the VNNI tile's, for tokens outside whole AMX tiles).
+struct q8_0_amx {
+  static constexpr size_t packed = q8_0_packed, scales = 256;
+  // Row g of the pair block from a panel block's cells: Q8_0's cell g is elements 4g..4g+3.
+  static void stage(const uint8_t* panel_block, uint8_t* out) {
+    for (int g = 0; g < 8; ++g) store256(out + 64 * g, load256(panel_block + 32 * g));
+  }
+  // sum += isum * (dw * da), the product rounded on its own
+  static __m512 step(__m512 acc, __m512 isum, __m512 dw, __m512 da) { return vadd(acc, rounded(vmul(isum, vmul(dw, da)))); }
+  template <int T, class V>
+  using tile = gemm_q8_0_tile<T, V>;
+};
+struct q4_0_amx {
+  static constexpr size_t packed = q4_0_packed, scales = 128;
+  // Q4_0's cell c holds elements 4c..4c+3 in its low nibbles and 16+4c.. in its high ones, as q + 8.
+  static void stage(const uint8_t* panel_block, uint8_t* out) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i v = load256(panel_block + 32 * c);
+      store256(out + 64 * c, _mm256_sub_epi8(_mm256_and_si256(v, low4), eight));
+      store256(out + 64 * (c + 4), _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), eight));
+    }
+  }
+  // sum += isum * dw * da, left to right, the product rounded on its own
+  static __m512 step(__m512 acc, __m512 isum, __m512 dw, __m512 da) { return vadd(acc, rounded(vmul(vmul(isum, dw), da))); }
+  template <int T, class V>
+  using tile = gemm_q4_0_tile<T, V>;
+};
+
 // Panels [0, n_panels) in pairs of pair_block_bytes blocks (a last odd panel with zeros beside it).
+template <class K>
 void interleave_pairs(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, uint8_t* out) {
+  alignas(64) uint8_t zeros[K::packed] = {};
   for (int64_t p = 0; p < n_panels; p += 2) {
     const uint8_t* first = panels + size_t(p) * panel_bytes;
     const uint8_t* second = p + 1 < n_panels ? first + panel_bytes : nullptr;
     for (int64_t b = 0; b < nb; ++b, out += pair_block_bytes) {
-      const uint8_t* f = first + size_t(b) * q8_0_packed;
-      const uint8_t* s = second ? second + size_t(b) * q8_0_packed : nullptr;
-      for (int c = 0; c < 8; ++c) {
-        store256(out + 64 * c, load256(f + 32 * c));
-        store256(out + 64 * c + 32, s ? load256(s + 32 * c) : _mm256_setzero_si256());
-      }
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 512), load128(f + 256));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 528), s ? load128(s + 256) : _mm_setzero_si128());
+      const uint8_t* f = first + size_t(b) * K::packed;
+      const uint8_t* s = second ? second + size_t(b) * K::packed : zeros;
+      K::stage(f, out);
+      K::stage(s, out + 32);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 512), load128(f + K::scales));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 528), load128(s + K::scales));
     }
   }
 }
@@ -66,7 +96,8 @@ void interleave_pairs(const uint8_t* panels, size_t panel_bytes, int64_t n_panel
 // 16 tokens from t0 times one pair of interleaved panels: y[t * ys + i] for the pair's first n_rows
 // rows (the first panel's 8, then the second's). The float step of block b runs after the tile
 // instructions of block b + 1 are issued, so that it reads sums stored a block earlier.
-void q8_0_amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n_rows) {
+template <class K>
+void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n_rows) {
   alignas(64) int32_t sums[2][amx_tokens][16];
   __m512 acc[amx_tokens];
 #pragma GCC unroll 16
@@ -86,57 +117,63 @@ void q8_0_amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t
     const __m512 dw = _mm512_cvtph_ps(load256(pair + size_t(pb) * pair_block_bytes + 512));
     const int32_t(*s)[16] = sums[pb % 2];
 #pragma GCC unroll 16
-    for (int t = 0; t < amx_tokens; ++t) {
-      const __m512 isum = vcvt(_mm512_load_si512(s[t]));
-      acc[t] = vadd(acc[t], rounded(vmul(isum, vmul(dw, _mm512_set1_ps(da[t * a.nb + pb])))));
-    }
+    for (int t = 0; t < amx_tokens; ++t)
+      acc[t] = K::step(acc[t], vcvt(_mm512_load_si512(s[t])), dw, _mm512_set1_ps(da[t * a.nb + pb]));
   }
   const __mmask16 keep = __mmask16((1u << n_rows) - 1);
 #pragma GCC unroll 16
   for (int t = 0; t < amx_tokens; ++t) _mm512_mask_storeu_ps(y + size_t(t) * ys, keep, acc[t]);
 }
 
-// mm_kernel::gemm: whole tiles of 16 tokens on AMX, the rest of the tokens as the VNNI kernel does.
-// The call's panels are interleaved in pairs once, into per-thread scratch (a copy of what the
-// call reads from cache anyway), and then serve every tile of 16 tokens.
-void gemm_q8_0_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a,
-                   int64_t t0, int64_t n_tok, float* y, size_t ys, int last_rows) {
+// mm_kernel::gemm: whole tiles of 16 tokens on AMX, the rest of the tokens as the VNNI kernel does
+// (Decode: its panel reading for 1-3 tokens). The call's panels are interleaved in pairs once, into
+// per-thread scratch (in cache, since the call reads them anyway), and then serve every tile of 16
+// tokens.
+template <class K, decode_panels Decode>
+void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
+              int64_t n_tok, float* y, size_t ys, int last_rows) {
   const int64_t n_amx = n_tok / amx_tokens * amx_tokens;
   if (n_amx > 0) {
     configure_tiles();
     const int64_t n_pairs = (n_panels + 1) / 2;
     thread_local aligned_buffer staging;
     uint8_t* pairs = staging.get(size_t(n_pairs * nb) * pair_block_bytes);
-    interleave_pairs(panels, panel_bytes, n_panels, nb, pairs);
+    interleave_pairs<K>(panels, panel_bytes, n_panels, nb, pairs);
     for (int64_t t = 0; t < n_amx; t += amx_tokens)
       for (int64_t q = 0; q < n_pairs; ++q) {
         const bool last = q + 1 == n_pairs;
         const int rows = !last ? 16 : n_panels % 2 ? last_rows : 8 + last_rows;
-        q8_0_amx_pair(pairs + size_t(q * nb) * pair_block_bytes, nb, a, t0 + t, y + size_t(t) * ys + 16 * q, ys, rows);
+        amx_pair<K>(pairs + size_t(q * nb) * pair_block_bytes, nb, a, t0 + t, y + size_t(t) * ys + 16 * q, ys, rows);
       }
   }
   if (n_amx < n_tok)
-    gemm_panels<gemm_q8_0_tile, decode_panels::single>(panels, panel_bytes, n_panels, nb, a, t0 + n_amx, n_tok - n_amx,
-                                                       y + size_t(n_amx) * ys, ys, last_rows);
+    gemm_panels<K::template tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + n_amx, n_tok - n_amx,
+                                          y + size_t(n_amx) * ys, ys, last_rows);
 }
 
-// The VNNI table's Q8_0 kernel (its panels, decode and dot) with the AMX gemm.
-std::array<mm_kernel, 1> make_amx_table() {
-  for (const mm_kernel& k : legacy_kernels<decode_panels::single>) {
-    if (k.type != dtype::q8_0) continue;
-    mm_kernel amx = k;
-    amx.gemm = gemm_q8_0_amx;
-    amx.tile_tokens = amx_tokens;
-    return {amx};
+// The VNNI table's Q8_0 and Q4_0 kernels (their panels, decode and dot) with the AMX gemm.
+template <decode_panels Q4_0Decode>
+std::array<mm_kernel, 2> make_amx_table() {
+  std::array<mm_kernel, 2> out{};
+  for (const mm_kernel& k : legacy_kernels<Q4_0Decode>) {
+    if (k.type == dtype::q8_0) {
+      out[0] = k;
+      out[0].gemm = gemm_amx<q8_0_amx, decode_panels::single>;
+    } else if (k.type == dtype::q4_0) {
+      out[1] = k;
+      out[1].gemm = gemm_amx<q4_0_amx, Q4_0Decode>;
+    }
   }
-  return {};
+  for (mm_kernel& k : out) k.tile_tokens = amx_tokens;
+  return out;
 }
 
 }  // namespace
 
-std::span<const mm_kernel> avx512amx_mm_legacy() {
-  static const std::array<mm_kernel, 1> table = make_amx_table();
-  return table;
+std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs) {
+  static const std::array<mm_kernel, 2> single = make_amx_table<decode_panels::single>();
+  static const std::array<mm_kernel, 2> pairs = make_amx_table<decode_panels::pairs>();
+  return q4_0_decode_pairs ? std::span<const mm_kernel>(pairs) : std::span<const mm_kernel>(single);
 }
 
 }  // namespace glia::cpu
