@@ -105,7 +105,8 @@ struct mm_kernel {
   // Tokens per block of the widened rows: the gemm's token tiles, which never straddle a block.
   int wide_block = 0;
   // Where set, gemm computes whole groups of this many tokens in one step (AMX: a tile's 16 rows)
-  // and the rest of a call's tokens more slowly: matmul cuts token tiles in multiples of it.
+  // and the rest of a call's tokens more slowly, and first prepares the call's panels for that:
+  // matmul hands it all tokens at once (or token tiles in multiples of it, beside other kernels).
   int tile_tokens = 0;
 
   // Panels no larger than the rows they hold: worth preparing once for the whole matrix, since

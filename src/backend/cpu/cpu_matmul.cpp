@@ -208,8 +208,13 @@ void matmul_gemm(thread_pool& pool, std::span<const panel_job> jobs, const act_r
   // Whole blocks of widened activations (act_rows::wide), which the kernels' tiles must not straddle,
   // and whole groups of the kernels' tile_tokens.
   int64_t unit = 4;
-  for (const panel_job& j : jobs) unit = std::max<int64_t>({unit, j.mk->wide_block, j.mk->tile_tokens});
-  const int64_t tok_tile = std::min(n_tok, std::max<int64_t>(unit, int64_t(gemm_token_tile_bytes / a.stride) / unit * unit));
+  bool all_tiled = true;  // every kernel takes tokens in tiles of its own (mm_kernel::tile_tokens)
+  for (const panel_job& j : jobs) {
+    unit = std::max<int64_t>({unit, j.mk->wide_block, j.mk->tile_tokens});
+    all_tiled = all_tiled && j.mk->tile_tokens > 0;
+  }
+  const int64_t tok_tile =
+      all_tiled ? n_tok : std::min(n_tok, std::max<int64_t>(unit, int64_t(gemm_token_tile_bytes / a.stride) / unit * unit));
   const bool two = in_two_streams(jobs, n_tok);
   bool all_prepared = true;
   int64_t n_items = 0;
