@@ -139,7 +139,8 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
     if (l == cpu::isa_level::avx2) {
       lists.insert(lists.end(), {cpu::avx2_mm_legacy(), cpu::avx2_mm_kquants(), cpu::avx2_mm_float()});
     } else if (l == cpu::isa_level::avx512amx) {
-      for (bool decode_pairs : {false, true}) lists.push_back(cpu::avx512amx_mm_legacy(decode_pairs));
+      for (bool decode_pairs : {false, true})
+        lists.insert(lists.end(), {cpu::avx512amx_mm_legacy(decode_pairs), cpu::avx512amx_mm_kquants(decode_pairs)});
     } else {
       for (bool decode_pairs : {false, true})
         lists.insert(lists.end(), {cpu::avx512vnni_mm_kquants(decode_pairs), cpu::avx512vnni_mm_legacy(decode_pairs)});
@@ -162,9 +163,9 @@ TEST(mm_kernels, present_where_the_host_has_avx2) {
   const bool vnni = f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
   const std::string want = vnni ? "avx512vnni" : "avx2";
   for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q2_k, dtype::q3_k,
-                  dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs})
+                  dtype::q5_k, dtype::q6_k, dtype::iq4_nl, dtype::iq4_xs})
     EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
-  for (dtype t : {dtype::q4_0, dtype::q8_0})
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k})
     EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], vnni && f.amx_int8 ? "avx512amx" : want) << type_info(t).name;
   EXPECT_EQ(cpu::kernels_up_to(cpu::isa_level::avx2).mm_isa_by_id[uint32_t(dtype::q4_0)], std::string("avx2"));
 }

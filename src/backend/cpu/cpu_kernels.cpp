@@ -96,8 +96,8 @@ kernel_table resolve(isa_level max_level) {
         {&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants(), avx2_mm_float()}, avx2_attend(), avx2_glu()});
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul and attend kernels
   const bool avx512vnni = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+  const decode_pairs_choice pairs = decode_pairs_on(f);
   if (avx512vnni && max_level >= isa_level::avx512vnni) {
-    const decode_pairs_choice pairs = decode_pairs_on(f);
     by_priority.push_back(
         {&vnni,
          {avx512vnni_mm_legacy(pairs.q4_0), avx512vnni_mm_kquants(pairs.kquants), avx512vnni_mm_float()},
@@ -106,7 +106,7 @@ kernel_table resolve(isa_level max_level) {
   }
   static const isa_kernels amx{"avx512amx", {}, {}};  // matmul kernels (prefill)
   if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
-    by_priority.push_back({&amx, {avx512amx_mm_legacy(decode_pairs_on(f).q4_0), {}, {}}, nullptr, nullptr});
+    by_priority.push_back({&amx, {avx512amx_mm_legacy(pairs.q4_0), avx512amx_mm_kquants(pairs.kquants), {}}, nullptr, nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {

@@ -11,31 +11,11 @@
 
 #include <array>
 
+#include "backend/cpu/amx_tiles.h"
 #include "backend/cpu/cpu_ops.h"
 
 namespace glia::cpu {
 namespace {
-
-constexpr int amx_tokens = 16;  // tokens per A tile (its rows)
-
-// Tiles: 0 the sums (C: 16 tokens x 16 int32, two panels' 8 rows), 1 the activations (A: 16 tokens x
-// one block's 32 bytes), 2 two panels' block (B: 8 rows of 16 x 4 bytes).
-struct alignas(64) tile_config {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {64, 32, 64};
-  uint8_t rows[16] = {16, 16, 8};
-};
-
-// The tile configuration is per thread and only these kernels load one, so each thread loads it once.
-void configure_tiles() {
-  thread_local bool configured = false;
-  if (configured) return;
-  static const tile_config config;
-  _tile_loadconfig(&config);
-  configured = true;
-}
 
 // A block of two panels side by side, the B tile's layout: 8 rows of 64 bytes (row g: elements
 // 4g..4g+3 of the first panel's 8 rows as signed bytes, then of the second's), then the 16 row
@@ -106,11 +86,11 @@ void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, fl
   const float* da = a.d + t0 * a.nb;  // token t's block b at da[t * nb + b]
   for (int64_t b = 0; b <= nb; ++b) {
     if (b < nb) {
-      _tile_zero(0);
-      _tile_loadd(1, aq + size_t(b) * sizeof(block_q8_0), a.stride);
-      _tile_loadd(2, pair + size_t(b) * pair_block_bytes, 64);
-      _tile_dpbssd(0, 1, 2);
-      _tile_stored(0, sums[b % 2], 64);
+      _tile_zero(GLIA_AMX_SUMS);
+      _tile_loadd(GLIA_AMX_ACTS32, aq + size_t(b) * sizeof(block_q8_0), a.stride);
+      _tile_loadd(GLIA_AMX_PAIR32, pair + size_t(b) * pair_block_bytes, 64);
+      _tile_dpbssd(GLIA_AMX_SUMS, GLIA_AMX_ACTS32, GLIA_AMX_PAIR32);
+      _tile_stored(GLIA_AMX_SUMS, sums[b % 2], 64);
     }
     if (b == 0) continue;
     const int64_t pb = b - 1;
