@@ -1,14 +1,15 @@
-// Q4_K prefill on AMX tiles (Intel Sapphire Rapids and later): the AVX-512 VNNI k-quant kernels of
-// mm_kquants_low_kernels.h, with a gemm for Q4_K that multiplies 16 tokens by 16 weight rows per
+// Q4_K and Q6_K prefill on AMX tiles (Intel Sapphire Rapids and later): the AVX-512 VNNI k-quant
+// kernels of mm_kquants_low_kernels.h, with a gemm that multiplies 16 tokens by 16 weight rows per
 // tile instruction.
 //
-// Q4_K's integer sum of a super-block, isum = sum_j scale_j * (codes of sub-block j . activations),
-// weighs each sub-block of 32 by its own 6-bit scale. Folded into the weights, scale * code
-// (0..945) no longer fits a byte, so the panels are staged as two byte planes, hi = (scale * code)
-// >> 5 and lo = (scale * code) & 31: isum = 32 (hi . a) + (lo . a), both exact int32 tile sums over
-// the whole super-block (4 tile instructions of 64 elements each), stored once per super-block.
-// The min term (sum_j min_j * the activations' sub-block sums) and the reference's float step then
-// run on AVX-512 as in the VNNI tile, so the bits are the reference's.
+// A k-quant's integer sum of a super-block, isum = sum_g scale_g * (codes of group g . activations),
+// weighs each group (Q4_K: 32 elements, 6-bit scales; Q6_K: 16, int8 scales) by its own scale.
+// Folded into the weights, scale * code (Q4_K 0..945, Q6_K -4096..4064) no longer fits a byte, so
+// the panels are staged as two byte planes, hi = (scale * code) >> S and lo = (scale * code) & (2^S
+// - 1) (S = 5, 6): isum = 2^S (hi . a) + (lo . a), both exact int32 tile sums over the whole
+// super-block (4 tile instructions of 64 elements each), stored once per super-block. Q4_K's min
+// term (sum_j min_j * the activations' sub-block sums) and the reference's float step then run on
+// AVX-512 as in the VNNI tiles, so the bits are the reference's.
 #include "backend/cpu/mm_kquants_low_kernels.h"
 // (the kernels header first: it must not see anything compiled differently before it.)
 
@@ -25,58 +26,105 @@ namespace {
 //                 4g..4g+3 in row g) of 64 bytes (the first panel's 8 weight rows x 4, then the
 //                 second's)
 //   [4096, 8192)  lo, likewise
-//   [8192, 8448)  the mins as int16 pairs: pair k (sub-blocks 2k, 2k+1) at 8192 + 64 k, 16 rows
-//   [8448, 8480)  d of the 16 rows (fp16), [8480, 8512) dmin
-constexpr size_t q4_k_pair_bytes = 8512;
-constexpr size_t lo_at = 4096, mins_at = 8192, d_at = 8448, dmin_at = 8480;
+//   [8192, 8224)  d of the 16 rows (fp16), [8224, 8256) Q4_K's dmin
+//   [8256, 8512)  Q4_K's mins as int16 pairs: pair k (sub-blocks 2k, 2k+1) at 8256 + 64 k, 16 rows
+constexpr size_t lo_at = 4096, d_at = 8192, dmin_at = 8224, mins_at = 8256;
 
-// Byte j of every 32-bit lane of v (8 rows' 6-bit entries, q4_k_six_bits), as 32 int16: lane l
+// Byte j of every 32-bit lane of v (8 rows' entries), as 32 int16 (sign-extended if Signed): lane l
 // holds row l / 4's entry, for the 4 bytes each row has in a tile row.
+template <bool Signed>
 __m512i row_entries16(__m256i v, int j) {
   const __m256i pick = _mm256_add_epi8(_mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12, 0, 0, 0, 0, 4, 4,
                                                         4, 4, 8, 8, 8, 8, 12, 12, 12, 12),
                                        _mm256_set1_epi8(int8_t(j)));
-  return _mm512_cvtepu8_epi16(_mm256_shuffle_epi8(v, pick));
+  const __m256i bytes = _mm256_shuffle_epi8(v, pick);
+  return Signed ? _mm512_cvtepi8_epi16(bytes) : _mm512_cvtepu8_epi16(bytes);
 }
 
-// One panel's super-block (pack_q4_k's layout) into its half (0: first, 1: second) of a staged pair.
-void stage_q4_k(const uint8_t* blk, int half, uint8_t* out) {
-  const uint8_t* words = blk + q4_k_scales_at;
-  const __m256i scales[2] = {q4_k_six_bits<rows8>(words, 0, 0), q4_k_six_bits<rows8>(words, 0, 2)};
-  const __m256i mins[2] = {q4_k_six_bits<rows8>(words, 0, 1), q4_k_six_bits<rows8>(words, 0, 3)};
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m512i low5 = _mm512_set1_epi16(31);
-  const size_t col = 32 * size_t(half);
-  for (int k = 0; k < 4; ++k) {
-    // Chunk k: sub-block 2k in the low nibbles of cells 8k..8k+7 (tile rows 0-7), sub-block 2k + 1
-    // in their high nibbles (rows 8-15).
-    for (int s = 0; s < 2; ++s) {
-      const int j = 2 * k + s;
-      const __m512i scale = row_entries16(scales[j / 4], j % 4);
-      for (int i = 0; i < 8; ++i) {
-        const __m256i cell = load256(blk + 32 * (8 * k + i));
-        const __m256i codes = s == 0 ? _mm256_and_si256(cell, low4) : _mm256_and_si256(_mm256_srli_epi16(cell, 4), low4);
-        const __m512i scaled = _mm512_mullo_epi16(_mm512_cvtepu8_epi16(codes), scale);  // <= 15 * 63
-        const size_t row = 1024 * size_t(k) + 64 * size_t(8 * s + i) + col;
-        store256(out + row, _mm512_cvtepi16_epi8(_mm512_srli_epi16(scaled, 5)));
-        store256(out + lo_at + row, _mm512_cvtepi16_epi8(_mm512_and_si512(scaled, low5)));
+// Tile row g of chunk k of one panel: its codes (32 bytes, 4 per row, as int16) times the rows'
+// scales (int16, as row_entries16 gives them), split into the two planes at `row` of out.
+template <int Shift>
+void store_planes(__m512i codes16, __m512i scale16, uint8_t* out, size_t row) {
+  const __m512i scaled = _mm512_mullo_epi16(codes16, scale16);
+  store256(out + row, _mm512_cvtepi16_epi8(_mm512_srai_epi16(scaled, Shift)));
+  store256(out + lo_at + row, _mm512_cvtepi16_epi8(_mm512_and_si512(scaled, _mm512_set1_epi16((1 << Shift) - 1))));
+}
+
+struct q4_k_amx {
+  static constexpr size_t packed = q4_k_packed, pair_bytes = 8512;
+  static constexpr int shift = 5;
+  static constexpr bool mins = true;
+  // One panel's super-block (pack_q4_k's layout) into its half (0: first, 1: second) of a pair.
+  static void stage(const uint8_t* blk, int half, uint8_t* out) {
+    const uint8_t* words = blk + q4_k_scales_at;
+    const __m256i scales[2] = {q4_k_six_bits<rows8>(words, 0, 0), q4_k_six_bits<rows8>(words, 0, 2)};
+    const __m256i mins[2] = {q4_k_six_bits<rows8>(words, 0, 1), q4_k_six_bits<rows8>(words, 0, 3)};
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const size_t col = 32 * size_t(half);
+    for (int k = 0; k < 4; ++k) {
+      // Chunk k: sub-block 2k in the low nibbles of cells 8k..8k+7 (tile rows 0-7), sub-block 2k + 1
+      // in their high nibbles (rows 8-15).
+      for (int s = 0; s < 2; ++s) {
+        const int j = 2 * k + s;
+        const __m512i scale = row_entries16<false>(scales[j / 4], j % 4);
+        for (int i = 0; i < 8; ++i) {
+          const __m256i cell = load256(blk + 32 * (8 * k + i));
+          const __m256i codes = s == 0 ? _mm256_and_si256(cell, low4) : _mm256_and_si256(_mm256_srli_epi16(cell, 4), low4);
+          store_planes<shift>(_mm512_cvtepu8_epi16(codes), scale, out, 1024 * size_t(k) + 64 * size_t(8 * s + i) + col);
+        }
+      }
+      store256(out + mins_at + 64 * size_t(k) + col, lane_byte_pairs(mins[k / 2], 2 * (k % 2), true, false));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + d_at + 16 * half), load128(blk + q4_k_d_at));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + dmin_at + 16 * half), load128(blk + q4_k_dmin_at));
+  }
+  template <int T, class V>
+  using tile = gemm_q4_k_tile<T, V>;
+};
+
+struct q6_k_amx {
+  static constexpr size_t packed = q6_k_packed, pair_bytes = 8256;
+  static constexpr int shift = 6;
+  static constexpr bool mins = false;
+  // One panel's super-block (pack_q6_k's file layout, which AVX-512 builds use) into its half of a
+  // pair: element 128h + 32s + 4i + m takes its low nibble from ql cell 16h + 8(s % 2) + i (the
+  // high nibble for s >= 2) and its top two bits from bits 2s..2s+1 of qh cell 8h + i; value q - 32,
+  // group (of 16) 8h + 2s + i / 4.
+  static void stage(const uint8_t* blk, int half, uint8_t* out) {
+    static_assert(!q6_k_code_layout, "AVX-512 builds keep Q6_K's file layout");
+    __m256i scale_words[4];
+    for (int w = 0; w < 4; ++w) scale_words[w] = load256(blk + q6_k_scales_at + 32 * w);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(0x03), bias = _mm256_set1_epi8(32);
+    const size_t col = 32 * size_t(half);
+    for (int k = 0; k < 4; ++k) {
+      const int h = k / 2;
+      for (int g = 0; g < 16; ++g) {
+        const int s = 2 * (k % 2) + g / 8, i = g % 8, group = 8 * h + 2 * s + i / 4;
+        const __m256i ql = load256(blk + 32 * (16 * h + 8 * (s % 2) + i));
+        const __m256i qh = load256(blk + q6_k_qh_at + 32 * (8 * h + i));
+        const __m256i lo = s < 2 ? _mm256_and_si256(ql, low4) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), low4);
+        const __m256i top = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * s), low2);
+        const __m256i value = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(top, 4)), bias);
+        store_planes<shift>(_mm512_cvtepi8_epi16(value), row_entries16<true>(scale_words[group / 4], group % 4), out,
+                            1024 * size_t(k) + 64 * size_t(g) + col);
       }
     }
-    store256(out + mins_at + 64 * size_t(k) + col, lane_byte_pairs(mins[k / 2], 2 * (k % 2), true, false));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + d_at + 16 * half), load128(blk + q6_k_d_at));
   }
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + d_at + 16 * half), load128(blk + q4_k_d_at));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + dmin_at + 16 * half), load128(blk + q4_k_dmin_at));
-}
+  template <int T, class V>
+  using tile = gemm_q6_k_tile<T, V>;
+};
 
 // Panels [0, n_panels) staged in pairs (a last odd panel beside a zero one).
+template <class K>
 void stage_pairs(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, uint8_t* out) {
-  alignas(64) static const uint8_t zeros[q4_k_packed] = {};
+  alignas(64) static const uint8_t zeros[K::packed] = {};
   for (int64_t p = 0; p < n_panels; p += 2) {
     const uint8_t* first = panels + size_t(p) * panel_bytes;
     const uint8_t* second = p + 1 < n_panels ? first + panel_bytes : nullptr;
-    for (int64_t b = 0; b < nb; ++b, out += q4_k_pair_bytes) {
-      stage_q4_k(first + size_t(b) * q4_k_packed, 0, out);
-      stage_q4_k(second ? second + size_t(b) * q4_k_packed : zeros, 1, out);
+    for (int64_t b = 0; b < nb; ++b, out += K::pair_bytes) {
+      K::stage(first + size_t(b) * K::packed, 0, out);
+      K::stage(second ? second + size_t(b) * K::packed : zeros, 1, out);
     }
   }
 }
@@ -93,9 +141,11 @@ void sub_block_pairs(const act_rows& a, int64_t t0, int64_t n_tok, int32_t* out)
 }
 
 // 16 tokens from t0 times one staged pair: y[t * ys + i] for the pair's first n_rows rows. The
-// float step of super-block b runs after the tile instructions of b + 1 are issued.
-void q4_k_amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, const int32_t* pairs, float* y,
-                   size_t ys, int n_rows) {
+// float step of super-block b runs after the tile instructions of b + 1 are issued. `pairs`: the
+// tokens' sub-block sums (sub_block_pairs; Q4_K's min term).
+template <class K>
+void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, const int32_t* pairs, float* y, size_t ys,
+              int n_rows) {
   alignas(64) int32_t hi[2][amx_tokens][16], lo[2][amx_tokens][16];
   __m512 acc[amx_tokens];
 #pragma GCC unroll 16
@@ -103,7 +153,7 @@ void q4_k_amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t
   const uint8_t* a0 = a.row(t0);
   for (int64_t b = 0; b <= nb; ++b) {
     if (b < nb) {
-      const uint8_t* sb = pair + size_t(b) * q4_k_pair_bytes;
+      const uint8_t* sb = pair + size_t(b) * K::pair_bytes;
       const uint8_t* aq = a0 + size_t(b) * sizeof(block_q8_k) + q8_k_qs;
       _tile_zero(GLIA_AMX_SUMS_HI);
       _tile_zero(GLIA_AMX_SUMS_LO);
@@ -120,22 +170,32 @@ void q4_k_amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t
     }
     if (b == 0) continue;
     const int64_t pb = b - 1;
-    const uint8_t* sb = pair + size_t(pb) * q4_k_pair_bytes;
-    __m512i mins[4];
-    for (int k = 0; k < 4; ++k) mins[k] = _mm512_load_si512(sb + mins_at + 64 * k);
+    const uint8_t* sb = pair + size_t(pb) * K::pair_bytes;
     const __m512 dw = _mm512_cvtph_ps(load256(sb + d_at));
-    const __m512 dminw = _mm512_cvtph_ps(load256(sb + dmin_at));
+    [[maybe_unused]] __m512i mins[4];
+    [[maybe_unused]] __m512 dminw;
+    if constexpr (K::mins) {
+      for (int k = 0; k < 4; ++k) mins[k] = _mm512_load_si512(sb + mins_at + 64 * k);
+      dminw = _mm512_cvtph_ps(load256(sb + dmin_at));
+    }
 #pragma GCC unroll 16
     for (int t = 0; t < amx_tokens; ++t) {
-      const __m512i isum = vadd32(vsll32(_mm512_load_si512(hi[pb % 2][t]), 5), _mm512_load_si512(lo[pb % 2][t]));
-      const int32_t* sp = pairs + 4 * (t * nb + pb);
-      __m512i min_term = vmadd16(mins[0], _mm512_set1_epi32(sp[0]));
-      for (int k = 1; k < 4; ++k) min_term = vadd32(min_term, vmadd16(mins[k], _mm512_set1_epi32(sp[k])));
+      const __m512i isum =
+          vadd32(vsll32(_mm512_load_si512(hi[pb % 2][t]), K::shift), _mm512_load_si512(lo[pb % 2][t]));
       float da;
       std::memcpy(&da, a0 + size_t(t) * a.stride + size_t(pb) * sizeof(block_q8_k), 4);
       const __m512 vda = _mm512_set1_ps(da);
-      const __m512 p = vsub(rounded(vmul(vmul(dw, vda), vcvt(isum))), rounded(vmul(vmul(dminw, vda), vcvt(min_term))));
-      acc[t] = vadd(acc[t], p);
+      if constexpr (K::mins) {
+        // acc += (dw * da) * isum - (dmin * da) * min_term (fold_scale_min_block)
+        const int32_t* sp = pairs + 4 * (t * nb + pb);
+        __m512i min_term = vmadd16(mins[0], _mm512_set1_epi32(sp[0]));
+        for (int k = 1; k < 4; ++k) min_term = vadd32(min_term, vmadd16(mins[k], _mm512_set1_epi32(sp[k])));
+        const __m512 p = vsub(rounded(vmul(vmul(dw, vda), vcvt(isum))), rounded(vmul(vmul(dminw, vda), vcvt(min_term))));
+        acc[t] = vadd(acc[t], p);
+      } else {
+        // acc += (dw * da) * isum (fold_offset_block)
+        acc[t] = vadd(acc[t], rounded(vmul(vmul(dw, vda), vcvt(isum))));
+      }
     }
   }
   const __mmask16 keep = __mmask16((1u << n_rows) - 1);
@@ -145,49 +205,56 @@ void q4_k_amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t
 
 // mm_kernel::gemm: whole tiles of 16 tokens on AMX, the rest as the VNNI kernel does. The call's
 // panels are staged once (matmul hands these kernels all of a prefill's tokens at once).
-template <decode_panels Decode>
-void gemm_q4_k_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a,
-                   int64_t t0, int64_t n_tok, float* y, size_t ys, int last_rows) {
+template <class K, decode_panels Decode>
+void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
+              int64_t n_tok, float* y, size_t ys, int last_rows) {
   const int64_t n_amx = n_tok / amx_tokens * amx_tokens;
   if (n_amx > 0) {
     configure_tiles();
     const int64_t n_pairs = (n_panels + 1) / 2;
     thread_local aligned_buffer staging, sums;
-    uint8_t* staged = staging.get(size_t(n_pairs * nb) * q4_k_pair_bytes);
-    stage_pairs(panels, panel_bytes, n_panels, nb, staged);
-    auto* pairs = reinterpret_cast<int32_t*>(sums.get(size_t(n_amx * nb) * 16));
-    sub_block_pairs(a, t0, n_amx, pairs);
+    uint8_t* staged = staging.get(size_t(n_pairs * nb) * K::pair_bytes);
+    stage_pairs<K>(panels, panel_bytes, n_panels, nb, staged);
+    int32_t* pairs = nullptr;
+    if constexpr (K::mins) {
+      pairs = reinterpret_cast<int32_t*>(sums.get(size_t(n_amx * nb) * 16));
+      sub_block_pairs(a, t0, n_amx, pairs);
+    }
     for (int64_t t = 0; t < n_amx; t += amx_tokens)
       for (int64_t q = 0; q < n_pairs; ++q) {
         const bool last = q + 1 == n_pairs;
         const int rows = !last ? 16 : n_panels % 2 ? last_rows : 8 + last_rows;
-        q4_k_amx_pair(staged + size_t(q * nb) * q4_k_pair_bytes, nb, a, t0 + t, pairs + 4 * t * nb,
-                      y + size_t(t) * ys + 16 * q, ys, rows);
+        amx_pair<K>(staged + size_t(q * nb) * K::pair_bytes, nb, a, t0 + t, pairs ? pairs + 4 * t * nb : nullptr,
+                    y + size_t(t) * ys + 16 * q, ys, rows);
       }
   }
   if (n_amx < n_tok)
-    gemm_panels<gemm_q4_k_tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + n_amx, n_tok - n_amx,
-                                        y + size_t(n_amx) * ys, ys, last_rows);
+    gemm_panels<K::template tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + n_amx, n_tok - n_amx,
+                                          y + size_t(n_amx) * ys, ys, last_rows);
 }
 
-// The VNNI table's Q4_K kernel (its panels, decode and dot) with the AMX gemm.
+// The VNNI table's Q4_K and Q6_K kernels (their panels, decode and dot) with the AMX gemm.
 template <decode_panels Decode>
-std::array<mm_kernel, 1> make_amx_table() {
-  std::array<mm_kernel, 1> out{};
+std::array<mm_kernel, 2> make_amx_table() {
+  std::array<mm_kernel, 2> out{};
   for (const mm_kernel& k : kquant_kernels<Decode>) {
-    if (k.type != dtype::q4_k) continue;
-    out[0] = k;
-    out[0].gemm = gemm_q4_k_amx<Decode>;
-    out[0].tile_tokens = amx_tokens;
+    if (k.type == dtype::q4_k) {
+      out[0] = k;
+      out[0].gemm = gemm_amx<q4_k_amx, Decode>;
+    } else if (k.type == dtype::q6_k) {
+      out[1] = k;
+      out[1].gemm = gemm_amx<q6_k_amx, Decode>;
+    }
   }
+  for (mm_kernel& k : out) k.tile_tokens = amx_tokens;
   return out;
 }
 
 }  // namespace
 
 std::span<const mm_kernel> avx512amx_mm_kquants(bool decode_pairs) {
-  static const std::array<mm_kernel, 1> single = make_amx_table<decode_panels::single>();
-  static const std::array<mm_kernel, 1> pairs = make_amx_table<decode_panels::pairs>();
+  static const std::array<mm_kernel, 2> single = make_amx_table<decode_panels::single>();
+  static const std::array<mm_kernel, 2> pairs = make_amx_table<decode_panels::pairs>();
   return decode_pairs ? std::span<const mm_kernel>(pairs) : std::span<const mm_kernel>(single);
 }
 
