@@ -6,7 +6,14 @@
 
 #include <immintrin.h>
 
+#include <array>
 #include <cstdint>
+#include <span>
+#include <type_traits>
+#include <utility>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_ops.h"
 
 namespace glia::cpu {
 namespace {
@@ -39,6 +46,61 @@ inline void configure_tiles() {
   static const tile_config config;
   _tile_loadconfig(&config);
   configured = true;
+}
+
+// y[t * ys + i] = acc[t] lane i, for the 16 tokens of a tile and the first n_rows rows of a pair.
+inline void store_tile_rows(const __m512 acc[amx_tokens], float* y, size_t ys, int n_rows) {
+  const __mmask16 keep = __mmask16((1u << n_rows) - 1);
+#pragma GCC unroll 16
+  for (int t = 0; t < amx_tokens; ++t) _mm512_mask_storeu_ps(y + size_t(t) * ys, keep, acc[t]);
+}
+
+// A gemm call (mm_kernel::gemm) of an AMX kernel for tokens [0, n_tok): stage(out) writes the call's
+// n_panels panels in pairs, pair_bytes per pair and block, into per-thread scratch once; pair(staged
+// pair, first token, y of that token and the pair's first row, rows of the pair) runs each whole
+// tile of 16 tokens against each pair; rest(first token) runs the tokens after the whole tiles (the
+// VNNI kernel's gemm), if any.
+template <class Stage, class Pair, class Rest>
+void amx_gemm(size_t pair_bytes, int64_t n_panels, int64_t nb, int64_t n_tok, float* y, size_t ys, int last_rows,
+              Stage stage, Pair pair, Rest rest) {
+  const int64_t n_amx = n_tok / amx_tokens * amx_tokens;
+  if (n_amx > 0) {
+    configure_tiles();
+    const int64_t n_pairs = (n_panels + 1) / 2;
+    thread_local aligned_buffer staging;
+    uint8_t* staged = staging.get(size_t(n_pairs * nb) * pair_bytes);
+    stage(staged);
+    for (int64_t t = 0; t < n_amx; t += amx_tokens)
+      for (int64_t q = 0; q < n_pairs; ++q) {
+        const int rows = q + 1 < n_pairs ? 16 : n_panels % 2 ? last_rows : 8 + last_rows;
+        pair(staged + size_t(q * nb) * pair_bytes, t, y + size_t(t) * ys + 16 * q, rows);
+      }
+  }
+  if (n_amx < n_tok) rest(n_amx);
+}
+
+// The entries of a VNNI table for the types of `gemms`, each with its AMX gemm (the rest of the
+// kernel, panels, decode and dot, as it is).
+using gemm_fn = decltype(mm_kernel::gemm);
+template <size_t N>
+std::array<mm_kernel, N> amx_table(std::span<const mm_kernel> vnni, const std::pair<dtype, gemm_fn> (&gemms)[N]) {
+  std::array<mm_kernel, N> out{};
+  for (size_t i = 0; i < N; ++i)
+    for (const mm_kernel& k : vnni)
+      if (k.type == gemms[i].first) {
+        out[i] = k;
+        out[i].gemm = gemms[i].second;
+        out[i].tile_tokens = amx_tokens;
+      }
+  return out;
+}
+
+// The tables of both decode forms (decode_panels): make(form) builds one, form an integral_constant.
+template <class Make>
+std::span<const mm_kernel> amx_tables(bool decode_pairs, Make make) {
+  static const auto single = make(std::integral_constant<decode_panels, decode_panels::single>{});
+  static const auto pairs = make(std::integral_constant<decode_panels, decode_panels::pairs>{});
+  return decode_pairs ? std::span<const mm_kernel>(pairs) : std::span<const mm_kernel>(single);
 }
 
 }  // namespace

@@ -13,10 +13,7 @@
 #include "backend/cpu/mm_kquants_low_kernels.h"
 // (the kernels header first: it must not see anything compiled differently before it.)
 
-#include <array>
-
 #include "backend/cpu/amx_tiles.h"
-#include "backend/cpu/cpu_ops.h"
 
 namespace glia::cpu {
 namespace {
@@ -198,9 +195,7 @@ void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, co
       }
     }
   }
-  const __mmask16 keep = __mmask16((1u << n_rows) - 1);
-#pragma GCC unroll 16
-  for (int t = 0; t < amx_tokens; ++t) _mm512_mask_storeu_ps(y + size_t(t) * ys, keep, acc[t]);
+  store_tile_rows(acc, y, ys, n_rows);
 }
 
 // mm_kernel::gemm: whole tiles of 16 tokens on AMX, the rest as the VNNI kernel does. The call's
@@ -208,54 +203,31 @@ void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, co
 template <class K, decode_panels Decode>
 void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
               int64_t n_tok, float* y, size_t ys, int last_rows) {
-  const int64_t n_amx = n_tok / amx_tokens * amx_tokens;
-  if (n_amx > 0) {
-    configure_tiles();
-    const int64_t n_pairs = (n_panels + 1) / 2;
-    thread_local aligned_buffer staging, sums;
-    uint8_t* staged = staging.get(size_t(n_pairs * nb) * K::pair_bytes);
-    stage_pairs<K>(panels, panel_bytes, n_panels, nb, staged);
-    int32_t* pairs = nullptr;
-    if constexpr (K::mins) {
-      pairs = reinterpret_cast<int32_t*>(sums.get(size_t(n_amx * nb) * 16));
-      sub_block_pairs(a, t0, n_amx, pairs);
-    }
-    for (int64_t t = 0; t < n_amx; t += amx_tokens)
-      for (int64_t q = 0; q < n_pairs; ++q) {
-        const bool last = q + 1 == n_pairs;
-        const int rows = !last ? 16 : n_panels % 2 ? last_rows : 8 + last_rows;
-        amx_pair<K>(staged + size_t(q * nb) * K::pair_bytes, nb, a, t0 + t, pairs ? pairs + 4 * t * nb : nullptr,
-                    y + size_t(t) * ys + 16 * q, ys, rows);
-      }
+  thread_local aligned_buffer sums;
+  int32_t* pairs = nullptr;
+  if (K::mins && n_tok >= amx_tokens) {
+    pairs = reinterpret_cast<int32_t*>(sums.get(size_t(n_tok * nb) * 16));
+    sub_block_pairs(a, t0, n_tok / amx_tokens * amx_tokens, pairs);
   }
-  if (n_amx < n_tok)
-    gemm_panels<K::template tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + n_amx, n_tok - n_amx,
-                                          y + size_t(n_amx) * ys, ys, last_rows);
-}
-
-// The VNNI table's Q4_K and Q6_K kernels (their panels, decode and dot) with the AMX gemm.
-template <decode_panels Decode>
-std::array<mm_kernel, 2> make_amx_table() {
-  std::array<mm_kernel, 2> out{};
-  for (const mm_kernel& k : kquant_kernels<Decode>) {
-    if (k.type == dtype::q4_k) {
-      out[0] = k;
-      out[0].gemm = gemm_amx<q4_k_amx, Decode>;
-    } else if (k.type == dtype::q6_k) {
-      out[1] = k;
-      out[1].gemm = gemm_amx<q6_k_amx, Decode>;
-    }
-  }
-  for (mm_kernel& k : out) k.tile_tokens = amx_tokens;
-  return out;
+  amx_gemm(
+      K::pair_bytes, n_panels, nb, n_tok, y, ys, last_rows,
+      [&](uint8_t* out) { stage_pairs<K>(panels, panel_bytes, n_panels, nb, out); },
+      [&](const uint8_t* pair, int64_t t, float* yt, int rows) {
+        amx_pair<K>(pair, nb, a, t0 + t, pairs ? pairs + 4 * t * nb : nullptr, yt, ys, rows);
+      },
+      [&](int64_t t) {
+        gemm_panels<K::template tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + t, n_tok - t,
+                                              y + size_t(t) * ys, ys, last_rows);
+      });
 }
 
 }  // namespace
 
 std::span<const mm_kernel> avx512amx_mm_kquants(bool decode_pairs) {
-  static const std::array<mm_kernel, 2> single = make_amx_table<decode_panels::single>();
-  static const std::array<mm_kernel, 2> pairs = make_amx_table<decode_panels::pairs>();
-  return decode_pairs ? std::span<const mm_kernel>(pairs) : std::span<const mm_kernel>(single);
+  return amx_tables(decode_pairs, [](auto form) {
+    return amx_table(kquant_kernels<form()>,
+                     {{dtype::q4_k, gemm_amx<q4_k_amx, form()>}, {dtype::q6_k, gemm_amx<q6_k_amx, form()>}});
+  });
 }
 
 }  // namespace glia::cpu

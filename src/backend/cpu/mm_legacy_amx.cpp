@@ -9,10 +9,7 @@
 #include "backend/cpu/mm_legacy_kernels.h"
 // (the kernels header first: it must not see anything compiled differently before it.)
 
-#include <array>
-
 #include "backend/cpu/amx_tiles.h"
-#include "backend/cpu/cpu_ops.h"
 
 namespace glia::cpu {
 namespace {
@@ -100,60 +97,33 @@ void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, fl
     for (int t = 0; t < amx_tokens; ++t)
       acc[t] = K::step(acc[t], vcvt(_mm512_load_si512(s[t])), dw, _mm512_set1_ps(da[t * a.nb + pb]));
   }
-  const __mmask16 keep = __mmask16((1u << n_rows) - 1);
-#pragma GCC unroll 16
-  for (int t = 0; t < amx_tokens; ++t) _mm512_mask_storeu_ps(y + size_t(t) * ys, keep, acc[t]);
+  store_tile_rows(acc, y, ys, n_rows);
 }
 
 // mm_kernel::gemm: whole tiles of 16 tokens on AMX, the rest of the tokens as the VNNI kernel does
-// (Decode: its panel reading for 1-3 tokens). The call's panels are interleaved in pairs once, into
-// per-thread scratch (in cache, since the call reads them anyway), and then serve every tile of 16
-// tokens.
+// (Decode: its panel reading for 1-3 tokens). The call's panels are interleaved in pairs once
+// (matmul hands these kernels all of a prefill's tokens at once).
 template <class K, decode_panels Decode>
 void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
               int64_t n_tok, float* y, size_t ys, int last_rows) {
-  const int64_t n_amx = n_tok / amx_tokens * amx_tokens;
-  if (n_amx > 0) {
-    configure_tiles();
-    const int64_t n_pairs = (n_panels + 1) / 2;
-    thread_local aligned_buffer staging;
-    uint8_t* pairs = staging.get(size_t(n_pairs * nb) * pair_block_bytes);
-    interleave_pairs<K>(panels, panel_bytes, n_panels, nb, pairs);
-    for (int64_t t = 0; t < n_amx; t += amx_tokens)
-      for (int64_t q = 0; q < n_pairs; ++q) {
-        const bool last = q + 1 == n_pairs;
-        const int rows = !last ? 16 : n_panels % 2 ? last_rows : 8 + last_rows;
-        amx_pair<K>(pairs + size_t(q * nb) * pair_block_bytes, nb, a, t0 + t, y + size_t(t) * ys + 16 * q, ys, rows);
-      }
-  }
-  if (n_amx < n_tok)
-    gemm_panels<K::template tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + n_amx, n_tok - n_amx,
-                                          y + size_t(n_amx) * ys, ys, last_rows);
-}
-
-// The VNNI table's Q8_0 and Q4_0 kernels (their panels, decode and dot) with the AMX gemm.
-template <decode_panels Q4_0Decode>
-std::array<mm_kernel, 2> make_amx_table() {
-  std::array<mm_kernel, 2> out{};
-  for (const mm_kernel& k : legacy_kernels<Q4_0Decode>) {
-    if (k.type == dtype::q8_0) {
-      out[0] = k;
-      out[0].gemm = gemm_amx<q8_0_amx, decode_panels::single>;
-    } else if (k.type == dtype::q4_0) {
-      out[1] = k;
-      out[1].gemm = gemm_amx<q4_0_amx, Q4_0Decode>;
-    }
-  }
-  for (mm_kernel& k : out) k.tile_tokens = amx_tokens;
-  return out;
+  amx_gemm(
+      pair_block_bytes, n_panels, nb, n_tok, y, ys, last_rows,
+      [&](uint8_t* out) { interleave_pairs<K>(panels, panel_bytes, n_panels, nb, out); },
+      [&](const uint8_t* pair, int64_t t, float* yt, int rows) { amx_pair<K>(pair, nb, a, t0 + t, yt, ys, rows); },
+      [&](int64_t t) {
+        gemm_panels<K::template tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + t, n_tok - t,
+                                              y + size_t(t) * ys, ys, last_rows);
+      });
 }
 
 }  // namespace
 
 std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs) {
-  static const std::array<mm_kernel, 2> single = make_amx_table<decode_panels::single>();
-  static const std::array<mm_kernel, 2> pairs = make_amx_table<decode_panels::pairs>();
-  return q4_0_decode_pairs ? std::span<const mm_kernel>(pairs) : std::span<const mm_kernel>(single);
+  // Q8_0 decodes single panels in both forms (legacy_kernels).
+  return amx_tables(q4_0_decode_pairs, [](auto form) {
+    return amx_table(legacy_kernels<form()>, {{dtype::q8_0, gemm_amx<q8_0_amx, decode_panels::single>},
+                                              {dtype::q4_0, gemm_amx<q4_0_amx, form()>}});
+  });
 }
 
 }  // namespace glia::cpu
