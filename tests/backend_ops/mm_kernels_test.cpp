@@ -163,9 +163,9 @@ TEST(mm_kernels, present_where_the_host_has_avx2) {
   const bool vnni = f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
   const std::string want = vnni ? "avx512vnni" : "avx2";
   for (dtype t : {dtype::f32, dtype::f16, dtype::bf16, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q2_k, dtype::q3_k,
-                  dtype::q5_k, dtype::iq4_nl, dtype::iq4_xs})
+                  dtype::iq4_nl, dtype::iq4_xs})
     EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], want) << type_info(t).name;
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k})
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q5_k, dtype::q6_k})
     EXPECT_EQ(cpu::kernels().mm_isa_by_id[uint32_t(t)], vnni && f.amx_int8 ? "avx512amx" : want) << type_info(t).name;
   EXPECT_EQ(cpu::kernels_up_to(cpu::isa_level::avx2).mm_isa_by_id[uint32_t(dtype::q4_0)], std::string("avx2"));
 }

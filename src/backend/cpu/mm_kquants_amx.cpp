@@ -1,15 +1,16 @@
-// Q4_K and Q6_K prefill on AMX tiles (Intel Sapphire Rapids and later): the AVX-512 VNNI k-quant
-// kernels of mm_kquants_low_kernels.h, with a gemm that multiplies 16 tokens by 16 weight rows per
-// tile instruction.
+// Q4_K, Q5_K and Q6_K prefill on AMX tiles (Intel Sapphire Rapids and later): the AVX-512 VNNI
+// k-quant kernels of mm_kquants_low_kernels.h, with a gemm that multiplies 16 tokens by 16 weight
+// rows per tile instruction.
 //
 // A k-quant's integer sum of a super-block, isum = sum_g scale_g * (codes of group g . activations),
-// weighs each group (Q4_K: 32 elements, 6-bit scales; Q6_K: 16, int8 scales) by its own scale.
-// Folded into the weights, scale * code (Q4_K 0..945, Q6_K -4096..4064) no longer fits a byte, so
-// the panels are staged as two byte planes, hi = (scale * code) >> S and lo = (scale * code) & (2^S
-// - 1) (S = 5, 6): isum = 2^S (hi . a) + (lo . a), both exact int32 tile sums over the whole
-// super-block (4 tile instructions of 64 elements each), stored once per super-block. Q4_K's min
-// term (sum_j min_j * the activations' sub-block sums) and the reference's float step then run on
-// AVX-512 as in the VNNI tiles, so the bits are the reference's.
+// weighs each group (Q4_K, Q5_K: 32 elements, 6-bit scales; Q6_K: 16, int8 scales) by its own
+// scale. Folded into the weights, scale * code (Q4_K 0..945, Q5_K 0..1953, Q6_K -4096..4064) no
+// longer fits a byte, so the panels are staged as two byte planes, hi = (scale * code) >> S and lo =
+// (scale * code) & (2^S - 1) (S = 5, 6): isum = 2^S (hi . a) + (lo . a), both exact int32 tile sums
+// over the whole super-block (4 tile instructions of 64 elements each), stored once per
+// super-block. The min term of Q4_K and Q5_K (sum_j min_j * the activations' sub-block sums) and
+// the reference's float step then run on AVX-512 as in the VNNI tiles, so the bits are the
+// reference's.
 #include "backend/cpu/mm_kquants_low_kernels.h"
 // (the kernels header first: it must not see anything compiled differently before it.)
 
@@ -47,37 +48,49 @@ void store_planes(__m512i codes16, __m512i scale16, uint8_t* out, size_t row) {
   store256(out + lo_at + row, _mm512_cvtepi16_epi8(_mm512_and_si512(scaled, _mm512_set1_epi16((1 << Shift) - 1))));
 }
 
-struct q4_k_amx {
-  static constexpr size_t packed = q4_k_packed, pair_bytes = 8512;
+// Q4_K, and with Fifth Q5_K (its fifth code bit per element, codes 0..31: scale x code <= 1953).
+template <bool Fifth>
+struct q4_k_like_amx {
+  static constexpr size_t packed = Fifth ? q5_k_packed : q4_k_packed, pair_bytes = 8512;
+  static constexpr size_t scales_at = Fifth ? q5_k_scales_at : q4_k_scales_at;
+  static constexpr size_t w_d_at = Fifth ? q5_k_d_at : q4_k_d_at, w_dmin_at = Fifth ? q5_k_dmin_at : q4_k_dmin_at;
   static constexpr int shift = 5;
   static constexpr bool mins = true;
-  // One panel's super-block (pack_q4_k's layout) into its half (0: first, 1: second) of a pair.
+  // One panel's super-block (pack_q4_k's layout, or pack_q5_k's file layout, which AVX-512 builds
+  // use) into its half (0: first, 1: second) of a pair.
   static void stage(const uint8_t* blk, int half, uint8_t* out) {
-    const uint8_t* words = blk + q4_k_scales_at;
+    static_assert(!Fifth || !q5_k_code_layout, "AVX-512 builds keep Q5_K's file layout");
+    const uint8_t* words = blk + scales_at;
     const __m256i scales[2] = {q4_k_six_bits<rows8>(words, 0, 0), q4_k_six_bits<rows8>(words, 0, 2)};
     const __m256i mins[2] = {q4_k_six_bits<rows8>(words, 0, 1), q4_k_six_bits<rows8>(words, 0, 3)};
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
     const size_t col = 32 * size_t(half);
     for (int k = 0; k < 4; ++k) {
       // Chunk k: sub-block 2k in the low nibbles of cells 8k..8k+7 (tile rows 0-7), sub-block 2k + 1
-      // in their high nibbles (rows 8-15).
+      // in their high nibbles (rows 8-15); Q5_K's fifth bits of sub-block j in bit j of qh cell i.
       for (int s = 0; s < 2; ++s) {
         const int j = 2 * k + s;
         const __m512i scale = row_entries16<false>(scales[j / 4], j % 4);
         for (int i = 0; i < 8; ++i) {
           const __m256i cell = load256(blk + 32 * (8 * k + i));
-          const __m256i codes = s == 0 ? _mm256_and_si256(cell, low4) : _mm256_and_si256(_mm256_srli_epi16(cell, 4), low4);
+          __m256i codes = s == 0 ? _mm256_and_si256(cell, low4) : _mm256_and_si256(_mm256_srli_epi16(cell, 4), low4);
+          if constexpr (Fifth) {
+            const __m256i qh = load256(blk + q5_k_qh_at + 32 * i);
+            codes = _mm256_or_si256(codes, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, j), one), 4));
+          }
           store_planes<shift>(_mm512_cvtepu8_epi16(codes), scale, out, 1024 * size_t(k) + 64 * size_t(8 * s + i) + col);
         }
       }
       store256(out + mins_at + 64 * size_t(k) + col, lane_byte_pairs(mins[k / 2], 2 * (k % 2), true, false));
     }
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + d_at + 16 * half), load128(blk + q4_k_d_at));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + dmin_at + 16 * half), load128(blk + q4_k_dmin_at));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + d_at + 16 * half), load128(blk + w_d_at));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + dmin_at + 16 * half), load128(blk + w_dmin_at));
   }
   template <int T, class V>
-  using tile = gemm_q4_k_tile<T, V>;
+  using tile = std::conditional_t<Fifth, gemm_q5_k_tile<T, V>, gemm_q4_k_tile<T, V>>;
 };
+using q4_k_amx = q4_k_like_amx<false>;
+using q5_k_amx = q4_k_like_amx<true>;
 
 struct q6_k_amx {
   static constexpr size_t packed = q6_k_packed, pair_bytes = 8256;
@@ -226,7 +239,9 @@ void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64
 std::span<const mm_kernel> avx512amx_mm_kquants(bool decode_pairs) {
   return amx_tables(decode_pairs, [](auto form) {
     return amx_table(kquant_kernels<form()>,
-                     {{dtype::q4_k, gemm_amx<q4_k_amx, form()>}, {dtype::q6_k, gemm_amx<q6_k_amx, form()>}});
+                     {{dtype::q4_k, gemm_amx<q4_k_amx, form()>},
+                      {dtype::q5_k, gemm_amx<q5_k_amx, form()>},
+                      {dtype::q6_k, gemm_amx<q6_k_amx, form()>}});
   });
 }
 
