@@ -35,11 +35,11 @@ cpu_features detect() {
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
-  // AVX512_VNNI: CPUID leaf 7, sub-leaf 0, ECX bit 11 (asked directly, like F16C above).
-  f.avx512vnni = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 11));
-  // AMX-TILE and AMX-INT8: the same leaf, EDX bits 24 and 25.
-  const bool amx = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 24)) && (edx & (1u << 25));
-  f.amx_int8 = amx && amx_permitted();
+  // AVX512_VNNI: CPUID leaf 7, sub-leaf 0, ECX bit 11 (asked directly, like F16C above); AMX-TILE
+  // and AMX-INT8: the same leaf, EDX bits 24 and 25.
+  const bool leaf7 = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
+  f.avx512vnni = leaf7 && (ecx & (1u << 11));
+  f.amx_int8 = leaf7 && (edx & (1u << 24)) && (edx & (1u << 25)) && amx_permitted();
   // Family = base family (leaf 1, EAX bits 8-11) + extended family (bits 20-27) when the base is Fh.
   if (f.avx512f && __builtin_cpu_is("amd") && __get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
     const unsigned base = (eax >> 8) & 0xF, family = base == 0xF ? base + ((eax >> 20) & 0xFF) : base;

@@ -55,28 +55,47 @@ inline void store_tile_rows(const __m512 acc[amx_tokens], float* y, size_t ys, i
   for (int t = 0; t < amx_tokens; ++t) _mm512_mask_storeu_ps(y + size_t(t) * ys, keep, acc[t]);
 }
 
-// A gemm call (mm_kernel::gemm) of an AMX kernel for tokens [0, n_tok): stage(out) writes the call's
-// n_panels panels in pairs, pair_bytes per pair and block, into per-thread scratch once; pair(staged
-// pair, first token, y of that token and the pair's first row, rows of the pair) runs each whole
-// tile of 16 tokens against each pair; rest(first token) runs the tokens after the whole tiles (the
-// VNNI kernel's gemm), if any.
-template <class Stage, class Pair, class Rest>
-void amx_gemm(size_t pair_bytes, int64_t n_panels, int64_t nb, int64_t n_tok, float* y, size_t ys, int last_rows,
-              Stage stage, Pair pair, Rest rest) {
+// The n_panels panels (panel_bytes apart, nb blocks of K::packed bytes each) staged in pairs for
+// the B tiles, K::pair_bytes per pair and block: K::stage(panel block, half, out) writes one
+// panel's block into its half (0: first, 1: second) of a pair block; a last odd panel is paired
+// with zeros.
+template <class K>
+void stage_pairs(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, uint8_t* out) {
+  alignas(64) static const uint8_t zeros[K::packed] = {};
+  for (int64_t p = 0; p < n_panels; p += 2) {
+    const uint8_t* first = panels + size_t(p) * panel_bytes;
+    const uint8_t* second = p + 1 < n_panels ? first + panel_bytes : nullptr;
+    for (int64_t b = 0; b < nb; ++b, out += K::pair_bytes) {
+      K::stage(first + size_t(b) * K::packed, 0, out);
+      K::stage(second ? second + size_t(b) * K::packed : zeros, 1, out);
+    }
+  }
+}
+
+// A gemm call (mm_kernel::gemm) of an AMX kernel K for tokens t0.. t0 + n_tok: the call's panels
+// are staged once (stage_pairs<K>) into per-thread scratch; pair(staged pair, first token relative
+// to t0, y of that token and the pair's first row, rows of the pair) runs each whole tile of 16
+// tokens against each pair; the tokens after the whole tiles take the VNNI tile K::tile (Decode:
+// its panel reading for 1-3 tokens). Matmul hands these kernels all of a prefill's tokens at once.
+template <class K, decode_panels Decode, class Pair>
+void amx_gemm(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
+              int64_t n_tok, float* y, size_t ys, int last_rows, Pair pair) {
   const int64_t n_amx = n_tok / amx_tokens * amx_tokens;
   if (n_amx > 0) {
     configure_tiles();
     const int64_t n_pairs = (n_panels + 1) / 2;
     thread_local aligned_buffer staging;
-    uint8_t* staged = staging.get(size_t(n_pairs * nb) * pair_bytes);
-    stage(staged);
+    uint8_t* staged = staging.get(size_t(n_pairs * nb) * K::pair_bytes);
+    stage_pairs<K>(panels, panel_bytes, n_panels, nb, staged);
     for (int64_t t = 0; t < n_amx; t += amx_tokens)
       for (int64_t q = 0; q < n_pairs; ++q) {
         const int rows = q + 1 < n_pairs ? 16 : n_panels % 2 ? last_rows : 8 + last_rows;
-        pair(staged + size_t(q * nb) * pair_bytes, t, y + size_t(t) * ys + 16 * q, rows);
+        pair(staged + size_t(q * nb) * K::pair_bytes, t, y + size_t(t) * ys + 16 * q, rows);
       }
   }
-  if (n_amx < n_tok) rest(n_amx);
+  if (n_amx < n_tok)
+    gemm_panels<K::template tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + n_amx, n_tok - n_amx,
+                                          y + size_t(n_amx) * ys, ys, last_rows);
 }
 
 // The entries of a VNNI table for the types of `gemms`, each with its AMX gemm (the rest of the

@@ -221,9 +221,9 @@ std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs);
 std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs);
 std::span<const mm_kernel> avx2_mm_float();
 std::span<const mm_kernel> avx512vnni_mm_float();
-// The AVX-512 VNNI kernels of the types whose prefill runs on AMX int8 tiles (Q8_0, Q4_0; Q4_K, Q5_K, Q6_K),
-// the rest of each kernel as it is in the VNNI table (mm_legacy_amx.cpp, mm_kquants_amx.cpp; the
-// decode forms likewise).
+// The AVX-512 VNNI kernels of the types whose prefill runs on AMX int8 tiles (Q8_0, Q4_0; Q4_K,
+// Q5_K, Q6_K), the rest of each kernel as it is in the VNNI table (mm_legacy_amx.cpp,
+// mm_kquants_amx.cpp; the decode forms likewise).
 std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs);
 std::span<const mm_kernel> avx512amx_mm_kquants(bool decode_pairs);
 attend_fn avx2_attend();        // attention_avx2.cpp

@@ -125,20 +125,6 @@ struct q6_k_amx {
   using tile = gemm_q6_k_tile<T, V>;
 };
 
-// Panels [0, n_panels) staged in pairs (a last odd panel beside a zero one).
-template <class K>
-void stage_pairs(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, uint8_t* out) {
-  alignas(64) static const uint8_t zeros[K::packed] = {};
-  for (int64_t p = 0; p < n_panels; p += 2) {
-    const uint8_t* first = panels + size_t(p) * panel_bytes;
-    const uint8_t* second = p + 1 < n_panels ? first + panel_bytes : nullptr;
-    for (int64_t b = 0; b < nb; ++b, out += K::pair_bytes) {
-      K::stage(first + size_t(b) * K::packed, 0, out);
-      K::stage(second ? second + size_t(b) * K::packed : zeros, 1, out);
-    }
-  }
-}
-
 // The activations' sub-block sums of tokens [t0, t0 + n_tok) as int16 pairs: word k of token t's
 // block b (at out + 4 (t nb + b) + k) = (S_2k, S_2k+1), S_j the sum of sub-block j's 32 quants.
 void sub_block_pairs(const act_rows& a, int64_t t0, int64_t n_tok, int32_t* out) {
@@ -211,27 +197,21 @@ void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, co
   store_tile_rows(acc, y, ys, n_rows);
 }
 
-// mm_kernel::gemm: whole tiles of 16 tokens on AMX, the rest as the VNNI kernel does. The call's
-// panels are staged once (matmul hands these kernels all of a prefill's tokens at once).
+// mm_kernel::gemm (amx_gemm), with the tokens' sub-block sums formed first for a min term.
 template <class K, decode_panels Decode>
 void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
               int64_t n_tok, float* y, size_t ys, int last_rows) {
   thread_local aligned_buffer sums;
   int32_t* pairs = nullptr;
-  if (K::mins && n_tok >= amx_tokens) {
-    pairs = reinterpret_cast<int32_t*>(sums.get(size_t(n_tok * nb) * 16));
-    sub_block_pairs(a, t0, n_tok / amx_tokens * amx_tokens, pairs);
+  const int64_t n_amx = n_tok / amx_tokens * amx_tokens;
+  if (K::mins && n_amx > 0) {
+    pairs = reinterpret_cast<int32_t*>(sums.get(size_t(n_amx * nb) * 16));
+    sub_block_pairs(a, t0, n_amx, pairs);
   }
-  amx_gemm(
-      K::pair_bytes, n_panels, nb, n_tok, y, ys, last_rows,
-      [&](uint8_t* out) { stage_pairs<K>(panels, panel_bytes, n_panels, nb, out); },
-      [&](const uint8_t* pair, int64_t t, float* yt, int rows) {
-        amx_pair<K>(pair, nb, a, t0 + t, pairs ? pairs + 4 * t * nb : nullptr, yt, ys, rows);
-      },
-      [&](int64_t t) {
-        gemm_panels<K::template tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + t, n_tok - t,
-                                              y + size_t(t) * ys, ys, last_rows);
-      });
+  amx_gemm<K, Decode>(panels, panel_bytes, n_panels, nb, a, t0, n_tok, y, ys, last_rows,
+                      [&](const uint8_t* pair, int64_t t, float* yt, int rows) {
+                        amx_pair<K>(pair, nb, a, t0 + t, pairs ? pairs + 4 * t * nb : nullptr, yt, ys, rows);
+                      });
 }
 
 }  // namespace

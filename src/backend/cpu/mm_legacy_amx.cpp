@@ -3,9 +3,10 @@
 //
 // One TDPBSSD takes a tile of 16 tokens' activation quants (A: 16 rows of one block's 32 bytes,
 // read in place from the activation rows) and two panels' block as signed bytes (B, see
-// interleave_pairs) to 16 x 16 exact int32 block sums, the reference's isum. The float step of
-// the reference then runs on AVX-512 as in the VNNI tiles, so the bits are the reference's. A tile instruction does 8192 multiply-adds where the
-// VNNI tiles need 128 vpdpbusd: the int8 work moves off the vector ports, which keep the float step.
+// pair_block_bytes) to 16 x 16 exact int32 block sums, the reference's isum. The float step of the
+// reference then runs on AVX-512 as in the VNNI tiles, so the bits are the reference's. A tile
+// instruction does 8192 multiply-adds where the VNNI tiles need 128 vpdpbusd: the int8 work moves
+// off the vector ports, which keep the float step.
 #include "backend/cpu/mm_legacy_kernels.h"
 // (the kernels header first: it must not see anything compiled differently before it.)
 
@@ -22,53 +23,47 @@ namespace {
 // 60 -> 33 TSC ticks per 8192 multiply-adds for the tile instructions alone).
 constexpr size_t pair_block_bytes = 8 * 64 + 32;
 
-// What differs between the types: how a panel block becomes signed bytes, and the reference's
+// A panel block's 8 fp16 row scales into their half of a pair block.
+void store_scales(const uint8_t* scales, int half, uint8_t* out) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 512 + 16 * half), load128(scales));
+}
+
+// What differs between the types: how a panel block becomes signed bytes (stage: into its half of
+// a pair block, codes at 32 * half of each row, scales at 512 + 16 * half), and the reference's
 // float step for a block (the VNNI tile's, for tokens outside whole AMX tiles).
 struct q8_0_amx {
-  static constexpr size_t packed = q8_0_packed, scales = 256;
+  static constexpr size_t packed = q8_0_packed, pair_bytes = pair_block_bytes;
   // Row g of the pair block from a panel block's cells: Q8_0's cell g is elements 4g..4g+3.
-  static void stage(const uint8_t* panel_block, uint8_t* out) {
-    for (int g = 0; g < 8; ++g) store256(out + 64 * g, load256(panel_block + 32 * g));
+  static void stage(const uint8_t* panel_block, int half, uint8_t* out) {
+    for (int g = 0; g < 8; ++g) store256(out + 64 * g + 32 * half, load256(panel_block + 32 * g));
+    store_scales(panel_block + 256, half, out);
   }
   // sum += isum * (dw * da), the product rounded on its own
-  static __m512 step(__m512 acc, __m512 isum, __m512 dw, __m512 da) { return vadd(acc, rounded(vmul(isum, vmul(dw, da)))); }
+  static __m512 step(__m512 acc, __m512 isum, __m512 dw, __m512 da) {
+    return vadd(acc, rounded(vmul(isum, vmul(dw, da))));
+  }
   template <int T, class V>
   using tile = gemm_q8_0_tile<T, V>;
 };
 struct q4_0_amx {
-  static constexpr size_t packed = q4_0_packed, scales = 128;
+  static constexpr size_t packed = q4_0_packed, pair_bytes = pair_block_bytes;
   // Q4_0's cell c holds elements 4c..4c+3 in its low nibbles and 16+4c.. in its high ones, as q + 8.
-  static void stage(const uint8_t* panel_block, uint8_t* out) {
+  static void stage(const uint8_t* panel_block, int half, uint8_t* out) {
     const __m256i low4 = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
     for (int c = 0; c < 4; ++c) {
       const __m256i v = load256(panel_block + 32 * c);
-      store256(out + 64 * c, _mm256_sub_epi8(_mm256_and_si256(v, low4), eight));
-      store256(out + 64 * (c + 4), _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), eight));
+      store256(out + 64 * c + 32 * half, _mm256_sub_epi8(_mm256_and_si256(v, low4), eight));
+      store256(out + 64 * (c + 4) + 32 * half, _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), eight));
     }
+    store_scales(panel_block + 128, half, out);
   }
   // sum += isum * dw * da, left to right, the product rounded on its own
-  static __m512 step(__m512 acc, __m512 isum, __m512 dw, __m512 da) { return vadd(acc, rounded(vmul(vmul(isum, dw), da))); }
+  static __m512 step(__m512 acc, __m512 isum, __m512 dw, __m512 da) {
+    return vadd(acc, rounded(vmul(vmul(isum, dw), da)));
+  }
   template <int T, class V>
   using tile = gemm_q4_0_tile<T, V>;
 };
-
-// Panels [0, n_panels) in pairs of pair_block_bytes blocks (a last odd panel with zeros beside it).
-template <class K>
-void interleave_pairs(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, uint8_t* out) {
-  alignas(64) uint8_t zeros[K::packed] = {};
-  for (int64_t p = 0; p < n_panels; p += 2) {
-    const uint8_t* first = panels + size_t(p) * panel_bytes;
-    const uint8_t* second = p + 1 < n_panels ? first + panel_bytes : nullptr;
-    for (int64_t b = 0; b < nb; ++b, out += pair_block_bytes) {
-      const uint8_t* f = first + size_t(b) * K::packed;
-      const uint8_t* s = second ? second + size_t(b) * K::packed : zeros;
-      K::stage(f, out);
-      K::stage(s, out + 32);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 512), load128(f + K::scales));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 528), load128(s + K::scales));
-    }
-  }
-}
 
 // 16 tokens from t0 times one pair of interleaved panels: y[t * ys + i] for the pair's first n_rows
 // rows (the first panel's 8, then the second's). The float step of block b runs after the tile
@@ -100,20 +95,14 @@ void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, fl
   store_tile_rows(acc, y, ys, n_rows);
 }
 
-// mm_kernel::gemm: whole tiles of 16 tokens on AMX, the rest of the tokens as the VNNI kernel does
-// (Decode: its panel reading for 1-3 tokens). The call's panels are interleaved in pairs once
-// (matmul hands these kernels all of a prefill's tokens at once).
+// mm_kernel::gemm (amx_gemm).
 template <class K, decode_panels Decode>
 void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
               int64_t n_tok, float* y, size_t ys, int last_rows) {
-  amx_gemm(
-      pair_block_bytes, n_panels, nb, n_tok, y, ys, last_rows,
-      [&](uint8_t* out) { interleave_pairs<K>(panels, panel_bytes, n_panels, nb, out); },
-      [&](const uint8_t* pair, int64_t t, float* yt, int rows) { amx_pair<K>(pair, nb, a, t0 + t, yt, ys, rows); },
-      [&](int64_t t) {
-        gemm_panels<K::template tile, Decode>(panels, panel_bytes, n_panels, nb, a, t0 + t, n_tok - t,
-                                              y + size_t(t) * ys, ys, last_rows);
-      });
+  amx_gemm<K, Decode>(panels, panel_bytes, n_panels, nb, a, t0, n_tok, y, ys, last_rows,
+                      [&](const uint8_t* pair, int64_t t, float* yt, int rows) {
+                        amx_pair<K>(pair, nb, a, t0 + t, yt, ys, rows);
+                      });
 }
 
 }  // namespace
