@@ -1,5 +1,7 @@
 #include "core/cpu_features.h"
 
+#include <cstring>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -40,6 +42,12 @@ cpu_features detect() {
   const bool leaf7 = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
   f.avx512vnni = leaf7 && (ecx & (1u << 11));
   f.amx_int8 = leaf7 && (edx & (1u << 24)) && (edx & (1u << 25)) && amx_permitted();
+  unsigned vendor[4] = {};
+  if (__get_cpuid(0, &vendor[3], &vendor[0], &vendor[2], &vendor[1])) {  // ebx, edx, ecx spell the name
+    char name[13] = {};
+    std::memcpy(name, vendor, 12);
+    f.amd = std::strcmp(name, "AuthenticAMD") == 0 || std::strcmp(name, "HygonGenuine") == 0;
+  }
   // Family = base family (leaf 1, EAX bits 8-11) + extended family (bits 20-27) when the base is Fh.
   if (f.avx512f && __builtin_cpu_is("amd") && __get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
     const unsigned base = (eax >> 8) & 0xF, family = base == 0xF ? base + ((eax >> 20) & 0xFF) : base;

@@ -17,6 +17,8 @@ struct cpu_features {
   // gang two 256-bit ports for one 512-bit instruction and may lower the clock; which kernels win
   // differs (panel_vectors.h, decode_panels).
   bool avx512_amd = false;
+  // An AMD core, or Hygon's (Zen-derived): some kernel forms are tuned per vendor (cpu_kernels.cpp).
+  bool amd = false;
   // 512-bit instructions run at full width, as fast per instruction as 256-bit ones (AMD Zen 5 and
   // later: family 1Ah+).
   bool avx512_full_width = false;

@@ -131,21 +131,23 @@ converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t
   return c;
 }
 
-// Every matmul kernel of every ISA the host runs, the AVX-512 ones in both decode forms (one panel
-// per 256-bit vector, or two per 512-bit one: decode_pairs_on in cpu_kernels.cpp picks).
+// Every matmul kernel of every ISA the host runs, in every decode form (AVX-512: one panel per
+// 256-bit vector or two per 512-bit one; k-quants: AMD's form or the others', see decode_forms_on
+// in cpu_kernels.cpp), whichever this host would pick.
 std::vector<const cpu::mm_kernel*> host_mm_kernels() {
   std::vector<std::span<const cpu::mm_kernel>> lists;
   for (cpu::isa_level l : host_mm_levels()) {
-    if (l == cpu::isa_level::avx2) {
-      lists.insert(lists.end(), {cpu::avx2_mm_legacy(), cpu::avx2_mm_kquants(), cpu::avx2_mm_float()});
-    } else if (l == cpu::isa_level::avx512amx) {
-      for (bool decode_pairs : {false, true})
-        lists.insert(lists.end(), {cpu::avx512amx_mm_legacy(decode_pairs), cpu::avx512amx_mm_kquants(decode_pairs)});
-    } else {
-      for (bool decode_pairs : {false, true})
-        lists.insert(lists.end(), {cpu::avx512vnni_mm_kquants(decode_pairs), cpu::avx512vnni_mm_legacy(decode_pairs)});
-      lists.push_back(cpu::avx512vnni_mm_float());
+    for (bool form : {false, true}) {
+      if (l == cpu::isa_level::avx2) {
+        lists.push_back(cpu::avx2_mm_kquants(form));
+      } else if (l == cpu::isa_level::avx512amx) {
+        lists.insert(lists.end(), {cpu::avx512amx_mm_legacy(form), cpu::avx512amx_mm_kquants(form)});
+      } else {
+        lists.insert(lists.end(), {cpu::avx512vnni_mm_kquants(form), cpu::avx512vnni_mm_legacy(form)});
+      }
     }
+    if (l == cpu::isa_level::avx2) lists.insert(lists.end(), {cpu::avx2_mm_legacy(), cpu::avx2_mm_float()});
+    if (l == cpu::isa_level::avx512vnni) lists.push_back(cpu::avx512vnni_mm_float());
   }
   std::vector<const cpu::mm_kernel*> out;
   for (std::span<const cpu::mm_kernel> list : lists)

@@ -77,7 +77,7 @@ void stage_pairs(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, in
 // to t0, y of that token and the pair's first row, rows of the pair) runs each whole tile of 16
 // tokens against each pair; the tokens after the whole tiles take the VNNI tile K::tile (Decode:
 // its panel reading for 1-3 tokens). Matmul hands these kernels all of a prefill's tokens at once.
-template <class K, decode_panels Decode, class Pair>
+template <class K, decode_form Decode, class Pair>
 void amx_gemm(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
               int64_t n_tok, float* y, size_t ys, int last_rows, Pair pair) {
   const int64_t n_amx = n_tok / amx_tokens * amx_tokens;
@@ -114,12 +114,12 @@ std::array<mm_kernel, N> amx_table(std::span<const mm_kernel> vnni, const std::p
   return out;
 }
 
-// The tables of both decode forms (decode_panels): make(form) builds one, form an integral_constant.
-template <class Make>
-std::span<const mm_kernel> amx_tables(bool decode_pairs, Make make) {
-  static const auto single = make(std::integral_constant<decode_panels, decode_panels::single>{});
-  static const auto pairs = make(std::integral_constant<decode_panels, decode_panels::pairs>{});
-  return decode_pairs ? std::span<const mm_kernel>(pairs) : std::span<const mm_kernel>(single);
+// The tables of two decode forms (decode_form): make(form) builds one, form an integral_constant.
+template <decode_form First, decode_form Second, class Make>
+std::span<const mm_kernel> amx_tables(bool second, Make make) {
+  static const auto first_table = make(std::integral_constant<decode_form, First>{});
+  static const auto second_table = make(std::integral_constant<decode_form, Second>{});
+  return second ? std::span<const mm_kernel>(second_table) : std::span<const mm_kernel>(first_table);
 }
 
 }  // namespace

@@ -67,15 +67,16 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
   if (k.n_quantizers < kernel_table::max_quantizers) k.quantizers[k.n_quantizers++] = {reference, fast, isa};
 }
 
-// Which AVX-512 decode kernels read panel pairs, as measured per core (figures with decode_panels
-// in panel_vectors.h): Cascade Lake pairs Q4_0 only; AMD's cores pair the k-quants, and Q4_0 too
-// except on Zen 4 (Zen 5's Q4_0 was measured in pairs only). The other 4- and 5-bit legacy types
-// follow Q4_0 (mm_legacy_kernels.h). Q8_0 reads single panels everywhere.
-struct decode_pairs_choice {
-  bool q4_0, kquants;
+// The decode forms of the kernels, as measured per core (figures with decode_form in
+// panel_vectors.h). AVX-512 panel pairs: Cascade Lake pairs Q4_0 only; AMD's cores pair the
+// k-quants, and Q4_0 too except on Zen 4 (Zen 5's Q4_0 was measured in pairs only); the other 4-
+// and 5-bit legacy types follow Q4_0 (mm_legacy_kernels.h), Q8_0 reads single panels everywhere.
+// The k-quants' prefetch: whole blocks on AMD's cores (and Hygon's, Zen-derived), spread on the rest.
+struct decode_forms {
+  bool q4_0_pairs, kquants_amd;
 };
-decode_pairs_choice decode_pairs_on(const cpu_features& f) {
-  return {!f.avx512_amd || f.avx512_full_width, f.avx512_amd};
+decode_forms decode_forms_on(const cpu_features& f) {
+  return {!f.avx512_amd || f.avx512_full_width, f.amd};
 }
 
 kernel_table resolve(isa_level max_level) {
@@ -91,22 +92,24 @@ kernel_table resolve(isa_level max_level) {
   const cpu_features& f = host_cpu_features();
   std::vector<candidate> by_priority;
   const bool avx2 = f.avx2 && f.fma && f.f16c;
+  const decode_forms forms = decode_forms_on(f);
   if (avx2 && max_level >= isa_level::avx2)
-    by_priority.push_back(
-        {&avx2_kernels(), {avx2_mm_legacy(), avx2_mm_kquants(), avx2_mm_float()}, avx2_attend(), avx2_glu()});
+    by_priority.push_back({&avx2_kernels(),
+                           {avx2_mm_legacy(), avx2_mm_kquants(forms.kquants_amd), avx2_mm_float()},
+                           avx2_attend(),
+                           avx2_glu()});
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul and attend kernels
   const bool avx512vnni = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
-  const decode_pairs_choice pairs = decode_pairs_on(f);
   if (avx512vnni && max_level >= isa_level::avx512vnni) {
     by_priority.push_back(
         {&vnni,
-         {avx512vnni_mm_legacy(pairs.q4_0), avx512vnni_mm_kquants(pairs.kquants), avx512vnni_mm_float()},
+         {avx512vnni_mm_legacy(forms.q4_0_pairs), avx512vnni_mm_kquants(forms.kquants_amd), avx512vnni_mm_float()},
          avx512vnni_attend(),
          nullptr});
   }
   static const isa_kernels amx{"avx512amx", {}, {}};  // matmul kernels (prefill)
   if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
-    by_priority.push_back({&amx, {avx512amx_mm_legacy(pairs.q4_0), avx512amx_mm_kquants(pairs.kquants), {}}, nullptr, nullptr});
+    by_priority.push_back({&amx, {avx512amx_mm_legacy(forms.q4_0_pairs), avx512amx_mm_kquants(forms.kquants_amd), {}}, nullptr, nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {

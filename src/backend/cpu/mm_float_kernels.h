@@ -234,7 +234,7 @@ constexpr int float_tile_tokens = 12;
 template <class E, template <int, class> class Tile>
 void gemm(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
           int64_t n_tok, float* y, size_t ys, int last_rows) {
-  gemm_panels<Tile, decode_panels::pairs, act_rows, float_tile_tokens>(panels, panel_bytes, n_panels, nb, a, t0, n_tok,
+  gemm_panels<Tile, panel_pairs, act_rows, float_tile_tokens>(panels, panel_bytes, n_panels, nb, a, t0, n_tok,
                                                                       y, ys, last_rows);
 }
 

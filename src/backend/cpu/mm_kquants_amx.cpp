@@ -198,7 +198,7 @@ void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, co
 }
 
 // mm_kernel::gemm (amx_gemm), with the tokens' sub-block sums formed first for a min term.
-template <class K, decode_panels Decode>
+template <class K, decode_form Decode>
 void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
               int64_t n_tok, float* y, size_t ys, int last_rows) {
   thread_local aligned_buffer sums;
@@ -216,8 +216,8 @@ void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64
 
 }  // namespace
 
-std::span<const mm_kernel> avx512amx_mm_kquants(bool decode_pairs) {
-  return amx_tables(decode_pairs, [](auto form) {
+std::span<const mm_kernel> avx512amx_mm_kquants(bool amd_form) {
+  return amx_tables<single_spread, panel_pairs>(amd_form, [](auto form) {
     return amx_table(kquant_kernels<form()>,
                      {{dtype::q4_k, gemm_amx<q4_k_amx, form()>},
                       {dtype::q5_k, gemm_amx<q5_k_amx, form()>},

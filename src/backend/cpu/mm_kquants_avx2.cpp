@@ -4,6 +4,9 @@
 
 namespace glia::cpu {
 
-std::span<const mm_kernel> avx2_mm_kquants() { return kquant_kernels<decode_panels::single>; }
+std::span<const mm_kernel> avx2_mm_kquants(bool amd_form) {
+  if (amd_form) return kquant_kernels<single_panels>;
+  return kquant_kernels<single_spread>;
+}
 
 }  // namespace glia::cpu

@@ -4,9 +4,9 @@
 
 namespace glia::cpu {
 
-std::span<const mm_kernel> avx512vnni_mm_kquants(bool decode_pairs) {
-  if (decode_pairs) return kquant_kernels<decode_panels::pairs>;
-  return kquant_kernels<decode_panels::single>;
+std::span<const mm_kernel> avx512vnni_mm_kquants(bool amd_form) {
+  if (amd_form) return kquant_kernels<panel_pairs>;
+  return kquant_kernels<single_spread>;
 }
 
 }  // namespace glia::cpu

@@ -239,7 +239,6 @@ struct gemm_q4_k_tile {
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q4_k_packed) {
-      if constexpr (T <= gemv_max_tokens) V::template prefetch<q4_k_packed>(panel, second);
       const size_t ab = size_t(b) * sizeof(block_q8_k);
       const uint8_t* words = panel + q4_k_scales_at;
       I sumi[T];
@@ -248,6 +247,7 @@ struct gemm_q4_k_tile {
   #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
         const int h = j / 2, half = j % 2;
+        if constexpr (T <= gemv_max_tokens) if (half == 0) decode_prefetch<V, q4_k_packed, 4>(panel, second, h);
         // Few tokens: the even and the odd chunks in separate sums, so that each dependency chain of
         // byte dot products is half as long (as in the Q4_0 tile).
         constexpr int split = T <= 2 ? 2 : 1;
@@ -479,7 +479,6 @@ struct gemm_q5_k_tile {
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q5_k_packed) {
-      if constexpr (T <= gemv_max_tokens) V::template prefetch<q5_k_packed>(panel, second);
       const size_t ab = size_t(b) * sizeof(block_q8_k);
       const uint8_t* words = panel + q5_k_scales_at;
       I sumi[T];
@@ -491,6 +490,7 @@ struct gemm_q5_k_tile {
       constexpr int split = T <= 2 ? 2 : 1;
   #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
+        if constexpr (T <= gemv_max_tokens) if (j % 2 == 0) decode_prefetch<V, q5_k_packed, 4>(panel, second, j / 2);
         const I scale = lane_scales(q4_k_six_bits<V>(words, second, j < 4 ? 0 : 2), j % 4, false);
   #pragma GCC unroll 2
         for (int p = 0; p < 8 / per_scale; ++p) {
@@ -679,7 +679,6 @@ struct gemm_q6_k_tile {
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q6_k_packed) {
-      if constexpr (T <= gemv_max_tokens) V::template prefetch<q6_k_packed>(panel, second);
       const size_t ab = size_t(b) * sizeof(block_q8_k);
       I sumi[T];
       for (int t = 0; t < T; ++t) sumi[t] = V::zero();
@@ -690,6 +689,7 @@ struct gemm_q6_k_tile {
   #pragma GCC unroll 4
       for (int hq = 0; hq < 4; ++hq) {
         const int h = hq / 2, q = hq % 2;
+        if constexpr (T <= gemv_max_tokens) decode_prefetch<V, q6_k_packed, 4>(panel, second, hq);
   #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
           const int g = 8 * h + 2 * k + q;

@@ -164,7 +164,6 @@ struct gemm_q3_k_tile {
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q3_k_packed) {
-      if constexpr (T <= gemv_max_tokens) V::template prefetch<q3_k_packed>(panel, second);
       const size_t ab = size_t(b) * sizeof(block_q8_k);
       const uint8_t* words = panel + q3_k_scales_at;
       I sc[4];
@@ -173,6 +172,7 @@ struct gemm_q3_k_tile {
       for (int t = 0; t < T; ++t) sumi[t] = V::zero();
   #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) {
+        if constexpr (T <= gemv_max_tokens) if (k % 2 == 0) decode_prefetch<V, q3_k_packed, 4>(panel, second, k / 2);
   #pragma GCC unroll 2
         for (int q = 0; q < 2; ++q) {
           const int g = 2 * k + q;
@@ -300,13 +300,13 @@ struct gemm_q2_k_tile {
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += q2_k_packed) {
-      if constexpr (T <= gemv_max_tokens) V::template prefetch<q2_k_packed>(panel, second);
       const size_t ab = size_t(b) * sizeof(block_q8_k);
       const uint8_t* words = panel + q2_k_scales_at;
       I sumi[T];
       for (int t = 0; t < T; ++t) sumi[t] = V::zero();
   #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) {
+        if constexpr (T <= gemv_max_tokens) if (k % 2 == 0) decode_prefetch<V, q2_k_packed, 4>(panel, second, k / 2);
         const int h = k / 4, s = k % 4;
   #pragma GCC unroll 2
         for (int q = 0; q < 2; ++q) {
@@ -412,8 +412,8 @@ inline __m256i vlookup(__m256i table, __m256i idx) { return _mm256_shuffle_epi8(
 inline two_i vlookup(two_i table, two_i idx) { return {vlookup(table.lo, idx.lo), vlookup(table.hi, idx.hi)}; }
 template <class V, bool Biased>
 typename V::i iq4_table_of() {
-  if constexpr (std::is_same_v<V, rows8>) return iq4_table<Biased>();
-  else if constexpr (std::is_same_v<V, rows8x2>) return both(iq4_table<Biased>());
+  if constexpr (std::is_same_v<family_t<V>, rows8>) return iq4_table<Biased>();
+  else if constexpr (std::is_same_v<family_t<V>, rows8x2>) return both(iq4_table<Biased>());
 #ifdef GLIA_PANEL_PAIRS
   else return _mm512_broadcast_i64x4(iq4_table<Biased>());
 #endif
@@ -425,8 +425,8 @@ inline __m512i vlookup(__m512i table, __m512i idx) { return _mm512_shuffle_epi8(
 // The 8 rows' fp16 scales_h at p (panel layout, [row]) as int32 lanes.
 template <class V>
 typename V::i iq4_xs_high_scales(const uint8_t* p, size_t second) {
-  if constexpr (std::is_same_v<V, rows8>) return _mm256_cvtepu16_epi32(load128(p));
-  else if constexpr (std::is_same_v<V, rows8x2>) return make_two(_mm256_cvtepu16_epi32(load128(p)), _mm256_cvtepu16_epi32(load128(p + second)));
+  if constexpr (std::is_same_v<family_t<V>, rows8>) return _mm256_cvtepu16_epi32(load128(p));
+  else if constexpr (std::is_same_v<family_t<V>, rows8x2>) return make_two(_mm256_cvtepu16_epi32(load128(p)), _mm256_cvtepu16_epi32(load128(p + second)));
 #ifdef GLIA_PANEL_PAIRS
   else return _mm512_cvtepu16_epi32(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(p)), load128(p + second), 1));
 #endif
@@ -480,7 +480,6 @@ struct gemm_iq4_xs_tile {
     F acc[T];
     for (int t = 0; t < T; ++t) acc[t] = V::zero_f();
     for (int64_t b = 0; b < nb; ++b, panel += iq4_xs_packed) {
-      if constexpr (T <= gemv_max_tokens) V::template prefetch<iq4_xs_packed>(panel, second);
       const size_t ab = size_t(b) * sizeof(block_q8_k);
       const I sl = V::load(panel + iq4_xs_scales_l_at, second);
       const I sh = iq4_xs_high_scales<V>(panel + iq4_xs_scales_h_at, second);
@@ -493,6 +492,7 @@ struct gemm_iq4_xs_tile {
       }
   #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
+        if constexpr (T <= gemv_max_tokens) if (g % 2 == 0) decode_prefetch<V, iq4_xs_packed, 4>(panel, second, g / 2);
         I sumi[T];
         for (int t = 0; t < T; ++t) sumi[t] = V::zero();
   #pragma GCC unroll 8
@@ -564,8 +564,8 @@ struct gemv_iq4_xs_tokens {
   }
 };
 
-// Decode: how one-token matmuls read panels where the build has rows16 (see decode_panels).
-template <decode_panels Decode>
+// Decode: how one-token matmuls read panels where the build has rows16, and prefetch (decode_form).
+template <decode_form Decode>
 constexpr mm_kernel kquant_kernels[] = {
     {dtype::q4_k, 256, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), false, q4_k_packed, pack_q4_k,
      gemm_panels<gemm_q4_k_tile, Decode>, gemv_tokens<gemv_q4_k_tokens>, nullptr, dot_q4_k,

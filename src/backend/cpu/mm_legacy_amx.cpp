@@ -96,7 +96,7 @@ void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, fl
 }
 
 // mm_kernel::gemm (amx_gemm).
-template <class K, decode_panels Decode>
+template <class K, decode_form Decode>
 void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
               int64_t n_tok, float* y, size_t ys, int last_rows) {
   amx_gemm<K, Decode>(panels, panel_bytes, n_panels, nb, a, t0, n_tok, y, ys, last_rows,
@@ -109,8 +109,8 @@ void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64
 
 std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs) {
   // Q8_0 decodes single panels in both forms (legacy_kernels).
-  return amx_tables(q4_0_decode_pairs, [](auto form) {
-    return amx_table(legacy_kernels<form()>, {{dtype::q8_0, gemm_amx<q8_0_amx, decode_panels::single>},
+  return amx_tables<single_panels, panel_pairs>(q4_0_decode_pairs, [](auto form) {
+    return amx_table(legacy_kernels<form()>, {{dtype::q8_0, gemm_amx<q8_0_amx, single_panels>},
                                               {dtype::q4_0, gemm_amx<q4_0_amx, form()>}});
   });
 }

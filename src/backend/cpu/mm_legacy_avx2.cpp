@@ -4,6 +4,6 @@
 
 namespace glia::cpu {
 
-std::span<const mm_kernel> avx2_mm_legacy() { return legacy_kernels<decode_panels::single>; }
+std::span<const mm_kernel> avx2_mm_legacy() { return legacy_kernels<single_panels>; }
 
 }  // namespace glia::cpu

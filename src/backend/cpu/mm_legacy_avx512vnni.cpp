@@ -5,8 +5,8 @@
 namespace glia::cpu {
 
 std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs) {
-  if (q4_0_decode_pairs) return legacy_kernels<decode_panels::pairs>;
-  return legacy_kernels<decode_panels::single>;
+  if (q4_0_decode_pairs) return legacy_kernels<panel_pairs>;
+  return legacy_kernels<single_panels>;
 }
 
 }  // namespace glia::cpu

@@ -45,6 +45,10 @@ struct rows8 {
   static void prefetch(const uint8_t* block, size_t /*second*/) {
     panel_prefetch<BlockBytes>(block);
   }
+  template <size_t BlockBytes, int Parts>
+  static void prefetch_part(const uint8_t* block, size_t /*second*/, int part) {
+    panel_prefetch_part<BlockBytes, Parts>(block, part);
+  }
   static void store(float* y, f v, int n) { store_lanes(y, v, n); }
 };
 
@@ -117,6 +121,11 @@ struct rows8x2 {
   static void prefetch(const uint8_t* block, size_t second) {
     panel_prefetch<BlockBytes, stream_prefetch_distance>(block);
     panel_prefetch<BlockBytes, stream_prefetch_distance>(block + second);
+  }
+  template <size_t BlockBytes, int Parts>
+  static void prefetch_part(const uint8_t* block, size_t second, int part) {
+    panel_prefetch_part<BlockBytes, Parts, stream_prefetch_distance>(block, part);
+    panel_prefetch_part<BlockBytes, Parts, stream_prefetch_distance>(block + second, part);
   }
   // n (9..16) results: the first panel's 8, then the second's.
   static void store(float* y, f v, int n) {
@@ -201,6 +210,11 @@ struct rows16 {
   static void prefetch(const uint8_t* block, size_t second) {
     panel_prefetch<BlockBytes>(block);
     panel_prefetch<BlockBytes>(block + second);
+  }
+  template <size_t BlockBytes, int Parts>
+  static void prefetch_part(const uint8_t* block, size_t second, int part) {
+    panel_prefetch_part<BlockBytes, Parts>(block, part);
+    panel_prefetch_part<BlockBytes, Parts>(block + second, part);
   }
   static void store(float* y, f v, int n) { _mm512_mask_storeu_ps(y, __mmask16((1u << n) - 1), v); }
 };
@@ -292,8 +306,50 @@ typename V::i high_nibble_sum(typename V::i s) {
 // instruction, session 13): Q4_K_M decode 29.9 -> 40.1 t/s with 2 threads, 19.7 -> 26.9 with 1
 // (medians of alternated runs), but Q4_0 there reads faster single (26.7 -> 33.5 t/s with 1
 // thread, 41.1 -> 50.0 with 2) and Q8_0 slower in pairs (23.1 -> 19.1, 1 thread). So the
-// AVX-512 tables come in both forms (cpu_kernels.cpp, decode_pairs_on chooses).
-enum class decode_panels { single, pairs };
+// AVX-512 tables come in both forms (cpu_kernels.cpp, decode_forms_on chooses).
+//
+// Their software prefetch (decode_prefetch below) comes in two forms too: the whole of a block
+// ahead as the block begins (every core we tuned on before: Zen 3, Zen 4 and Zen 5, where spreading
+// it measured slower, see panel_prefetch), or a part of it at each part of the block's work
+// (`spread`; the Intel Xeon with AMX of session 24 in bench/RESULTS.md: a burst of a Q6_K block's
+// 27 lines per stream at once, then none for the rest of the block, kept the matrices at 71-81% of
+// the read bandwidth, a quarter at each quarter of the block at 84-92%; Q4_K_M decode end to end
+// +8%). The k-quant tiles call decode_prefetch at their parts; the form never changes a result.
+struct decode_form {
+  bool pairs = false;   // one-token tiles read two panels per rows16 vector
+  bool spread = false;  // k-quant tiles prefetch a quarter of a block at each quarter of its work
+};
+inline constexpr decode_form single_panels{false, false}, panel_pairs{true, false}, single_spread{false, true};
+
+// V with the spread prefetch form (decode_form::spread): only decode_prefetch tells them apart.
+template <class V>
+struct spread : V {};
+template <class V>
+inline constexpr bool is_spread = false;
+template <class V>
+inline constexpr bool is_spread<spread<V>> = true;
+// The vector family under a spread<> (for code that picks constants by family).
+template <class V>
+struct family_of {
+  using type = V;
+};
+template <class V>
+struct family_of<spread<V>> {
+  using type = V;
+};
+template <class V>
+using family_t = typename family_of<V>::type;
+// The vectors of a T-token tile of a kernel in form D: spread<V> for decode tiles that spread.
+template <class V, decode_form D, int T>
+using decode_vectors = std::conditional_t<D.spread && T <= gemv_max_tokens, spread<V>, V>;
+
+// A decode tile's prefetch for part `part` (0..Parts-1) of the block at `block` (and its second
+// panel): the whole block ahead at part 0, or with spread<V> a Parts-th of it at each part.
+template <class V, size_t BlockBytes, int Parts>
+[[gnu::always_inline]] inline void decode_prefetch(const uint8_t* block, size_t second, int part) {
+  if constexpr (is_spread<V>) V::template prefetch_part<BlockBytes, Parts>(block, second, part);
+  else if (part == 0) V::template prefetch<BlockBytes>(block, second);
+}
 
 // The token tile of a tile's AVX2 prefill in panel pairs (its pair_tokens), or 0: single panels.
 template <template <int, class> class Tile>
@@ -307,7 +363,7 @@ constexpr int avx2_pair_tokens() {
 // if Decode is pairs), then single ones; per panel (pair), token tiles of gemm_tile_tokens and one
 // of the remainder (TileTokens: the float kernels' tiles are wider). Which panels are paired never
 // changes a result (both families give the same bits).
-template <template <int, class> class Tile, decode_panels Decode, typename Activations,
+template <template <int, class> class Tile, decode_form Decode, typename Activations,
           int TileTokens = gemm_tile_tokens>
 void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const Activations& a,
                  int64_t t0, int64_t n_tok, float* y, size_t ys, int last_rows) {
@@ -316,7 +372,7 @@ void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, in
 #ifdef GLIA_PANEL_PAIRS
   using pair_v = rows16;
   constexpr int pair_tile = TileTokens;
-  constexpr bool pair_decode = Decode == decode_panels::pairs;
+  constexpr bool pair_decode = Decode.pairs;
 #else
   // Without rows16, tiles that say so (pair_tokens) read two adjacent panels as rows8x2 in prefill:
   // each activation cell is broadcast once for 16 rows instead of 8.
@@ -329,30 +385,32 @@ void gemm_panels(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, in
       const uint8_t* panel = panels + size_t(p) * panel_bytes;
       const int rows = 8 + rows_of(p + 1);
       token_tiles<pair_tile>(n_tok, [&](auto tile, int64_t t) {
-        Tile<decltype(tile)::value, pair_v>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys, rows);
+        constexpr int T = decltype(tile)::value;
+        Tile<T, decode_vectors<pair_v, Decode, T>>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys, rows);
       });
     }
   }
   for (; p < n_panels; ++p) {
     const uint8_t* panel = panels + size_t(p) * panel_bytes;
     token_tiles<TileTokens>(n_tok, [&](auto tile, int64_t t) {
-      Tile<decltype(tile)::value, rows8>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys,
-                                              rows_of(p));
+      constexpr int T = decltype(tile)::value;
+      Tile<T, decode_vectors<rows8, Decode, T>>::run(panel, panel_bytes, nb, a, t0 + t, y + size_t(t) * ys + 8 * p, ys,
+                                                     rows_of(p));
     });
   }
 }
 
 // A panel kernel's gemv_streams (cpu_kernels.h mm_kernel::gemv_streams) from its one-token tile:
 // pairs of full panels `second` bytes apart, each pair as one tile of rows16 where the build has it
-// and the kernel decodes in pairs (decode_panels), else of rows8x2 (both read the second panel at
+// and the kernel decodes in pairs (decode_form), else of rows8x2 (both read the second panel at
 // +second). A pair's 16 results land in two places of y, so they pass through a small buffer.
-template <template <int, class> class Tile, decode_panels Decode, typename Activations>
+template <template <int, class> class Tile, decode_form Decode, typename Activations>
 void gemv_panel_streams(const uint8_t* panels, size_t second, size_t panel_bytes, int64_t n_panels, int64_t nb,
                         const Activations& a, int64_t t, float* y_first, float* y_second) {
 #ifdef GLIA_PANEL_PAIRS
-  using V = std::conditional_t<Decode == decode_panels::pairs, rows16, rows8x2>;
+  using V = decode_vectors<std::conditional_t<Decode.pairs, rows16, rows8x2>, Decode, 1>;
 #else
-  using V = rows8x2;
+  using V = decode_vectors<rows8x2, Decode, 1>;
 #endif
   for (int64_t p = 0; p < n_panels; ++p) {
     alignas(64) float out[16];

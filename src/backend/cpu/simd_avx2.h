@@ -325,6 +325,14 @@ inline void panel_prefetch(const uint8_t* block) {
     _mm_prefetch(reinterpret_cast<const char*>(block + block_prefetch_distance<BlockBytes, Distance> + off), _MM_HINT_T1);
 }
 
+// Part `part` of Parts of panel_prefetch's lines: a block's requests spread over its steps.
+template <size_t BlockBytes, int Parts, size_t Distance = panel_prefetch_distance>
+inline void panel_prefetch_part(const uint8_t* block, int part) {
+  constexpr size_t per = ((BlockBytes + 63) / 64 + Parts - 1) / Parts;
+  const uint8_t* at = block + block_prefetch_distance<BlockBytes, Distance> + size_t(part) * per * 64;
+  for (size_t off = 0; off < per * 64; off += 64) _mm_prefetch(reinterpret_cast<const char*>(at + off), _MM_HINT_T1);
+}
+
 // Software prefetch for the gemv kernels. A gemv walks 8 rows side by side, each only a few
 // cache lines long (TinyLlama's Q4_0 rows are 1,152 bytes), a pattern the hardware streamer picks
 // up too late: decode ran at about half the memory rate while the same kernel in cache is 3x
