@@ -90,6 +90,11 @@ class file {
   // memory and come back from the page cache if they are read again. No effect on a file read into
   // memory or on a range outside the mapping.
   void release_pages(const void* p, size_t n) const;
+  // Says that bytes [p, p + n) of a mapped file will be read at random soon (the embedding table:
+  // a row per new token): their pages are mapped now (they stay shared with the page cache), so
+  // that a read does not first take a page fault. Returns false where the kernel cannot (before
+  // Linux 5.14) or the range is outside the mapping; reads work the same either way.
+  bool map_pages_now(const void* p, size_t n) const;
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, value>>& metadata() const { return kv_; }

@@ -229,6 +229,17 @@ void file::release_pages(const void* p, size_t n) const {
   if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
+bool file::map_pages_now(const void* p, size_t n) const {
+  if (!mapping_) return false;
+  const auto begin = reinterpret_cast<uintptr_t>(p), end = begin + n;
+  const auto map_begin = reinterpret_cast<uintptr_t>(mapping_), map_end = map_begin + size_t(size_);
+  if (begin < map_begin || end > map_end || n == 0) return false;
+  const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = begin / page * page, last = (end + page - 1) / page * page;
+  constexpr int madv_populate_read = 22;  // Linux 5.14+; older headers lack the name
+  return ::madvise(reinterpret_cast<void*>(first), last - first, madv_populate_read) == 0;
+}
+
 result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap, const read_limits& limits,
                                          const std::function<void(uint64_t, uint64_t)>& progress) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

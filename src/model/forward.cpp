@@ -47,7 +47,14 @@ forward_pass::forward_pass(const model& m, backend& b) : m_(m), b_(b) {
     for (const auto* v : l.vectors()) prepare_vector(*v);
   prepare_vector(w.output_norm);
   prepare_vector(w.rope_freqs);
-  if (w.token_embd.data) b_.prepare_data(w.token_embd.data, w.token_embd.row_stride * size_t(w.token_embd.n_out));
+  if (w.token_embd.data) {
+    const size_t bytes = w.token_embd.row_stride * size_t(w.token_embd.n_out);
+    b_.prepare_data(w.token_embd.data, bytes);
+    // Read in place a row per new token (mapped lazily, each new page cost a page fault of 10-90 us,
+    // at times milliseconds, in a decode step of ~20 ms; session 24 in bench/RESULTS.md). After the
+    // release above when the LM head shares the table.
+    if (b_.host_memory() && m.file) m.file->map_pages_now(w.token_embd.data, bytes);
+  }
   prepare_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

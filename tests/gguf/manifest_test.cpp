@@ -166,6 +166,27 @@ TEST(GgufManifest, ReleasedPagesReadBackTheSameBytes) {
   }
 }
 
+// Mapping a range ahead (the embedding table) changes no byte, also after a release; ranges outside
+// the mapping, empty ones and files read into memory are refused. (Whether the kernel maps pages
+// ahead, Linux 5.14+, is the host's: the mapped file's answers only have to agree.)
+TEST(GgufManifest, PagesMappedAheadReadTheSameBytes) {
+  const std::string path = glia::test::testdata("models/llama-hd128-Q5_K_M.gguf");
+  const std::vector<uint8_t> raw = glia::test::read_file(path);
+  auto mapped = file::open(path, true);
+  auto read = file::open(path, false);
+  ASSERT_TRUE(mapped && read);
+  const auto& m = *mapped;
+  const bool kernel_maps = m->map_pages_now(m->tensors()[0].data, m->tensors()[0].n_bytes);
+  for (const tensor_info& t : m->tensors()) {
+    m->release_pages(t.data, t.n_bytes);
+    EXPECT_EQ(kernel_maps, m->map_pages_now(t.data, t.n_bytes)) << t.name;
+    EXPECT_EQ(0, std::memcmp(t.data, raw.data() + m->data_offset() + t.offset, t.n_bytes)) << t.name;
+  }
+  EXPECT_FALSE(m->map_pages_now(raw.data(), raw.size()));  // not this file's memory
+  EXPECT_FALSE(m->map_pages_now(m->tensors()[0].data, 0));
+  for (const tensor_info& t : (*read)->tensors()) EXPECT_FALSE((*read)->map_pages_now(t.data, t.n_bytes)) << t.name;
+}
+
 // Copying a llama.cpp-written file through our writer (keys, then tensors) must reproduce it byte
 // for byte: llama.cpp is the oracle for the serialized layout.
 TEST(GgufManifest, WriterReproducesLlamaCppFilesByteForByte) {
