@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "quant/types.h"
 
@@ -58,6 +59,11 @@ struct kv_layer_view {
   int n_kv_head = 0;
   int head_dim_k = 0;
   int head_dim_v = 0;
+  // Slots [n_live, n_slots) hold no key (none stored there since the cache was cleared), so attention
+  // may stop at n_live: a decode step in a large context then costs what the tokens so far cost.
+  // Views built by hand may leave every slot live. Backends that replay recorded steps (CUDA)
+  // read all n_slots, as a recording cannot follow a changing bound.
+  int64_t n_live = std::numeric_limits<int64_t>::max();
 };
 
 struct attention_params {

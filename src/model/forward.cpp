@@ -193,6 +193,7 @@ status forward_pass::run_chunk(float* logits_out) {
   b_.upload(s_.pos_dev.data(), s_.pos.data(), size_t(n) * sizeof(int32_t));
   const int64_t rows = int64_t(s_.out_rows.size());
   float* logits = b_.host_memory() ? logits_out : buf(s_.logits);
+  for (const segment_rows& sg : s_.segs) sg.cache->will_store(s_.pos[size_t(sg.row0 + sg.n - 1)]);
   if (n == 1) ++one_token_steps_;
   if (replay_step(logits)) ++replayed_steps_;
   else issue_chunk(logits);

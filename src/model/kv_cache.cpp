@@ -65,6 +65,8 @@ kv_layer_view kv_cache::layer(int il) {
   v.v = s.v.data();
   v.slot_pos = s.slot_pos.as<int32_t>();
   v.n_slots = s.n_slots;
+  // A position's slot is pos % n_slots (ref::kv_store_token), so no slot past the highest one is used.
+  v.n_live = std::min<int64_t>(s.n_slots, int64_t(top_pos_) + 1);
   v.n_kv_head = s.n_kv_head;
   v.head_dim_k = s.head_dim_k;
   v.head_dim_v = s.head_dim_v;
@@ -96,6 +98,7 @@ bool kv_cache::truncate(int32_t pos) {
     upload_slots(s, slots);
   }
   b_->synchronize();
+  top_pos_ = std::min(top_pos_, pos - 1);
   return true;
 }
 
@@ -105,6 +108,7 @@ void kv_cache::clear() {
   const std::vector<int32_t> empty(size_t(most), -1);
   for (auto& s : layers_) upload_slots(s, empty);
   b_->synchronize();  // the uploads may be asynchronous and `empty` is about to go away
+  top_pos_ = -1;
 }
 
 std::vector<int32_t> kv_cache::read_slots(const layer_store& s) const {

@@ -4,6 +4,7 @@
 // The storage is the backend's memory (device memory for a GPU backend), so attention reads it in place.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,9 @@ class kv_cache {
   // Distinct for every cache created in this process (recordings of decode steps are kept per cache).
   uint64_t id() const { return id_; }
   void clear();
+  // Positions up to last_pos are about to be stored: slots beyond the highest position stored since
+  // clear() hold no key, and the layer views say so (kv_layer_view::n_live).
+  void will_store(int32_t last_pos) { top_pos_ = std::max(top_pos_, last_pos); }
   // Forgets positions >= pos. Returns false (and changes nothing) when a sliding-window ring has
   // already overwritten keys that positions from `pos` on would need: the caller must then start over.
   bool truncate(int32_t pos);
@@ -52,6 +56,7 @@ class kv_cache {
   int n_ctx_ = 0;
   int n_ubatch_ = 0;
   dtype type_ = dtype::f16;
+  int32_t top_pos_ = -1;  // highest position stored (or about to be) since clear()
 };
 
 }  // namespace glia

@@ -112,5 +112,33 @@ TEST(attention, two_keys_softmax_weights) {
   for (int d = 0; d < dv; ++d) EXPECT_NEAR(out[d], wa * va[d] + wb * vb[d], 1e-6) << d;
 }
 
+// A view that says where the stored keys end (n_live: what the KV cache's views say) gives the
+// bits of one that leaves every slot live, with the bound inside a chunk, on a chunk's edge and
+// past a segment of attend_segment_slots; with no live slot, the output of no visible key (zeros).
+TEST(attention, live_slot_bound_changes_no_bit) {
+  const kv_shape shape{dtype::f16, 2100, 2, 16, 16};
+  const attention_params p{4, 0.25f, 0.0f, 0};
+  for (int64_t live : {int64_t(0), int64_t(1), int64_t(63), int64_t(64), int64_t(65), int64_t(1030), int64_t(2100)}) {
+    kv_fixture f(shape, 11);
+    for (int64_t s = 0; s < shape.n_slots; ++s) f.slot_pos[size_t(s)] = s < live ? int32_t(s) : -1;
+    for (int64_t n_tok : {int64_t(1), int64_t(5)}) {
+      std::vector<int32_t> pos(static_cast<size_t>(n_tok));
+      for (int64_t t = 0; t < n_tok; ++t) pos[size_t(t)] = int32_t(std::max<int64_t>(live - n_tok + t, 0));
+      const auto q = random_floats(size_t(n_tok * p.n_head * shape.head_dim_k), 12);
+      const size_t n_out = size_t(n_tok * p.n_head * shape.head_dim_v);
+      for (int nth : {1, 2}) {
+        const auto b = make_cpu_backend(nth);
+        std::vector<float> all(n_out, NAN), bounded(n_out, NAN);
+        kv_layer_view view = f.view();
+        b->attention(view, q.data(), pos.data(), n_tok, p, all.data());
+        view.n_live = live;
+        b->attention(view, q.data(), pos.data(), n_tok, p, bounded.data());
+        EXPECT_TRUE(bit_equal(all.data(), bounded.data(), n_out)) << "live " << live << " tokens " << n_tok << " threads " << nth;
+        if (live == 0) EXPECT_EQ(bounded, std::vector<float>(n_out, 0.0f));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace glia::test

@@ -166,5 +166,26 @@ TEST_F(tiny_forward, batch_one_by_one_and_chunks_agree) {
   for (size_t i = 0; i < batch.size(); ++i) EXPECT_NEAR(batch[i], seq[i], 1e-4f) << i;
 }
 
+// The cache's views bound attention at the highest position stored since clear() (n_live), through
+// truncation and clearing; a truncated cache then decodes what a fresh one does.
+TEST_F(tiny_forward, views_bound_the_live_slots) {
+  forward_pass fwd(**l_.m, *be_);
+  const std::vector<int32_t> ids = {4, 8, 15, 16, 23, 42};
+  std::vector<float> fresh, again;
+  EXPECT_EQ(cache_->layer(0).n_live, 0);
+  ASSERT_TRUE(fwd.run(*cache_, std::span(ids).first(5), 0, false, fresh).is_ok());
+  EXPECT_EQ(cache_->layer(0).n_live, 5);
+  ASSERT_TRUE(fwd.run(*cache_, std::span(ids).subspan(5), 5, false, fresh).is_ok());
+  EXPECT_EQ(cache_->layer(1).n_live, 6);
+  ASSERT_TRUE(cache_->truncate(3));
+  EXPECT_EQ(cache_->layer(0).n_live, 3);
+  ASSERT_TRUE(fwd.run(*cache_, std::span(ids).subspan(3), 3, false, again).is_ok());
+  EXPECT_EQ(cache_->layer(0).n_live, 6);
+  ASSERT_EQ(fresh.size(), again.size());
+  for (size_t i = 0; i < fresh.size(); ++i) EXPECT_NEAR(fresh[i], again[i], 1e-4f) << i;
+  cache_->clear();
+  EXPECT_EQ(cache_->layer(0).n_live, 0);
+}
+
 }  // namespace
 }  // namespace glia

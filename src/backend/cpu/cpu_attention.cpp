@@ -170,14 +170,20 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
   const size_t elem = kv.type == dtype::f16 ? 2 : 4;
   const int nth = pool.size();
   // Which slots each token sees, one bit per slot: computed once for all KV heads.
-  const int64_t vis_words = (kv.n_slots + attend_chunk - 1) / attend_chunk;
+  // Slots from n_live on hold no key: skipping them changes no bit (their parts would be empty).
+  const int64_t n_slots = std::clamp<int64_t>(kv.n_live, 0, kv.n_slots);
+  const int64_t vis_words = (n_slots + attend_chunk - 1) / attend_chunk;
+  if (vis_words == 0) {  // no key at all: what attend_output gives a row that sees none
+    std::fill(out, out + n_tok * p.n_head * dv, 0.0f);
+    return;
+  }
   scratch.vis.resize(size_t(n_tok * vis_words));
   uint64_t* vis = scratch.vis.data();
-  parallel_for(pool, n_tok, kv.n_slots, [&](int64_t begin, int64_t end) {
+  parallel_for(pool, n_tok, n_slots, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t)
       for (int64_t w = 0; w < vis_words; ++w) {
         uint64_t bits = 0;
-        const int64_t s0 = w * attend_chunk, cnt = std::min<int64_t>(attend_chunk, kv.n_slots - s0);
+        const int64_t s0 = w * attend_chunk, cnt = std::min<int64_t>(attend_chunk, n_slots - s0);
         for (int64_t i = 0; i < cnt; ++i)
           if (ref::slot_visible(kv.slot_pos[s0 + i], positions[t], p.window)) bits |= uint64_t(1) << i;
         vis[t * vis_words + w] = bits;
@@ -219,7 +225,7 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
     j.v_stride = int64_t(kv.n_kv_head) * dv;
     j.k = static_cast<const uint8_t*>(kv.k) + (size_t(s0 * j.k_stride) + size_t(kvh) * size_t(dk)) * elem;
     j.v = static_cast<const uint8_t*>(kv.v) + (size_t(s0 * j.v_stride) + size_t(kvh) * size_t(dv)) * elem;
-    j.n_slots = std::min<int64_t>(attend_segment_slots, kv.n_slots - s0);
+    j.n_slots = std::min<int64_t>(attend_segment_slots, n_slots - s0);
     j.vis = vis + t0 * vis_words + seg * seg_words;
     j.vis_words = std::min(seg_words, vis_words - seg * seg_words);
     j.vis_stride = vis_words;
@@ -227,7 +233,7 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
     j.softcap = p.softcap;
     k.attend(j, reinterpret_cast<float*>(scratch.per_thread[size_t(ith)].get(floats * sizeof(float))));
   };
-  const double work = double(n_tok) * double(kv.n_slots) * double(p.n_head) * double(dk + dv);
+  const double work = double(n_tok) * double(n_slots) * double(p.n_head) * double(dk + dv);
   const bool serial = nth == 1 || work < double(1 << 15);  // too little to share out
   if (serial || n_items == 1) {
     for (int64_t i = 0; i < n_items; ++i) item(i, 0);
