@@ -309,8 +309,8 @@ typename V::i high_nibble_sum(typename V::i s) {
 // AVX-512 tables come in both forms (cpu_kernels.cpp, decode_forms_on chooses).
 //
 // Their software prefetch (decode_prefetch below) comes in two forms too: the whole of a block
-// ahead as the block begins (every core we tuned on before: Zen 3, Zen 4 and Zen 5, where spreading
-// it measured slower, see panel_prefetch), or a part of it at each part of the block's work
+// ahead as the block begins (the AMD cores we tuned on: on Zen 3 and Zen 4 spreading it over a
+// block's eighths measured slower, see panel_prefetch), or a part of it at each part of the block's work
 // (`spread`; the Intel Xeon with AMX of session 24 in bench/RESULTS.md: a burst of a Q6_K block's
 // 27 lines per stream at once, then none for the rest of the block, kept the matrices at 71-81% of
 // the read bandwidth, a quarter at each quarter of the block at 84-92%; Q4_K_M decode end to end
