@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -110,6 +111,9 @@ class file {
  private:
   file() = default;
   status parse(const read_limits& limits);
+  // [first, last) page addresses of [p, p + n) when the range lies in the mapping and is not empty:
+  // the pages wholly inside it (whole_only) or every page it touches.
+  std::optional<std::pair<uintptr_t, uintptr_t>> mapped_pages(const void* p, size_t n, bool whole_only) const;
 
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;

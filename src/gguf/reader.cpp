@@ -217,27 +217,27 @@ result<std::shared_ptr<file>> file::from_memory(std::span<const uint8_t> bytes, 
   return f;
 }
 
-void file::release_pages(const void* p, size_t n) const {
-  if (!mapping_) return;
+std::optional<std::pair<uintptr_t, uintptr_t>> file::mapped_pages(const void* p, size_t n, bool whole_only) const {
   const auto begin = reinterpret_cast<uintptr_t>(p), end = begin + n;
   const auto map_begin = reinterpret_cast<uintptr_t>(mapping_), map_end = map_begin + size_t(size_);
-  if (begin < map_begin || end > map_end || n == 0) return;
+  if (!mapping_ || begin < map_begin || end > map_end || n == 0) return std::nullopt;
   const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  if (whole_only) return std::pair{(begin + page - 1) / page * page, end / page * page};
+  return std::pair{begin / page * page, (end + page - 1) / page * page};
+}
+
+void file::release_pages(const void* p, size_t n) const {
+  const auto pages = mapped_pages(p, n, true);
   // MADV_DONTNEED on a private read-only file mapping drops the pages; a later read refills them
   // from the file, so the bytes never change.
-  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  if (pages && pages->first < pages->second)
+    ::madvise(reinterpret_cast<void*>(pages->first), pages->second - pages->first, MADV_DONTNEED);
 }
 
 bool file::map_pages_now(const void* p, size_t n) const {
-  if (!mapping_) return false;
-  const auto begin = reinterpret_cast<uintptr_t>(p), end = begin + n;
-  const auto map_begin = reinterpret_cast<uintptr_t>(mapping_), map_end = map_begin + size_t(size_);
-  if (begin < map_begin || end > map_end || n == 0) return false;
-  const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  const uintptr_t first = begin / page * page, last = (end + page - 1) / page * page;
+  const auto pages = mapped_pages(p, n, false);
   constexpr int madv_populate_read = 22;  // Linux 5.14+; older headers lack the name
-  return ::madvise(reinterpret_cast<void*>(first), last - first, madv_populate_read) == 0;
+  return pages && ::madvise(reinterpret_cast<void*>(pages->first), pages->second - pages->first, madv_populate_read) == 0;
 }
 
 result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap, const read_limits& limits,

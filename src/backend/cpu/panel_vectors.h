@@ -41,13 +41,10 @@ struct rows8 {
   static f zero_f() { return _mm256_setzero_ps(); }
   // 32-bit word k of x in every lane (k < 4).
   static i spread_word(__m128i x, int k) { return _mm256_set1_epi32(word_of(x, k)); }
-  template <size_t BlockBytes>
-  static void prefetch(const uint8_t* block, size_t /*second*/) {
-    panel_prefetch<BlockBytes>(block);
-  }
-  template <size_t BlockBytes, int Parts>
-  static void prefetch_part(const uint8_t* block, size_t /*second*/, int part) {
-    panel_prefetch_part<BlockBytes, Parts>(block, part);
+  // panel_prefetch of the block (or of its part `part` of Parts).
+  template <size_t BlockBytes, int Parts = 1>
+  static void prefetch(const uint8_t* block, size_t /*second*/, int part = 0) {
+    panel_prefetch<BlockBytes, panel_prefetch_distance, Parts>(block, part);
   }
   static void store(float* y, f v, int n) { store_lanes(y, v, n); }
 };
@@ -117,15 +114,10 @@ struct rows8x2 {
   static f set1_f(float v) { return both(rows8::set1_f(v)); }
   static f zero_f() { return both(rows8::zero_f()); }
   static i spread_word(__m128i x, int k) { return both(rows8::spread_word(x, k)); }
-  template <size_t BlockBytes>
-  static void prefetch(const uint8_t* block, size_t second) {
-    panel_prefetch<BlockBytes, stream_prefetch_distance>(block);
-    panel_prefetch<BlockBytes, stream_prefetch_distance>(block + second);
-  }
-  template <size_t BlockBytes, int Parts>
-  static void prefetch_part(const uint8_t* block, size_t second, int part) {
-    panel_prefetch_part<BlockBytes, Parts, stream_prefetch_distance>(block, part);
-    panel_prefetch_part<BlockBytes, Parts, stream_prefetch_distance>(block + second, part);
+  template <size_t BlockBytes, int Parts = 1>
+  static void prefetch(const uint8_t* block, size_t second, int part = 0) {
+    panel_prefetch<BlockBytes, stream_prefetch_distance, Parts>(block, part);
+    panel_prefetch<BlockBytes, stream_prefetch_distance, Parts>(block + second, part);
   }
   // n (9..16) results: the first panel's 8, then the second's.
   static void store(float* y, f v, int n) {
@@ -206,15 +198,10 @@ struct rows16 {
   static f set1_f(float v) { return _mm512_set1_ps(v); }
   static f zero_f() { return _mm512_setzero_ps(); }
   static i spread_word(__m128i x, int k) { return _mm512_set1_epi32(word_of(x, k)); }
-  template <size_t BlockBytes>
-  static void prefetch(const uint8_t* block, size_t second) {
-    panel_prefetch<BlockBytes>(block);
-    panel_prefetch<BlockBytes>(block + second);
-  }
-  template <size_t BlockBytes, int Parts>
-  static void prefetch_part(const uint8_t* block, size_t second, int part) {
-    panel_prefetch_part<BlockBytes, Parts>(block, part);
-    panel_prefetch_part<BlockBytes, Parts>(block + second, part);
+  template <size_t BlockBytes, int Parts = 1>
+  static void prefetch(const uint8_t* block, size_t second, int part = 0) {
+    panel_prefetch<BlockBytes, panel_prefetch_distance, Parts>(block, part);
+    panel_prefetch<BlockBytes, panel_prefetch_distance, Parts>(block + second, part);
   }
   static void store(float* y, f v, int n) { _mm512_mask_storeu_ps(y, __mmask16((1u << n) - 1), v); }
 };
@@ -324,10 +311,6 @@ inline constexpr decode_form single_panels{false, false}, panel_pairs{true, fals
 // V with the spread prefetch form (decode_form::spread): only decode_prefetch tells them apart.
 template <class V>
 struct spread : V {};
-template <class V>
-inline constexpr bool is_spread = false;
-template <class V>
-inline constexpr bool is_spread<spread<V>> = true;
 // The vector family under a spread<> (for code that picks constants by family).
 template <class V>
 struct family_of {
@@ -339,6 +322,8 @@ struct family_of<spread<V>> {
 };
 template <class V>
 using family_t = typename family_of<V>::type;
+template <class V>
+inline constexpr bool is_spread = !std::is_same_v<family_t<V>, V>;
 // The vectors of a T-token tile of a kernel in form D: spread<V> for decode tiles that spread.
 template <class V, decode_form D, int T>
 using decode_vectors = std::conditional_t<D.spread && T <= gemv_max_tokens, spread<V>, V>;
@@ -347,7 +332,7 @@ using decode_vectors = std::conditional_t<D.spread && T <= gemv_max_tokens, spre
 // panel): the whole block ahead at part 0, or with spread<V> a Parts-th of it at each part.
 template <class V, size_t BlockBytes, int Parts>
 [[gnu::always_inline]] inline void decode_prefetch(const uint8_t* block, size_t second, int part) {
-  if constexpr (is_spread<V>) V::template prefetch_part<BlockBytes, Parts>(block, second, part);
+  if constexpr (is_spread<V>) V::template prefetch<BlockBytes, Parts>(block, second, part);
   else if (part == 0) V::template prefetch<BlockBytes>(block, second);
 }
 

@@ -319,18 +319,13 @@ inline constexpr size_t block_prefetch_distance = BlockBytes >= 1024 ? BlockByte
 //    T2 the same as T1 (Zen 4 fills L2 for both).
 // Zen 4 also decoded as fast with no software prefetch at all (its hardware prefetchers follow the
 // two streams), Zen 3 did not (session 10: prefetching every other line halved Q4_K_M decode).
-template <size_t BlockBytes, size_t Distance = panel_prefetch_distance>
-inline void panel_prefetch(const uint8_t* block) {
-  for (size_t off = 0; off < BlockBytes; off += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(block + block_prefetch_distance<BlockBytes, Distance> + off), _MM_HINT_T1);
-}
-
-// Part `part` of Parts of panel_prefetch's lines: a block's requests spread over its steps.
-template <size_t BlockBytes, int Parts, size_t Distance = panel_prefetch_distance>
-inline void panel_prefetch_part(const uint8_t* block, int part) {
-  constexpr size_t per = ((BlockBytes + 63) / 64 + Parts - 1) / Parts;
-  const uint8_t* at = block + block_prefetch_distance<BlockBytes, Distance> + size_t(part) * per * 64;
-  for (size_t off = 0; off < per * 64; off += 64) _mm_prefetch(reinterpret_cast<const char*>(at + off), _MM_HINT_T1);
+// With Parts > 1, part `part` of the block's lines only: its requests spread over the block's work
+// (decode_form::spread in panel_vectors.h).
+template <size_t BlockBytes, size_t Distance = panel_prefetch_distance, int Parts = 1>
+inline void panel_prefetch(const uint8_t* block, int part = 0) {
+  constexpr size_t lines = ((BlockBytes + 63) / 64 + Parts - 1) / Parts;
+  const uint8_t* at = block + block_prefetch_distance<BlockBytes, Distance> + size_t(part) * lines * 64;
+  for (size_t off = 0; off < lines * 64; off += 64) _mm_prefetch(reinterpret_cast<const char*>(at + off), _MM_HINT_T1);
 }
 
 // Software prefetch for the gemv kernels. A gemv walks 8 rows side by side, each only a few
