@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #include "backend/cpu/cpu_kernels.h"
 
@@ -124,31 +125,55 @@ void load_padded(const attend_job& j, const void* base, int64_t stride, int64_t 
   for (int d = 0; d < F::W; ++d) out[d] = d0 + d < n ? kv_element(j, base, off + d) : 0.0f;
 }
 
+// A cache row `attend_prefetch_slots` slots past row i is asked for while row i is read: a decode step
+// meets its layer's K and V in memory (the step's weights have streamed through the caches since),
+// and the hardware prefetchers alone followed the strided rows of one KV head at 7-9 GB/s
+// (`AttentionPerf` "from memory", session 25: 2 threads 0.23 -> 0.19 ms at 2048 slots, TinyLlama
+// Q4_0 decode at depth 2048 +4-11%). 16 slots: 2 KiB of a 64-dim fp16 head ahead of the reads; 8
+// and 32 measured the same.
+inline constexpr int attend_prefetch_slots = 16;
+template <class E>
+void prefetch_row(const E* base, int64_t stride, int64_t i, size_t n) {
+  // In integers: the row past the cache's end is never read, and a prefetch does not fault.
+  const uintptr_t first = reinterpret_cast<uintptr_t>(base) + uintptr_t((i + attend_prefetch_slots) * stride) * sizeof(E);
+  for (uintptr_t line = first & ~uintptr_t(63); line < first + n * sizeof(E); line += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+}
+
 // The K or V rows of one KV head as the tiles read them: W elements of row i from dimension d as
-// floats. Rows are either the cache's own (fp16 or f32, `stride` elements apart) or a chunk
-// converted into scratch (f32, stride pk).
+// floats, and prefetch(i, n) asks for the n elements of the row attend_prefetch_slots further on.
+// Rows are either the cache's own (fp16 or f32, `stride` elements apart) or a chunk converted into
+// scratch (f32, stride pk; nothing to prefetch there).
 template <class F>
 struct f16_rows {
   const uint16_t* base;
   int64_t stride;
   typename F::v load(int64_t i, size_t d) const { return F::halves(base + i * stride + int64_t(d)); }
+  void prefetch(int64_t i, size_t n) const { prefetch_row(base, stride, i, n); }
 };
 template <class F>
 struct f32_rows {
   const float* base;
   int64_t stride;
   typename F::v load(int64_t i, size_t d) const { return F::loadu(base + i * stride + int64_t(d)); }
+  void prefetch(int64_t i, size_t n) const { prefetch_row(base, stride, i, n); }
+};
+template <class F>
+struct converted_rows : f32_rows<F> {
+  void prefetch(int64_t, size_t) const {}
 };
 
 // Scores of R query rows (R = 4, 2 or 1) against slots [0, n) of a chunk (n a multiple of W):
 // s[r][i] = q[r] . k_i, S = W / R slots of each row at a time (lane r * S + i of the reduction).
 // Slots from `last` on read row `last` (they are masked by the softmax; the cache may end before
-// the group does).
+// the group does). `ahead`: prefetch the rows to come (one tile of each chunk does).
 template <class F, int R, class Rows>
-void tile_scores(const float* const q[R], const Rows& k, size_t pk, int n, int last, float* const s[R]) {
+void tile_scores(const float* const q[R], const Rows& k, size_t pk, int n, int last, float* const s[R], bool ahead) {
   using V = typename F::v;
   constexpr int S = F::W / R;
   for (int i0 = 0; i0 < n; i0 += S) {
+    if (ahead)
+      for (int i = 0; i < S; ++i) k.prefetch(i0 + i, pk);
     int64_t row[S];
     for (int i = 0; i < S; ++i) row[i] = std::min(i0 + i, last);
     V a[F::W];
@@ -169,8 +194,9 @@ void tile_scores(const float* const q[R], const Rows& k, size_t pk, int n, int l
 
 // acc[r][d] += sum_i e[r][i] * v_i[d] over slots i < cnt for R query rows, 2W (then W) dimensions
 // at a time in registers: per output lane one multiply-add chain over the slots in order.
+// `ahead`: prefetch the rows to come while the first dimensions are read.
 template <class F, int R, class Rows>
-void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, float* const acc[R]) {
+void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, float* const acc[R], bool ahead) {
   using V = typename F::v;
   constexpr size_t W = F::W;
   size_t d = 0;
@@ -179,6 +205,7 @@ void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, flo
     for (int r = 0; r < R; ++r)
       for (size_t k = 0; k < 2; ++k) a[r][k] = F::load(acc[r] + d + W * k);
     for (int i = 0; i < cnt; ++i) {
+      if (ahead && d == 0) v.prefetch(i, pv);
       const V v0 = v.load(i, d), v1 = v.load(i, d + W);
       for (int r = 0; r < R; ++r) {
         const V w = F::bcast(e[r] + i);
@@ -193,6 +220,7 @@ void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, flo
     V a[R];
     for (int r = 0; r < R; ++r) a[r] = F::load(acc[r] + d);
     for (int i = 0; i < cnt; ++i) {
+      if (ahead && d == 0) v.prefetch(i, pv);
       const V x = v.load(i, d);
       for (int r = 0; r < R; ++r) a[r] = F::fmadd(F::bcast(e[r] + i), x, a[r]);
     }
@@ -256,9 +284,11 @@ void softmax_step(const attend_job& j, uint64_t bits, int cnt, float* s, float& 
 template <class F, class Rows>
 void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const Rows& k, const Rows& v, bool padded_q) {
   constexpr size_t c = attend_chunk;
+  bool fetched = false;  // the first token that sees the chunk prefetches for the tile
   for (int t = 0; t < j.n_tok; ++t) {
     const uint64_t bits = j.vis_bits(t, w);
     if (!bits) continue;
+    const bool ahead = !std::exchange(fetched, true);
     // The softmax and the value sums stop at this token's own last visible slot, so a token's
     // chains do not depend on the other tokens of its tile (batch invariance).
     const int cnt_t = visible_extent(bits);
@@ -270,7 +300,7 @@ void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const R
         q[r] = padded_q ? sp.qp + size_t(r0 + h0 + r) * sp.pk : j.q + t * j.q_stride + int64_t(h0 + r) * j.dk;
         s[r] = sp.scores + size_t(r0 + h0 + r) * c;
       }
-      tile_scores<F, R>(q, k, sp.pk, (cnt_t + F::W - 1) / F::W * F::W, cnt_t - 1, s);
+      tile_scores<F, R>(q, k, sp.pk, (cnt_t + F::W - 1) / F::W * F::W, cnt_t - 1, s, ahead && h0 == 0);
     });
     for (int h = 0; h < j.n_q; ++h) {
       const size_t r = size_t(r0 + h);
@@ -283,7 +313,7 @@ void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const R
         e[r] = sp.scores + size_t(r0 + h0 + r) * c;
         a[r] = sp.acc + size_t(r0 + h0 + r) * sp.pv;
       }
-      tile_values<F, R>(e, v, sp.pv, cnt_t, a);
+      tile_values<F, R>(e, v, sp.pv, cnt_t, a, ahead && h0 == 0);
     });
   }
 }
@@ -318,7 +348,7 @@ void attend(const attend_job& j, float* scratch) {
         for (size_t d0 = 0; d0 < pk; d0 += F::W) load_padded<F>(j, j.k, j.k_stride, s0 + i, int(d0), j.dk, sp.kc + size_t(i) * pk + d0);
         for (size_t d0 = 0; d0 < pv; d0 += F::W) load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv, sp.vc + size_t(i) * pv + d0);
       }
-      attend_rows<F>(j, sp, w, f32_rows<F>{sp.kc, int64_t(pk)}, f32_rows<F>{sp.vc, int64_t(pv)}, true);
+      attend_rows<F>(j, sp, w, converted_rows<F>{{sp.kc, int64_t(pk)}}, converted_rows<F>{{sp.vc, int64_t(pv)}}, true);
     } else if (j.f16) {
       const auto* k = static_cast<const uint16_t*>(j.k) + s0 * j.k_stride;
       const auto* v = static_cast<const uint16_t*>(j.v) + s0 * j.v_stride;
