@@ -47,13 +47,20 @@ struct rope_constants {
   float mscale = 1.0f;
 };
 
+// How a layer's K and V buffers order their rows (a row: one head of one slot, head_dim elements).
+// Each backend stores in the order its attention reads best (backend::kv_layout).
+enum class kv_order : uint8_t {
+  slot_major,  // [n_slots][n_kv_head][head_dim]: a slot's heads side by side
+  head_major,  // [n_kv_head][n_slots][head_dim]: one head's rows one stream
+};
+
 // One layer's KV cache. Slots hold keys/values of `n_kv_head` heads; slot_pos[s] is the position
 // stored in slot s (-1 if empty). Full-attention layers have one slot per context position;
 // sliding-window layers keep a ring (slot = pos % n_slots).
 struct kv_layer_view {
   dtype type = dtype::f16;  // f16 or f32
-  void* k = nullptr;        // [n_slots, n_kv_head, head_dim_k]
-  void* v = nullptr;        // [n_slots, n_kv_head, head_dim_v]
+  void* k = nullptr;        // n_slots x n_kv_head rows of head_dim_k, in `order`
+  void* v = nullptr;        // n_slots x n_kv_head rows of head_dim_v, in `order`
   int32_t* slot_pos = nullptr;
   int64_t n_slots = 0;
   int n_kv_head = 0;
@@ -64,6 +71,16 @@ struct kv_layer_view {
   // Views built by hand may leave every slot live. Backends that replay recorded steps (CUDA)
   // read all n_slots, as a recording cannot follow a changing bound.
   int64_t n_live = std::numeric_limits<int64_t>::max();
+  // How k and v order their rows. In head_major order a head's rows start at head * n_slots, so
+  // n_slots must stay the buffers' own slot count (bound a view's reach with n_live instead).
+  kv_order order = kv_order::slot_major;
+
+  // Offset in elements of the row of (slot, head) in k (head_dim = head_dim_k) or v (head_dim_v).
+  int64_t row_offset(int64_t slot, int head, int head_dim) const {
+    return (order == kv_order::slot_major ? slot * n_kv_head + head : int64_t(head) * n_slots + slot) * head_dim;
+  }
+  // Elements from one slot's row of a head to the next slot's.
+  int64_t slot_stride(int head_dim) const { return order == kv_order::slot_major ? int64_t(n_kv_head) * head_dim : head_dim; }
 };
 
 struct attention_params {

@@ -53,6 +53,23 @@ TEST(attention, every_isa_matches_reference_and_is_batch_invariant) {
   if (tested == 0) GTEST_SKIP() << "no SIMD attend on this host";
 }
 
+// The CPU and reference backends read a cache in either row order (kv_order) to the same bits.
+TEST(attention, either_row_order_gives_the_same_bits) {
+  const auto ref = make_ref_backend();
+  for (int nth : {1, 2}) {
+    const auto cpu = make_cpu_backend(nth);
+    for (backend* b : {cpu.get(), ref.get()}) {
+      for (const attn_config& c : attention_configs()) {
+        for (int64_t n_tok : {int64_t(1), int64_t(7)}) {
+          const auto slots = run_attention(*b, c.kv, c.attn, n_tok, 0, kv_order::slot_major);
+          const auto heads = run_attention(*b, c.kv, c.attn, n_tok, 0, kv_order::head_major);
+          EXPECT_TRUE(bit_equal(slots.data(), heads.data(), slots.size())) << b->name() << " " << c.name << " tokens " << n_tok;
+        }
+      }
+    }
+  }
+}
+
 // A KV cache where every slot holds the same key: all visible scores are equal, so the softmax is
 // uniform and the output is the plain mean of the visible V rows. With a single visible slot the
 // output is that V row itself.
@@ -134,7 +151,9 @@ TEST(attention, live_slot_bound_changes_no_bit) {
         view.n_live = live;
         b->attention(view, q.data(), pos.data(), n_tok, p, bounded.data());
         EXPECT_TRUE(bit_equal(all.data(), bounded.data(), n_out)) << "live " << live << " tokens " << n_tok << " threads " << nth;
-        if (live == 0) EXPECT_EQ(bounded, std::vector<float>(n_out, 0.0f));
+        if (live == 0) {
+          EXPECT_EQ(bounded, std::vector<float>(n_out, 0.0f));
+        }
       }
     }
   }

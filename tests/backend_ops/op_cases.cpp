@@ -152,26 +152,32 @@ void add_elementwise_cases(std::vector<op_case>& cases) {
 }  // namespace
 
 // A KV cache of random contents: slots hold a shuffled set of positions with some slots empty.
-kv_fixture::kv_fixture(const kv_shape& s, uint32_t seed) : shape(s) {
+kv_fixture::kv_fixture(const kv_shape& s, uint32_t seed, kv_order o) : shape(s), order(o) {
   const size_t nk = size_t(s.n_slots) * size_t(s.n_kv_head) * size_t(s.head_dim_k);
   const size_t nv = size_t(s.n_slots) * size_t(s.n_kv_head) * size_t(s.head_dim_v);
+  // Drawn in slot-major order whatever the layout, so both layouts hold the same cache.
   const auto kf = random_floats(nk, seed, -1.5f, 1.5f);
   const auto vf = random_floats(nv, seed + 1);
   const size_t elem = s.type == dtype::f16 ? 2 : 4;
   k.resize(nk * elem);
   v.resize(nv * elem);
-  auto put = [&](std::vector<uint8_t>& dst, const std::vector<float>& src) {
-    for (size_t i = 0; i < src.size(); ++i) {
-      if (s.type == dtype::f16) {
-        const uint16_t h = f32_to_fp16(src[i]);
-        std::memcpy(dst.data() + 2 * i, &h, 2);
-      } else {
-        std::memcpy(dst.data() + 4 * i, &src[i], 4);
-      }
-    }
+  const kv_layer_view lay = view();
+  auto put = [&](std::vector<uint8_t>& dst, const std::vector<float>& src, int head_dim) {
+    for (int64_t slot = 0; slot < s.n_slots; ++slot)
+      for (int h = 0; h < s.n_kv_head; ++h)
+        for (int d = 0; d < head_dim; ++d) {
+          const float x = src[size_t((slot * s.n_kv_head + h) * head_dim + d)];
+          const size_t i = size_t(lay.row_offset(slot, h, head_dim) + d);
+          if (s.type == dtype::f16) {
+            const uint16_t half = f32_to_fp16(x);
+            std::memcpy(dst.data() + 2 * i, &half, 2);
+          } else {
+            std::memcpy(dst.data() + 4 * i, &x, 4);
+          }
+        }
   };
-  put(k, kf);
-  put(v, vf);
+  put(k, kf, s.head_dim_k);
+  put(v, vf, s.head_dim_v);
   slot_pos.resize(size_t(s.n_slots));
   std::iota(slot_pos.begin(), slot_pos.end(), 0);
   std::mt19937 rng(seed + 2);
@@ -189,11 +195,33 @@ kv_layer_view kv_fixture::view() {
   kv.n_kv_head = shape.n_kv_head;
   kv.head_dim_k = shape.head_dim_k;
   kv.head_dim_v = shape.head_dim_v;
+  kv.order = order;
   return kv;
 }
 
-std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case& a, int64_t n_tok, int64_t first_tok) {
-  kv_fixture f(s, 99);
+namespace {
+float element(const std::vector<uint8_t>& buf, dtype type, int64_t i) {
+  if (type == dtype::f16) {
+    uint16_t h;
+    std::memcpy(&h, buf.data() + 2 * i, 2);
+    return fp16_to_f32(h);
+  }
+  float x;
+  std::memcpy(&x, buf.data() + 4 * i, 4);
+  return x;
+}
+}  // namespace
+
+float kv_fixture::k_at(int64_t slot, int head, int d) {
+  return element(k, shape.type, view().row_offset(slot, head, shape.head_dim_k) + d);
+}
+float kv_fixture::v_at(int64_t slot, int head, int d) {
+  return element(v, shape.type, view().row_offset(slot, head, shape.head_dim_v) + d);
+}
+
+std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case& a, int64_t n_tok, int64_t first_tok,
+                                 std::optional<kv_order> order) {
+  kv_fixture f(s, 99, order.value_or(b.kv_layout()));
   attention_params p;
   p.n_head = a.n_head;
   p.scale = a.scale;
@@ -271,29 +299,22 @@ void add_kv_store_cases(std::vector<op_case>& cases) {
       cases.push_back({fmt::format("kv_store_{}_slots{}", kt == dtype::f16 ? "f16" : "f32", n_slots), exact,
                        [=](backend& b) {
                          const kv_shape s{kt, n_slots, 2, 16, 12};
-                         kv_fixture f(s, 7);
+                         kv_fixture f(s, 7, b.kv_layout());
                          const int64_t n_tok = 13;
                          const auto k = random_floats(size_t(n_tok * 2 * 16), 21);
                          const auto v = random_floats(size_t(n_tok * 2 * 12), 22);
                          std::vector<int32_t> pos(static_cast<size_t>(n_tok));
                          std::iota(pos.begin(), pos.end(), 3);
                          b.kv_store(f.view(), k.data(), v.data(), pos.data(), n_tok);
-                         // Everything the op wrote, as floats: K, V and the slot positions.
+                         // Everything the op wrote, as floats in slot-major order whatever the
+                         // backend's layout: K, V and the slot positions.
                          std::vector<float> out;
-                         const size_t elem = kt == dtype::f16 ? 2 : 4;
-                         for (const auto* buf : {&f.k, &f.v}) {
-                           for (size_t i = 0; i < buf->size() / elem; ++i) {
-                             if (kt == dtype::f16) {
-                               uint16_t h;
-                               std::memcpy(&h, buf->data() + 2 * i, 2);
-                               out.push_back(fp16_to_f32(h));
-                             } else {
-                               float x;
-                               std::memcpy(&x, buf->data() + 4 * i, 4);
-                               out.push_back(x);
-                             }
-                           }
-                         }
+                         for (int64_t slot = 0; slot < n_slots; ++slot)
+                           for (int h = 0; h < s.n_kv_head; ++h)
+                             for (int d = 0; d < s.head_dim_k; ++d) out.push_back(f.k_at(slot, h, d));
+                         for (int64_t slot = 0; slot < n_slots; ++slot)
+                           for (int h = 0; h < s.n_kv_head; ++h)
+                             for (int d = 0; d < s.head_dim_v; ++d) out.push_back(f.v_at(slot, h, d));
                          for (int32_t p : f.slot_pos) out.push_back(float(p));
                          return out;
                        }});

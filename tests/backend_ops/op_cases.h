@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,16 @@ struct attn_config {
   attn_case attn;
 };
 
-// Random K/V contents with shuffled slot positions 0..n_slots-1 and every fifth slot empty.
+// Random K/V contents with shuffled slot positions 0..n_slots-1 and every fifth slot empty. The
+// contents depend on the seed only; `order` lays them out (a backend's kv_layout()).
 struct kv_fixture {
-  kv_fixture(const kv_shape& s, uint32_t seed);
+  kv_fixture(const kv_shape& s, uint32_t seed, kv_order order = kv_order::slot_major);
   kv_layer_view view();
+  // K (or V) element d of (slot, head) as a float.
+  float k_at(int64_t slot, int head, int d);
+  float v_at(int64_t slot, int head, int d);
   kv_shape shape;
+  kv_order order;
   std::vector<uint8_t> k, v;
   std::vector<int32_t> slot_pos;
 };
@@ -58,7 +64,9 @@ std::vector<const cpu::kernel_table*> host_attend_tables();
 
 // Output of attention for tokens [first_tok, first_tok + n_tok) of a fixed batch of attn_max_batch
 // queries (first_tok + n_tok <= attn_max_batch), so sub-batches can be compared with the full one.
+// The cache is laid out in `order`, by default the backend's own.
 inline constexpr int64_t attn_max_batch = 8;
-std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case& a, int64_t n_tok, int64_t first_tok);
+std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case& a, int64_t n_tok, int64_t first_tok,
+                                 std::optional<kv_order> order = std::nullopt);
 
 }  // namespace glia::test

@@ -331,7 +331,7 @@ double seconds_cold(const std::vector<std::pair<const uint8_t*, size_t>>& flush,
 // decode step at position 2047, and 64 prefill tokens at the end of the same cache.
 TEST(backend_ops, DISABLED_AttentionPerf) {
   const kv_shape shape{dtype::f16, 2048, 4, 64, 64};
-  kv_fixture f(shape, 5);
+  kv_fixture f(shape, 5, kv_order::head_major);  // the CPU backend's layout
   for (int64_t s = 0; s < shape.n_slots; ++s) f.slot_pos[size_t(s)] = int32_t(s);  // full, in order
   const int n_head = 32;
   const auto q = random_floats(size_t(64 * n_head * 64), 6);
@@ -342,7 +342,7 @@ TEST(backend_ops, DISABLED_AttentionPerf) {
   kv_fixture mqa(kv_shape{dtype::f16, 2048, 1, 256, 256}, 7);
   for (int64_t s = 0; s < 2048; ++s) mqa.slot_pos[size_t(s)] = int32_t(s);
   const attention_params p_mqa{4, 0.0625f, 0.0f, 0};
-  kv_fixture waker(kv_shape{dtype::f16, 128, 4, 64, 64}, 11);
+  kv_fixture waker(kv_shape{dtype::f16, 128, 4, 64, 64}, 11, kv_order::head_major);
   const int hw = std::max(1, int(std::thread::hardware_concurrency()));
   for (const cpu::kernel_table* table : host_attend_tables())
   for (int nth : {1, hw}) {
@@ -353,7 +353,7 @@ TEST(backend_ops, DISABLED_AttentionPerf) {
     const int32_t early = 70;  // a short context in a long cache: what a decode step costs near the start
     const double s_early = seconds_per_call([&] { b->attention(f.view(), q.data(), &early, 1, p, out.data()); });
     kv_layer_view small = f.view();
-    small.n_slots = 128;
+    small.n_live = 128;
     const double s_small = seconds_per_call([&] { b->attention(small, q.data(), &early, 1, p, out.data()); });
     fmt::print("attention {} thr: decode @70 of 2048 slots {:7.3f} ms, of 128 slots {:7.3f} ms\n", nth, s_early * 1e3, s_small * 1e3);
     // Multiply-adds: q.k and p.v over the visible slots for every head.

@@ -127,10 +127,10 @@ void load_padded(const attend_job& j, const void* base, int64_t stride, int64_t 
 
 // A cache row `attend_prefetch_slots` slots past row i is asked for while row i is read: a decode step
 // meets its layer's K and V in memory (the step's weights have streamed through the caches since),
-// and the hardware prefetchers alone followed the strided rows of one KV head at 7-9 GB/s
-// (`AttentionPerf` "from memory", session 25: 2 threads 0.23 -> 0.19 ms at 2048 slots, TinyLlama
-// Q4_0 decode at depth 2048 +4-11%). 16 slots: 2 KiB of a 64-dim fp16 head ahead of the reads; 8
-// and 32 measured the same.
+// and the hardware prefetchers alone read them at 7-11 GB/s. `AttentionPerf` "from memory" (2048
+// slots, 2 threads, AVX-512, session 25): slot-major rows 0.23 -> 0.19 ms with the prefetch;
+// head-major rows (the CPU's kv_layout) 0.20-0.23 -> 0.16. 16 slots: 2 KiB of a 64-dim fp16 head
+// ahead of the reads; 8 and 32 measured the same.
 inline constexpr int attend_prefetch_slots = 16;
 template <class E>
 void prefetch_row(const E* base, int64_t stride, int64_t i, size_t n) {

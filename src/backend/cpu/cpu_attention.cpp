@@ -221,10 +221,10 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
     j.dk = dk;
     j.dv = dv;
     j.f16 = kv.type == dtype::f16;
-    j.k_stride = int64_t(kv.n_kv_head) * dk;
-    j.v_stride = int64_t(kv.n_kv_head) * dv;
-    j.k = static_cast<const uint8_t*>(kv.k) + (size_t(s0 * j.k_stride) + size_t(kvh) * size_t(dk)) * elem;
-    j.v = static_cast<const uint8_t*>(kv.v) + (size_t(s0 * j.v_stride) + size_t(kvh) * size_t(dv)) * elem;
+    j.k_stride = kv.slot_stride(dk);
+    j.v_stride = kv.slot_stride(dv);
+    j.k = static_cast<const uint8_t*>(kv.k) + size_t(kv.row_offset(s0, kvh, dk)) * elem;
+    j.v = static_cast<const uint8_t*>(kv.v) + size_t(kv.row_offset(s0, kvh, dv)) * elem;
     j.n_slots = std::min<int64_t>(attend_segment_slots, n_slots - s0);
     j.vis = vis + t0 * vis_words + seg * seg_words;
     j.vis_words = std::min(seg_words, vis_words - seg * seg_words);

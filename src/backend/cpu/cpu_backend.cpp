@@ -87,6 +87,9 @@ class cpu_backend final : public backend {
     });
   }
 
+  // One KV head's rows are one stream for attention to read (a decode step meets them in memory).
+  kv_order kv_layout() const override { return kv_order::head_major; }
+
   void kv_store(const kv_layer_view& kv, const float* k, const float* v, const int32_t* positions,
                 int64_t n_tok) override {
     // Tokens of one batch may share a ring slot; as in a sequential store, the last one wins, so

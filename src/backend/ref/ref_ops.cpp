@@ -92,12 +92,16 @@ void rope_apply(float* x, const rope_params& p, const float* cs) {
 }
 
 namespace {
+// Stores the n_kv_head rows of one slot (src: [n_kv_head][head_dim]).
 void store_row(const kv_layer_view& kv, void* buf, int64_t slot, int head_dim, const float* src, quantize_row_fn to_f16) {
-  const int64_t n = int64_t(kv.n_kv_head) * head_dim;
-  if (kv.type == dtype::f32) {
-    std::memcpy(static_cast<float*>(buf) + slot * n, src, size_t(n) * sizeof(float));
-  } else {
-    to_f16(src, static_cast<uint16_t*>(buf) + slot * n, n);
+  for (int h = 0; h < kv.n_kv_head; ++h) {
+    const int64_t off = kv.row_offset(slot, h, head_dim);
+    const float* row = src + int64_t(h) * head_dim;
+    if (kv.type == dtype::f32) {
+      std::memcpy(static_cast<float*>(buf) + off, row, size_t(head_dim) * sizeof(float));
+    } else {
+      to_f16(row, static_cast<uint16_t*>(buf) + off, head_dim);
+    }
   }
 }
 }  // namespace
@@ -112,7 +116,7 @@ void kv_store_token(const kv_layer_view& kv, const float* k, const float* v, int
 }
 
 void load_kv_row(const kv_layer_view& kv, const void* buf, int64_t slot, int kv_head, int head_dim, float* out) {
-  const int64_t off = (slot * kv.n_kv_head + kv_head) * head_dim;
+  const int64_t off = kv.row_offset(slot, kv_head, head_dim);
   if (kv.type == dtype::f32) {
     std::memcpy(out, static_cast<const float*>(buf) + off, size_t(head_dim) * sizeof(float));
   } else {
