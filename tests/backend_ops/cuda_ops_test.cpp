@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 #include "backend/backend.h"
 #include "harness.h"
@@ -137,6 +138,17 @@ TEST(cuda_backend, shared_input_matmuls_match_separate_ones) {
       EXPECT_TRUE(bit_equal(together[i].data(), apart[i].data(), apart[i].size())) << type_label(t) << " matrix " << i << " tokens " << n_tok;
     }
   }
+}
+
+// Its kernels index KV rows slot-major (its kv_layout): a view in another order is refused, not misread.
+TEST(cuda_backend, refuses_kv_views_in_another_order) {
+  REQUIRE_CUDA();
+  EXPECT_EQ(cuda->kv_layout(), kv_order::slot_major);
+  kv_fixture f(kv_shape{dtype::f16, 16, 2, 8, 8}, 3, kv_order::head_major);
+  const auto q = random_floats(4 * 8, 4);
+  const int32_t pos = 15;
+  std::vector<float> out(4 * 8);
+  EXPECT_THROW(cuda->attention(f.view(), q.data(), &pos, 1, attention_params{4, 0.3f, 0.0f, 0}, out.data()), std::invalid_argument);
 }
 
 TEST(cuda_backend, memory_round_trip) {
