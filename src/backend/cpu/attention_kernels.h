@@ -140,10 +140,21 @@ void prefetch_row(const E* base, int64_t stride, int64_t i, size_t n) {
     _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
 }
 
+// The K and V rows attend_prefetch_slots past `slot` (a job whose rows are converted per chunk).
+inline void prefetch_cache_rows(const attend_job& j, int64_t slot) {
+  if (j.f16) {
+    prefetch_row(static_cast<const uint16_t*>(j.k), j.k_stride, slot, size_t(j.dk));
+    prefetch_row(static_cast<const uint16_t*>(j.v), j.v_stride, slot, size_t(j.dv));
+  } else {
+    prefetch_row(static_cast<const float*>(j.k), j.k_stride, slot, size_t(j.dk));
+    prefetch_row(static_cast<const float*>(j.v), j.v_stride, slot, size_t(j.dv));
+  }
+}
+
 // The K or V rows of one KV head as the tiles read them: W elements of row i from dimension d as
 // floats, and prefetch(i, n) asks for the n elements of the row attend_prefetch_slots further on.
 // Rows are either the cache's own (fp16 or f32, `stride` elements apart) or a chunk converted into
-// scratch (f32, stride pk; nothing to prefetch there).
+// scratch (f32, stride pk; the conversion prefetches the cache rows instead).
 template <class F>
 struct f16_rows {
   const uint16_t* base;
@@ -345,6 +356,7 @@ void attend(const attend_job& j, float* scratch) {
       // causal edge of a prefill tile): the chunk ends at the highest bit of the tile.
       const int cnt = visible_extent(any);
       for (int i = 0; i < cnt; ++i) {
+        prefetch_cache_rows(j, s0 + i);
         for (size_t d0 = 0; d0 < pk; d0 += F::W) load_padded<F>(j, j.k, j.k_stride, s0 + i, int(d0), j.dk, sp.kc + size_t(i) * pk + d0);
         for (size_t d0 = 0; d0 < pv; d0 += F::W) load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv, sp.vc + size_t(i) * pv + d0);
       }

@@ -381,7 +381,7 @@ class cuda_backend final : public backend {
 
   kv_layer_view device_kv(staging& st, const kv_layer_view& kv, bool written) {
     // The kernels index rows slot-major (kv_layout's default): a view in another order is a caller's bug.
-    if (kv.order != kv_order::slot_major) throw std::invalid_argument("CUDA attention reads slot-major KV caches only");
+    if (kv.order != kv_order::slot_major) throw std::invalid_argument("CUDA KV ops take slot-major caches only");
     const size_t elem = kv.type == dtype::f32 ? 4 : 2;
     const size_t kb = size_t(kv.n_slots) * size_t(kv.n_kv_head) * size_t(kv.head_dim_k) * elem;
     const size_t vb = size_t(kv.n_slots) * size_t(kv.n_kv_head) * size_t(kv.head_dim_v) * elem;
