@@ -42,7 +42,6 @@ result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubat
   c.n_ctx_ = n_ctx;
   c.n_ubatch_ = n_ubatch;
   c.type_ = type;
-  c.order_ = b.kv_layout();
   for (const auto& l : p.layers) {
     layer_store s;
     s.n_slots = slots_for(l, n_ctx, n_ubatch);
@@ -71,7 +70,7 @@ kv_layer_view kv_cache::layer(int il) {
   v.n_kv_head = s.n_kv_head;
   v.head_dim_k = s.head_dim_k;
   v.head_dim_v = s.head_dim_v;
-  v.order = order_;
+  v.order = b_->kv_layout();  // the order the backend stored in
   return v;
 }
 

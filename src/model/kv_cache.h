@@ -56,7 +56,6 @@ class kv_cache {
   int n_ctx_ = 0;
   int n_ubatch_ = 0;
   dtype type_ = dtype::f16;
-  kv_order order_ = kv_order::slot_major;  // the backend's (backend::kv_layout)
   int32_t top_pos_ = -1;  // highest position stored (or about to be) since clear()
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "backend/ref/ref_ops.h"
 #include "core/fp16.h"
 #include "harness.h"
 
@@ -199,26 +200,6 @@ kv_layer_view kv_fixture::view() {
   return kv;
 }
 
-namespace {
-float element(const std::vector<uint8_t>& buf, dtype type, int64_t i) {
-  if (type == dtype::f16) {
-    uint16_t h;
-    std::memcpy(&h, buf.data() + 2 * i, 2);
-    return fp16_to_f32(h);
-  }
-  float x;
-  std::memcpy(&x, buf.data() + 4 * i, 4);
-  return x;
-}
-}  // namespace
-
-float kv_fixture::k_at(int64_t slot, int head, int d) {
-  return element(k, shape.type, view().row_offset(slot, head, shape.head_dim_k) + d);
-}
-float kv_fixture::v_at(int64_t slot, int head, int d) {
-  return element(v, shape.type, view().row_offset(slot, head, shape.head_dim_v) + d);
-}
-
 std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case& a, int64_t n_tok, int64_t first_tok,
                                  std::optional<kv_order> order) {
   kv_fixture f(s, 99, order.value_or(b.kv_layout()));
@@ -309,12 +290,14 @@ void add_kv_store_cases(std::vector<op_case>& cases) {
                          // Everything the op wrote, as floats in slot-major order whatever the
                          // backend's layout: K, V and the slot positions.
                          std::vector<float> out;
-                         for (int64_t slot = 0; slot < n_slots; ++slot)
-                           for (int h = 0; h < s.n_kv_head; ++h)
-                             for (int d = 0; d < s.head_dim_k; ++d) out.push_back(f.k_at(slot, h, d));
-                         for (int64_t slot = 0; slot < n_slots; ++slot)
-                           for (int h = 0; h < s.n_kv_head; ++h)
-                             for (int d = 0; d < s.head_dim_v; ++d) out.push_back(f.v_at(slot, h, d));
+                         const kv_layer_view kv = f.view();
+                         for (auto [buf, dim] : {std::pair{kv.k, s.head_dim_k}, std::pair{kv.v, s.head_dim_v}})
+                           for (int64_t slot = 0; slot < n_slots; ++slot)
+                             for (int h = 0; h < s.n_kv_head; ++h) {
+                               const size_t at = out.size();
+                               out.resize(at + size_t(dim));
+                               ref::load_kv_row(kv, buf, slot, h, dim, out.data() + at);
+                             }
                          for (int32_t p : f.slot_pos) out.push_back(float(p));
                          return out;
                        }});

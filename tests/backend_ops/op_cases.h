@@ -44,9 +44,6 @@ struct attn_config {
 struct kv_fixture {
   kv_fixture(const kv_shape& s, uint32_t seed, kv_order order = kv_order::slot_major);
   kv_layer_view view();
-  // K (or V) element d of (slot, head) as a float.
-  float k_at(int64_t slot, int head, int d);
-  float v_at(int64_t slot, int head, int d);
   kv_shape shape;
   kv_order order;
   std::vector<uint8_t> k, v;

@@ -132,23 +132,12 @@ void load_padded(const attend_job& j, const void* base, int64_t stride, int64_t 
 // head-major rows (the CPU's kv_layout) 0.20-0.23 -> 0.16. 16 slots: 2 KiB of a 64-dim fp16 head
 // ahead of the reads; 8 and 32 measured the same.
 inline constexpr int attend_prefetch_slots = 16;
-template <class E>
-void prefetch_row(const E* base, int64_t stride, int64_t i, size_t n) {
+// Rows `stride` bytes apart: the `bytes` of row i + attend_prefetch_slots.
+inline void prefetch_row(const void* base, int64_t stride, int64_t i, size_t bytes) {
   // In integers: the row past the cache's end is never read, and a prefetch does not fault.
-  const uintptr_t first = reinterpret_cast<uintptr_t>(base) + uintptr_t((i + attend_prefetch_slots) * stride) * sizeof(E);
-  for (uintptr_t line = first & ~uintptr_t(63); line < first + n * sizeof(E); line += 64)
+  const uintptr_t first = reinterpret_cast<uintptr_t>(base) + uintptr_t((i + attend_prefetch_slots) * stride);
+  for (uintptr_t line = first & ~uintptr_t(63); line < first + bytes; line += 64)
     _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
-}
-
-// The K and V rows attend_prefetch_slots past `slot` (a job whose rows are converted per chunk).
-inline void prefetch_cache_rows(const attend_job& j, int64_t slot) {
-  if (j.f16) {
-    prefetch_row(static_cast<const uint16_t*>(j.k), j.k_stride, slot, size_t(j.dk));
-    prefetch_row(static_cast<const uint16_t*>(j.v), j.v_stride, slot, size_t(j.dv));
-  } else {
-    prefetch_row(static_cast<const float*>(j.k), j.k_stride, slot, size_t(j.dk));
-    prefetch_row(static_cast<const float*>(j.v), j.v_stride, slot, size_t(j.dv));
-  }
 }
 
 // The K or V rows of one KV head as the tiles read them: W elements of row i from dimension d as
@@ -160,14 +149,14 @@ struct f16_rows {
   const uint16_t* base;
   int64_t stride;
   typename F::v load(int64_t i, size_t d) const { return F::halves(base + i * stride + int64_t(d)); }
-  void prefetch(int64_t i, size_t n) const { prefetch_row(base, stride, i, n); }
+  void prefetch(int64_t i, size_t n) const { prefetch_row(base, stride * 2, i, n * 2); }
 };
 template <class F>
 struct f32_rows {
   const float* base;
   int64_t stride;
   typename F::v load(int64_t i, size_t d) const { return F::loadu(base + i * stride + int64_t(d)); }
-  void prefetch(int64_t i, size_t n) const { prefetch_row(base, stride, i, n); }
+  void prefetch(int64_t i, size_t n) const { prefetch_row(base, stride * 4, i, n * 4); }
 };
 template <class F>
 struct converted_rows : f32_rows<F> {
@@ -355,8 +344,10 @@ void attend(const attend_job& j, float* scratch) {
       // Slots past the last visible one are not converted (a short context in a long cache, the
       // causal edge of a prefill tile): the chunk ends at the highest bit of the tile.
       const int cnt = visible_extent(any);
+      const size_t elem = j.f16 ? 2 : 4;
       for (int i = 0; i < cnt; ++i) {
-        prefetch_cache_rows(j, s0 + i);
+        prefetch_row(j.k, j.k_stride * int64_t(elem), s0 + i, size_t(j.dk) * elem);
+        prefetch_row(j.v, j.v_stride * int64_t(elem), s0 + i, size_t(j.dv) * elem);
         for (size_t d0 = 0; d0 < pk; d0 += F::W) load_padded<F>(j, j.k, j.k_stride, s0 + i, int(d0), j.dk, sp.kc + size_t(i) * pk + d0);
         for (size_t d0 = 0; d0 < pv; d0 += F::W) load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv, sp.vc + size_t(i) * pv + d0);
       }
