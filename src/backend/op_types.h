@@ -47,20 +47,32 @@ struct rope_constants {
   float mscale = 1.0f;
 };
 
-// How a layer's K and V buffers order their rows (a row: one head of one slot, head_dim elements).
+// How a layer's K and V buffers order their elements (a row: one head of one slot, head_dim elements).
 // Each backend stores in the order its attention reads best (backend::kv_layout).
 enum class kv_order : uint8_t {
   slot_major,  // [n_slots][n_kv_head][head_dim]: a slot's heads side by side
   head_major,  // [n_kv_head][n_slots][head_dim]: one head's rows one stream
+  // V as head_major; K [n_kv_head][n_slots / 64][head_dim][64]: each chunk of 64 slots transposed,
+  // the slots side by side for every dimension (scores computed with the slots in the lanes need no
+  // reduction across lanes). A head spans whole chunks: n_slots rounded up to 64.
+  head_major_kt,
 };
+inline constexpr int64_t kv_kt_chunk = 64;
+enum class kv_part : uint8_t { k, v };
+
+// Elements of a K or V buffer of n_slots slots in order o.
+inline int64_t kv_buffer_elements(kv_order o, kv_part part, int64_t n_slots, int n_kv_head, int head_dim) {
+  if (o == kv_order::head_major_kt && part == kv_part::k) n_slots = (n_slots + kv_kt_chunk - 1) / kv_kt_chunk * kv_kt_chunk;
+  return n_slots * n_kv_head * head_dim;
+}
 
 // One layer's KV cache. Slots hold keys/values of `n_kv_head` heads; slot_pos[s] is the position
 // stored in slot s (-1 if empty). Full-attention layers have one slot per context position;
 // sliding-window layers keep a ring (slot = pos % n_slots).
 struct kv_layer_view {
   dtype type = dtype::f16;  // f16 or f32
-  void* k = nullptr;        // n_slots x n_kv_head rows of head_dim_k, in `order`
-  void* v = nullptr;        // n_slots x n_kv_head rows of head_dim_v, in `order`
+  void* k = nullptr;        // n_slots x n_kv_head heads of head_dim_k elements, in `order`
+  void* v = nullptr;        // n_slots x n_kv_head heads of head_dim_v elements, in `order`
   int32_t* slot_pos = nullptr;
   int64_t n_slots = 0;
   int n_kv_head = 0;
@@ -71,16 +83,25 @@ struct kv_layer_view {
   // Views built by hand may leave every slot live. Backends that replay recorded steps (CUDA)
   // read all n_slots, as a recording cannot follow a changing bound.
   int64_t n_live = std::numeric_limits<int64_t>::max();
-  // How k and v order their rows. In head_major order a head's rows start at head * n_slots, so
-  // n_slots must stay the buffers' own slot count (bound a view's reach with n_live instead).
+  // How k and v order their elements. In the head-major orders a head's elements start at a multiple
+  // of n_slots, so n_slots must stay the buffers' own slot count (bound a view's reach with n_live).
   kv_order order = kv_order::slot_major;
 
-  // Offset in elements of the row of (slot, head) in k (head_dim = head_dim_k) or v (head_dim_v).
+  // Whether the buffer of `part` holds each (slot, head) as one row of head_dim elements.
+  bool rows(kv_part part) const { return !(order == kv_order::head_major_kt && part == kv_part::k); }
+  // Offset in elements of the row of (slot, head) in a buffer that holds rows (rows(part)).
   int64_t row_offset(int64_t slot, int head, int head_dim) const {
     return (order == kv_order::slot_major ? slot * n_kv_head + head : int64_t(head) * n_slots + slot) * head_dim;
   }
   // Elements from one slot's row of a head to the next slot's.
   int64_t slot_stride(int head_dim) const { return order == kv_order::slot_major ? int64_t(n_kv_head) * head_dim : head_dim; }
+  // Offset in elements of element d of (slot, head) in k (part k) or v, whatever the order.
+  int64_t offset(kv_part part, int64_t slot, int head, int d) const {
+    const int head_dim = part == kv_part::k ? head_dim_k : head_dim_v;
+    if (rows(part)) return row_offset(slot, head, head_dim) + d;
+    const int64_t head_start = int64_t(head) * kv_buffer_elements(order, part, n_slots, 1, head_dim);
+    return head_start + (slot / kv_kt_chunk * head_dim + d) * kv_kt_chunk + slot % kv_kt_chunk;
+  }
 };
 
 struct attention_params {

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "backend/ref/ref_ops.h"
@@ -156,19 +158,27 @@ void add_elementwise_cases(std::vector<op_case>& cases) {
 kv_fixture::kv_fixture(const kv_shape& s, uint32_t seed, kv_order o) : shape(s), order(o) {
   const size_t nk = size_t(s.n_slots) * size_t(s.n_kv_head) * size_t(s.head_dim_k);
   const size_t nv = size_t(s.n_slots) * size_t(s.n_kv_head) * size_t(s.head_dim_v);
-  // Drawn in slot-major order whatever the layout, so both layouts hold the same cache.
+  // Drawn in slot-major order whatever the layout, so every layout holds the same cache.
   const auto kf = random_floats(nk, seed, -1.5f, 1.5f);
   const auto vf = random_floats(nv, seed + 1);
   const size_t elem = s.type == dtype::f16 ? 2 : 4;
-  k.resize(nk * elem);
-  v.resize(nv * elem);
+  // Padding a layout has (whole chunks of a transposed K) holds NaN: a kernel that lets it into a
+  // result fails the comparisons.
+  const uint16_t nan_half = 0x7E00;
+  const float nan_f32 = std::numeric_limits<float>::quiet_NaN();
+  auto fill_nan = [&](std::vector<uint8_t>& buf, int64_t n) {
+    buf.resize(size_t(n) * elem);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(buf.data() + size_t(i) * elem, elem == 2 ? static_cast<const void*>(&nan_half) : &nan_f32, elem);
+  };
+  fill_nan(k, kv_buffer_elements(o, kv_part::k, s.n_slots, s.n_kv_head, s.head_dim_k));
+  fill_nan(v, kv_buffer_elements(o, kv_part::v, s.n_slots, s.n_kv_head, s.head_dim_v));
   const kv_layer_view lay = view();
-  auto put = [&](std::vector<uint8_t>& dst, const std::vector<float>& src, int head_dim) {
+  auto put = [&](std::vector<uint8_t>& dst, const std::vector<float>& src, kv_part part, int head_dim) {
     for (int64_t slot = 0; slot < s.n_slots; ++slot)
       for (int h = 0; h < s.n_kv_head; ++h)
         for (int d = 0; d < head_dim; ++d) {
           const float x = src[size_t((slot * s.n_kv_head + h) * head_dim + d)];
-          const size_t i = size_t(lay.row_offset(slot, h, head_dim) + d);
+          const size_t i = size_t(lay.offset(part, slot, h, d));
           if (s.type == dtype::f16) {
             const uint16_t half = f32_to_fp16(x);
             std::memcpy(dst.data() + 2 * i, &half, 2);
@@ -177,8 +187,8 @@ kv_fixture::kv_fixture(const kv_shape& s, uint32_t seed, kv_order o) : shape(s),
           }
         }
   };
-  put(k, kf, s.head_dim_k);
-  put(v, vf, s.head_dim_v);
+  put(k, kf, kv_part::k, s.head_dim_k);
+  put(v, vf, kv_part::v, s.head_dim_v);
   slot_pos.resize(size_t(s.n_slots));
   std::iota(slot_pos.begin(), slot_pos.end(), 0);
   std::mt19937 rng(seed + 2);
@@ -291,12 +301,12 @@ void add_kv_store_cases(std::vector<op_case>& cases) {
                          // backend's layout: K, V and the slot positions.
                          std::vector<float> out;
                          const kv_layer_view kv = f.view();
-                         for (auto [buf, dim] : {std::pair{kv.k, s.head_dim_k}, std::pair{kv.v, s.head_dim_v}})
+                         for (auto [part, dim] : {std::pair{kv_part::k, s.head_dim_k}, std::pair{kv_part::v, s.head_dim_v}})
                            for (int64_t slot = 0; slot < n_slots; ++slot)
                              for (int h = 0; h < s.n_kv_head; ++h) {
                                const size_t at = out.size();
                                out.resize(at + size_t(dim));
-                               ref::load_kv_row(kv, buf, slot, h, dim, out.data() + at);
+                               ref::load_kv_row(kv, part, slot, h, out.data() + at);
                              }
                          for (int32_t p : f.slot_pos) out.push_back(float(p));
                          return out;

@@ -331,7 +331,8 @@ double seconds_cold(const std::vector<std::pair<const uint8_t*, size_t>>& flush,
 // decode step at position 2047, and 64 prefill tokens at the end of the same cache.
 TEST(backend_ops, DISABLED_AttentionPerf) {
   const kv_shape shape{dtype::f16, 2048, 4, 64, 64};
-  kv_fixture f(shape, 5, kv_order::head_major);  // the CPU backend's layout
+  const kv_order order = make_cpu_backend(1)->kv_layout();  // the layout the CPU backend stores
+  kv_fixture f(shape, 5, order);
   for (int64_t s = 0; s < shape.n_slots; ++s) f.slot_pos[size_t(s)] = int32_t(s);  // full, in order
   const int n_head = 32;
   const auto q = random_floats(size_t(64 * n_head * 64), 6);
@@ -339,10 +340,10 @@ TEST(backend_ops, DISABLED_AttentionPerf) {
   std::vector<int32_t> pos(64);
   for (int i = 0; i < 64; ++i) pos[size_t(i)] = 2048 - 64 + i;
   attention_params p{n_head, 0.125f, 0.0f, 0};
-  kv_fixture mqa(kv_shape{dtype::f16, 2048, 1, 256, 256}, 7);
+  kv_fixture mqa(kv_shape{dtype::f16, 2048, 1, 256, 256}, 7, order);
   for (int64_t s = 0; s < 2048; ++s) mqa.slot_pos[size_t(s)] = int32_t(s);
   const attention_params p_mqa{4, 0.0625f, 0.0f, 0};
-  kv_fixture waker(kv_shape{dtype::f16, 128, 4, 64, 64}, 11, kv_order::head_major);
+  kv_fixture waker(kv_shape{dtype::f16, 128, 4, 64, 64}, 11, order);
   const int hw = std::max(1, int(std::thread::hardware_concurrency()));
   for (const cpu::kernel_table* table : host_attend_tables())
   for (int nth : {1, hw}) {

@@ -1,14 +1,16 @@
 // The attend kernel (cpu_kernels.h attend_job), written once against a float vector of W lanes:
-// f32x8 (AVX2) and f32x16 (AVX-512 builds). Per chunk of 64 slots: scores from register tiles of
-// R query rows x W/R slots (R = 4, 2 or 1; dimensions in the lanes, one multiply-add chain per
-// lane and a fixed reduction tree over the lanes, so a score's bits do not depend on the tile), the
-// softmax weights with a vector exp, and the weighted V rows summed by tiles of R query rows x 2W
-// dimensions (per output lane one multiply-add chain over the slots in order). K and V are read
-// where they lie in the cache, fp16 converted in the tiles (measured faster than converting each
-// chunk once into scratch, for decode and prefill alike); only heads whose length is not a multiple
-// of W are converted per chunk, zero-padded. Every row's result is independent of the other rows
-// of its job (batch invariance); the two widths sum in different orders, so they agree with each
-// other and with the scalar twin only up to float reassociation and the exp approximation.
+// f32x8 (AVX2) and f32x16 (AVX-512 builds). Per chunk of 64 slots: scores from K transposed, the
+// slots side by side for each dimension (the CPU backend stores K so, kv_order::head_major_kt; K in
+// rows is transposed per chunk into scratch), by register tiles of R query rows x N vectors of
+// slots: one multiply-add chain per score over the dimensions in order, no reduction across lanes,
+// the same bits for any tile or width, each K vector converted once for the R rows (a GQA group).
+// Then the softmax weights with a vector exp, and the weighted V rows summed by tiles of R query
+// rows x 2W dimensions (per output lane one multiply-add chain over the slots in order), V read
+// where it lies in the cache and fp16 converted in the tiles (only heads whose length is not a
+// multiple of W are converted per chunk, zero-padded). Every row's result is independent of the
+// other rows of its job (batch invariance); the two widths sum the values and the softmax in
+// different orders, so they agree with each other and with the scalar twin only up to float
+// reassociation and the exp approximation.
 // Included by one .cpp per instruction set: everything has internal linkage (see simd_avx2.h).
 #pragma once
 
@@ -51,14 +53,27 @@ struct f32x8 {
     const __m256 live = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(byte, lane_bit), lane_bit));
     return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), x, live);
   }
-  // Lane k: the sum of a[k]'s lanes, added as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
-  static v reduce(const v a[W]) {
-    const v u0 = pairs(pairs(a[0], a[1]), pairs(a[2], a[3]));
-    const v u1 = pairs(pairs(a[4], a[5]), pairs(a[6], a[7]));
-    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+  // Score tiles: up to 2 query rows x 4 vectors of slots; 8 accumulators, 4 K vectors and a
+  // broadcast fit 16 registers.
+  static constexpr int score_rows = 2, score_accumulators = 8;
+  // r[i] lane k becomes r[k] lane i.
+  static void transpose(v r[W]) {
+    v t[W], s[W];
+    for (int i = 0; i < W; i += 2) {
+      t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);  // per 128-bit lane: r_i[0] r_i+1[0] r_i[1] r_i+1[1]
+      t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < W; g += 4) {  // s[g + e], lane half h: element 4h + e of rows g..g+3
+      s[g] = _mm256_shuffle_ps(t[g], t[g + 2], 0x44);
+      s[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], 0xEE);
+      s[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+      s[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0xEE);
+    }
+    for (int e = 0; e < 4; ++e) {
+      r[e] = _mm256_permute2f128_ps(s[e], s[4 + e], 0x20);
+      r[4 + e] = _mm256_permute2f128_ps(s[e], s[4 + e], 0x31);
+    }
   }
-  // hadd within each 128-bit lane: [x0+x1, x2+x3, y0+y1, y2+y3], and so on above.
-  static v pairs(v x, v y) { return _mm256_add_ps(_mm256_shuffle_ps(x, y, 0x88), _mm256_shuffle_ps(x, y, 0xDD)); }
 };
 
 #ifdef __AVX512F__
@@ -99,17 +114,35 @@ struct f32x16 {
   static float hmax(v x) { return _mm512_reduce_max_ps(x); }
   static float hsum(v x) { return _mm512_reduce_add_ps(x); }
   static v keep_live(v x, uint64_t bits) { return _mm512_mask_blend_ps(__mmask16(bits & 0xFFFF), _mm512_set1_ps(-INFINITY), x); }
-  // Lane k: the sum of a[k]'s lanes: within each 128-bit quarter as f32x8 does, then the quarters
-  // as (q0 + q2) + (q1 + q3).
-  static v reduce(const v a[W]) {
-    v u[4];
-    for (int g = 0; g < 4; ++g) u[g] = pairs(pairs(a[4 * g], a[4 * g + 1]), pairs(a[4 * g + 2], a[4 * g + 3]));
-    // u[g] quarter j: the partial sums over lanes 4j..4j+3 of a[4g..4g+3].
-    const v y0 = _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x44), _mm512_shuffle_f32x4(u[0], u[1], 0xEE));
-    const v y1 = _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x44), _mm512_shuffle_f32x4(u[2], u[3], 0xEE));
-    return _mm512_add_ps(_mm512_shuffle_f32x4(y0, y1, 0x88), _mm512_shuffle_f32x4(y0, y1, 0xDD));
+  // Score tiles: up to 8 query rows (a GQA group of 8 converts each K vector once) x 2 vectors of
+  // slots, or 4 x 4; 16 accumulators (the broadcast is the multiply-add's memory operand).
+  static constexpr int score_rows = 8, score_accumulators = 16;
+  // r[i] lane k becomes r[k] lane i.
+  static void transpose(v r[W]) {
+    v t[W];
+    for (int i = 0; i < W; i += 2) {
+      t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);  // per quarter: r_i[0] r_i+1[0] r_i[1] r_i+1[1]
+      t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < W; g += 4) {  // r[g + e], quarter q: element 4q + e of rows g..g+3
+      const __m512d a = _mm512_castps_pd(t[g]), b = _mm512_castps_pd(t[g + 1]);
+      const __m512d c = _mm512_castps_pd(t[g + 2]), d = _mm512_castps_pd(t[g + 3]);
+      r[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+      r[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+      r[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+      r[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    v u[W];
+    for (int e = 0; e < 4; ++e) {  // quarter q of rows 4g..4g+3 is element 4q + e: gather the quarters
+      const v u0 = _mm512_shuffle_f32x4(r[e], r[4 + e], 0x88), u1 = _mm512_shuffle_f32x4(r[e], r[4 + e], 0xDD);
+      const v u2 = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0x88), u3 = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0xDD);
+      u[e] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+      u[8 + e] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+      u[4 + e] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+      u[12 + e] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+    }
+    std::copy(u, u + W, r);
   }
-  static v pairs(v x, v y) { return _mm512_add_ps(_mm512_shuffle_ps(x, y, 0x88), _mm512_shuffle_ps(x, y, 0xDD)); }
 };
 #endif
 
@@ -163,33 +196,80 @@ struct converted_rows : f32_rows<F> {
   void prefetch(int64_t, size_t) const {}
 };
 
-// Scores of R query rows (R = 4, 2 or 1) against slots [0, n) of a chunk (n a multiple of W):
-// s[r][i] = q[r] . k_i, S = W / R slots of each row at a time (lane r * S + i of the reduction).
-// Slots from `last` on read row `last` (they are masked by the softmax; the cache may end before
-// the group does). `ahead`: prefetch the rows to come (one tile of each chunk does).
-template <class F, int R, class Rows>
-void tile_scores(const float* const q[R], const Rows& k, size_t pk, int n, int last, float* const s[R], bool ahead) {
+// K rows [0, cnt) of a chunk (row i: slot s0 + i of the job) transposed into kt as floats: element
+// d of row i at kt[d * attend_chunk + i] for d < dk, columns [cnt, cnt rounded up to W) zero.
+// Prefetches the rows attend_prefetch_slots ahead (the next chunk's first rows from the last ones).
+template <class F>
+void transpose_k(const attend_job& j, int64_t s0, int cnt, float* kt) {
   using V = typename F::v;
-  constexpr int S = F::W / R;
-  for (int i0 = 0; i0 < n; i0 += S) {
-    if (ahead)
-      for (int i = 0; i < S; ++i) k.prefetch(i0 + i, pk);
-    int64_t row[S];
-    for (int i = 0; i < S; ++i) row[i] = std::min(i0 + i, last);
-    V a[F::W];
-    for (auto& x : a) x = F::zero();
-    for (size_t d = 0; d < pk; d += F::W) {
-      V qd[R];
-      for (int r = 0; r < R; ++r) qd[r] = F::loadu(q[r] + d);
-      for (int i = 0; i < S; ++i) {
-        const V kv = k.load(row[i], d);
-        for (int r = 0; r < R; ++r) a[r * S + i] = F::fmadd(qd[r], kv, a[r * S + i]);
+  constexpr int W = F::W;
+  const size_t elem = j.f16 ? 2 : 4;
+  for (int i0 = 0; i0 < cnt; i0 += W) {
+    const int rows = std::min(W, cnt - i0);
+    for (int i = 0; i < rows; ++i) prefetch_row(j.k, j.k_stride * int64_t(elem), s0 + i0 + i, size_t(j.dk) * elem);
+    for (int d0 = 0; d0 < j.dk; d0 += W) {
+      V r[W];
+      for (int i = 0; i < W; ++i) {
+        const int64_t off = (s0 + i0 + i) * j.k_stride + d0;
+        if (i >= rows) {
+          r[i] = F::zero();
+        } else if (d0 + W <= j.dk) {
+          r[i] = j.f16 ? F::halves(static_cast<const uint16_t*>(j.k) + off) : F::loadu(static_cast<const float*>(j.k) + off);
+        } else {
+          alignas(64) float padded[W];
+          load_padded<F>(j, j.k, j.k_stride, s0 + i0 + i, d0, j.dk, padded);
+          r[i] = F::load(padded);
+        }
       }
+      F::transpose(r);
+      for (int d = 0; d < std::min(W, j.dk - d0); ++d) F::store(kt + size_t(d0 + d) * attend_chunk + i0, r[d]);
     }
-    alignas(64) float sum[F::W];
-    F::store(sum, F::reduce(a));
-    for (int r = 0; r < R; ++r) std::copy(sum + r * S, sum + (r + 1) * S, s[r] + i0);
   }
+}
+
+// A chunk's K transposed (kv_order::head_major_kt, or transpose_k's scratch) as the score tiles read
+// it: W slots from slot i of dimension d as floats; prefetch_next(d) asks for dimension d of the
+// next chunk (the cache's own chunks; `next` 0: none, the scratch).
+template <class F, class T>
+struct kt_chunk {
+  const T* base;     // dimension 0, slot 0 of the chunk
+  int64_t next = 0;  // elements to the next chunk's start
+  typename F::v load(int d, int i) const {
+    const T* p = base + size_t(d) * attend_chunk + size_t(i);
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      return F::halves(p);
+    } else {
+      return F::loadu(p);
+    }
+  }
+  void prefetch_next(int d) const {
+    if (next == 0) return;
+    const char* row = reinterpret_cast<const char*>(base + next + int64_t(d) * attend_chunk);
+    for (size_t b = 0; b < attend_chunk * sizeof(T); b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
+  }
+};
+
+// Scores of R query rows against the slots [i0, i0 + N * W) of a transposed chunk kt:
+// s[r][i] = q[r] . k_i, slots in the lanes, one multiply-add chain per score over d = 0..dk-1 in
+// order, so a score's bits depend neither on the tile nor on the vector width. `ahead`: prefetch
+// the next chunk (one tile of each chunk does).
+template <class F, int R, int N, class KT>
+void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float* const s[R], bool ahead) {
+  using V = typename F::v;
+  V a[R][N];
+  for (auto& row : a)
+    for (auto& x : row) x = F::zero();
+  for (int d = 0; d < dk; ++d) {
+    if (ahead) kt.prefetch_next(d);
+    V k[N];
+    for (int n = 0; n < N; ++n) k[n] = kt.load(d, i0 + n * F::W);
+    for (int r = 0; r < R; ++r) {
+      const V qd = F::bcast(q[r] + d);
+      for (int n = 0; n < N; ++n) a[r][n] = F::fmadd(qd, k[n], a[r][n]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int n = 0; n < N; ++n) F::store(s[r] + i0 + n * F::W, a[r][n]);
 }
 
 // acc[r][d] += sum_i e[r][i] * v_i[d] over slots i < cnt for R query rows, 2W (then W) dimensions
@@ -228,11 +308,18 @@ void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, flo
   }
 }
 
-// Row groups of [0, n) of 4, then 2, then 1 rows: f(integral_constant<R>, first row).
-template <typename Fn>
+// Groups of [0, n) of Max (4 or 2), then 2, then 1: f(integral_constant<size>, first).
+template <int Max = 4, typename Fn>
 void row_tiles(int n, Fn&& f) {
+  static_assert(Max == 8 || Max == 4 || Max == 2);
   int r = 0;
-  for (; r + 4 <= n; r += 4) f(std::integral_constant<int, 4>{}, r);
+  for (; r + Max <= n; r += Max) f(std::integral_constant<int, Max>{}, r);
+  if constexpr (Max > 4) {
+    if (r + 4 <= n) {
+      f(std::integral_constant<int, 4>{}, r);
+      r += 4;
+    }
+  }
   if (r + 2 <= n) {
     f(std::integral_constant<int, 2>{}, r);
     r += 2;
@@ -279,10 +366,10 @@ void softmax_step(const attend_job& j, uint64_t bits, int cnt, float* s, float& 
   l += F::hsum(lsum);
 }
 
-// One chunk of a job: scores, softmax step and value sums for every token that sees a slot of it,
-// K and V read through `k` and `v` (row i: slot 64w + i).
-template <class F, class Rows>
-void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const Rows& k, const Rows& v, bool padded_q) {
+// One chunk of a job: scores from the chunk's transposed K (kt), softmax step and value sums for
+// every token that sees a slot of it, V read through `v` (row i: slot 64w + i).
+template <class F, class KT, class Rows>
+void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const KT& kt, const Rows& v) {
   constexpr size_t c = attend_chunk;
   bool fetched = false;  // the first token that sees the chunk prefetches for the tile
   for (int t = 0; t < j.n_tok; ++t) {
@@ -293,14 +380,15 @@ void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const R
     // chains do not depend on the other tokens of its tile (batch invariance).
     const int cnt_t = visible_extent(bits);
     const int r0 = t * j.n_q;
-    row_tiles(j.n_q, [&](auto R, int h0) {
+    const int n_vec = (cnt_t + F::W - 1) / F::W;
+    row_tiles<F::score_rows>(j.n_q, [&](auto R, int h0) {
       const float* q[R];
       float* s[R];
       for (int r = 0; r < R; ++r) {
-        q[r] = padded_q ? sp.qp + size_t(r0 + h0 + r) * sp.pk : j.q + t * j.q_stride + int64_t(h0 + r) * j.dk;
+        q[r] = j.q + t * j.q_stride + int64_t(h0 + r) * j.dk;
         s[r] = sp.scores + size_t(r0 + h0 + r) * c;
       }
-      tile_scores<F, R>(q, k, sp.pk, (cnt_t + F::W - 1) / F::W * F::W, cnt_t - 1, s, ahead && h0 == 0);
+      row_tiles<std::min(4, F::score_accumulators / R)>(n_vec, [&](auto N, int n0) { tile_scores<F, R, N>(q, kt, j.dk, n0 * F::W, s, ahead && h0 == 0 && n0 == 0); });
     });
     for (int h = 0; h < j.n_q; ++h) {
       const size_t r = size_t(r0 + h);
@@ -320,46 +408,41 @@ void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const R
 
 template <class F>
 void attend(const attend_job& j, float* scratch) {
-  constexpr size_t c = attend_chunk;
   const attend_parts sp = attend_begin(j, scratch, F::W);
-  const size_t pk = sp.pk, pv = sp.pv;
-  // The tiles read W dimensions at a time: query rows whose length is not a multiple of W are
-  // copied, zero-padded, once per job (and K and V converted per chunk, below).
-  const bool tails = size_t(j.dk) != pk || size_t(j.dv) != pv;
-  if (tails) {
-    for (int t = 0; t < j.n_tok; ++t)
-      for (int h = 0; h < j.n_q; ++h) {
-        const float* src = j.q + t * j.q_stride + int64_t(h) * j.dk;
-        float* padded = sp.qp + size_t(t * j.n_q + h) * pk;
-        std::copy(src, src + j.dk, padded);
-        std::fill(padded + j.dk, padded + pk, 0.0f);
-      }
-  }
+  const size_t pv = sp.pv;
+  // The value tiles read W dimensions at a time: V rows whose length is not a multiple of W are
+  // converted per chunk, zero-padded.
+  const bool v_tails = size_t(j.dv) != pv;
   for (int64_t w = 0; w < j.vis_words; ++w) {
     uint64_t any = 0;
     for (int t = 0; t < j.n_tok; ++t) any |= j.vis_bits(t, w);
     if (!any) continue;
-    const int64_t s0 = w * int64_t(c);
-    if (tails) {
-      // Slots past the last visible one are not converted (a short context in a long cache, the
-      // causal edge of a prefill tile): the chunk ends at the highest bit of the tile.
-      const int cnt = visible_extent(any);
-      const size_t elem = j.f16 ? 2 : 4;
-      for (int i = 0; i < cnt; ++i) {
-        prefetch_row(j.k, j.k_stride * int64_t(elem), s0 + i, size_t(j.dk) * elem);
-        prefetch_row(j.v, j.v_stride * int64_t(elem), s0 + i, size_t(j.dv) * elem);
-        for (size_t d0 = 0; d0 < pk; d0 += F::W) load_padded<F>(j, j.k, j.k_stride, s0 + i, int(d0), j.dk, sp.kc + size_t(i) * pk + d0);
-        for (size_t d0 = 0; d0 < pv; d0 += F::W) load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv, sp.vc + size_t(i) * pv + d0);
+    const int64_t s0 = w * int64_t(attend_chunk);
+    // Slots past the last visible one are not read (a short context in a long cache, the causal
+    // edge of a prefill tile): the chunk ends at the highest bit of the tile.
+    const int cnt = visible_extent(any);
+    auto with_keys = [&](const auto& kt) {
+      if (v_tails) {
+        const size_t elem = j.f16 ? 2 : 4;
+        for (int i = 0; i < cnt; ++i) {
+          prefetch_row(j.v, j.v_stride * int64_t(elem), s0 + i, size_t(j.dv) * elem);
+          for (size_t d0 = 0; d0 < pv; d0 += F::W) load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv, sp.vc + size_t(i) * pv + d0);
+        }
+        attend_rows<F>(j, sp, w, kt, converted_rows<F>{{sp.vc, int64_t(pv)}});
+      } else if (j.f16) {
+        attend_rows<F>(j, sp, w, kt, f16_rows<F>{static_cast<const uint16_t*>(j.v) + s0 * j.v_stride, j.v_stride});
+      } else {
+        attend_rows<F>(j, sp, w, kt, f32_rows<F>{static_cast<const float*>(j.v) + s0 * j.v_stride, j.v_stride});
       }
-      attend_rows<F>(j, sp, w, converted_rows<F>{{sp.kc, int64_t(pk)}}, converted_rows<F>{{sp.vc, int64_t(pv)}}, true);
+    };
+    const int64_t chunk = int64_t(j.dk) * attend_chunk;  // elements of a transposed chunk
+    if (!j.k_chunks) {
+      transpose_k<F>(j, s0, cnt, sp.kc);
+      with_keys(kt_chunk<F, float>{sp.kc});
     } else if (j.f16) {
-      const auto* k = static_cast<const uint16_t*>(j.k) + s0 * j.k_stride;
-      const auto* v = static_cast<const uint16_t*>(j.v) + s0 * j.v_stride;
-      attend_rows<F>(j, sp, w, f16_rows<F>{k, j.k_stride}, f16_rows<F>{v, j.v_stride}, false);
+      with_keys(kt_chunk<F, uint16_t>{static_cast<const uint16_t*>(j.k) + w * chunk, chunk});
     } else {
-      const auto* k = static_cast<const float*>(j.k) + s0 * j.k_stride;
-      const auto* v = static_cast<const float*>(j.v) + s0 * j.v_stride;
-      attend_rows<F>(j, sp, w, f32_rows<F>{k, j.k_stride}, f32_rows<F>{v, j.v_stride}, false);
+      with_keys(kt_chunk<F, float>{static_cast<const float*>(j.k) + w * chunk, chunk});
     }
   }
   attend_output(j, sp);

@@ -22,17 +22,16 @@ constexpr size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 constexpr int max_lanes = 16;  // the widest attend kernel's vector (AVX-512)
 
 
-// Offsets (in floats) of the attend scratch parts, in this order: kc, vc, qp, scores, acc, m, l.
+// Offsets (in floats) of the attend scratch parts, in this order: kc, vc, scores, acc, m, l.
 // pk and pv are dk and dv rounded up to `lanes`; every part is a multiple of 8 floats.
 struct attend_layout {
-  size_t pk, pv, rows8, kc, vc, qp, scores, acc, m, l, total;
+  size_t pk, pv, rows8, kc, vc, scores, acc, m, l, total;
   attend_layout(int n_rows, int dk, int dv, int lanes)
       : pk(round_up(size_t(dk), size_t(lanes))), pv(round_up(size_t(dv), size_t(lanes))), rows8(round_up(size_t(n_rows), 8)) {
     const size_t c = attend_chunk;
     kc = 0;
     vc = kc + c * pk;
-    qp = vc + c * pv;
-    scores = qp + rows8 * pk;
+    scores = vc + c * pv;
     acc = scores + rows8 * c;
     m = acc + rows8 * pv;
     l = m + rows8;
@@ -52,7 +51,6 @@ attend_parts attend_begin(const attend_job& j, float* scratch, int lanes) {
   s.pv = at.pv;
   s.kc = scratch + at.kc;
   s.vc = scratch + at.vc;
-  s.qp = scratch + at.qp;
   s.scores = scratch + at.scores;
   s.acc = scratch + at.acc;
   s.m = scratch + at.m;
@@ -63,7 +61,7 @@ attend_parts attend_begin(const attend_job& j, float* scratch, int lanes) {
   return s;
 }
 
-// Plain loops over the layout of attend_begin (the kc, vc and qp parts are not used).
+// Plain loops over the layout of attend_begin (the kc and vc parts are not used).
 void scalar_attend(const attend_job& j, float* scratch) {
   const attend_parts sp = attend_begin(j, scratch);
   const size_t pv = sp.pv, c = attend_chunk;
@@ -84,9 +82,8 @@ void scalar_attend(const attend_job& j, float* scratch) {
         float chunk_max = -INFINITY;
         for (int i = 0; i < cnt; ++i) {
           if (!(bits >> i & 1)) continue;
-          const int64_t row = (s0 + i) * j.k_stride;
           float dot = 0.0f;
-          for (int d = 0; d < j.dk; ++d) dot += qh[d] * kv_element(j, j.k, row + d);
+          for (int d = 0; d < j.dk; ++d) dot += qh[d] * kv_element(j, j.k, key_index(j, s0 + i, d));
           float s = dot * j.scale;
           if (j.softcap > 0.0f) s = j.softcap * std::tanh(s / j.softcap);
           sh[i] = s;
@@ -221,10 +218,11 @@ void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv
     j.dk = dk;
     j.dv = dv;
     j.f16 = kv.type == dtype::f16;
-    j.k_stride = kv.slot_stride(dk);
+    j.k_chunks = !kv.rows(kv_part::k);
+    j.k_stride = j.k_chunks ? 0 : kv.slot_stride(dk);
     j.v_stride = kv.slot_stride(dv);
-    j.k = static_cast<const uint8_t*>(kv.k) + size_t(kv.row_offset(s0, kvh, dk)) * elem;
-    j.v = static_cast<const uint8_t*>(kv.v) + size_t(kv.row_offset(s0, kvh, dv)) * elem;
+    j.k = static_cast<const uint8_t*>(kv.k) + size_t(kv.offset(kv_part::k, s0, kvh, 0)) * elem;  // s0: a whole chunk
+    j.v = static_cast<const uint8_t*>(kv.v) + size_t(kv.offset(kv_part::v, s0, kvh, 0)) * elem;
     j.n_slots = std::min<int64_t>(attend_segment_slots, n_slots - s0);
     j.vis = vis + t0 * vis_words + seg * seg_words;
     j.vis_words = std::min(seg_words, vis_words - seg * seg_words);

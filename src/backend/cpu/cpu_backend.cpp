@@ -87,8 +87,9 @@ class cpu_backend final : public backend {
     });
   }
 
-  // One KV head's rows are one stream for attention to read (a decode step meets them in memory).
-  kv_order kv_layout() const override { return kv_order::head_major; }
+  // One KV head's rows are one stream for attention to read (a decode step meets them in memory), its
+  // K in transposed chunks: scores with the slots in the lanes need no reduction across lanes.
+  kv_order kv_layout() const override { return kv_order::head_major_kt; }
 
   void kv_store(const kv_layer_view& kv, const float* k, const float* v, const int32_t* positions,
                 int64_t n_tok) override {

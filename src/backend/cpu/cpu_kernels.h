@@ -142,8 +142,11 @@ struct attend_job {
   int64_t q_stride = 0, out_stride = 0;
   int n_tok = 1, n_q = 0, dk = 0, dv = 0;
   bool f16 = true;           // K/V elements are fp16 (else f32)
-  const void* k = nullptr;   // this KV head's K row in slot 0
+  const void* k = nullptr;   // this KV head's K row in slot 0 (or its first chunk, k_chunks)
   const void* v = nullptr;   // and its V row
+  // K stored in transposed chunks (kv_order::head_major_kt): element d of slot s at
+  // k + (s / 64 * dk + d) * 64 + s % 64; k_stride unused.
+  bool k_chunks = false;
   int64_t k_stride = 0;      // elements between the K rows of consecutive slots
   int64_t v_stride = 0;
   int64_t n_slots = 0;
@@ -166,6 +169,12 @@ inline float kv_element(const attend_job& j, const void* base, int64_t index) {
 // Slots per step of the online softmax (one visibility word), and the scratch every attend
 // implementation gets: attend_scratch_floats(n_tok * n_q, dk, dv) floats, 32-byte aligned.
 inline constexpr int attend_chunk = 64;
+static_assert(attend_chunk == kv_kt_chunk, "a transposed K chunk is one visibility word");
+// Index of element d of slot s in a job's K buffer, either layout.
+inline int64_t key_index(const attend_job& j, int64_t s, int d) {
+  return j.k_chunks ? (s / attend_chunk * j.dk + d) * attend_chunk + s % attend_chunk : s * j.k_stride + d;
+}
+
 // Contexts longer than this are attended in segments of it (by slot index) and merged.
 inline constexpr int64_t attend_segment_slots = 1024;
 size_t attend_scratch_floats(int n_rows, int dk, int dv);
@@ -176,9 +185,8 @@ inline int visible_extent(uint64_t bits) { return std::bit_width(bits); }
 // multiple of 8 floats so that each stays 32-byte aligned.
 struct attend_parts {
   size_t pk = 0, pv = 0;  // dk, dv rounded up to the kernel's vector width
-  float* kc = nullptr;      // [chunk][pk]: a chunk's K rows as floats, zero past dk
-  float* vc = nullptr;      // [chunk][pv]: a chunk's V rows
-  float* qp = nullptr;      // [rows][pk]: the query rows, zero past dk (for kernels that want it)
+  float* kc = nullptr;      // [pk][chunk]: a chunk's K rows as floats, transposed (room for either)
+  float* vc = nullptr;      // [chunk][pv]: a chunk's V rows, zero past dv
   float* scores = nullptr;  // [rows][chunk]
   float* acc = nullptr;     // [rows][pv] weighted sums of V rows
   float* m = nullptr;       // [rows] running maxima

@@ -57,7 +57,7 @@ class ref_backend final : public backend {
         for (int64_t s = 0; s < kv.n_slots; ++s) {
           scores[s] = -INFINITY;
           if (!ref::slot_visible(kv.slot_pos[s], positions[t], p.window)) continue;
-          ref::load_kv_row(kv, kv.k, s, kvh, kv.head_dim_k, krow.data());
+          ref::load_kv_row(kv, kv_part::k, s, kvh, krow.data());
           float dot = 0.0f;
           for (int d = 0; d < kv.head_dim_k; ++d) dot += qh[d] * krow[d];
           float sc = dot * p.scale;
@@ -75,7 +75,7 @@ class ref_backend final : public backend {
         const float inv = float(1.0 / sum);
         for (int64_t s = 0; s < kv.n_slots; ++s) {
           if (scores[s] == 0.0f) continue;
-          ref::load_kv_row(kv, kv.v, s, kvh, kv.head_dim_v, vrow.data());
+          ref::load_kv_row(kv, kv_part::v, s, kvh, vrow.data());
           const float pr = scores[s] * inv;
           for (int d = 0; d < kv.head_dim_v; ++d) oh[d] += pr * vrow[d];
         }

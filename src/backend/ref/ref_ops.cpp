@@ -1,5 +1,6 @@
 #include "backend/ref/ref_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -92,15 +93,35 @@ void rope_apply(float* x, const rope_params& p, const float* cs) {
 }
 
 namespace {
-// Stores the n_kv_head rows of one slot (src: [n_kv_head][head_dim]).
-void store_row(const kv_layer_view& kv, void* buf, int64_t slot, int head_dim, const float* src, quantize_row_fn to_f16) {
+// Stores the n_kv_head heads of one slot (src: [n_kv_head][head_dim]) into the buffer of `part`.
+void store_row(const kv_layer_view& kv, kv_part part, int64_t slot, const float* src, quantize_row_fn to_f16) {
+  void* buf = part == kv_part::k ? kv.k : kv.v;
+  const int head_dim = part == kv_part::k ? kv.head_dim_k : kv.head_dim_v;
   for (int h = 0; h < kv.n_kv_head; ++h) {
-    const int64_t off = kv.row_offset(slot, h, head_dim);
     const float* row = src + int64_t(h) * head_dim;
-    if (kv.type == dtype::f32) {
-      std::memcpy(static_cast<float*>(buf) + off, row, size_t(head_dim) * sizeof(float));
-    } else {
-      to_f16(row, static_cast<uint16_t*>(buf) + off, head_dim);
+    if (kv.rows(part)) {
+      const int64_t off = kv.row_offset(slot, h, head_dim);
+      if (kv.type == dtype::f32) {
+        std::memcpy(static_cast<float*>(buf) + off, row, size_t(head_dim) * sizeof(float));
+      } else {
+        to_f16(row, static_cast<uint16_t*>(buf) + off, head_dim);
+      }
+      continue;
+    }
+    // Elements kv_kt_chunk apart: converted in pieces of a row (the backend's rounding), then spread.
+    constexpr int piece = 64;
+    uint16_t halves[piece];
+    for (int d0 = 0; d0 < head_dim; d0 += piece) {
+      const int n = std::min(piece, head_dim - d0);
+      if (kv.type == dtype::f16) to_f16(row + d0, halves, n);
+      for (int d = 0; d < n; ++d) {
+        const int64_t off = kv.offset(part, slot, h, d0 + d);
+        if (kv.type == dtype::f32) {
+          static_cast<float*>(buf)[off] = row[d0 + d];
+        } else {
+          static_cast<uint16_t*>(buf)[off] = halves[d];
+        }
+      }
     }
   }
 }
@@ -110,18 +131,17 @@ void kv_store_token(const kv_layer_view& kv, const float* k, const float* v, int
                     quantize_row_fn to_f16) {
   const int64_t slot = pos % kv.n_slots;
   if (!to_f16) to_f16 = type_info(dtype::f16).quantize_row;
-  store_row(kv, kv.k, slot, kv.head_dim_k, k + t * kv.n_kv_head * kv.head_dim_k, to_f16);
-  store_row(kv, kv.v, slot, kv.head_dim_v, v + t * kv.n_kv_head * kv.head_dim_v, to_f16);
+  store_row(kv, kv_part::k, slot, k + t * kv.n_kv_head * kv.head_dim_k, to_f16);
+  store_row(kv, kv_part::v, slot, v + t * kv.n_kv_head * kv.head_dim_v, to_f16);
   kv.slot_pos[slot] = pos;
 }
 
-void load_kv_row(const kv_layer_view& kv, const void* buf, int64_t slot, int kv_head, int head_dim, float* out) {
-  const int64_t off = kv.row_offset(slot, kv_head, head_dim);
-  if (kv.type == dtype::f32) {
-    std::memcpy(out, static_cast<const float*>(buf) + off, size_t(head_dim) * sizeof(float));
-  } else {
-    const uint16_t* src = static_cast<const uint16_t*>(buf) + off;
-    for (int d = 0; d < head_dim; ++d) out[d] = fp16_to_f32(src[d]);
+void load_kv_row(const kv_layer_view& kv, kv_part part, int64_t slot, int kv_head, float* out) {
+  const void* buf = part == kv_part::k ? kv.k : kv.v;
+  const int head_dim = part == kv_part::k ? kv.head_dim_k : kv.head_dim_v;
+  for (int d = 0; d < head_dim; ++d) {
+    const int64_t off = kv.offset(part, slot, kv_head, d);
+    out[d] = kv.type == dtype::f32 ? static_cast<const float*>(buf)[off] : fp16_to_f32(static_cast<const uint16_t*>(buf)[off]);
   }
 }
 

@@ -42,8 +42,8 @@ inline bool slot_visible(int32_t key_pos, int32_t query_pos, int window) {
 // default that quantizer itself.
 void kv_store_token(const kv_layer_view& kv, const float* k, const float* v, int64_t t, int32_t pos,
                     quantize_row_fn to_f16 = nullptr);
-// Copies (converting from f16 if needed) one head's row of slot s out of a K or V buffer.
-void load_kv_row(const kv_layer_view& kv, const void* buf, int64_t slot, int kv_head, int head_dim, float* out);
+// Copies (converting from f16 if needed) one head's row of slot s out of the K or V buffer, in any order.
+void load_kv_row(const kv_layer_view& kv, kv_part part, int64_t slot, int kv_head, float* out);
 
 // SiLU x / (1 + e^-x), or GELU (tanh approximation) evaluated the way ggml's CPU backend does: on the
 // fp16-rounded input, through a table of fp16 results, exact outside [-10, 10].
