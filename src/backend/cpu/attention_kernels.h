@@ -56,6 +56,7 @@ struct f32x8 {
   // Score tiles: up to 2 query rows x 4 vectors of slots; 8 accumulators, 4 K vectors and a
   // broadcast fit 16 registers.
   static constexpr int score_rows = 2, score_accumulators = 8;
+  static constexpr int value_rows = 4;  // value tiles: R x 2 accumulators
   // r[i] lane k becomes r[k] lane i.
   static void transpose(v r[W]) {
     v t[W], s[W];
@@ -117,6 +118,7 @@ struct f32x16 {
   // Score tiles: up to 8 query rows (a GQA group of 8 converts each K vector once) x 2 vectors of
   // slots, or 4 x 4; 16 accumulators (the broadcast is the multiply-add's memory operand).
   static constexpr int score_rows = 8, score_accumulators = 16;
+  static constexpr int value_rows = 8;  // value tiles: R x 2 accumulators
   // r[i] lane k becomes r[k] lane i.
   static void transpose(v r[W]) {
     v t[W];
@@ -394,7 +396,7 @@ void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const K
       const size_t r = size_t(r0 + h);
       softmax_step<F>(j, bits, cnt_t, sp.scores + r * c, sp.m[r], sp.l[r], sp.acc + r * sp.pv, sp.pv);
     }
-    row_tiles(j.n_q, [&](auto R, int h0) {
+    row_tiles<F::value_rows>(j.n_q, [&](auto R, int h0) {
       const float* e[R];
       float* a[R];
       for (int r = 0; r < R; ++r) {
