@@ -13,7 +13,6 @@
 #include <cstring>
 
 #include "backend/cpu/cpu_ops.h"
-#include "backend/ref/ref_ops.h"
 
 namespace glia::cpu {
 namespace {
@@ -155,10 +154,6 @@ void merge_parts(const float* part, size_t stride, int64_t n_parts, int dv, floa
   const float inv = 1.0f / l;
   for (int d = 0; d < dv; ++d) out[d] *= inv;
 }
-
-}  // namespace
-
-namespace {
 
 // Bit i: whether slot i of [0, cnt) (cnt <= 64), holding key position slot_pos[i], is visible from
 // query_pos (ref::slot_visible). A prefill at depth asks this for every slot and token, so as one
