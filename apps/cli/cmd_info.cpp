@@ -83,7 +83,8 @@ command_fn add_info(CLI::App& app) {
     fmt::print("tensors:         {}\n", md.file->tensors().size());
     for (const auto& [name, e] : by_type) fmt::print("  {:8} {:5} tensors {:>12}\n", name, e.first, human_bytes(double(e.second)));
     const int n_ctx = o->n_ctx > 0 ? o->n_ctx : std::min(p.n_ctx_train, 4096);
-    const size_t kv = kv_cache::bytes_needed(p, n_ctx, 512, o->kv_type == "f32" ? dtype::f32 : dtype::f16);
+    // In the order that takes the most (the CPU's: K in whole chunks of slots); no backend is made here.
+    const size_t kv = kv_cache::bytes_needed(p, n_ctx, 512, o->kv_type == "f32" ? dtype::f32 : dtype::f16, kv_order::head_major_kt);
     fmt::print("memory:          weights {} + KV cache {} ({} tokens, {}) = {}\n", human_bytes(double(weight_bytes)),
                human_bytes(double(kv)), n_ctx, o->kv_type, human_bytes(double(weight_bytes + kv)));
     fmt::print("decode reads:    {} of weights per token\n", human_bytes(double(md.decode_weight_bytes())));

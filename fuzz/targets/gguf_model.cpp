@@ -76,8 +76,8 @@ void check_tokenizer(const gguf::file& f) {
 void run_tiny_forward(const model& m, size_t input_size) {
   const family_profile& p = m.profile;
   if (m.decode_weight_bytes() > max_forward_weight_bytes) return;
-  if (kv_cache::bytes_needed(p, fuzz_ctx, 2, dtype::f32) > max_kv_bytes) return;
   auto be = make_ref_backend();
+  if (kv_cache::bytes_needed(p, fuzz_ctx, 2, dtype::f32, be->kv_layout()) > max_kv_bytes) return;
   auto cache = kv_cache::create(p, fuzz_ctx, 2, dtype::f32, *be);
   if (!cache) return require_one_line(cache.message());
   forward_pass fwd(m, *be);

@@ -138,8 +138,8 @@ class backend {
   virtual void rope(float* x, int64_t n_tok, int n_head, int head_dim, const int32_t* positions,
                     const rope_params& p) = 0;
 
-  // The row order of the KV caches made for this backend (kv_cache asks at creation). kv_store and
-  // attention take views in this order (the CPU and reference backends take either).
+  // The element order of the KV caches made for this backend (kv_cache asks at creation). kv_store
+  // and attention take views in this order (the CPU and reference backends take any order).
   virtual kv_order kv_layout() const { return kv_order::slot_major; }
 
   // Writes k [n_tok, n_kv_head, head_dim_k] and v [n_tok, n_kv_head, head_dim_v] into the slots of

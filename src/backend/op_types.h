@@ -83,8 +83,8 @@ struct kv_layer_view {
   // Views built by hand may leave every slot live. Backends that replay recorded steps (CUDA)
   // read all n_slots, as a recording cannot follow a changing bound.
   int64_t n_live = std::numeric_limits<int64_t>::max();
-  // How k and v order their elements. In the head-major orders a head's elements start at a multiple
-  // of n_slots, so n_slots must stay the buffers' own slot count (bound a view's reach with n_live).
+  // How k and v order their elements. In the head-major orders where a head's elements start depends
+  // on n_slots, so n_slots must stay the buffers' own slot count (bound a view's reach with n_live).
   kv_order order = kv_order::slot_major;
 
   // Whether the buffer of `part` holds each (slot, head) as one row of head_dim elements.

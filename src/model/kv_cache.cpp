@@ -15,10 +15,14 @@ size_t elem_bytes(dtype t) { return t == dtype::f32 ? 4 : 2; }
 
 }  // namespace
 
-size_t kv_cache::bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type) {
+size_t kv_cache::bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type, kv_order order) {
   size_t total = 0;
-  for (const auto& l : p.layers)
-    total += size_t(slots_for(l, n_ctx, n_ubatch)) * size_t(l.n_head_kv) * size_t(l.head_dim_k + l.head_dim_v) * elem_bytes(type);
+  for (const auto& l : p.layers) {
+    const int64_t slots = slots_for(l, n_ctx, n_ubatch);
+    total += size_t(kv_buffer_elements(order, kv_part::k, slots, l.n_head_kv, l.head_dim_k) +
+                    kv_buffer_elements(order, kv_part::v, slots, l.n_head_kv, l.head_dim_v)) *
+             elem_bytes(type);
+  }
   return total;
 }
 

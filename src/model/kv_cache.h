@@ -18,8 +18,8 @@ class kv_cache {
   // type: dtype::f16 (default in the CLI) or dtype::f32. The memory comes from b, which must
   // outlive the cache.
   static result<kv_cache> create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b);
-  // Bytes the cache would take, to check memory before allocating.
-  static size_t bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type);
+  // Bytes the cache would take, to check memory before allocating (order: the backend's kv_layout).
+  static size_t bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type, kv_order order);
   // Bytes of K and V that attention reads for one token that sees n_visible positions (itself
   // included; a sliding-window layer sees at most its window).
   static size_t bytes_read(const family_profile& p, int64_t n_visible, dtype type);

@@ -89,7 +89,7 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   else if (opts.kv_type == "f32") kv_type = dtype::f32;
   else return make_error("KV cache type '{}' is not supported (f16, f32)", opts.kv_type);
   const int n_ctx = opts.n_ctx > 0 ? opts.n_ctx : std::min(p->m->profile.n_ctx_train, 4096);
-  const size_t kv_bytes = kv_cache::bytes_needed(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type);
+  const size_t kv_bytes = kv_cache::bytes_needed(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type, p->be->kv_layout());
   if (auto avail = p->be->available_memory(); avail && kv_bytes > *avail)
     return make_error("the KV cache for a context of {} tokens needs {:.1f} MiB, but only {:.1f} MiB of memory is available; use a smaller -c",
                       n_ctx, double(kv_bytes) / (1 << 20), double(*avail) / (1 << 20));

@@ -1,11 +1,16 @@
 // Attention properties: batch invariance (bit-exact) and results known from the softmax definition.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_ops.h"
+#include "backend/ref/ref_ops.h"
 #include "harness.h"
 #include "op_cases.h"
 
@@ -54,12 +59,13 @@ TEST(attention, every_isa_matches_reference_and_is_batch_invariant) {
 }
 
 // The CPU and reference backends read a cache in every order (kv_order) to the same bits: K rows
-// transposed per chunk into scratch score as K stored transposed.
+// transposed per chunk into scratch score as K stored transposed, in every attend the host runs.
 TEST(attention, every_kv_order_gives_the_same_bits) {
-  const auto ref = make_ref_backend();
   for (int nth : {1, 2}) {
-    const auto cpu = make_cpu_backend(nth);
-    for (backend* b : {cpu.get(), ref.get()}) {
+    std::vector<std::unique_ptr<backend>> backends;
+    for (const cpu::kernel_table* table : host_attend_tables()) backends.push_back(cpu::make_cpu_backend(nth, *table));
+    backends.push_back(make_ref_backend());
+    for (const auto& b : backends) {
       for (const attn_config& c : attention_configs()) {
         for (int64_t n_tok : {int64_t(1), int64_t(7)}) {
           const auto slots = run_attention(*b, c.kv, c.attn, n_tok, 0, kv_order::slot_major);
@@ -71,6 +77,27 @@ TEST(attention, every_kv_order_gives_the_same_bits) {
         }
       }
     }
+  }
+}
+
+// The CPU's visibility words against the reference's per-slot rule, at the edges of int32 and of the
+// window, for every count of slots a chunk can have.
+TEST(attention, visible_bits_match_slot_visible) {
+  constexpr int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  std::mt19937 rng(3);
+  for (int32_t q : {lo, -5, -1, 0, 1, 2, 63, 64, 1000, hi - 1, hi}) {
+    std::vector<int32_t> keys = {lo, lo + 1, -2, -1, 0, 1, 2, hi - 1, hi};
+    for (int32_t dq : {-64, -2, -1, 0, 1, 2, 64})
+      if (int64_t(q) + dq >= lo && int64_t(q) + dq <= hi) keys.push_back(q + dq);
+    while (keys.size() < 64) keys.push_back(int32_t(rng()));
+    std::shuffle(keys.begin(), keys.end(), rng);
+    for (int window : {lo, -3, 0, 1, 2, 7, 64, 1001, hi})
+      for (int cnt : {0, 1, 7, 63, 64}) {
+        const uint64_t bits = cpu::visible_bits(keys.data(), cnt, q, window);
+        for (int i = 0; i < 64; ++i)
+          ASSERT_EQ(bits >> i & 1, i < cnt && ref::slot_visible(keys[size_t(i)], q, window) ? 1u : 0u)
+              << "query " << q << " key " << keys[size_t(i)] << " window " << window << " cnt " << cnt << " slot " << i;
+      }
   }
 }
 

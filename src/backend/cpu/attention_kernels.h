@@ -164,8 +164,9 @@ void load_padded(const attend_job& j, const void* base, int64_t stride, int64_t 
 // meets its layer's K and V in memory (the step's weights have streamed through the caches since),
 // and the hardware prefetchers alone read them at 7-11 GB/s. `AttentionPerf` "from memory" (2048
 // slots, 2 threads, AVX-512, session 25): slot-major rows 0.23 -> 0.19 ms with the prefetch;
-// head-major rows (the CPU's kv_layout) 0.20-0.23 -> 0.16. 16 slots: 2 KiB of a 64-dim fp16 head
-// ahead of the reads; 8 and 32 measured the same.
+// head-major rows (the CPU's layout then) 0.20-0.23 -> 0.16. 16 slots: 2 KiB of a 64-dim fp16 head
+// ahead of the reads; 8 and 32 measured the same. It serves V, and K stored in rows (K stored
+// transposed: kt_chunk::prefetch_next).
 inline constexpr int attend_prefetch_slots = 16;
 // Rows `stride` bytes apart: the `bytes` of row i + attend_prefetch_slots.
 inline void prefetch_row(const void* base, int64_t stride, int64_t i, size_t bytes) {
@@ -175,10 +176,10 @@ inline void prefetch_row(const void* base, int64_t stride, int64_t i, size_t byt
     _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
 }
 
-// The K or V rows of one KV head as the tiles read them: W elements of row i from dimension d as
+// The V rows of one KV head as the value tiles read them: W elements of row i from dimension d as
 // floats, and prefetch(i, n) asks for the n elements of the row attend_prefetch_slots further on.
 // Rows are either the cache's own (fp16 or f32, `stride` elements apart) or a chunk converted into
-// scratch (f32, stride pk; the conversion prefetches the cache rows instead).
+// scratch (f32, stride pv; the conversion prefetches the cache rows instead).
 template <class F>
 struct f16_rows {
   const uint16_t* base;
@@ -246,8 +247,9 @@ struct kt_chunk {
   }
   void prefetch_next(int d) const {
     if (next == 0) return;
-    const char* row = reinterpret_cast<const char*>(base + next + int64_t(d) * attend_chunk);
-    for (size_t b = 0; b < attend_chunk * sizeof(T); b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
+    // In integers: past the last chunk lies no object (a prefetch does not fault).
+    const uintptr_t row = reinterpret_cast<uintptr_t>(base) + uintptr_t(next + int64_t(d) * attend_chunk) * sizeof(T);
+    for (uintptr_t b = 0; b < attend_chunk * sizeof(T); b += 64) _mm_prefetch(reinterpret_cast<const char*>(row + b), _MM_HINT_T0);
   }
 };
 
@@ -310,7 +312,8 @@ void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, flo
   }
 }
 
-// Groups of [0, n) of Max (4 or 2), then 2, then 1: f(integral_constant<size>, first).
+// Groups of [0, n) of Max (8, 4 or 2), then at most one each of 4 (after 8), 2 and 1:
+// f(integral_constant<size>, first).
 template <int Max = 4, typename Fn>
 void row_tiles(int n, Fn&& f) {
   static_assert(Max == 8 || Max == 4 || Max == 2);

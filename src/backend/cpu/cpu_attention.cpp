@@ -155,24 +155,6 @@ void merge_parts(const float* part, size_t stride, int64_t n_parts, int dv, floa
   for (int d = 0; d < dv; ++d) out[d] *= inv;
 }
 
-// Bit i: whether slot i of [0, cnt) (cnt <= 64), holding key position slot_pos[i], is visible from
-// query_pos (ref::slot_visible). A prefill at depth asks this for every slot and token, so as one
-// unsigned comparison the compiler vectorizes: 0 <= key <= query and query - key < window is
-// uint32(query - key) <= min(query, window - 1); then 8 flag bytes at a time packed into bits.
-uint64_t visible_bits(const int32_t* slot_pos, int cnt, int32_t query_pos, int window) {
-  if (query_pos < 0) return 0;
-  const uint32_t limit = uint32_t(window > 0 ? std::min(query_pos, window - 1) : query_pos);
-  uint8_t flag[attend_chunk] = {};
-  for (int i = 0; i < cnt; ++i) flag[i] = uint32_t(query_pos) - uint32_t(slot_pos[i]) <= limit;
-  uint64_t bits = 0;
-  for (int b = 0; b < attend_chunk / 8; ++b) {
-    uint64_t x;
-    std::memcpy(&x, flag + 8 * b, 8);
-    bits |= (x * 0x0102040810204080ull) >> 56 << (8 * b);  // byte j's low bit to bit j
-  }
-  return bits;
-}
-
 }  // namespace
 
 void attention(thread_pool& pool, const kernel_table& k, const kv_layer_view& kv, const float* q,

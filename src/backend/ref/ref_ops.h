@@ -32,7 +32,8 @@ rope_constants rope_constants_for(const rope_params& p);
 // Rotates one head of head_dim values in place with angles from rope_cos_sin.
 void rope_apply(float* x, const rope_params& p, const float* cs);
 
-// Inline: the CPU attention asks it for every slot of the cache on every call.
+// Inline: the reference attention asks it for every slot of the cache on every call (the CPU's
+// visible_bits, cpu_kernels.h, is its vectorizable twin).
 inline bool slot_visible(int32_t key_pos, int32_t query_pos, int window) {
   if (key_pos < 0 || key_pos > query_pos) return false;
   return window <= 0 || query_pos - key_pos < window;
