@@ -59,6 +59,10 @@ enum class kv_order : uint8_t {
 };
 inline constexpr int64_t kv_kt_chunk = 64;
 enum class kv_part : uint8_t { k, v };
+// Offset of element d of slot s within one head's K in head_major_kt order.
+inline int64_t kv_kt_offset(int64_t slot, int head_dim, int d) {
+  return (slot / kv_kt_chunk * head_dim + d) * kv_kt_chunk + slot % kv_kt_chunk;
+}
 
 // Elements of a K or V buffer of n_slots slots in order o.
 inline int64_t kv_buffer_elements(kv_order o, kv_part part, int64_t n_slots, int n_kv_head, int head_dim) {
@@ -99,8 +103,7 @@ struct kv_layer_view {
   int64_t offset(kv_part part, int64_t slot, int head, int d) const {
     const int head_dim = part == kv_part::k ? head_dim_k : head_dim_v;
     if (rows(part)) return row_offset(slot, head, head_dim) + d;
-    const int64_t head_start = int64_t(head) * kv_buffer_elements(order, part, n_slots, 1, head_dim);
-    return head_start + (slot / kv_kt_chunk * head_dim + d) * kv_kt_chunk + slot % kv_kt_chunk;
+    return int64_t(head) * kv_buffer_elements(order, part, n_slots, 1, head_dim) + kv_kt_offset(slot, head_dim, d);
   }
 };
 

@@ -46,13 +46,13 @@ result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubat
   c.n_ctx_ = n_ctx;
   c.n_ubatch_ = n_ubatch;
   c.type_ = type;
+  const kv_order order = b.kv_layout();
   for (const auto& l : p.layers) {
     layer_store s;
     s.n_slots = slots_for(l, n_ctx, n_ubatch);
     s.n_kv_head = l.n_head_kv;
     s.head_dim_k = l.head_dim_k;
     s.head_dim_v = l.head_dim_v;
-    const kv_order order = b.kv_layout();
     s.k = b.alloc(size_t(kv_buffer_elements(order, kv_part::k, s.n_slots, l.n_head_kv, l.head_dim_k)) * elem_bytes(type));
     s.v = b.alloc(size_t(kv_buffer_elements(order, kv_part::v, s.n_slots, l.n_head_kv, l.head_dim_v)) * elem_bytes(type));
     s.slot_pos = b.alloc(size_t(s.n_slots) * sizeof(int32_t));

@@ -148,16 +148,15 @@ struct f32x16 {
 };
 #endif
 
-// Elements [d0, d0 + W) of row `slot` of a K or V buffer as floats at out, zero past n (the
-// conversion of heads whose length is not a multiple of W).
+// Elements [d0, d0 + W) of row `slot` of a K or V buffer as floats, zero past n (heads whose
+// length is not a multiple of W).
 template <class F>
-void load_padded(const attend_job& j, const void* base, int64_t stride, int64_t slot, int d0, int n, float* out) {
+typename F::v load_padded(const attend_job& j, const void* base, int64_t stride, int64_t slot, int d0, int n) {
   const int64_t off = slot * stride + d0;
-  if (d0 + F::W <= n) {
-    F::store(out, j.f16 ? F::halves(static_cast<const uint16_t*>(base) + off) : F::loadu(static_cast<const float*>(base) + off));
-    return;
-  }
-  for (int d = 0; d < F::W; ++d) out[d] = d0 + d < n ? kv_element(j, base, off + d) : 0.0f;
+  if (d0 + F::W <= n) return j.f16 ? F::halves(static_cast<const uint16_t*>(base) + off) : F::loadu(static_cast<const float*>(base) + off);
+  alignas(64) float padded[F::W];
+  for (int d = 0; d < F::W; ++d) padded[d] = d0 + d < n ? kv_element(j, base, off + d) : 0.0f;
+  return F::load(padded);
 }
 
 // A cache row `attend_prefetch_slots` slots past row i is asked for while row i is read: a decode step
@@ -212,18 +211,7 @@ void transpose_k(const attend_job& j, int64_t s0, int cnt, float* kt) {
     for (int i = 0; i < rows; ++i) prefetch_row(j.k, j.k_stride * int64_t(elem), s0 + i0 + i, size_t(j.dk) * elem);
     for (int d0 = 0; d0 < j.dk; d0 += W) {
       V r[W];
-      for (int i = 0; i < W; ++i) {
-        const int64_t off = (s0 + i0 + i) * j.k_stride + d0;
-        if (i >= rows) {
-          r[i] = F::zero();
-        } else if (d0 + W <= j.dk) {
-          r[i] = j.f16 ? F::halves(static_cast<const uint16_t*>(j.k) + off) : F::loadu(static_cast<const float*>(j.k) + off);
-        } else {
-          alignas(64) float padded[W];
-          load_padded<F>(j, j.k, j.k_stride, s0 + i0 + i, d0, j.dk, padded);
-          r[i] = F::load(padded);
-        }
-      }
+      for (int i = 0; i < W; ++i) r[i] = i < rows ? load_padded<F>(j, j.k, j.k_stride, s0 + i0 + i, d0, j.dk) : F::zero();
       F::transpose(r);
       for (int d = 0; d < std::min(W, j.dk - d0); ++d) F::store(kt + size_t(d0 + d) * attend_chunk + i0, r[d]);
     }
@@ -431,7 +419,7 @@ void attend(const attend_job& j, float* scratch) {
         const size_t elem = j.f16 ? 2 : 4;
         for (int i = 0; i < cnt; ++i) {
           prefetch_row(j.v, j.v_stride * int64_t(elem), s0 + i, size_t(j.dv) * elem);
-          for (size_t d0 = 0; d0 < pv; d0 += F::W) load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv, sp.vc + size_t(i) * pv + d0);
+          for (size_t d0 = 0; d0 < pv; d0 += F::W) F::store(sp.vc + size_t(i) * pv + d0, load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv));
         }
         attend_rows<F>(j, sp, w, kt, converted_rows<F>{{sp.vc, int64_t(pv)}});
       } else if (j.f16) {

@@ -146,7 +146,7 @@ struct attend_job {
   const void* k = nullptr;   // this KV head's K row in slot 0 (or its first chunk, k_chunks)
   const void* v = nullptr;   // and its V row
   // K stored in transposed chunks (kv_order::head_major_kt): element d of slot s at
-  // k + (s / 64 * dk + d) * 64 + s % 64; k_stride unused.
+  // k + kv_kt_offset(s, dk, d); k_stride unused.
   bool k_chunks = false;
   int64_t k_stride = 0;      // elements between the K rows of consecutive slots
   int64_t v_stride = 0;
@@ -173,7 +173,7 @@ inline constexpr int attend_chunk = 64;
 static_assert(attend_chunk == kv_kt_chunk, "a transposed K chunk is one visibility word");
 // Index of element d of slot s in a job's K buffer, either layout.
 inline int64_t key_index(const attend_job& j, int64_t s, int d) {
-  return j.k_chunks ? (s / attend_chunk * j.dk + d) * attend_chunk + s % attend_chunk : s * j.k_stride + d;
+  return j.k_chunks ? kv_kt_offset(s, j.dk, d) : s * j.k_stride + d;
 }
 
 // Contexts longer than this are attended in segments of it (by slot index) and merged.

@@ -108,21 +108,20 @@ void store_row(const kv_layer_view& kv, kv_part part, int64_t slot, const float*
       }
       continue;
     }
-    // Elements kv_kt_chunk apart: converted in pieces of a row (the backend's rounding), then spread.
+    // Elements kv_kt_chunk apart; fp16 converted in pieces of the row (the backend's rounding).
     const int64_t first = kv.offset(part, slot, h, 0);
+    if (kv.type == dtype::f32) {
+      float* dst = static_cast<float*>(buf) + first;
+      for (int d = 0; d < head_dim; ++d) dst[d * kv_kt_chunk] = row[d];
+      continue;
+    }
+    uint16_t* dst = static_cast<uint16_t*>(buf) + first;
     constexpr int piece = 64;
     uint16_t halves[piece];
     for (int d0 = 0; d0 < head_dim; d0 += piece) {
       const int n = std::min(piece, head_dim - d0);
-      const int64_t at = first + int64_t(d0) * kv_kt_chunk;
-      if (kv.type == dtype::f32) {
-        float* dst = static_cast<float*>(buf) + at;
-        for (int d = 0; d < n; ++d) dst[d * kv_kt_chunk] = row[d0 + d];
-      } else {
-        to_f16(row + d0, halves, n);
-        uint16_t* dst = static_cast<uint16_t*>(buf) + at;
-        for (int d = 0; d < n; ++d) dst[d * kv_kt_chunk] = halves[d];
-      }
+      to_f16(row + d0, halves, n);
+      for (int d = 0; d < n; ++d) dst[(d0 + d) * kv_kt_chunk] = halves[d];
     }
   }
 }
