@@ -126,6 +126,21 @@ class backend {
     for (size_t i = 0; i < ws.size(); ++i) matmul(ws[i], x, n_tok, ys[i]);
   }
 
+  // out [n_tok, gate.n_out] = act(x . gate^T) * (x . up^T): a feed-forward's gate and up
+  // projections and their activation in one op; up_out [n_tok, up.n_out] is room for the up
+  // projection (overwritten). `then`: the matrices the caller multiplies next, hinted to
+  // prefetch_weights between the projections and the activation. The same bits as matmul_shared,
+  // prefetch_weights and glu, which is what this default does; a backend may apply the activation to
+  // each block of outputs while it is still in cache.
+  virtual void matmul_glu(const weight_view& gate, const weight_view& up, const float* x, int64_t n_tok,
+                          activation act, float* out, float* up_out, std::span<const weight_view> then) {
+    const weight_view ws[] = {gate, up};
+    float* const ys[] = {out, up_out};
+    matmul_shared(ws, x, n_tok, ys);
+    prefetch_weights(then);
+    glu(out, up_out, out, n_tok, gate.n_out, act);
+  }
+
   // A hint that the caller's next matmul (or matmul_shared) reads these matrices: a backend may start
   // bringing them into cache while the caller does other work in between (norms, attention). No
   // effect on any result.
@@ -165,6 +180,10 @@ class backend {
   // x[i] = cap * tanh(x[i] / cap).
   virtual void softcap(float* x, float cap, int64_t n) = 0;
 };
+
+// Index of the first non-finite element of x [n] in host memory, or -1 (backend::find_nonfinite's
+// scan, which a host backend may split over threads).
+int64_t first_nonfinite(const float* x, int64_t n);
 
 // Backends by name: "ref" (scalar reference), "cpu" (optimized, multithreaded), "cuda" (NVIDIA GPU).
 // n_threads <= 0 means one per hardware core. repack_weights = false makes the CPU backend's

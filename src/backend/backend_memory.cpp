@@ -31,13 +31,30 @@ void backend::copy(void* dst, const void* src, size_t bytes) {
   if (bytes && dst != src) std::memmove(dst, src, bytes);
 }
 
-void backend::find_nonfinite(const float* x, int64_t n, nonfinite_record* record) {
-  *record = nonfinite_record{};
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(x[i])) {
-      *record = nonfinite_record{i, x[i]};
-      return;
+int64_t first_nonfinite(const float* x, int64_t n) {
+  // Blocks of 64 tested without a branch per element (all exponent bits set: inf or NaN), which
+  // the compiler vectorizes; the block that has one is searched element by element. A scan with an
+  // early exit per element runs at about one element a cycle: ~0.5% of a prompt's time, on one
+  // thread, at every layer.
+  constexpr int64_t block = 64;
+  int64_t i = 0;
+  for (; i + block <= n; i += block) {
+    uint32_t bad = 0;
+    for (int64_t j = 0; j < block; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, x + i + j, 4);
+      bad |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
     }
+    if (bad) break;
+  }
+  for (; i < n; ++i)
+    if (!std::isfinite(x[i])) return i;
+  return -1;
+}
+
+void backend::find_nonfinite(const float* x, int64_t n, nonfinite_record* record) {
+  const int64_t i = first_nonfinite(x, n);
+  *record = i < 0 ? nonfinite_record{} : nonfinite_record{i, x[i]};
 }
 
 }  // namespace glia

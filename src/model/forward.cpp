@@ -391,11 +391,7 @@ void forward_pass::ffn_block(int il, int64_t n) {
   tap("ffn_norm", il, h, n, n_embd);
   {
     op_scope t(hook_, "ffn");
-    const weight_view ws[] = {w.ffn_gate, w.ffn_up};
-    float* const ys[] = {gate, up};
-    b_.matmul_shared(ws, h, n, ys);
-    b_.prefetch_weights(std::span(&w.ffn_down, 1));
-    b_.glu(gate, up, gate, n, w.n_ff, p.ffn_act);
+    b_.matmul_glu(w.ffn_gate, w.ffn_up, h, n, p.ffn_act, gate, up, std::span(&w.ffn_down, 1));
     b_.matmul(w.ffn_down, gate, n, o);
     prefetch_after_layer(il);
   }

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_ops.h"
+#include "backend/ref/ref_ops.h"
 #include "core/cpu_features.h"
 #include "core/fp16.h"
 #include "harness.h"
@@ -161,6 +162,55 @@ TEST(kernels, isa_glu_matches_scalar) {
         k.glu(g.data() + b, u.data() + b, pieces.data() + b, std::min(step, n - b), act);
       for (size_t i = 0; i < g.size(); ++i)
         EXPECT_EQ(std::bit_cast<uint32_t>(pieces[i]), std::bit_cast<uint32_t>(got[i])) << "element " << i << " of " << n;
+    }
+  }
+}
+
+// The reference's order of sixteen partial sums is still a sum of squares to double precision: its
+// float mean equals the one from a long double sum of the same float squares.
+TEST(kernels, reference_sum_of_squares_is_accurate) {
+  for (int64_t n : {1, 5, 16, 17, 2048, 5000}) {
+    const std::vector<float> x = random_floats(size_t(n), uint32_t(n), -30.0f, 30.0f);
+    long double exact = 0;
+    for (float v : x) exact += static_cast<long double>(v * v);
+    EXPECT_NEAR(ref::sum_of_squares(x.data(), n), double(exact), 1e-13 * double(exact)) << n;
+    EXPECT_EQ(float(ref::sum_of_squares(x.data(), n) / double(n)), float(double(exact) / double(n))) << n;
+  }
+}
+
+// The ISA rms_norm row against the reference bit for bit, on lengths around its 16-element steps
+// and 8-element tails, with and without weights, at scales where the squares round in float, over a
+// range of magnitudes where the double sums round (and so depend on their order), and with
+// subnormals, a zero row, infinities and NaN.
+TEST(kernels, isa_rms_norm_matches_reference) {
+  const cpu::kernel_table& k = cpu::kernels();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 24, 31, 33, 64, 2048, 4099}) {
+    for (float scale : {1e-20f, 1.0f, 3e3f, 1e19f}) {
+      for (int kind = 0; kind < 5; ++kind) {
+        std::vector<float> x = random_floats(size_t(n), uint32_t(n * 7 + kind), -scale, scale);
+        if (kind == 1) std::fill(x.begin(), x.end(), 0.0f);
+        // Magnitudes over 2^-30..2^30, so that the double sums round and their order shows.
+        if (kind == 4)
+          for (size_t i = 0; i < x.size(); ++i) x[i] = std::ldexp(x[i] / scale, int(i * 37 % 61) - 30);
+        if (kind == 2) x[size_t(n) / 2] = 1e-41f;
+        if (kind == 3) x[size_t(n) - 1] = n % 2 ? inf : std::numeric_limits<float>::quiet_NaN();
+        // The double sum itself, where a change of order shows in the last bits.
+        const double sum_want = ref::sum_of_squares(x.data(), n), sum_got = k.norm.sum_of_squares(x.data(), n);
+        if (!std::isnan(sum_want)) {
+          ASSERT_EQ(std::bit_cast<uint64_t>(sum_got), std::bit_cast<uint64_t>(sum_want))
+              << "n " << n << " scale " << scale << " kind " << kind;
+        }
+        const std::vector<float> w = random_floats(size_t(n), uint32_t(n) + 3, -2.0f, 2.0f);
+        for (const float* wp : {static_cast<const float*>(nullptr), w.data()}) {
+          std::vector<float> want(x.size()), got(x.size());
+          ref::rms_norm_row(x.data(), wp, want.data(), n, 1e-6f);
+          k.norm.row(x.data(), wp, got.data(), n, 1e-6f);
+          for (size_t i = 0; i < x.size(); ++i)
+            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+                << "n " << n << " scale " << scale << " kind " << kind << " weighted " << (wp != nullptr) << " element " << i;
+        }
+      }
     }
   }
 }

@@ -90,6 +90,53 @@ TEST(matmul, shared_input_matches_separate_matmuls) {
   }
 }
 
+// matmul_glu (gate, up and the activation in one op; the CPU fuses the activation into prompt
+// matmuls on prepared panels) must give the bits of matmul, matmul and glu: with every host ISA's
+// kernels and 1-3 threads, for decode (unfused), a few tokens and prompts of several token tiles,
+// for gate and up of one type, of two types (Q4_K and Q6_K: blocks of different sizes, unfused),
+// float weights, and unprepared weights (unfused).
+TEST(matmul, glu_projection_matches_separate_ops) {
+  struct group {
+    dtype gate, up;
+    bool prepare;
+  };
+  const group groups[] = {{dtype::q4_0, dtype::q4_0, true},
+                          {dtype::q8_0, dtype::q8_0, true},
+                          {dtype::q4_k, dtype::q4_k, true},
+                          {dtype::q4_k, dtype::q6_k, true},
+                          {dtype::f16, dtype::f16, true},
+                          {dtype::q8_0, dtype::q8_0, false}};
+  const int64_t n_in = 2048, n_out = 600;
+  for (cpu::isa_level level : host_mm_levels()) {
+    for (int nth : {1, 2, 3}) {
+      for (const group& g : groups) {
+        // A backend per group: it keeps prepared panels by address, which the next group's weights may take.
+        const auto b = cpu::make_cpu_backend(nth, cpu::kernels_up_to(level));
+        const test_weight gate = make_weight(g.gate, n_in, n_out, 31), up = make_weight(g.up, n_in, n_out, 32);
+        if (g.prepare) {
+          b->prepare_weight(gate.view);
+          b->prepare_weight(up.view);
+        }
+        for (activation act : {activation::silu, activation::gelu_tanh}) {
+          for (int64_t n_tok : {int64_t(1), int64_t(3), int64_t(37), int64_t(100)}) {
+            const auto x = random_floats(size_t(n_in * n_tok), uint32_t(n_tok), -2.0f, 2.0f);
+            std::vector<float> want(size_t(n_out * n_tok)), want_up(want.size());
+            b->matmul(gate.view, x.data(), n_tok, want.data());
+            b->matmul(up.view, x.data(), n_tok, want_up.data());
+            b->glu(want.data(), want_up.data(), want.data(), n_tok, n_out, act);
+            std::vector<float> got(want.size(), NAN), up_room(want.size(), NAN);
+            b->matmul_glu(gate.view, up.view, x.data(), n_tok, act, got.data(), up_room.data(), {});
+            EXPECT_TRUE(bit_equal(got.data(), want.data(), want.size()))
+                << type_label(g.gate) << "/" << type_label(g.up) << (g.prepare ? "" : " unprepared") << ", "
+                << cpu::kernels_up_to(level).isa << ", " << nth << " threads, " << n_tok << " tokens, "
+                << (act == activation::silu ? "silu" : "gelu");
+          }
+        }
+      }
+    }
+  }
+}
+
 // decode_share_head (what each worker warms before a decode matmul): with no budget, the heads of
 // threads 0..nth-1 together are every panel byte of every matrix exactly once, since the shares of
 // a one-token matmul's work list cover it (one stream per thread, or two where the kernels read two);

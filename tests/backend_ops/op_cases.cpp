@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <numeric>
 
 #include "backend/ref/ref_ops.h"
@@ -41,6 +43,36 @@ void add_matmul_cases(std::vector<op_case>& cases) {
                            return y;
                          }});
       }
+    }
+  }
+}
+
+// A weight made once and kept for the whole run: the backends the cases share keep what they
+// prepared by address, which a freed weight's successor could take.
+const test_weight& lasting_weight(dtype t, int64_t n_in, int64_t n_out, uint32_t seed) {
+  static std::map<std::tuple<dtype, int64_t, int64_t, uint32_t>, test_weight> made;
+  const auto key = std::make_tuple(t, n_in, n_out, seed);
+  auto it = made.find(key);
+  if (it == made.end()) it = made.emplace(key, make_weight(t, n_in, n_out, seed)).first;
+  return it->second;
+}
+
+// The feed-forward's gate, up and activation in one op (backend::matmul_glu), on weights the
+// backend prepared (where the CPU fuses the activation into a prompt's matmuls).
+void add_matmul_glu_cases(std::vector<op_case>& cases) {
+  for (dtype t : {dtype::q4_0, dtype::q4_k, dtype::f16}) {
+    for (int64_t n_tok : {1, 9}) {
+      cases.push_back({fmt::format("matmul_glu_{}_tok{}", type_label(t), n_tok), vector_exp, [=](backend& b) {
+                         const int64_t n_in = 512, n_out = 77;
+                         const test_weight& gate = lasting_weight(t, n_in, n_out, 41);
+                         const test_weight& up = lasting_weight(t, n_in, n_out, 42);
+                         b.prepare_weight(gate.view);
+                         b.prepare_weight(up.view);
+                         const auto x = random_floats(size_t(n_in * n_tok), 43, -2.0f, 2.0f);
+                         std::vector<float> out(size_t(n_out * n_tok)), up_room(out.size());
+                         b.matmul_glu(gate.view, up.view, x.data(), n_tok, activation::silu, out.data(), up_room.data(), {});
+                         return out;
+                       }});
     }
   }
 }
@@ -322,6 +354,7 @@ const std::vector<op_case>& all_op_cases() {
     std::vector<op_case> c;
     add_matmul_cases(c);
     add_get_rows_cases(c);
+    add_matmul_glu_cases(c);
     add_norm_cases(c);
     add_rope_cases(c);
     add_elementwise_cases(c);

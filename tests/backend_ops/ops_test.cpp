@@ -2,6 +2,7 @@
 // scalar reference backend.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "backend/backend.h"
@@ -55,6 +56,35 @@ INSTANTIATE_TEST_SUITE_P(cpu, op_vs_ref, ::testing::ValuesIn(all_params()),
                            return all_op_cases()[info.param.case_index].name + "_thr" +
                                   std::to_string(info.param.n_threads);
                          });
+
+// find_nonfinite on the reference and on the CPU backend (its scan split over threads) against a
+// plain loop: the first inf or NaN wherever it falls (block edges of the vectorized scan, thread
+// ranges), with later ones after it, and none.
+TEST(find_nonfinite, reports_the_first_nonfinite_value) {
+  std::vector<backend*> backends = {&ref_backend()};
+  for (int nth : {1, 2, 3}) backends.push_back(&cpu_backend(nth));
+  for (int64_t n : {1, 63, 64, 65, 200, 5000, 300001}) {
+    for (int64_t bad : {int64_t(-1), int64_t(0), int64_t(63), int64_t(64), n / 3, n / 2 + 1, n - 1}) {
+      if (bad >= n) continue;
+      auto x = random_floats(size_t(n), uint32_t(n));
+      if (bad >= 0) {
+        x[size_t(bad)] = bad % 2 ? INFINITY : NAN;
+        for (int64_t later = bad + 1; later < n; later += n / 7 + 1) x[size_t(later)] = -INFINITY;
+      }
+      int64_t want = -1;
+      for (int64_t i = 0; i < n && want < 0; ++i)
+        if (!std::isfinite(x[size_t(i)])) want = i;
+      for (backend* b : backends) {
+        nonfinite_record got;
+        b->find_nonfinite(x.data(), n, &got);
+        ASSERT_EQ(got.index, want) << b->name() << " n " << n << " bad " << bad;
+        if (want >= 0) {
+          EXPECT_EQ(std::isnan(got.value), std::isnan(x[size_t(want)])) << b->name() << " n " << n;
+        }
+      }
+    }
+  }
+}
 
 // The table is only as good as its coverage: every weight type must have matmul and get_rows rows.
 TEST(op_table, covers_every_weight_type) {

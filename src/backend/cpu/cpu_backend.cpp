@@ -5,6 +5,7 @@
 // Not meant for concurrent calls from several threads: matmul's and attention's scratch are guarded, and
 // the pool serializes jobs, but nothing more.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <mutex>
 #include <thread>
@@ -59,6 +60,21 @@ class cpu_backend final : public backend {
     cpu::matmul_shared(pool_, k_, ws, x, n_tok, ys, matmul_, find_prepared(ws, prepared));
   }
 
+  void matmul_glu(const weight_view& gate, const weight_view& up, const float* x, int64_t n_tok, activation act,
+                  float* out, float* up_out, std::span<const weight_view> then) override {
+    bool fused = false;
+    {
+      std::lock_guard<std::mutex> lk(matmul_mutex_);
+      fused = cpu::matmul_glu(pool_, k_, gate, up, x, n_tok, act, out, up_out, matmul_, find_prepared(gate),
+                              find_prepared(up));
+    }
+    if (!fused) {
+      backend::matmul_glu(gate, up, x, n_tok, act, out, up_out, then);
+      return;
+    }
+    prefetch_weights(then);
+  }
+
   void prefetch_weights(std::span<const weight_view> next) override {
     // Half of a 1 MiB L2 (Skylake-SP and later; Zen 3 has 512 KiB): warmed lines must survive the
     // ops in between.
@@ -71,7 +87,7 @@ class cpu_backend final : public backend {
 
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) override {
     parallel_for(pool_, n_rows, 2 * n, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) ref::rms_norm_row(x + r * n, w, y + r * n, n, eps);
+      for (int64_t r = begin; r < end; ++r) k_.norm.row(x + r * n, w, y + r * n, n, eps);
     });
   }
 
@@ -125,6 +141,20 @@ class cpu_backend final : public backend {
     parallel_for(pool_, n_tok * n, cost, [&](int64_t begin, int64_t end) {
       k_.glu(gate + begin, up + begin, out + begin, end - begin, act);
     });
+  }
+
+  void find_nonfinite(const float* x, int64_t n, nonfinite_record* record) override {
+    // Each thread scans a range; the lowest index found is the first.
+    std::atomic<int64_t> first{n};
+    parallel_for(pool_, n, 1, [&](int64_t begin, int64_t end) {
+      const int64_t i = first_nonfinite(x + begin, end - begin);
+      if (i < 0) return;
+      int64_t seen = first.load();
+      while (begin + i < seen && !first.compare_exchange_weak(seen, begin + i)) {
+      }
+    });
+    const int64_t i = first.load();
+    *record = i < n ? nonfinite_record{i, x[i]} : nonfinite_record{};
   }
 
   void add(const float* a, const float* b, float* out, int64_t n) override {

@@ -121,14 +121,15 @@ struct panel_job {
   int64_t n_panels, per_block, n_blocks;
 };
 
+// n_sharing: prefill blocks of this many matrices take turns in L2 (matmul_glu), each gets that share.
 panel_job plan_panels(const mm_kernel& mk, const weight_view& w, int64_t nb, int64_t n_tok, int nth,
-                      const uint8_t* prepared, float* y) {
+                      const uint8_t* prepared, float* y, int n_sharing = 1) {
   panel_job j{&mk, &w, prepared, y, size_t(nb) * mk.packed_block_bytes, (w.n_out + 7) / 8, 1, 0};
   // Decode on prepared panels: each thread streams its share in order (for_each_item_in_streams), so
   // blocks only set how finely the threads' finishing times even out. Packed per call, a block is
   // a new stream and must be long enough to start warm (see gemv_chunk_bytes). Prefill keeps a
   // block in L2 while the token tiles pass over it.
-  const size_t block_target = n_tok >= gemm_min_tokens ? packed_block_target
+  const size_t block_target = n_tok >= gemm_min_tokens ? packed_block_target / size_t(n_sharing)
                               : prepared                ? stream_block_bytes
                                                         : gemv_chunk_bytes;
   int64_t per_block = std::max<int64_t>(1, int64_t(block_target / j.panel_bytes));
@@ -139,24 +140,47 @@ panel_job plan_panels(const mm_kernel& mk, const weight_view& w, int64_t nb, int
   return j;
 }
 
+// Block i of job j: its panels [p0, p1) and where they are (packed into thread ith's scratch when
+// the matrix was not prepared).
+struct panel_block {
+  const uint8_t* panels;
+  int64_t p0, p1;
+};
+panel_block block_panels(const panel_job& j, int64_t i, int ith, std::vector<aligned_buffer>& pack) {
+  const weight_view& w = *j.w;
+  const int64_t p0 = i * j.per_block, p1 = std::min(j.n_panels, p0 + j.per_block);
+  if (j.prepared) return {j.prepared + size_t(p0) * j.panel_bytes, p0, p1};
+  uint8_t* dst = pack[size_t(ith)].get(size_t(p1 - p0) * j.panel_bytes);
+  for (int64_t p = p0; p < p1; ++p) j.mk->pack(w, 8 * p, panel_rows(w, p), dst + size_t(p - p0) * j.panel_bytes);
+  return {dst, p0, p1};
+}
+
+// Tokens [t0, t0 + nt) times the panels of block b.
+void gemm_block(const panel_job& j, const panel_block& b, const act_rows& a, int64_t t0, int64_t nt) {
+  const weight_view& w = *j.w;
+  j.mk->gemm(b.panels, j.panel_bytes, b.p1 - b.p0, a.nb, a, t0, nt, j.y + t0 * w.n_out + 8 * b.p0, size_t(w.n_out),
+             panel_rows(w, b.p1 - 1));
+}
+
 // Block i of job j times every token, in token tiles of tok_tile.
 void run_panel_block(const panel_job& j, int64_t i, int ith, const act_rows& a, int64_t n_tok, int64_t tok_tile,
                      std::vector<aligned_buffer>& pack) {
-  const weight_view& w = *j.w;
-  const int64_t p0 = i * j.per_block, p1 = std::min(j.n_panels, p0 + j.per_block);
-  const uint8_t* buf = nullptr;
-  if (j.prepared) {
-    buf = j.prepared + size_t(p0) * j.panel_bytes;
-  } else {
-    uint8_t* dst = pack[size_t(ith)].get(size_t(p1 - p0) * j.panel_bytes);
-    for (int64_t p = p0; p < p1; ++p) j.mk->pack(w, 8 * p, panel_rows(w, p), dst + size_t(p - p0) * j.panel_bytes);
-    buf = dst;
+  const panel_block b = block_panels(j, i, ith, pack);
+  for (int64_t t0 = 0; t0 < n_tok; t0 += tok_tile) gemm_block(j, b, a, t0, std::min(tok_tile, n_tok - t0));
+}
+
+// Tokens per tile of a gemm over jobs: whole blocks of widened activations (act_rows::wide), which
+// the kernels' tiles must not straddle, and whole groups of the kernels' tile_tokens; all tokens at
+// once where every kernel tiles them itself.
+int64_t gemm_token_tile(std::span<const panel_job> jobs, const act_rows& a, int64_t n_tok) {
+  int64_t unit = 4;
+  bool all_tiled = true;  // every kernel takes tokens in tiles of its own (mm_kernel::tile_tokens)
+  for (const panel_job& j : jobs) {
+    unit = std::max<int64_t>({unit, j.mk->wide_block, j.mk->tile_tokens});
+    all_tiled = all_tiled && j.mk->tile_tokens > 0;
   }
-  for (int64_t t0 = 0; t0 < n_tok; t0 += tok_tile) {
-    const int64_t nt = std::min(tok_tile, n_tok - t0);
-    j.mk->gemm(buf, j.panel_bytes, p1 - p0, a.nb, a, t0, nt, j.y + t0 * w.n_out + 8 * p0, size_t(w.n_out),
-               panel_rows(w, p1 - 1));
-  }
+  return all_tiled ? n_tok
+                   : std::min(n_tok, std::max<int64_t>(unit, int64_t(gemm_token_tile_bytes / a.stride) / unit * unit));
 }
 
 // Decode of one token in two streams (mm_kernel::gemv_streams), when every job is prepared and its
@@ -205,16 +229,7 @@ void run_stream_item(const panel_job& j, int64_t i, const act_rows& a, std::vect
 void matmul_gemm(thread_pool& pool, std::span<const panel_job> jobs, const act_rows& a, int64_t n_tok,
                  std::vector<aligned_buffer>& pack) {
   const int nth = pool.size();
-  // Whole blocks of widened activations (act_rows::wide), which the kernels' tiles must not straddle,
-  // and whole groups of the kernels' tile_tokens.
-  int64_t unit = 4;
-  bool all_tiled = true;  // every kernel takes tokens in tiles of its own (mm_kernel::tile_tokens)
-  for (const panel_job& j : jobs) {
-    unit = std::max<int64_t>({unit, j.mk->wide_block, j.mk->tile_tokens});
-    all_tiled = all_tiled && j.mk->tile_tokens > 0;
-  }
-  const int64_t tok_tile =
-      all_tiled ? n_tok : std::min(n_tok, std::max<int64_t>(unit, int64_t(gemm_token_tile_bytes / a.stride) / unit * unit));
+  const int64_t tok_tile = gemm_token_tile(jobs, a, n_tok);
   const bool two = in_two_streams(jobs, n_tok);
   bool all_prepared = true;
   int64_t n_items = 0;
@@ -342,6 +357,45 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
   for (size_t i = 0; i < ws.size(); ++i)
     jobs[i] = plan_panels(*k.mm(ws[i].type), ws[i], rows.nb, n_tok, pool.size(), prepared[i]->panels, ys[i]);
   matmul_gemm(pool, std::span<const panel_job>(jobs, ws.size()), rows, n_tok, s.pack);
+}
+
+bool matmul_glu(thread_pool& pool, const kernel_table& k, const weight_view& gate, const weight_view& up,
+                const float* x, int64_t n_tok, activation act, float* out, float* up_out, matmul_scratch& s,
+                const prepared_weight* prepared_gate, const prepared_weight* prepared_up) {
+  const weight_view ws[] = {gate, up};
+  const prepared_weight* const prepared[] = {prepared_gate, prepared_up};
+  // Prepared panels only (so that no block is packed into scratch the other matrix's block shares).
+  if (n_tok < gemm_min_tokens || gate.n_out != up.n_out || !one_work_list(k, ws, prepared)) return false;
+  const mm_kernel &mg = *k.mm(gate.type), &mu = *k.mm(up.type);
+  // Kernels that take all of a call's tokens at once (tile_tokens: AMX, which stages the panels per
+  // call) leave a block's outputs for every token, more than L2 holds in a long prompt: the GLU
+  // then read them back strided, and took 1.5x its unfused time (perf, 1724 tokens).
+  if (mg.tile_tokens > 0 || mu.tile_tokens > 0) return false;
+  const int64_t nb = gate.n_in / type_info(mg.dot_type).block_elems;
+  // Token tiles alternate between a gate block and an up block, which share L2 at half size each.
+  const panel_job jobs[] = {plan_panels(mg, gate, nb, n_tok, pool.size(), prepared_gate->panels, out, 2),
+                            plan_panels(mu, up, nb, n_tok, pool.size(), prepared_up->panels, up_out, 2)};
+  if (jobs[0].per_block != jobs[1].per_block) return false;  // blocks of different rows
+  const act_rows a = convert_activations(pool, k, type_info(mg.dot_type), x, n_tok, gate.n_in, &mg, s);
+  const int64_t tok_tile = gemm_token_tile(jobs, a, n_tok);
+  const int64_t n_out = gate.n_out;
+  // Item i: the same rows of both matrices, a token tile at a time, and their GLU while the tile's
+  // outputs are still in cache (unfused, the gate and up outputs make a round trip through memory:
+  // at 512 tokens and 5632 rows, 23 MB written and read back per layer).
+  for_each_item(pool, jobs[0].n_blocks, [&](int64_t i, int ith) {
+    const panel_block bg = block_panels(jobs[0], i, ith, s.pack), bu = block_panels(jobs[1], i, ith, s.pack);
+    const int64_t r0 = 8 * bg.p0, n_rows = std::min(n_out, 8 * bg.p1) - r0;
+    for (int64_t t0 = 0; t0 < n_tok; t0 += tok_tile) {
+      const int64_t nt = std::min(tok_tile, n_tok - t0);
+      gemm_block(jobs[0], bg, a, t0, nt);
+      gemm_block(jobs[1], bu, a, t0, nt);
+      for (int64_t t = t0; t < t0 + nt; ++t) {
+        float* g = out + t * n_out + r0;
+        k.glu(g, up_out + t * n_out + r0, g, n_rows, act);
+      }
+    }
+  });
+  return true;
 }
 
 size_t decode_share_head(const kernel_table& k, std::span<const weight_view> ws,

@@ -131,6 +131,17 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
                    int64_t n_tok, std::span<float* const> ys, matmul_scratch& scratch,
                    std::span<const prepared_weight* const> prepared);
 
+// out [n_tok, gate.n_out] = act(x . gate^T) * (x . up^T) for a prompt's tokens on prepared panels
+// of kernels that read the same activations: each work item multiplies the same rows of both
+// matrices by a token tile and applies k.glu to that tile of outputs while it is in cache (up_out
+// [n_tok, up.n_out] holds the up projection's tiles). The same bits as matmul_shared then glu.
+// Returns false, having done nothing, where that does not apply (fewer than gemv_max_tokens + 1
+// tokens, a matrix not prepared, kernels that differ in activations or in block size, kernels that
+// take all tokens at once: mm_kernel::tile_tokens).
+bool matmul_glu(thread_pool& pool, const kernel_table& k, const weight_view& gate, const weight_view& up,
+                const float* x, int64_t n_tok, activation act, float* out, float* up_out, matmul_scratch& scratch,
+                const prepared_weight* prepared_gate, const prepared_weight* prepared_up);
+
 // The first `budget` bytes of the prepared panels that thread ith of nth streams when ws are
 // multiplied by one token (matmul or matmul_shared: the share for_each_item_in_streams gives it), as
 // at most out.size() spans written to out, in the order the thread reaches them; returns how many.

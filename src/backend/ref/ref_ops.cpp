@@ -24,10 +24,16 @@ float dot_row(const weight_view& w, int64_t r, const uint8_t* act) {
   return type_info(w.type).vec_dot(w.row(r), act, w.n_in);
 }
 
+double sum_of_squares(const float* x, int64_t n) {
+  double s[16] = {};
+  for (int64_t i = 0; i < n; ++i) s[i % 16] += double(x[i] * x[i]);
+  double d[4];
+  for (int j = 0; j < 4; ++j) d[j] = (s[j] + s[j + 8]) + (s[j + 4] + s[j + 12]);
+  return (d[0] + d[2]) + (d[1] + d[3]);
+}
+
 void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps) {
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum += double(x[i] * x[i]);
-  const float mean = float(sum / double(n));
+  const float mean = float(sum_of_squares(x, n) / double(n));
   const float s = 1.0f / std::sqrt(mean + eps);
   for (int64_t i = 0; i < n; ++i) y[i] = w ? (x[i] * s) * w[i] : x[i] * s;
 }

@@ -17,8 +17,14 @@ void convert_activation_row(const weight_view& w, const float* x, std::vector<ui
 // Reference dot of weight row r with an activation row already in dot_type.
 float dot_row(const weight_view& w, int64_t r, const uint8_t* act);
 
-// y = x / sqrt(mean(x^2) + eps) * w (w may be null). The sum of squares is accumulated in double, as
-// ggml does.
+// The sum of x[i]^2: each square rounded to float and accumulated in double, as ggml does, but in
+// sixteen partial sums (element i into s[i % 16]), added as (d0 + d2) + (d1 + d3) with d_j =
+// (s_j + s_j+8) + (s_j+4 + s_j+12): a fixed order that a vector loop of four 4-lane accumulators
+// follows bit for bit (the CPU kernel), where ggml's single chain is bound by the latency of its
+// adds (~4 cycles an element). The float mean it gives differs from ggml's only when the double
+// sum lies within a few of its ulps of a float rounding boundary.
+double sum_of_squares(const float* x, int64_t n);
+// y = x / sqrt(mean(x^2) + eps) * w (w may be null), mean(x^2) = sum_of_squares / n.
 void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps);
 
 // cos/sin for every rotated pair at position `pos`: cs[2i] = cos, cs[2i+1] = sin (n_rot values).
