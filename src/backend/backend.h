@@ -129,7 +129,7 @@ class backend {
   // out [n_tok, gate.n_out] = act(x . gate^T) * (x . up^T): a feed-forward's gate and up
   // projections and their activation in one op; up_out [n_tok, up.n_out] is room for the up
   // projection (overwritten). `then`: the matrices the caller multiplies next, hinted to
-  // prefetch_weights between the projections and the activation. The same bits as matmul_shared,
+  // prefetch_weights once the projections are done. The same bits as matmul_shared,
   // prefetch_weights and glu, which is what this default does; a backend may apply the activation to
   // each block of outputs while it is still in cache.
   virtual void matmul_glu(const weight_view& gate, const weight_view& up, const float* x, int64_t n_tok,

@@ -106,7 +106,7 @@ TEST(matmul, glu_projection_matches_separate_ops) {
                           {dtype::q4_k, dtype::q6_k, true},
                           {dtype::f16, dtype::f16, true},
                           {dtype::q8_0, dtype::q8_0, false}};
-  const int64_t n_in = 2048, n_out = 600;
+  const int64_t n_in = 2048, n_out = 605;  // a short last panel
   for (cpu::isa_level level : host_mm_levels()) {
     for (int nth : {1, 2, 3}) {
       for (const group& g : groups) {
@@ -118,7 +118,7 @@ TEST(matmul, glu_projection_matches_separate_ops) {
           b->prepare_weight(up.view);
         }
         for (activation act : {activation::silu, activation::gelu_tanh}) {
-          for (int64_t n_tok : {int64_t(1), int64_t(3), int64_t(37), int64_t(100)}) {
+          for (int64_t n_tok : {int64_t(1), int64_t(3), int64_t(4), int64_t(37), int64_t(100)}) {
             const auto x = random_floats(size_t(n_in * n_tok), uint32_t(n_tok), -2.0f, 2.0f);
             std::vector<float> want(size_t(n_out * n_tok)), want_up(want.size());
             b->matmul(gate.view, x.data(), n_tok, want.data());
@@ -132,6 +132,37 @@ TEST(matmul, glu_projection_matches_separate_ops) {
                 << (act == activation::silu ? "silu" : "gelu");
           }
         }
+      }
+    }
+  }
+}
+
+// Where cpu::matmul_glu fuses (and so where the test above checks the fused bits): prompts on
+// prepared panels of kernels that read the same activations and cut the same row blocks, except
+// the AMX kernels (all tokens per call); not decode, nor unprepared weights.
+TEST(matmul, glu_fuses_where_it_applies) {
+  thread_pool pool(2);
+  const int64_t n_in = 512, n_out = 77;
+  for (cpu::isa_level level : host_mm_levels()) {
+    const cpu::kernel_table& k = cpu::kernels_up_to(level);
+    const bool amx = level == cpu::isa_level::avx512amx;
+    for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::f16}) {
+      const test_weight gate = make_weight(t, n_in, n_out, 51), up = make_weight(t, n_in, n_out, 52);
+      huge_page_arena arena;
+      cpu::prepared_weight pg, pu;
+      ASSERT_TRUE(cpu::prepare_weight(pool, k, gate.view, pg, arena));
+      ASSERT_TRUE(cpu::prepare_weight(pool, k, up.view, pu, arena));
+      const bool all_tokens = k.mm(t)->tile_tokens > 0;
+      EXPECT_EQ(all_tokens, amx && t != dtype::f16) << type_label(t) << " " << k.isa;
+      cpu::matmul_scratch scratch;
+      for (int64_t n_tok : {int64_t(3), int64_t(4), int64_t(20)}) {
+        const auto x = random_floats(size_t(n_in * n_tok), 53);
+        std::vector<float> out(size_t(n_out * n_tok)), up_out(out.size());
+        const bool fused = cpu::matmul_glu(pool, k, gate.view, up.view, x.data(), n_tok, activation::silu,
+                                           out.data(), up_out.data(), scratch, &pg, &pu);
+        EXPECT_EQ(fused, n_tok >= 4 && !all_tokens) << type_label(t) << " " << k.isa << " " << n_tok << " tokens";
+        EXPECT_FALSE(cpu::matmul_glu(pool, k, gate.view, up.view, x.data(), n_tok, activation::silu, out.data(),
+                                     up_out.data(), scratch, nullptr, &pu));
       }
     }
   }

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <numeric>
+#include <tuple>
 
 #include "backend/ref/ref_ops.h"
 #include "core/fp16.h"
@@ -62,6 +62,7 @@ const test_weight& lasting_weight(dtype t, int64_t n_in, int64_t n_out, uint32_t
 void add_matmul_glu_cases(std::vector<op_case>& cases) {
   for (dtype t : {dtype::q4_0, dtype::q4_k, dtype::f16}) {
     for (int64_t n_tok : {1, 9}) {
+      const activation act = t == dtype::q4_k ? activation::gelu_tanh : activation::silu;
       cases.push_back({fmt::format("matmul_glu_{}_tok{}", type_label(t), n_tok), vector_exp, [=](backend& b) {
                          const int64_t n_in = 512, n_out = 77;
                          const test_weight& gate = lasting_weight(t, n_in, n_out, 41);
@@ -70,7 +71,7 @@ void add_matmul_glu_cases(std::vector<op_case>& cases) {
                          b.prepare_weight(up.view);
                          const auto x = random_floats(size_t(n_in * n_tok), 43, -2.0f, 2.0f);
                          std::vector<float> out(size_t(n_out * n_tok)), up_room(out.size());
-                         b.matmul_glu(gate.view, up.view, x.data(), n_tok, activation::silu, out.data(), up_room.data(), {});
+                         b.matmul_glu(gate.view, up.view, x.data(), n_tok, act, out.data(), up_room.data(), {});
                          return out;
                        }});
     }

@@ -18,6 +18,9 @@
 //    is unpacked once per matmul and then multiplied with many tokens from registers.
 //  - otherwise, tiles of (token block x row block), each element one vec_dot over the full row.
 //
+// matmul_glu runs a prompt's gate and up projections as one work list of row blocks of both, and
+// applies the GLU to each token tile of a block's outputs while they are in cache.
+//
 // In every case an output element gets the arithmetic of the type's vec_dot (the mm kernels are its
 // bit-exact twins), so the bits never depend on n_tok, the path, the tiling or the thread count
 // (batch invariance). Tiles only decide what stays in cache.
@@ -365,7 +368,9 @@ bool matmul_glu(thread_pool& pool, const kernel_table& k, const weight_view& gat
   const weight_view ws[] = {gate, up};
   const prepared_weight* const prepared[] = {prepared_gate, prepared_up};
   // Prepared panels only (so that no block is packed into scratch the other matrix's block shares).
-  if (n_tok < gemm_min_tokens || gate.n_out != up.n_out || !one_work_list(k, ws, prepared)) return false;
+  if (n_tok < gemm_min_tokens || !prepared_gate || !prepared_up || gate.n_out != up.n_out ||
+      !one_work_list(k, ws, prepared))
+    return false;
   const mm_kernel &mg = *k.mm(gate.type), &mu = *k.mm(up.type);
   // Kernels that take all of a call's tokens at once (tile_tokens: AMX, which stages the panels per
   // call) leave a block's outputs for every token, more than L2 holds in a long prompt: the GLU

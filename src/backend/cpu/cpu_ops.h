@@ -136,8 +136,8 @@ void matmul_shared(thread_pool& pool, const kernel_table& k, std::span<const wei
 // matrices by a token tile and applies k.glu to that tile of outputs while it is in cache (up_out
 // [n_tok, up.n_out] holds the up projection's tiles). The same bits as matmul_shared then glu.
 // Returns false, having done nothing, where that does not apply (fewer than gemv_max_tokens + 1
-// tokens, a matrix not prepared, kernels that differ in activations or in block size, kernels that
-// take all tokens at once: mm_kernel::tile_tokens).
+// tokens, a matrix not prepared, matrices of different shapes, kernels that differ in activations
+// or in rows per work block, kernels that take all tokens at once: mm_kernel::tile_tokens).
 bool matmul_glu(thread_pool& pool, const kernel_table& k, const weight_view& gate, const weight_view& up,
                 const float* x, int64_t n_tok, activation act, float* out, float* up_out, matmul_scratch& scratch,
                 const prepared_weight* prepared_gate, const prepared_weight* prepared_up);

@@ -4,8 +4,6 @@
 #include "backend/cpu/simd_avx2.h"
 // (simd_avx2.h first: it must not see anything compiled differently before it.)
 
-#include <cmath>
-
 #include "backend/cpu/cpu_kernels.h"
 
 namespace glia::cpu {
@@ -43,7 +41,9 @@ double sum_of_squares_avx2(const float* x, int64_t n) {
 
 void rms_norm_avx2(const float* x, const float* w, float* y, int64_t n, float eps) {
   const float mean = float(sum_of_squares_avx2(x, n) / double(n));
-  const float s = 1.0f / std::sqrt(mean + eps);
+  // (_mm_sqrt_ss, not std::sqrt: an inline library function compiled here with AVX flags could be
+  // the copy the linker keeps for every file; both are correctly rounded.)
+  const float s = 1.0f / _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(mean + eps)));
   const __m256 vs = _mm256_set1_ps(s);
   int64_t i = 0;
   if (w) {

@@ -21,8 +21,9 @@ float dot_row(const weight_view& w, int64_t r, const uint8_t* act);
 // sixteen partial sums (element i into s[i % 16]), added as (d0 + d2) + (d1 + d3) with d_j =
 // (s_j + s_j+8) + (s_j+4 + s_j+12): a fixed order that a vector loop of four 4-lane accumulators
 // follows bit for bit (the CPU kernel), where ggml's single chain is bound by the latency of its
-// adds (~4 cycles an element). The float mean it gives differs from ggml's only when the double
-// sum lies within a few of its ulps of a float rounding boundary.
+// adds (~4 cycles an element). The two orders' double sums differ by at most about n (typically
+// sqrt(n)) double ulps, so the float mean differs from ggml's only when its sum lies that close to
+// a float rounding midpoint: rarely, with 29 bits between the two precisions.
 double sum_of_squares(const float* x, int64_t n);
 // y = x / sqrt(mean(x^2) + eps) * w (w may be null), mean(x^2) = sum_of_squares / n.
 void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps);
