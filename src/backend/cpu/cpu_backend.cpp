@@ -63,7 +63,7 @@ class cpu_backend final : public backend {
   void matmul_glu(const weight_view& gate, const weight_view& up, const float* x, int64_t n_tok, activation act,
                   float* out, float* up_out, std::span<const weight_view> then) override {
     bool fused = false;
-    if (n_tok > cpu::gemv_max_tokens) {  // decode stays unfused (cpu::matmul_glu)
+    {
       std::lock_guard<std::mutex> lk(matmul_mutex_);
       fused = cpu::matmul_glu(pool_, k_, gate, up, x, n_tok, act, out, up_out, matmul_, find_prepared(gate),
                               find_prepared(up));
@@ -87,7 +87,7 @@ class cpu_backend final : public backend {
 
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t n, float eps) override {
     parallel_for(pool_, n_rows, 2 * n, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) k_.norm.row(x + r * n, w, y + r * n, n, eps);
+      for (int64_t r = begin; r < end; ++r) ref::rms_norm_row(x + r * n, w, y + r * n, n, eps, k_.sum_of_squares);
     });
   }
 

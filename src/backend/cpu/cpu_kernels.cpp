@@ -19,7 +19,7 @@ kernel_table make_scalar_table() {
   k.isa = "scalar";
   k.attend = scalar_attend;
   k.glu = scalar_glu;
-  k.norm = {ref::rms_norm_row, ref::sum_of_squares};
+  k.sum_of_squares = ref::sum_of_squares;
   for (const type_traits& t : all_types()) {
     const auto id = uint32_t(t.type);
     if (id < kernel_table::max_type_id && t.vec_dot) {
@@ -89,7 +89,7 @@ kernel_table resolve(isa_level max_level) {
     std::span<const mm_kernel> mm[3];
     attend_fn attend;
     glu_fn glu;
-    norm_kernels norm;
+    sum_of_squares_fn sum_of_squares;
   };
   const cpu_features& f = host_cpu_features();
   std::vector<candidate> by_priority;
@@ -100,7 +100,7 @@ kernel_table resolve(isa_level max_level) {
                            {avx2_mm_legacy(), avx2_mm_kquants(forms.kquants_amd), avx2_mm_float()},
                            avx2_attend(),
                            avx2_glu(),
-                           avx2_norm()});
+                           avx2_sum_of_squares()});
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul and attend kernels
   const bool avx512vnni = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
   if (avx512vnni && max_level >= isa_level::avx512vnni) {
@@ -109,11 +109,11 @@ kernel_table resolve(isa_level max_level) {
          {avx512vnni_mm_legacy(forms.q4_0_pairs), avx512vnni_mm_kquants(forms.kquants_amd), avx512vnni_mm_float()},
          avx512vnni_attend(),
          nullptr,
-         {}});
+         nullptr});
   }
   static const isa_kernels amx{"avx512amx", {}, {}};  // matmul kernels (prefill)
   if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
-    by_priority.push_back({&amx, {avx512amx_mm_legacy(forms.q4_0_pairs), avx512amx_mm_kquants(forms.kquants_amd), {}}, nullptr, nullptr, {}});
+    by_priority.push_back({&amx, {avx512amx_mm_legacy(forms.q4_0_pairs), avx512amx_mm_kquants(forms.kquants_amd), {}}, nullptr, nullptr, nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {
@@ -126,7 +126,7 @@ kernel_table resolve(isa_level max_level) {
       k.glu_isa = isa->name;
       k.isa = isa->name;
     }
-    if (c.norm.row) k.norm = c.norm;
+    if (c.sum_of_squares) k.sum_of_squares = c.sum_of_squares;
     for (const vec_dot_entry& e : isa->vec_dots) {
       const auto id = uint32_t(e.type);
       if (id >= kernel_table::max_type_id || !e.fn || !geometry_matches(e)) continue;

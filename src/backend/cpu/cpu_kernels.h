@@ -227,14 +227,10 @@ using attend_fn = void (*)(const attend_job& job, float* scratch);  // scratch: 
 using glu_fn = void (*)(const float* gate, const float* up, float* out, int64_t n, activation act);
 void scalar_glu(const float* gate, const float* up, float* out, int64_t n, activation act);
 
-// One row of rms_norm (ref::rms_norm_row's arguments) and its sum of squares
-// (ref::sum_of_squares); ISA versions give the reference's bits.
-using rms_norm_fn = void (*)(const float* x, const float* w, float* y, int64_t n, float eps);
+// rms_norm's sum of squares (ref::sum_of_squares' signature; ref_ops.h is not included here, the
+// ISA files include this header); ISA versions give the reference's bits, and ref::rms_norm_row
+// takes one for the rest of the row.
 using sum_of_squares_fn = double (*)(const float* x, int64_t n);
-struct norm_kernels {
-  rms_norm_fn row = nullptr;
-  sum_of_squares_fn sum_of_squares = nullptr;
-};
 
 // What one instruction set provides; null members mean "not written for this ISA".
 struct isa_kernels {
@@ -268,7 +264,7 @@ std::span<const mm_kernel> avx512amx_mm_kquants(bool amd_form);
 attend_fn avx2_attend();        // attention_avx2.cpp
 attend_fn avx512vnni_attend();  // attention_avx512vnni.cpp
 glu_fn avx2_glu();        // activation_avx2.cpp
-norm_kernels avx2_norm();  // norm_avx2.cpp
+sum_of_squares_fn avx2_sum_of_squares();  // norm_avx2.cpp
 // The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.
 void scalar_attend(const attend_job& job, float* scratch);
 
@@ -279,7 +275,7 @@ struct kernel_table {
   const char* attend_isa = "scalar";
   glu_fn glu = nullptr;
   const char* glu_isa = "scalar";
-  norm_kernels norm;
+  sum_of_squares_fn sum_of_squares = nullptr;
   static constexpr uint32_t max_type_id = 64;
   vec_dot_fn vec_dot_by_id[max_type_id] = {};
   const mm_kernel* mm_by_id[max_type_id] = {};

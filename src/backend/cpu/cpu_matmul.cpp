@@ -367,10 +367,9 @@ bool matmul_glu(thread_pool& pool, const kernel_table& k, const weight_view& gat
                 const prepared_weight* prepared_gate, const prepared_weight* prepared_up) {
   const weight_view ws[] = {gate, up};
   const prepared_weight* const prepared[] = {prepared_gate, prepared_up};
-  // Prepared panels only (so that no block is packed into scratch the other matrix's block shares).
-  if (n_tok < gemm_min_tokens || !prepared_gate || !prepared_up || gate.n_out != up.n_out ||
-      !one_work_list(k, ws, prepared))
-    return false;
+  // one_work_list: prepared panels only (so that no block is packed into scratch the other
+  // matrix's block shares).
+  if (n_tok < gemm_min_tokens || gate.n_out != up.n_out || !one_work_list(k, ws, prepared)) return false;
   const mm_kernel &mg = *k.mm(gate.type), &mu = *k.mm(up.type);
   // Kernels that take all of a call's tokens at once (tile_tokens: AMX, which stages the panels per
   // call) leave a block's outputs for every token, more than L2 holds in a long prompt: the GLU

@@ -1,6 +1,6 @@
-// AVX2 rms_norm row (cpu_kernels.h rms_norm_fn). ref::sum_of_squares's sixteen partial sums are the
-// lanes of four double vectors (element i in lane i % 16), combined in its order, so the bits are
-// the reference's; the scaling is per element, as in ref::rms_norm_row.
+// AVX2 sum of squares for rms_norm (cpu_kernels.h sum_of_squares_fn). ref::sum_of_squares's sixteen
+// partial sums are the lanes of four double vectors (element i in lane i % 16), combined in its
+// order, so the bits are the reference's; ref::rms_norm_row does the rest of the row.
 #include "backend/cpu/simd_avx2.h"
 // (simd_avx2.h first: it must not see anything compiled differently before it.)
 
@@ -39,25 +39,8 @@ double sum_of_squares_avx2(const float* x, int64_t n) {
   return _mm_cvtsd_f64(_mm_add_sd(e, _mm_unpackhi_pd(e, e)));
 }
 
-void rms_norm_avx2(const float* x, const float* w, float* y, int64_t n, float eps) {
-  const float mean = float(sum_of_squares_avx2(x, n) / double(n));
-  // (_mm_sqrt_ss, not std::sqrt: an inline library function compiled here with AVX flags could be
-  // the copy the linker keeps for every file; both are correctly rounded.)
-  const float s = 1.0f / _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(mean + eps)));
-  const __m256 vs = _mm256_set1_ps(s);
-  int64_t i = 0;
-  if (w) {
-    for (; i + 8 <= n; i += 8)
-      _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
-    for (; i < n; ++i) y[i] = (x[i] * s) * w[i];
-  } else {
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs));
-    for (; i < n; ++i) y[i] = x[i] * s;
-  }
-}
-
 }  // namespace
 
-norm_kernels avx2_norm() { return {rms_norm_avx2, sum_of_squares_avx2}; }
+sum_of_squares_fn avx2_sum_of_squares() { return sum_of_squares_avx2; }
 
 }  // namespace glia::cpu

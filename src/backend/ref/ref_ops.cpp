@@ -32,10 +32,14 @@ double sum_of_squares(const float* x, int64_t n) {
   return (d[0] + d[2]) + (d[1] + d[3]);
 }
 
-void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps) {
-  const float mean = float(sum_of_squares(x, n) / double(n));
+void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps, sum_of_squares_fn sum) {
+  const float mean = float(sum(x, n) / double(n));
   const float s = 1.0f / std::sqrt(mean + eps);
-  for (int64_t i = 0; i < n; ++i) y[i] = w ? (x[i] * s) * w[i] : x[i] * s;
+  if (w) {
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] * s) * w[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
+  }
 }
 
 namespace {

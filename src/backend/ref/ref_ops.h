@@ -25,8 +25,11 @@ float dot_row(const weight_view& w, int64_t r, const uint8_t* act);
 // sqrt(n)) double ulps, so the float mean differs from ggml's only when its sum lies that close to
 // a float rounding midpoint: rarely, with 29 bits between the two precisions.
 double sum_of_squares(const float* x, int64_t n);
-// y = x / sqrt(mean(x^2) + eps) * w (w may be null), mean(x^2) = sum_of_squares / n.
-void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps);
+using sum_of_squares_fn = double (*)(const float* x, int64_t n);
+// y = x / sqrt(mean(x^2) + eps) * w (w may be null), mean(x^2) = sum(x, n) / n: sum_of_squares or
+// an ISA twin with its bits (the CPU backend's), the rest of the row the same code.
+void rms_norm_row(const float* x, const float* w, float* y, int64_t n, float eps,
+                  sum_of_squares_fn sum = sum_of_squares);
 
 // cos/sin for every rotated pair at position `pos`: cs[2i] = cos, cs[2i+1] = sin (n_rot values).
 // Follows ggml_rope_ext: theta_i = pos * base^(-2i/n_rot) (accumulated by repeated multiplication in
