@@ -132,21 +132,25 @@ converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t
 }
 
 // Every matmul kernel of every ISA the host runs, in every decode form (AVX-512: one panel per
-// 256-bit vector or two per 512-bit one; k-quants: AMD's form or the others', see decode_forms_on
+// 256-bit vector or two per 512-bit one; AMD's prefetch form or the others', see decode_forms_on
 // in cpu_kernels.cpp), whichever this host would pick.
 std::vector<const cpu::mm_kernel*> host_mm_kernels() {
   std::vector<std::span<const cpu::mm_kernel>> lists;
   for (cpu::isa_level l : host_mm_levels()) {
-    for (bool form : {false, true}) {
+    for (bool amd : {false, true}) {
       if (l == cpu::isa_level::avx2) {
-        lists.push_back(cpu::avx2_mm_kquants(form));
-      } else if (l == cpu::isa_level::avx512amx) {
-        lists.insert(lists.end(), {cpu::avx512amx_mm_legacy(form), cpu::avx512amx_mm_kquants(form)});
-      } else {
-        lists.insert(lists.end(), {cpu::avx512vnni_mm_kquants(form), cpu::avx512vnni_mm_legacy(form)});
+        lists.insert(lists.end(), {cpu::avx2_mm_kquants(amd), cpu::avx2_mm_legacy(amd)});
+        continue;
       }
+      for (bool pairs : {false, true}) {
+        if (l == cpu::isa_level::avx512amx)
+          lists.push_back(cpu::avx512amx_mm_legacy(pairs, amd));
+        else
+          lists.push_back(cpu::avx512vnni_mm_legacy(pairs, amd));
+      }
+      lists.push_back(l == cpu::isa_level::avx512amx ? cpu::avx512amx_mm_kquants(amd) : cpu::avx512vnni_mm_kquants(amd));
     }
-    if (l == cpu::isa_level::avx2) lists.insert(lists.end(), {cpu::avx2_mm_legacy(), cpu::avx2_mm_float()});
+    if (l == cpu::isa_level::avx2) lists.push_back(cpu::avx2_mm_float());
     if (l == cpu::isa_level::avx512vnni) lists.push_back(cpu::avx512vnni_mm_float());
   }
   std::vector<const cpu::mm_kernel*> out;

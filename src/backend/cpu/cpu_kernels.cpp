@@ -72,9 +72,10 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
 // panel_vectors.h). AVX-512 panel pairs: Cascade Lake pairs Q4_0 only; AMD's cores pair the
 // k-quants, and Q4_0 too except on Zen 4 (Zen 5's Q4_0 was measured in pairs only); the other 4-
 // and 5-bit legacy types follow Q4_0 (mm_legacy_kernels.h), Q8_0 reads single panels everywhere.
-// The k-quants' prefetch: whole blocks on AMD's cores (and Hygon's, Zen-derived), spread on the rest.
+// The prefetch (k-quants: whole blocks; two streams: 1 KiB ahead) of AMD's cores on AMD's and
+// Hygon's (Zen-derived), spread (2 KiB) on the rest.
 struct decode_forms {
-  bool q4_0_pairs, kquants_amd;
+  bool q4_0_pairs, amd;
 };
 decode_forms decode_forms_on(const cpu_features& f) {
   return {!f.avx512_amd || f.avx512_full_width, f.amd};
@@ -97,7 +98,7 @@ kernel_table resolve(isa_level max_level) {
   const decode_forms forms = decode_forms_on(f);
   if (avx2 && max_level >= isa_level::avx2)
     by_priority.push_back({&avx2_kernels(),
-                           {avx2_mm_legacy(), avx2_mm_kquants(forms.kquants_amd), avx2_mm_float()},
+                           {avx2_mm_legacy(forms.amd), avx2_mm_kquants(forms.amd), avx2_mm_float()},
                            avx2_attend(),
                            avx2_glu(),
                            avx2_sum_of_squares()});
@@ -106,14 +107,14 @@ kernel_table resolve(isa_level max_level) {
   if (avx512vnni && max_level >= isa_level::avx512vnni) {
     by_priority.push_back(
         {&vnni,
-         {avx512vnni_mm_legacy(forms.q4_0_pairs), avx512vnni_mm_kquants(forms.kquants_amd), avx512vnni_mm_float()},
+         {avx512vnni_mm_legacy(forms.q4_0_pairs, forms.amd), avx512vnni_mm_kquants(forms.amd), avx512vnni_mm_float()},
          avx512vnni_attend(),
          nullptr,
          nullptr});
   }
   static const isa_kernels amx{"avx512amx", {}, {}};  // matmul kernels (prefill)
   if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
-    by_priority.push_back({&amx, {avx512amx_mm_legacy(forms.q4_0_pairs), avx512amx_mm_kquants(forms.kquants_amd), {}}, nullptr, nullptr, nullptr});
+    by_priority.push_back({&amx, {avx512amx_mm_legacy(forms.q4_0_pairs, forms.amd), avx512amx_mm_kquants(forms.amd), {}}, nullptr, nullptr, nullptr});
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {

@@ -247,19 +247,20 @@ const isa_kernels& avx2_kernels();
 // IQ4_NL; mm_kquants_*kernels.h: Q2_K..Q6_K, IQ4_XS; mm_float_kernels.h: F16, BF16, F32) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
 // q4_0_decode_pairs: the AVX-512 tables where Q4_0 decodes two panels per 512-bit vector.
-// amd_form: the k-quants' decode form tuned on AMD's cores (panel pairs on AVX-512, each block
-// prefetched whole as it begins) rather than the others' (single panels, the prefetch spread over
-// the block). Which CPUs get which: decode_forms_on in cpu_kernels.cpp; every form gives the same bits.
-std::span<const mm_kernel> avx2_mm_legacy();
+// amd_form: the decode form tuned on AMD's cores (k-quants: panel pairs on AVX-512, each block
+// prefetched whole as it begins; two streams side by side prefetch 1 KiB ahead) rather than the
+// others' (k-quants: single panels, the prefetch spread over the block; streams 2 KiB ahead). Which
+// CPUs get which: decode_forms_on in cpu_kernels.cpp; every form gives the same bits.
+std::span<const mm_kernel> avx2_mm_legacy(bool amd_form);
 std::span<const mm_kernel> avx2_mm_kquants(bool amd_form);
-std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs);
+std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs, bool amd_form);
 std::span<const mm_kernel> avx512vnni_mm_kquants(bool amd_form);
 std::span<const mm_kernel> avx2_mm_float();
 std::span<const mm_kernel> avx512vnni_mm_float();
 // The AVX-512 VNNI kernels of the types whose prefill runs on AMX int8 tiles (Q8_0, Q4_0; Q4_K,
 // Q5_K, Q6_K), the rest of each kernel as it is in the VNNI table (mm_legacy_amx.cpp,
 // mm_kquants_amx.cpp; the decode forms likewise).
-std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs);
+std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs, bool amd_form);
 std::span<const mm_kernel> avx512amx_mm_kquants(bool amd_form);
 attend_fn avx2_attend();        // attention_avx2.cpp
 attend_fn avx512vnni_attend();  // attention_avx512vnni.cpp

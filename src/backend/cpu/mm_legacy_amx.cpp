@@ -107,12 +107,14 @@ void gemm_amx(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64
 
 }  // namespace
 
-std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs) {
-  // Q8_0 decodes single panels in both forms (legacy_kernels).
-  return amx_tables<single_panels, panel_pairs>(q4_0_decode_pairs, [](auto form) {
-    return amx_table(legacy_kernels<form()>, {{dtype::q8_0, gemm_amx<q8_0_amx, single_panels>},
+std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs, bool amd_form) {
+  // Q8_0 decodes single panels in every form (legacy_kernels).
+  const auto make = [](auto form) {
+    return amx_table(legacy_kernels<form()>, {{dtype::q8_0, gemm_amx<q8_0_amx, single_form(form())>},
                                               {dtype::q4_0, gemm_amx<q4_0_amx, form()>}});
-  });
+  };
+  if (amd_form) return amx_tables<single_panels, panel_pairs>(q4_0_decode_pairs, make);
+  return amx_tables<single_spread, pairs_spread>(q4_0_decode_pairs, make);
 }
 
 }  // namespace glia::cpu

@@ -4,6 +4,9 @@
 
 namespace glia::cpu {
 
-std::span<const mm_kernel> avx2_mm_legacy() { return legacy_kernels<single_panels>; }
+std::span<const mm_kernel> avx2_mm_legacy(bool amd_form) {
+  if (amd_form) return legacy_kernels<single_panels>;
+  return legacy_kernels<single_spread>;
+}
 
 }  // namespace glia::cpu

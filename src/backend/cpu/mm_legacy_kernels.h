@@ -584,8 +584,8 @@ constexpr auto iq4_nl_biased = [] {
 template <class V>
 typename V::i table16(const void* p) {
   const __m256i t = _mm256_broadcastsi128_si256(load128(p));
-  if constexpr (std::is_same_v<V, rows8>) return t;
-  else if constexpr (std::is_same_v<V, rows8x2>) return both(t);
+  if constexpr (std::is_same_v<family_t<V>, rows8>) return t;
+  else if constexpr (std::is_same_v<family_t<V>, rows8x2>) return both(t);
 #ifdef GLIA_PANEL_PAIRS
   else return _mm512_inserti64x4(_mm512_castsi256_si512(t), t, 1);
 #endif
@@ -675,15 +675,16 @@ struct gemm_iq4_nl_tile {
 // decode_panels), and Q4_1, Q5_0, Q5_1 and IQ4_NL's with it (their nibble cells are Q4_0's; on
 // Zen 5, tg32 with 2 threads, three alternated rounds, single -> pairs: Q4_1 61.1 -> 62.6, Q5_0
 // 50.1 -> 56.6, Q5_1 47.0 -> 54.6, IQ4_NL 60.8 -> 66.3 t/s, medians; not measured on Zen 4, where
-// Q4_0 reads single panels); Q8_0 reads single panels everywhere.
+// Q4_0 reads single panels), and how far ahead all of them prefetch (decode_form::spread); Q8_0
+// reads single panels everywhere.
 template <decode_form Q4_0Decode>
 constexpr mm_kernel legacy_kernels[] = {
     {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), true, q4_0_packed, pack_q4_0,
      gemm_panels<gemm_q4_0_tile, Q4_0Decode>, gemv_tokens<gemv_q4_0_tokens>, q8_0_block_sums, dot_q4_0,
      gemv_panel_streams<gemm_q4_0_tile, Q4_0Decode>},
     {dtype::q8_0, 32, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), true, q8_0_packed, pack_q8_0,
-     gemm_panels<gemm_q8_0_tile, single_panels>, gemv_q8_0, q8_0_block_sums, dot_q8_0,
-     gemv_panel_streams<gemm_q8_0_tile, single_panels>},
+     gemm_panels<gemm_q8_0_tile, single_form(Q4_0Decode)>, gemv_q8_0, q8_0_block_sums, dot_q8_0,
+     gemv_panel_streams<gemm_q8_0_tile, single_form(Q4_0Decode)>},
     {dtype::q5_0, 32, sizeof(block_q5_0), dtype::q8_0, sizeof(block_q8_0), true, q5_0_kind::packed, pack_q5_0,
      gemm_panels<gemm_q5_0_tile, Q4_0Decode>, gemv_via_panels<gemm_q5_0_tile, pack_q5_0, q5_0_kind::packed>,
      q8_0_block_sums, dot_q5_0, gemv_panel_streams<gemm_q5_0_tile, Q4_0Decode>},

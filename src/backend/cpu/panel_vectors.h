@@ -114,10 +114,12 @@ struct rows8x2 {
   static f set1_f(float v) { return both(rows8::set1_f(v)); }
   static f zero_f() { return both(rows8::zero_f()); }
   static i spread_word(__m128i x, int k) { return both(rows8::spread_word(x, k)); }
-  template <size_t BlockBytes, int Parts = 1>
+  // Each stream asks for less ahead than a single panel does (stream_prefetch_distance), except in
+  // the spread decode form (spread<V> below).
+  template <size_t BlockBytes, int Parts = 1, size_t Distance = stream_prefetch_distance>
   static void prefetch(const uint8_t* block, size_t second, int part = 0) {
-    panel_prefetch<BlockBytes, stream_prefetch_distance, Parts>(block, part);
-    panel_prefetch<BlockBytes, stream_prefetch_distance, Parts>(block + second, part);
+    panel_prefetch<BlockBytes, Distance, Parts>(block, part);
+    panel_prefetch<BlockBytes, Distance, Parts>(block + second, part);
   }
   // n (9..16) results: the first panel's 8, then the second's.
   static void store(float* y, f v, int n) {
@@ -302,15 +304,32 @@ typename V::i high_nibble_sum(typename V::i s) {
 // 27 lines per stream at once, then none for the rest of the block, kept the matrices at 71-81% of
 // the read bandwidth, a quarter at each quarter of the block at 84-92%; Q4_K_M decode end to end
 // +8%). The k-quant tiles call decode_prefetch at their parts; the form never changes a result.
+// The same two kinds of core disagree on how far ahead two streams side by side (rows8x2) ask:
+// Zen 3 decoded faster at 1 KiB than at 2 (stream_prefetch_distance), the Intel host at 2 KiB
+// (session 28: TinyLlama Q4_0 with AVX2, 2 threads, three alternated rounds, 45.6 / 48.6 / 46.5 ->
+// 49.4 / 50.7 / 49.9 t/s; Q8_0 with VNNI 27.6 / 28.0 / 27.9 -> 28.3 / 28.7 / 29.0), so the spread
+// form asks as far ahead as a single panel does (panel_prefetch_distance).
 struct decode_form {
   bool pairs = false;   // one-token tiles read two panels per rows16 vector
-  bool spread = false;  // k-quant tiles prefetch a quarter of a block at each quarter of its work
+  bool spread = false;  // k-quant tiles prefetch a quarter of a block at each quarter of its work,
+                        // rows8x2 streams panel_prefetch_distance ahead
 };
-inline constexpr decode_form single_panels{false, false}, panel_pairs{true, false}, single_spread{false, true};
+inline constexpr decode_form single_panels{false, false}, panel_pairs{true, false}, single_spread{false, true},
+    pairs_spread{true, true};
+// The form of a kernel that never decodes in pairs (Q8_0), next to kernels in form d.
+constexpr decode_form single_form(decode_form d) { return {false, d.spread}; }
 
-// V with the spread prefetch form (decode_form::spread): only decode_prefetch tells them apart.
+// V with the spread prefetch form (decode_form::spread): only its prefetch tells them apart.
 template <class V>
-struct spread : V {};
+struct spread : V {
+  template <size_t BlockBytes, int Parts = 1>
+  static void prefetch(const uint8_t* block, size_t second, int part = 0) {
+    if constexpr (std::is_same_v<V, rows8x2>)
+      V::template prefetch<BlockBytes, Parts, panel_prefetch_distance>(block, second, part);
+    else
+      V::template prefetch<BlockBytes, Parts>(block, second, part);
+  }
+};
 // The vector family under a spread<> (for code that picks constants by family).
 template <class V>
 struct family_of {

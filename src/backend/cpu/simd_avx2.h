@@ -300,7 +300,8 @@ void token_tiles(int64_t n_tok, F&& tile) {
 // every 4 KiB page and restarts only after a few misses; so each block of a panel asks for the
 // bytes panel_prefetch_distance ahead (into L2), which keeps enough lines in flight across pages.
 inline constexpr size_t panel_prefetch_distance = 2048;
-// Two streams read side by side (rows8x2) each ask for less ahead. Zen 3, alternated rounds of
+// Two streams read side by side (rows8x2) each ask for less ahead in AMD's decode form (the others'
+// ask panel_prefetch_distance ahead: decode_form in panel_vectors.h). Zen 3, alternated rounds of
 // `glia bench -n 48`, 2 threads: 1 KiB against 2 KiB Q8_0 27.0 / 23.0 t/s, Q4_0 38.6 / 37.6,
 // Q4_K_M 36.3 / 37.2; against 512 bytes Q8_0 27.2 / 25.3, Q4_0 43.8 / 43.8, Q4_K_M 37.8 / 39.5.
 // One thread, 4 KiB and none were slower than 1 KiB for Q8_0 and Q4_0 (none: -3% / -7%).
