@@ -69,8 +69,8 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
 }
 
 // The decode forms of the kernels, as measured per core (figures with decode_form in
-// panel_vectors.h). AVX-512 panel pairs: Cascade Lake pairs Q4_0 only; AMD's cores pair the
-// k-quants, and Q4_0 too except on Zen 4 (Zen 5's Q4_0 was measured in pairs only); the other 4-
+// panel_vectors.h). AVX-512 panel pairs: AMD's cores pair the k-quants, and Q4_0 too on Zen 5
+// (full width; Zen 4 reads Q4_0 faster single, the Intel host of session 28 too); the other 4-
 // and 5-bit legacy types follow Q4_0 (mm_legacy_kernels.h), Q8_0 reads single panels everywhere.
 // The prefetch (k-quants: whole blocks; two streams: 1 KiB ahead) of AMD's cores on AMD's and
 // Hygon's (Zen-derived), spread (2 KiB) on the rest.
@@ -78,7 +78,7 @@ struct decode_forms {
   bool q4_0_pairs, amd;
 };
 decode_forms decode_forms_on(const cpu_features& f) {
-  return {!f.avx512_amd || f.avx512_full_width, f.amd};
+  return {f.avx512_amd && f.avx512_full_width, f.amd};
 }
 
 kernel_table resolve(isa_level max_level) {

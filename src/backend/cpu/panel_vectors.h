@@ -287,7 +287,10 @@ typename V::i high_nibble_sum(typename V::i s) {
 // Q6_K paired (24.5 against 25.3 t/s; earlier, with Q4_K paired as well, 16.5-17.3 against
 // 18.7-18.9). So Q4_0 reads pairs, the others single panels. One token in two streams
 // (gemv_panel_streams) follows the same choice: rows16 for pairs, rows8x2 (no lane inserts) else.
-// Those were Cascade Lake's figures, whose 512-bit instructions gang two 256-bit ports. On AMD's
+// Those were Cascade Lake's figures, whose 512-bit instructions gang two 256-bit ports, before one
+// token read two streams. The Intel host with AMX (session 28), two streams 2 KiB ahead in both:
+// Q4_0 single 51.3 / 51.9 / 50.5 / 51.9 against pairs 48.2 / 50.8 / 49.2 / 50.7 t/s (2 threads,
+// alternated), so Intel reads single panels now (decode_forms_on in cpu_kernels.cpp). On AMD's
 // AVX-512 (cpu_features::avx512_amd) pairs win for the k-quants too. Zen 5 (full width): in cache,
 // two streams, Q4_K 14.5 -> 17.7 B/cycle and Q6_K 12.7 -> 16.7; Q4_K_M decode, medians of
 // alternated runs, 2 threads 78.4 -> 89.4, 86.9 -> 91.6, 75.5 -> 87.0 t/s, 1 thread 44.1 -> 51.2,
