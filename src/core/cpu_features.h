@@ -15,7 +15,7 @@ struct cpu_features {
   // AVX-512 as AMD builds it (Zen 4, family 19h: each 512-bit instruction one macro-op split into
   // two 256-bit halves; Zen 5, 1Ah+: full width), with no clock penalty. Intel's AVX-512 cores
   // gang two 256-bit ports for one 512-bit instruction and may lower the clock; which kernels win
-  // differs (panel_vectors.h, decode_panels).
+  // differs (panel_vectors.h, decode_form).
   bool avx512_amd = false;
   // An AMD core, or Hygon's (Zen-derived): some kernel forms are tuned per vendor (cpu_kernels.cpp).
   bool amd = false;

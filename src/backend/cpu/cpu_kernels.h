@@ -246,7 +246,8 @@ const isa_kernels& avx2_kernels();
 // The matmul kernels of every weight type (mm_legacy_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
 // IQ4_NL; mm_kquants_*kernels.h: Q2_K..Q6_K, IQ4_XS; mm_float_kernels.h: F16, BF16, F32) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
-// q4_0_decode_pairs: the AVX-512 tables where Q4_0 decodes two panels per 512-bit vector.
+// q4_0_decode_pairs: the AVX-512 tables where Q4_0 (and Q4_1, Q5_0, Q5_1, IQ4_NL with it) decodes
+// two panels per 512-bit vector.
 // amd_form: the decode form tuned on AMD's cores (k-quants: panel pairs on AVX-512, each block
 // prefetched whole as it begins; two streams side by side prefetch 1 KiB ahead) rather than the
 // others' (k-quants: single panels, the prefetch spread over the block; streams 2 KiB ahead). Which

@@ -672,7 +672,7 @@ struct gemm_iq4_nl_tile {
 };
 
 // Q4_0Decode: how Q4_0's one-token matmuls read panels where the build has rows16 (see
-// decode_panels), and Q4_1, Q5_0, Q5_1 and IQ4_NL's with it (their nibble cells are Q4_0's; on
+// decode_form in panel_vectors.h), and Q4_1, Q5_0, Q5_1 and IQ4_NL's with it (their nibble cells are Q4_0's; on
 // Zen 5, tg32 with 2 threads, three alternated rounds, single -> pairs: Q4_1 61.1 -> 62.6, Q5_0
 // 50.1 -> 56.6, Q5_1 47.0 -> 54.6, IQ4_NL 60.8 -> 66.3 t/s, medians; not measured on Zen 4, where
 // Q4_0 reads single panels), and how far ahead all of them prefetch (decode_form::spread); Q8_0

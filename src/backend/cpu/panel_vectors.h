@@ -285,12 +285,13 @@ typename V::i high_nibble_sum(typename V::i s) {
 // 9.9, Q6_K 7.8 -> 8.5, Q4_K 9.0 -> 8.7, Q8_0 14.7 -> 15.0. End to end (TinyLlama geometry, 2
 // threads, alternating runs): Q4_0 pairs 27.1 against 25.3 t/s; Q4_K_M decode measured slower with
 // Q6_K paired (24.5 against 25.3 t/s; earlier, with Q4_K paired as well, 16.5-17.3 against
-// 18.7-18.9). So Q4_0 reads pairs, the others single panels. One token in two streams
+// 18.7-18.9). So Q4_0 read pairs there, the others single panels. One token in two streams
 // (gemv_panel_streams) follows the same choice: rows16 for pairs, rows8x2 (no lane inserts) else.
-// Those were Cascade Lake's figures, whose 512-bit instructions gang two 256-bit ports, before one
-// token read two streams. The Intel host with AMX (session 28), two streams 2 KiB ahead in both:
-// Q4_0 single 51.3 / 51.9 / 50.5 / 51.9 against pairs 48.2 / 50.8 / 49.2 / 50.7 t/s (2 threads,
-// alternated), so Intel reads single panels now (decode_forms_on in cpu_kernels.cpp). On AMD's
+// Those were Cascade Lake's figures (session 7), whose 512-bit instructions gang two 256-bit
+// ports, taken before one token read two streams. On the Intel host with AMX (session 28), two
+// streams 2 KiB ahead in both forms: Q4_0 single 51.3 / 51.9 / 50.5 / 51.9 against pairs 48.2 /
+// 50.8 / 49.2 / 50.7 t/s (2 threads, alternated), so Intel's cores read single panels now
+// (decode_forms_on in cpu_kernels.cpp; 2-3 token tiles follow, see bench/RESULTS.md). On AMD's
 // AVX-512 (cpu_features::avx512_amd) pairs win for the k-quants too. Zen 5 (full width): in cache,
 // two streams, Q4_K 14.5 -> 17.7 B/cycle and Q6_K 12.7 -> 16.7; Q4_K_M decode, medians of
 // alternated runs, 2 threads 78.4 -> 89.4, 86.9 -> 91.6, 75.5 -> 87.0 t/s, 1 thread 44.1 -> 51.2,
@@ -308,15 +309,18 @@ typename V::i high_nibble_sum(typename V::i s) {
 // the read bandwidth, a quarter at each quarter of the block at 84-92%; Q4_K_M decode end to end
 // +8%). The k-quant tiles call decode_prefetch at their parts; the form never changes a result.
 // The same two kinds of core disagree on how far ahead two streams side by side (rows8x2) ask:
-// Zen 3 decoded faster at 1 KiB than at 2 (stream_prefetch_distance), the Intel host at 2 KiB
-// (session 28: TinyLlama Q4_0 with AVX2, 2 threads, three alternated rounds, 45.6 / 48.6 / 46.5 ->
-// 49.4 / 50.7 / 49.9 t/s; Q8_0 with VNNI 27.6 / 28.0 / 27.9 -> 28.3 / 28.7 / 29.0), so the spread
-// form asks as far ahead as a single panel does (panel_prefetch_distance).
+// Zen 3's Q8_0 and Q4_0 decoded faster at 1 KiB than at 2 (stream_prefetch_distance), the Intel
+// host's at 2 KiB (session 28: TinyLlama Q4_0 with AVX2, 2 threads, five alternated rounds, 49.3 /
+// 50.1 / 48.9 / 50.1 / 48.9 -> 51.6 / 51.5 / 50.5 / 51.6 / 50.2 t/s; Q8_0 with VNNI 27.6 / 28.0 /
+// 27.9 -> 28.3 / 28.7 / 29.0), so the spread form asks as far ahead as a single panel does
+// (panel_prefetch_distance). Measured on one host of each vendor.
 struct decode_form {
   bool pairs = false;   // one-token tiles read two panels per rows16 vector
   bool spread = false;  // k-quant tiles prefetch a quarter of a block at each quarter of its work,
                         // rows8x2 streams panel_prefetch_distance ahead
 };
+// pairs_spread is no host's choice today (decode_forms_on pairs on Zen 5 only); the tables are
+// built in it so that every combination of the two choices stays tested.
 inline constexpr decode_form single_panels{false, false}, panel_pairs{true, false}, single_spread{false, true},
     pairs_spread{true, true};
 // The form of a kernel that never decodes in pairs (Q8_0), next to kernels in form d.
