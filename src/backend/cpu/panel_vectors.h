@@ -42,9 +42,9 @@ struct rows8 {
   // 32-bit word k of x in every lane (k < 4).
   static i spread_word(__m128i x, int k) { return _mm256_set1_epi32(word_of(x, k)); }
   // panel_prefetch of the block (or of its part `part` of Parts).
-  template <size_t BlockBytes, int Parts = 1>
+  template <size_t BlockBytes, int Parts = 1, size_t Distance = panel_prefetch_distance, int Locality = 2>
   static void prefetch(const uint8_t* block, size_t /*second*/, int part = 0) {
-    panel_prefetch<BlockBytes, panel_prefetch_distance, Parts>(block, part);
+    panel_prefetch<BlockBytes, Distance, Parts, Locality>(block, part);
   }
   static void store(float* y, f v, int n) { store_lanes(y, v, n); }
 };
@@ -116,10 +116,10 @@ struct rows8x2 {
   static i spread_word(__m128i x, int k) { return both(rows8::spread_word(x, k)); }
   // Each stream asks for less ahead than a single panel does (stream_prefetch_distance), except in
   // the spread decode form (spread<V> below).
-  template <size_t BlockBytes, int Parts = 1, size_t Distance = stream_prefetch_distance>
+  template <size_t BlockBytes, int Parts = 1, size_t Distance = stream_prefetch_distance, int Locality = 2>
   static void prefetch(const uint8_t* block, size_t second, int part = 0) {
-    panel_prefetch<BlockBytes, Distance, Parts>(block, part);
-    panel_prefetch<BlockBytes, Distance, Parts>(block + second, part);
+    panel_prefetch<BlockBytes, Distance, Parts, Locality>(block, part);
+    panel_prefetch<BlockBytes, Distance, Parts, Locality>(block + second, part);
   }
   // n (9..16) results: the first panel's 8, then the second's.
   static void store(float* y, f v, int n) {
@@ -200,10 +200,10 @@ struct rows16 {
   static f set1_f(float v) { return _mm512_set1_ps(v); }
   static f zero_f() { return _mm512_setzero_ps(); }
   static i spread_word(__m128i x, int k) { return _mm512_set1_epi32(word_of(x, k)); }
-  template <size_t BlockBytes, int Parts = 1>
+  template <size_t BlockBytes, int Parts = 1, size_t Distance = panel_prefetch_distance, int Locality = 2>
   static void prefetch(const uint8_t* block, size_t second, int part = 0) {
-    panel_prefetch<BlockBytes, panel_prefetch_distance, Parts>(block, part);
-    panel_prefetch<BlockBytes, panel_prefetch_distance, Parts>(block + second, part);
+    panel_prefetch<BlockBytes, Distance, Parts, Locality>(block, part);
+    panel_prefetch<BlockBytes, Distance, Parts, Locality>(block + second, part);
   }
   static void store(float* y, f v, int n) { _mm512_mask_storeu_ps(y, __mmask16((1u << n) - 1), v); }
 };
@@ -313,11 +313,15 @@ typename V::i high_nibble_sum(typename V::i s) {
 // host's at 2 KiB (session 28: TinyLlama Q4_0 with AVX2, 2 threads, five alternated rounds, 49.3 /
 // 50.1 / 48.9 / 50.1 / 48.9 -> 51.6 / 51.5 / 50.5 / 51.6 / 50.2 t/s; Q8_0 with VNNI 27.6 / 28.0 /
 // 27.9 -> 28.3 / 28.7 / 29.0), so the spread form asks as far ahead as a single panel does
-// (panel_prefetch_distance). Measured on one host of each vendor.
+// (panel_prefetch_distance). And into which cache: Zen 4 decoded slower with prefetches into L1
+// (see panel_prefetch), the Intel host faster (session 28, three alternated rounds: AVX2 Q4_0 2
+// threads 46.9 / 46.6 / 48.8 -> 49.3 / 49.5 / 51.7 t/s, 1 thread 25.8 / 25.4 / 25.3 -> 27.1 / 25.4
+// / 27.0, Q4_K_M 45.7 / 45.2 / 45.5 -> 45.8 / 47.5 / 47.6; VNNI Q4_0 and Q8_0 +1.5%), so the
+// spread form prefetches into L1 (T0), the AMD form into L2 (T1). Measured on one host of each vendor.
 struct decode_form {
   bool pairs = false;   // one-token tiles read two panels per rows16 vector
   bool spread = false;  // k-quant tiles prefetch a quarter of a block at each quarter of its work,
-                        // rows8x2 streams panel_prefetch_distance ahead
+                        // rows8x2 streams panel_prefetch_distance ahead, every prefetch into L1
 };
 // pairs_spread is no host's choice today (decode_forms_on pairs on Zen 5 only); the tables are
 // built in it so that every combination of the two choices stays tested.
@@ -331,10 +335,7 @@ template <class V>
 struct spread : V {
   template <size_t BlockBytes, int Parts = 1>
   static void prefetch(const uint8_t* block, size_t second, int part = 0) {
-    if constexpr (std::is_same_v<V, rows8x2>)
-      V::template prefetch<BlockBytes, Parts, panel_prefetch_distance>(block, second, part);
-    else
-      V::template prefetch<BlockBytes, Parts>(block, second, part);
+    V::template prefetch<BlockBytes, Parts, panel_prefetch_distance, 3>(block, second, part);  // into L1
   }
 };
 // The vector family under a spread<> (for code that picks constants by family).

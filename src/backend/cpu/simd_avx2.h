@@ -317,16 +317,18 @@ inline constexpr size_t block_prefetch_distance = BlockBytes >= 1024 ? BlockByte
 //  - a plain loop: unrolled (Zen 3 session 10; Zen 4 Q4_K_M 1 thread 29-31 -> 23-24 t/s) or spread
 //    over a k-quant block's eight sub-blocks (Zen 4: -> 19-24 t/s) decoded slower;
 //  - T1: T0 (into L1) slower on Zen 4 (Q4_0 1 thread 40-44 -> 31-36 t/s, Q4_K_M 35-37 -> 21-23),
-//    T2 the same as T1 (Zen 4 fills L2 for both).
+//    T2 the same as T1 (Zen 4 fills L2 for both); on the Intel host of session 28, T0 faster, which
+//    the spread decode form asks for (Locality 3; decode_form in panel_vectors.h).
 // Zen 4 also decoded as fast with no software prefetch at all (its hardware prefetchers follow the
 // two streams), Zen 3 did not (session 10: prefetching every other line halved Q4_K_M decode).
 // With Parts > 1, part `part` of the block's lines only: its requests spread over the block's work
 // (decode_form::spread in panel_vectors.h).
-template <size_t BlockBytes, size_t Distance = panel_prefetch_distance, int Parts = 1>
+// Locality: __builtin_prefetch's, 2 (prefetcht1, into L2) or 3 (prefetcht0, into L1).
+template <size_t BlockBytes, size_t Distance = panel_prefetch_distance, int Parts = 1, int Locality = 2>
 inline void panel_prefetch(const uint8_t* block, int part = 0) {
   constexpr size_t lines = ((BlockBytes + 63) / 64 + Parts - 1) / Parts;
   const uint8_t* at = block + block_prefetch_distance<BlockBytes, Distance> + size_t(part) * lines * 64;
-  for (size_t off = 0; off < lines * 64; off += 64) _mm_prefetch(reinterpret_cast<const char*>(at + off), _MM_HINT_T1);
+  for (size_t off = 0; off < lines * 64; off += 64) __builtin_prefetch(at + off, 0, Locality);
 }
 
 // Software prefetch for the gemv kernels. A gemv walks 8 rows side by side, each only a few
