@@ -62,12 +62,11 @@ class cpu_backend final : public backend {
 
   void matmul_glu(const weight_view& gate, const weight_view& up, const float* x, int64_t n_tok, activation act,
                   float* out, float* up_out, std::span<const weight_view> then) override {
-    bool fused = false;
-    {
+    const bool fused = [&] {
       std::lock_guard<std::mutex> lk(matmul_mutex_);
-      fused = cpu::matmul_glu(pool_, k_, gate, up, x, n_tok, act, out, up_out, matmul_, find_prepared(gate),
-                              find_prepared(up));
-    }
+      return cpu::matmul_glu(pool_, k_, gate, up, x, n_tok, act, out, up_out, matmul_, find_prepared(gate),
+                             find_prepared(up));
+    }();
     if (!fused) {
       backend::matmul_glu(gate, up, x, n_tok, act, out, up_out, then);
       return;

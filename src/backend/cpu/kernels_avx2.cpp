@@ -26,18 +26,18 @@ using quant::block_q8_k;
 // Blocks containing a NaN or an infinity go to the reference (its handling of them is not worth
 // mirroring).
 
+inline __m256 abs_ps(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+
+// All-ones in the lanes of |v| (abs_v) that are infinite or NaN: !(|v| < inf).
+inline __m256 nonfinite_lanes(__m256 abs_v) { return _mm256_cmp_ps(abs_v, _mm256_set1_ps(__builtin_inff()), _CMP_NLT_UQ); }
+
 inline bool any_nonfinite(const __m256* v, int n) {
-  const __m256 inf = _mm256_set1_ps(__builtin_inff());
-  const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 m = _mm256_setzero_ps();
-  // !(|v| < inf) is true for infinities and NaN.
-  for (int i = 0; i < n; ++i) m = _mm256_or_ps(m, _mm256_cmp_ps(_mm256_andnot_ps(sign, v[i]), inf, _CMP_NLT_UQ));
+  for (int i = 0; i < n; ++i) m = _mm256_or_ps(m, nonfinite_lanes(abs_ps(v[i])));
   return _mm256_movemask_ps(m) != 0;
 }
 
 inline bool finite(float f) { return f - f == 0.0f; }
-
-inline __m256 abs_ps(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
 
 // roundf (halfway cases away from zero), exact for |v| < 2^23: v - trunc(v) is exact there.
 inline __m256 round_half_away(__m256 v) {
@@ -109,7 +109,6 @@ void quantize_q8_1_x86(const float* src, void* dst, int64_t n) { quantize_q8_0<t
 // and bsums holds the sum of each 16 quants.
 void quantize_q8_k(const float* src, void* dst, int64_t n) {
   auto* out = static_cast<block_q8_k*>(dst);
-  const __m256 inf = _mm256_set1_ps(__builtin_inff());
   for (int64_t b = 0; b < n / 256; ++b) {
     const float* x = src + 256 * b;
     // Each pass reads the block (1 KiB, in L1) again: held as an array of 32 vectors, twice what
@@ -119,7 +118,7 @@ void quantize_q8_k(const float* src, void* dst, int64_t n) {
     __m256 m = _mm256_setzero_ps(), nonfinite = _mm256_setzero_ps();
     for (int i = 0; i < 32; ++i) {
       const __m256 a = abs_ps(v(i));
-      nonfinite = _mm256_or_ps(nonfinite, _mm256_cmp_ps(a, inf, _CMP_NLT_UQ));  // inf or NaN
+      nonfinite = _mm256_or_ps(nonfinite, nonfinite_lanes(a));
       m = _mm256_max_ps(m, a);
     }
     if (_mm256_movemask_ps(nonfinite) != 0) {

@@ -672,11 +672,11 @@ struct gemm_iq4_nl_tile {
 };
 
 // Q4_0Decode: how Q4_0's one-token matmuls read panels where the build has rows16 (see
-// decode_form in panel_vectors.h), and Q4_1, Q5_0, Q5_1 and IQ4_NL's with it (their nibble cells are Q4_0's; on
-// Zen 5, tg32 with 2 threads, three alternated rounds, single -> pairs: Q4_1 61.1 -> 62.6, Q5_0
-// 50.1 -> 56.6, Q5_1 47.0 -> 54.6, IQ4_NL 60.8 -> 66.3 t/s, medians; not measured on Zen 4, where
-// Q4_0 reads single panels), and how far ahead all of them prefetch (decode_form::spread); Q8_0
-// reads single panels everywhere.
+// decode_form in panel_vectors.h), and Q4_1, Q5_0, Q5_1 and IQ4_NL's with it (their nibble cells
+// are Q4_0's; on Zen 5, tg32 with 2 threads, three alternated rounds, single -> pairs: Q4_1 61.1 ->
+// 62.6, Q5_0 50.1 -> 56.6, Q5_1 47.0 -> 54.6, IQ4_NL 60.8 -> 66.3 t/s, medians; not measured on
+// Zen 4, where Q4_0 reads single panels), and how all of them prefetch (decode_form::spread); Q8_0
+// reads single panels everywhere, with the others' prefetch (single_form).
 template <decode_form Q4_0Decode>
 constexpr mm_kernel legacy_kernels[] = {
     {dtype::q4_0, 32, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), true, q4_0_packed, pack_q4_0,
