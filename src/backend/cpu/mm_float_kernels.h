@@ -253,11 +253,6 @@ void gemv_group(const weight_view& w, int64_t g, int n_rows, const act_rows& a, 
   __m256 acc[S][T];
   for (int s = 0; s < S; ++s)
     for (int t = 0; t < T; ++t) acc[s][t] = _mm256_setzero_ps();
-  const auto madd = [&](int s, int64_t c, int64_t i) {
-    const __m256 wv = E::template load<rows8>(buf[s] + size_t(i) * step, 0);
-    const int64_t k = (seg.begin[s] + c + i) * a.wide_tokens;
-    for (int t = 0; t < T; ++t) acc[s][t] = vfma(wv, at[t] + k, acc[s][t]);
-  };
   for (int64_t c = 0, longest = *std::max_element(seg.len, seg.len + S); c < longest; c += chunk) {
     int64_t m[S], common = chunk;
     for (int s = 0; s < S; ++s) {
@@ -265,10 +260,29 @@ void gemv_group(const weight_view& w, int64_t g, int n_rows, const act_rows& a, 
       common = std::min(common, m[s]);
       if (m[s] > 0) pack_range<E::bytes>(w, g, n_rows, seg.begin[s] + c, seg.begin[s] + c + m[s], buf[s]);
     }
-    for (int64_t i = 0; i < common; ++i)
-      for (int s = 0; s < S; ++s) madd(s, c, i);
+    // The sums in registers between the packing calls: kept in `acc` across those calls, GCC stored
+    // each one to the stack after every multiply-add (one store per multiply-add).
+    __m256 r[S][T];
+#pragma GCC unroll 4
     for (int s = 0; s < S; ++s)
-      for (int64_t i = common; i < m[s]; ++i) madd(s, c, i);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) r[s][t] = acc[s][t];
+    const auto madd = [&](int s, int64_t i) {
+      const __m256 wv = E::template load<rows8>(buf[s] + size_t(i) * step, 0);
+      const int64_t k = (seg.begin[s] + c + i) * a.wide_tokens;
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) r[s][t] = vfma(wv, at[t] + k, r[s][t]);
+    };
+    for (int64_t i = 0; i < common; ++i)
+#pragma GCC unroll 4
+      for (int s = 0; s < S; ++s) madd(s, i);
+#pragma GCC unroll 4
+    for (int s = 0; s < S; ++s)
+      for (int64_t i = common; i < m[s]; ++i) madd(s, i);
+#pragma GCC unroll 4
+    for (int s = 0; s < S; ++s)
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) acc[s][t] = r[s][t];
   }
   for (int t = 0; t < T; ++t) {
     __m256 total = _mm256_setzero_ps();
