@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cpu_features.h"
 #include "quant/ref_kernels.h"
 
 namespace glia::quant {
@@ -182,6 +183,23 @@ float fit_affine(int n, int nmax, const float* x, const float* weights, uint8_t*
   }
   *min_out = -lo;
   return scale;
+}
+
+void fit_symmetric_weighted_groups(int n_groups, int n, int nmax, const float* x, int8_t* L, float* scale_out) {
+  int g = 0;
+  if (has_avx2())
+    for (; g + 8 <= n_groups; g += 8) fit_symmetric_weighted_x8(n, nmax, x + g * n, L + g * n, scale_out + g);
+  for (; g < n_groups; ++g) scale_out[g] = fit_symmetric_weighted(n, nmax, x + g * n, L + g * n);
+}
+
+void fit_affine_groups(int n_groups, int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                       float* min_out, float* scale_out, float rmin, float rdelta, int nstep, bool use_mad) {
+  int g = 0;
+  if (has_avx2())
+    for (; g + 8 <= n_groups; g += 8)
+      fit_affine_x8(n, nmax, x + g * n, weights + g * n, L + g * n, min_out + g, scale_out + g, rmin, rdelta, nstep, use_mad);
+  for (; g < n_groups; ++g)
+    scale_out[g] = fit_affine(n, nmax, x + g * n, weights + g * n, L + g * n, &min_out[g], rmin, rdelta, nstep, use_mad);
 }
 
 }  // namespace glia::quant

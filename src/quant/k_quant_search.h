@@ -24,4 +24,20 @@ float fit_symmetric_refined(int n, int nmax, const float* x, int8_t* L);
 float fit_affine(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* min_out,
                  float rmin, float rdelta, int nstep, bool use_mad);
 
+// fit_affine for n_groups groups of n elements that lie one after another (group g: x + g*n,
+// weights + g*n, codes at L + g*n, min_out[g], scale_out[g]): the same bits as one fit_affine call
+// per group, 8 groups at a time in the lanes of a vector where the CPU has AVX2.
+void fit_affine_groups(int n_groups, int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                       float* min_out, float* scale_out, float rmin, float rdelta, int nstep, bool use_mad);
+
+// fit_symmetric_weighted likewise for n_groups groups one after another (codes at L + g*n,
+// scale_out[g]).
+void fit_symmetric_weighted_groups(int n_groups, int n, int nmax, const float* x, int8_t* L, float* scale_out);
+
+// The vector searches themselves for 8 groups laid out as above (k_quant_search_avx2.cpp): callable
+// only where the CPU has AVX2.
+void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out);
+void fit_affine_x8(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* min_out, float* scale_out,
+                   float rmin, float rdelta, int nstep, bool use_mad);
+
 }  // namespace glia::quant

@@ -61,16 +61,18 @@ int q6_k_value(const block_q6_k& b, int e) {
 void quantize_affine_k(const float* x, int nmax, float rmin, int nstep, uint8_t* L, uint8_t* scales,
                        uint16_t* d_out, uint16_t* dmin_out) {
   float group_scale[8], group_min[8];
-  float max_scale = 0, max_min = 0;
+  float weights[256];
   for (int g = 0; g < 8; ++g) {
     const float* xg = x + 32 * g;
     float sum_x2 = 0;
     for (int l = 0; l < 32; ++l) sum_x2 += xg[l] * xg[l];
     // Weight each element by the group's rms plus its own magnitude.
     const float av_x = std::sqrt(sum_x2 / 32);
-    float weights[32];
-    for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xg[l]);
-    group_scale[g] = fit_affine(32, nmax, xg, weights, L + 32 * g, &group_min[g], rmin, 0.1f, nstep, false);
+    for (int l = 0; l < 32; ++l) weights[32 * g + l] = av_x + std::fabs(xg[l]);
+  }
+  fit_affine_groups(8, 32, nmax, x, weights, L, group_min, group_scale, rmin, 0.1f, nstep, false);
+  float max_scale = 0, max_min = 0;
+  for (int g = 0; g < 8; ++g) {
     max_scale = std::max(max_scale, group_scale[g]);
     max_min = std::max(max_min, group_min[g]);
   }
@@ -205,9 +207,9 @@ void quantize_row_q6_k(const float* src, void* dst, int64_t n) {
   for (int64_t i = 0; i < n / qk_k; ++i, src += qk_k) {
     int8_t L[qk_k];
     float scales[qk_k / 16];
+    fit_symmetric_weighted_groups(qk_k / 16, 16, 32, src, L, scales);
     float max_abs_scale = 0, max_scale = 0;
     for (int g = 0; g < qk_k / 16; ++g) {
-      scales[g] = fit_symmetric_weighted(16, 32, src + 16 * g, L + 16 * g);
       if (std::fabs(scales[g]) > max_abs_scale) {
         max_abs_scale = std::fabs(scales[g]);
         max_scale = scales[g];

@@ -71,12 +71,11 @@ void quantize_row_q2_k(const float* src, void* dst, int64_t n) {
   for (int64_t i = 0; i < n / qk_k; ++i, src += qk_k) {
     uint8_t L[qk_k];
     float scales[qk_k / 16], mins[qk_k / 16];
+    float weights[qk_k];
+    for (int l = 0; l < qk_k; ++l) weights[l] = std::fabs(src[l]);
+    fit_affine_groups(qk_k / 16, 16, 3, src, weights, L, mins, scales, -0.5f, 0.1f, 15, true);
     float max_scale = 0, max_min = 0;  // both non-negative: the min is subtracted
     for (int g = 0; g < qk_k / 16; ++g) {
-      const float* x = src + 16 * g;
-      float weights[16];
-      for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[l]);
-      scales[g] = fit_affine(16, 3, x, weights, L + 16 * g, &mins[g], -0.5f, 0.1f, 15, true);
       max_scale = std::max(max_scale, scales[g]);
       max_min = std::max(max_min, mins[g]);
     }

@@ -1,0 +1,178 @@
+// fit_affine and fit_symmetric_weighted for 8 groups at once, one group per lane of an AVX2 vector:
+// every lane runs the scalar search's operations in the scalar search's order, so the codes and
+// scales (and minimums) are bit-identical to 8 calls of the scalar search (k_quant_search.cpp). Compiled with -mavx2 and -ffp-contract=off (no
+// FMA: the scalar search rounds every product before its sum) and called only where the CPU has
+// AVX2 (k_quant_search.cpp: fit_affine_groups).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "quant/k_quant_search.h"
+#include "quant/ref_kernels.h"
+
+namespace glia::quant {
+namespace {
+
+// nearest_int (ref_kernels.h) lane for lane: round to nearest even by the 1.5 * 2^23 shift.
+__m256i nearest_int8(__m256 v) {
+  const __m256i bits = _mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(12582912.0f)));
+  return _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
+}
+
+// clamp(nearest_int(iscale * (x - offset)), 0, nmax) as floats.
+__m256 affine_code(__m256 x, __m256 iscale, __m256 offset, __m256i nmax) {
+  const __m256i q = nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(x, offset)));
+  return _mm256_cvtepi32_ps(_mm256_min_epi32(_mm256_max_epi32(q, _mm256_setzero_si256()), nmax));
+}
+
+// sum_i w_i * e(scale * l_i + offset - x_i), e = |.| (mad) or square, in element order.
+__m256 affine_error(const __m256* x, const __m256* w, const __m256* l, int n, __m256 scale, __m256 offset, bool use_mad) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 err = _mm256_setzero_ps();
+  for (int i = 0; i < n; ++i) {
+    __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, l[i]), offset), x[i]);
+    diff = use_mad ? _mm256_andnot_ps(sign, diff) : _mm256_mul_ps(diff, diff);
+    err = _mm256_add_ps(err, _mm256_mul_ps(w[i], diff));
+  }
+  return err;
+}
+
+// Element i of the 8 groups (group g at x + g * n) in the lanes of v[i].
+void load_groups(const float* x, int n, __m256* v) {
+  for (int i = 0; i < n; ++i) {
+    alignas(32) float lanes[8];
+    for (int g = 0; g < 8; ++g) lanes[g] = x[g * n + i];
+    v[i] = _mm256_load_ps(lanes);
+  }
+}
+
+// clamp(nearest_int(iscale * x), -nmax, nmax - 1) as floats (symmetric_code).
+__m256 symmetric_code(__m256 x, __m256 iscale, int nmax) {
+  const __m256i q = nearest_int8(_mm256_mul_ps(iscale, x));
+  return _mm256_cvtepi32_ps(_mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(-nmax)), _mm256_set1_epi32(nmax - 1)));
+}
+
+}  // namespace
+
+void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out) {
+  __m256 xv[qk_max_group]{}, w[qk_max_group]{};  // (zeroed: GCC cannot see that n <= qk_max_group)
+  load_groups(x, n, xv);
+  // signed_peak: the first element of the largest magnitude.
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 amax = _mm256_setzero_ps(), peak = _mm256_setzero_ps();
+  for (int i = 0; i < n; ++i) {
+    const __m256 ax = _mm256_andnot_ps(sign, xv[i]);
+    const __m256 larger = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+    amax = _mm256_blendv_ps(amax, ax, larger);
+    peak = _mm256_blendv_ps(peak, xv[i], larger);
+    w[i] = _mm256_mul_ps(xv[i], xv[i]);
+  }
+  const __m256 empty = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
+  __m256 best_l[qk_max_group];
+  // Weighted sums of the fit x ~ scale * l with weights x^2, for the codes of iscale.
+  auto weighted_sums = [&](__m256 iscale, __m256* l, __m256& sumlx, __m256& suml2) {
+    sumlx = _mm256_setzero_ps();
+    suml2 = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) {
+      l[i] = symmetric_code(xv[i], iscale, nmax);
+      sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w[i], xv[i]), l[i]));
+      suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l[i]), l[i]));
+    }
+  };
+  __m256 sumlx, suml2;
+  weighted_sums(_mm256_div_ps(_mm256_set1_ps(float(-nmax)), peak), best_l, sumlx, suml2);
+  const __m256 nonzero = _mm256_cmp_ps(suml2, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+  __m256 scale = _mm256_and_ps(nonzero, _mm256_div_ps(sumlx, suml2));
+  __m256 best = _mm256_mul_ps(scale, sumlx);
+  __m256 trial[qk_max_group];
+  for (int step = -9; step <= 9; ++step) {
+    if (step == 0) continue;
+    const __m256 iscale = _mm256_div_ps(_mm256_set1_ps(-(float(nmax) + 0.1f * float(step))), peak);
+    weighted_sums(iscale, trial, sumlx, suml2);
+    const __m256 better = _mm256_and_ps(_mm256_cmp_ps(suml2, _mm256_setzero_ps(), _CMP_GT_OQ),
+                                        _mm256_cmp_ps(_mm256_mul_ps(sumlx, sumlx), _mm256_mul_ps(best, suml2), _CMP_GT_OQ));
+    if (_mm256_movemask_ps(better) == 0) continue;
+    for (int i = 0; i < n; ++i) best_l[i] = _mm256_blendv_ps(best_l[i], trial[i], better);
+    scale = _mm256_blendv_ps(scale, _mm256_div_ps(sumlx, suml2), better);
+    best = _mm256_blendv_ps(best, _mm256_mul_ps(scale, sumlx), better);
+  }
+  // Groups below group_max_eps: codes 0 (stored as 0, not nmax), scale 0.
+  alignas(32) float s[8], e[8];
+  _mm256_store_ps(s, _mm256_blendv_ps(scale, _mm256_setzero_ps(), empty));
+  _mm256_store_ps(e, empty);
+  for (int g = 0; g < 8; ++g) scale_out[g] = s[g];
+  for (int i = 0; i < n; ++i) {
+    alignas(32) float l[8];
+    _mm256_store_ps(l, best_l[i]);
+    for (int g = 0; g < 8; ++g) L[g * n + i] = e[g] != 0.0f ? int8_t(0) : int8_t(nmax + int(l[g]));
+  }
+}
+
+void fit_affine_x8(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* min_out, float* scale_out,
+                   float rmin, float rdelta, int nstep, bool use_mad) {
+  __m256 xv[qk_max_group]{}, wv[qk_max_group]{};  // (zeroed: GCC cannot see that n <= qk_max_group)
+  load_groups(x, n, xv);
+  load_groups(weights, n, wv);
+  const __m256i vnmax = _mm256_set1_epi32(nmax);
+  __m256 lo = xv[0], hi = xv[0];
+  __m256 sum_w = wv[0];
+  __m256 sum_x = _mm256_mul_ps(wv[0], xv[0]);
+  for (int i = 1; i < n; ++i) {
+    lo = _mm256_min_ps(xv[i], lo);  // std::min(lo, x): x only when x < lo
+    hi = _mm256_max_ps(xv[i], hi);  // std::max(hi, x): x only when hi < x
+    sum_w = _mm256_add_ps(sum_w, wv[i]);
+    sum_x = _mm256_add_ps(sum_x, _mm256_mul_ps(wv[i], xv[i]));
+  }
+  lo = _mm256_blendv_ps(lo, _mm256_setzero_ps(), _mm256_cmp_ps(lo, _mm256_setzero_ps(), _CMP_GT_OQ));
+  const __m256 flat = _mm256_cmp_ps(hi, lo, _CMP_EQ_OQ);
+
+  __m256 iscale = _mm256_div_ps(_mm256_set1_ps(float(nmax)), _mm256_sub_ps(hi, lo));
+  __m256 scale = _mm256_div_ps(_mm256_set1_ps(1.0f), iscale);
+  __m256 best[qk_max_group], trial[qk_max_group];
+  for (int i = 0; i < n; ++i) best[i] = affine_code(xv[i], iscale, lo, vnmax);
+  __m256 best_error = affine_error(xv, wv, best, n, scale, lo, use_mad);
+  for (int step = 0; nstep >= 1 && step <= nstep; ++step) {
+    // The range from the offset found so far (the scalar search moves it with each better fit).
+    iscale = _mm256_div_ps(_mm256_set1_ps(rmin + rdelta * float(step) + float(nmax)), _mm256_sub_ps(hi, lo));
+    __m256 sum_l = _mm256_setzero_ps(), sum_l2 = _mm256_setzero_ps(), sum_xl = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) {
+      trial[i] = affine_code(xv[i], iscale, lo, vnmax);
+      const __m256 wl = _mm256_mul_ps(wv[i], trial[i]);
+      sum_l = _mm256_add_ps(sum_l, wl);
+      sum_l2 = _mm256_add_ps(sum_l2, _mm256_mul_ps(wl, trial[i]));
+      sum_xl = _mm256_add_ps(sum_xl, _mm256_mul_ps(wl, xv[i]));
+    }
+    const __m256 det = _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_l2), _mm256_mul_ps(sum_l, sum_l));
+    const __m256 solvable = _mm256_cmp_ps(det, _mm256_setzero_ps(), _CMP_GT_OQ);
+    if (_mm256_movemask_ps(solvable) == 0) continue;
+    __m256 this_scale = _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sum_w, sum_xl), _mm256_mul_ps(sum_x, sum_l)), det);
+    __m256 this_min = _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sum_l2, sum_x), _mm256_mul_ps(sum_l, sum_xl)), det);
+    const __m256 clip = _mm256_cmp_ps(this_min, _mm256_setzero_ps(), _CMP_GT_OQ);
+    this_min = _mm256_blendv_ps(this_min, _mm256_setzero_ps(), clip);
+    this_scale = _mm256_blendv_ps(this_scale, _mm256_div_ps(sum_xl, sum_l2), clip);
+    const __m256 err = affine_error(xv, wv, trial, n, this_scale, this_min, use_mad);
+    const __m256 better = _mm256_andnot_ps(flat, _mm256_and_ps(solvable, _mm256_cmp_ps(err, best_error, _CMP_LT_OQ)));
+    if (_mm256_movemask_ps(better) == 0) continue;
+    for (int i = 0; i < n; ++i) best[i] = _mm256_blendv_ps(best[i], trial[i], better);
+    best_error = _mm256_blendv_ps(best_error, err, better);
+    scale = _mm256_blendv_ps(scale, this_scale, better);
+    lo = _mm256_blendv_ps(lo, this_min, better);
+  }
+  // Flat groups (hi == lo): codes 0, scale 0, the minimum -lo of the first pass.
+  alignas(32) float s[8], m[8], f[8];
+  _mm256_store_ps(s, _mm256_blendv_ps(scale, _mm256_setzero_ps(), flat));
+  _mm256_store_ps(m, _mm256_xor_ps(lo, _mm256_set1_ps(-0.0f)));  // -lo (of 0: -0, as the scalar)
+  _mm256_store_ps(f, flat);
+  for (int g = 0; g < 8; ++g) {
+    scale_out[g] = s[g];
+    min_out[g] = m[g];
+  }
+  for (int i = 0; i < n; ++i) {
+    alignas(32) float l[8];
+    _mm256_store_ps(l, best[i]);
+    for (int g = 0; g < 8; ++g) L[g * n + i] = f[g] != 0.0f ? 0 : uint8_t(l[g]);
+  }
+}
+
+}  // namespace glia::quant
