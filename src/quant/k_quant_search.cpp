@@ -192,6 +192,13 @@ void fit_symmetric_weighted_groups(int n_groups, int n, int nmax, const float* x
   for (; g < n_groups; ++g) scale_out[g] = fit_symmetric_weighted(n, nmax, x + g * n, L + g * n);
 }
 
+void fit_symmetric_refined_groups(int n_groups, int n, int nmax, const float* x, int8_t* L, float* scale_out) {
+  int g = 0;
+  if (has_avx2())
+    for (; g + 8 <= n_groups; g += 8) fit_symmetric_refined_x8(n, nmax, x + g * n, L + g * n, scale_out + g);
+  for (; g < n_groups; ++g) scale_out[g] = fit_symmetric_refined(n, nmax, x + g * n, L + g * n);
+}
+
 void fit_affine_groups(int n_groups, int n, int nmax, const float* x, const float* weights, uint8_t* L,
                        float* min_out, float* scale_out, float rmin, float rdelta, int nstep, bool use_mad) {
   int g = 0;

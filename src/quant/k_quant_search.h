@@ -33,10 +33,13 @@ void fit_affine_groups(int n_groups, int n, int nmax, const float* x, const floa
 // fit_symmetric_weighted likewise for n_groups groups one after another (codes at L + g*n,
 // scale_out[g]).
 void fit_symmetric_weighted_groups(int n_groups, int n, int nmax, const float* x, int8_t* L, float* scale_out);
+// And fit_symmetric_refined.
+void fit_symmetric_refined_groups(int n_groups, int n, int nmax, const float* x, int8_t* L, float* scale_out);
 
 // The vector searches themselves for 8 groups laid out as above (k_quant_search_avx2.cpp): callable
 // only where the CPU has AVX2.
 void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out);
+void fit_symmetric_refined_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out);
 void fit_affine_x8(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* min_out, float* scale_out,
                    float rmin, float rdelta, int nstep, bool use_mad);
 

@@ -1,4 +1,4 @@
-// fit_affine and fit_symmetric_weighted for 8 groups at once, one group per lane of an AVX2 vector:
+// fit_affine, fit_symmetric_weighted and fit_symmetric_refined for 8 groups at once, one group per lane of an AVX2 vector:
 // every lane runs the scalar search's operations in the scalar search's order, so the codes and
 // scales (and minimums) are bit-identical to 8 calls of the scalar search (k_quant_search.cpp). Compiled with -mavx2 and -ffp-contract=off (no
 // FMA: the scalar search rounds every product before its sum) and called only where the CPU has
@@ -106,6 +106,63 @@ void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float
     alignas(32) float l[8];
     _mm256_store_ps(l, best_l[i]);
     for (int g = 0; g < 8; ++g) L[g * n + i] = e[g] != 0.0f ? int8_t(0) : int8_t(nmax + int(l[g]));
+  }
+}
+
+void fit_symmetric_refined_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out) {
+  __m256 xv[qk_max_group]{}, w[qk_max_group]{}, l[qk_max_group]{};  // (zeroed: see fit_symmetric_weighted_x8)
+  load_groups(x, n, xv);
+  const __m256 sign = _mm256_set1_ps(-0.0f), zero = _mm256_setzero_ps();
+  __m256 amax = zero, peak = zero;
+  for (int i = 0; i < n; ++i) {
+    const __m256 ax = _mm256_andnot_ps(sign, xv[i]);
+    const __m256 larger = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+    amax = _mm256_blendv_ps(amax, ax, larger);
+    peak = _mm256_blendv_ps(peak, xv[i], larger);
+    w[i] = _mm256_mul_ps(xv[i], xv[i]);
+  }
+  const __m256 empty = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
+  const __m256 iscale = _mm256_div_ps(_mm256_set1_ps(float(-nmax)), peak);
+  __m256 sumlx = zero, suml2 = zero;
+  for (int i = 0; i < n; ++i) {
+    l[i] = symmetric_code(xv[i], iscale, nmax);
+    sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w[i], xv[i]), l[i]));
+    suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l[i]), l[i]));
+  }
+  // Coordinate descent as the scalar search: a sweep that changes nothing in a group leaves it as
+  // it was, so sweeping on while any group still changes gives each group the scalar's result.
+  const __m256 one = _mm256_set1_ps(1.0f);
+  for (int sweep = 0; sweep < 5; ++sweep) {
+    __m256 changed = zero;
+    for (int i = 0; i < n; ++i) {
+      const __m256 wx = _mm256_mul_ps(w[i], xv[i]);
+      __m256 slx = _mm256_sub_ps(sumlx, _mm256_mul_ps(wx, l[i]));
+      const __m256 positive = _mm256_cmp_ps(slx, zero, _CMP_GT_OQ);
+      if (_mm256_movemask_ps(positive) == 0) continue;
+      __m256 sl2 = _mm256_sub_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l[i]), l[i]));
+      const __m256 new_l = symmetric_code(_mm256_div_ps(_mm256_mul_ps(xv[i], sl2), slx), one, nmax);
+      const __m256 moved = _mm256_and_ps(positive, _mm256_cmp_ps(new_l, l[i], _CMP_NEQ_UQ));
+      slx = _mm256_add_ps(slx, _mm256_mul_ps(wx, new_l));
+      sl2 = _mm256_add_ps(sl2, _mm256_mul_ps(_mm256_mul_ps(w[i], new_l), new_l));
+      const __m256 gain = _mm256_cmp_ps(_mm256_mul_ps(_mm256_mul_ps(slx, slx), suml2),
+                                        _mm256_mul_ps(_mm256_mul_ps(sumlx, sumlx), sl2), _CMP_GT_OQ);
+      const __m256 take = _mm256_and_ps(moved, _mm256_and_ps(_mm256_cmp_ps(sl2, zero, _CMP_GT_OQ), gain));
+      l[i] = _mm256_blendv_ps(l[i], new_l, take);
+      sumlx = _mm256_blendv_ps(sumlx, slx, take);
+      suml2 = _mm256_blendv_ps(suml2, sl2, take);
+      changed = _mm256_or_ps(changed, take);
+    }
+    if (_mm256_movemask_ps(_mm256_andnot_ps(empty, changed)) == 0) break;
+  }
+  const __m256 scale = _mm256_and_ps(_mm256_cmp_ps(suml2, zero, _CMP_GT_OQ), _mm256_div_ps(sumlx, suml2));
+  alignas(32) float s[8], e[8];
+  _mm256_store_ps(s, _mm256_blendv_ps(scale, zero, empty));
+  _mm256_store_ps(e, empty);
+  for (int g = 0; g < 8; ++g) scale_out[g] = s[g];
+  for (int i = 0; i < n; ++i) {
+    alignas(32) float c[8];
+    _mm256_store_ps(c, l[i]);
+    for (int g = 0; g < 8; ++g) L[g * n + i] = e[g] != 0.0f ? int8_t(0) : int8_t(nmax + int(c[g]));
   }
 }
 

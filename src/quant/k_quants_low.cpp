@@ -144,9 +144,9 @@ void quantize_row_q3_k(const float* src, void* dst, int64_t n) {
   for (int64_t i = 0; i < n / qk_k; ++i, src += qk_k) {
     int8_t L[qk_k];
     float scales[qk_k / 16];
+    fit_symmetric_refined_groups(qk_k / 16, 16, 4, src, L, scales);
     float amax = 0, max_scale = 0;
     for (int g = 0; g < qk_k / 16; ++g) {
-      scales[g] = fit_symmetric_refined(16, 4, src + 16 * g, L + 16 * g);
       if (std::fabs(scales[g]) > amax) {
         amax = std::fabs(scales[g]);
         max_scale = scales[g];

@@ -95,22 +95,34 @@ TEST(k_quant_search, avx2_groups_match_the_scalar_search_bit_for_bit) {
   EXPECT_EQ(groups, 4 * 300 * 8);
 }
 
-// The symmetric search (Q6_K: 16 elements, codes -32..31) likewise.
+// The symmetric searches (Q6_K: 16 elements, codes -32..31, a scale sweep; Q3_K: codes -4..3,
+// coordinate descent) likewise.
+using symmetric_x8 = void (*)(int, int, const float*, int8_t*, float*);
+using symmetric_1 = float (*)(int, int, const float*, int8_t*);
+struct symmetric_case {
+  const char* name;
+  symmetric_x8 vec;
+  symmetric_1 ref;
+};
+
 TEST(k_quant_search, avx2_symmetric_groups_match_the_scalar_search_bit_for_bit) {
   if (!has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937 rng(9);
+  const symmetric_case searches[] = {{"weighted", quant::fit_symmetric_weighted_x8, quant::fit_symmetric_weighted},
+                                     {"refined", quant::fit_symmetric_refined_x8, quant::fit_symmetric_refined}};
+  for (const symmetric_case& c : searches)
   for (int nmax : {32, 4}) {
     for (int round = 0; round < 600; ++round) {
       const std::vector<float> x = make_groups(16, round, rng);
       std::vector<int8_t> L_vec(x.size()), L_ref(x.size());
       float scale_vec[8];
-      quant::fit_symmetric_weighted_x8(16, nmax, x.data(), L_vec.data(), scale_vec);
+      c.vec(16, nmax, x.data(), L_vec.data(), scale_vec);
       for (int g = 0; g < 8; ++g) {
-        const float scale_ref = quant::fit_symmetric_weighted(16, nmax, x.data() + g * 16, L_ref.data() + g * 16);
+        const float scale_ref = c.ref(16, nmax, x.data() + g * 16, L_ref.data() + g * 16);
         ASSERT_EQ(std::bit_cast<uint32_t>(scale_vec[g]), std::bit_cast<uint32_t>(scale_ref))
-            << "nmax " << nmax << " round " << round << " group " << g << ": " << scale_vec[g] << " vs " << scale_ref;
+            << c.name << " nmax " << nmax << " round " << round << " group " << g << ": " << scale_vec[g] << " vs " << scale_ref;
         for (int i = 0; i < 16; ++i)
-          ASSERT_EQ(L_vec[g * 16 + i], L_ref[g * 16 + i]) << "nmax " << nmax << " round " << round << " group " << g << " element " << i;
+          ASSERT_EQ(L_vec[g * 16 + i], L_ref[g * 16 + i]) << c.name << " nmax " << nmax << " round " << round << " group " << g << " element " << i;
       }
     }
   }
@@ -146,6 +158,12 @@ TEST(k_quant_search, groups_dispatch_matches_one_call_per_group) {
       EXPECT_EQ(std::bit_cast<uint32_t>(sym[size_t(g)]), std::bit_cast<uint32_t>(scale_ref)) << 2 * n_groups << " groups of 16, group " << g;
     }
     EXPECT_EQ(S, S_ref) << 2 * n_groups << " groups of 16";
+    quant::fit_symmetric_refined_groups(n_groups * 2, 16, 4, x.data(), S.data(), sym.data());
+    for (int g = 0; g < 2 * n_groups; ++g) {
+      const float scale_ref = quant::fit_symmetric_refined(16, 4, x.data() + g * 16, S_ref.data() + g * 16);
+      EXPECT_EQ(std::bit_cast<uint32_t>(sym[size_t(g)]), std::bit_cast<uint32_t>(scale_ref)) << 2 * n_groups << " refined groups, group " << g;
+    }
+    EXPECT_EQ(S, S_ref) << 2 * n_groups << " refined groups of 16";
   }
 }
 
