@@ -7,7 +7,9 @@
 #include <cstring>
 
 #include "core/fp16.h"
+#include "core/cpu_features.h"
 #include "quant/block_types.h"
+#include "quant/k_quant_search.h"
 #include "quant/ref_kernels.h"
 
 namespace glia::quant {
@@ -25,10 +27,16 @@ int nearest_level(float x) {
   return idx;
 }
 
+void pack_nibbles(const uint8_t* L, uint8_t* qs) {
+  for (int j = 0; j < 16; ++j) qs[j] = uint8_t(L[j] | L[j + 16] << 4);
+}
+
+}  // namespace
+
 // Best scale for one group of 32: start from the scale putting the signed peak on the level -127,
 // then try inverse scales (t - 127) / peak for t in [-7, 7], keeping the best x^2-weighted
 // least-squares fit. Codes are left in L (for the first start); returns 0 for an all-zero group.
-float fit_group(const float* x, uint8_t* L) {
+float fit_iq4_group(const float* x, uint8_t* L) {
   float amax = 0, peak = 0;
   for (int j = 0; j < 32; ++j) {
     if (std::fabs(x[j]) > amax) {
@@ -66,11 +74,13 @@ float fit_group(const float* x, uint8_t* L) {
   return d;
 }
 
-void pack_nibbles(const uint8_t* L, uint8_t* qs) {
-  for (int j = 0; j < 16; ++j) qs[j] = uint8_t(L[j] | L[j + 16] << 4);
+void fit_iq4_groups(int n_groups, const float* x, float* scale_out) {
+  int g = 0;
+  if (has_avx2())
+    for (; g + 8 <= n_groups; g += 8) fit_iq4_x8(x + 32 * g, scale_out + g);
+  uint8_t L[32];
+  for (; g < n_groups; ++g) scale_out[g] = fit_iq4_group(x + 32 * g, L);
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------- IQ4_NL
 
@@ -87,9 +97,13 @@ void dequantize_row_iq4_nl(const void* src, float* dst, int64_t n) {
 
 void quantize_row_iq4_nl(const float* src, void* dst, int64_t n) {
   auto* b = static_cast<block_iq4_nl*>(dst);
+  // The scale searches of 8 blocks at a time (they dominate the quantizer), then each block's codes.
+  constexpr int64_t batch = 8;
+  float scales[batch];
   for (int64_t i = 0; i < n / qk_legacy; ++i, src += qk_legacy) {
+    if (i % batch == 0) fit_iq4_groups(int(std::min(batch, n / qk_legacy - i)), src, scales);
     uint8_t L[32];
-    const float d = fit_group(src, L);
+    const float d = scales[i % batch];
     b[i].d = f32_to_fp16(d);
     // Re-pick every code against the final scale (the trials above only scored scales).
     const float id = d != 0 ? 1 / d : 0.0f;
@@ -136,8 +150,8 @@ void quantize_row_iq4_xs(const float* src, void* dst, int64_t n) {
     uint8_t L[qk_k];
     float scales[qk_k / 32];
     float amax_scale = 0, max_scale = 0;
+    fit_iq4_groups(qk_k / 32, src, scales);
     for (int g = 0; g < qk_k / 32; ++g) {
-      scales[g] = fit_group(src + 32 * g, L + 32 * g);
       if (std::fabs(scales[g]) > amax_scale) {
         amax_scale = std::fabs(scales[g]);
         max_scale = scales[g];

@@ -36,10 +36,17 @@ void fit_symmetric_weighted_groups(int n_groups, int n, int nmax, const float* x
 // And fit_symmetric_refined.
 void fit_symmetric_refined_groups(int n_groups, int n, int nmax, const float* x, int8_t* L, float* scale_out);
 
+// IQ4_NL's and IQ4_XS's scale search (iq4.cpp) for one group of 32: the group scale (0 for an
+// all-zero group), codes for it in L; and for n_groups groups of 32 one after another (scales
+// only), 8 at a time in AVX2 lanes where the CPU has AVX2.
+float fit_iq4_group(const float* x, uint8_t* L);
+void fit_iq4_groups(int n_groups, const float* x, float* scale_out);
+
 // The vector searches themselves for 8 groups laid out as above (k_quant_search_avx2.cpp): callable
 // only where the CPU has AVX2.
 void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out);
 void fit_symmetric_refined_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out);
+void fit_iq4_x8(const float* x, float* scale_out);
 void fit_affine_x8(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* min_out, float* scale_out,
                    float rmin, float rdelta, int nstep, bool use_mad);
 

@@ -1,13 +1,16 @@
-// fit_affine, fit_symmetric_weighted and fit_symmetric_refined for 8 groups at once, one group per lane of an AVX2 vector:
-// every lane runs the scalar search's operations in the scalar search's order, so the codes and
-// scales (and minimums) are bit-identical to 8 calls of the scalar search (k_quant_search.cpp). Compiled with -mavx2 and -ffp-contract=off (no
-// FMA: the scalar search rounds every product before its sum) and called only where the CPU has
-// AVX2 (k_quant_search.cpp: fit_affine_groups).
+// The quantizers' scale searches for 8 groups at once, one group per lane of an AVX2 vector:
+// fit_affine (Q4_K, Q5_K, Q2_K), fit_symmetric_weighted (Q6_K), fit_symmetric_refined (Q3_K) and
+// fit_iq4_group (IQ4_NL, IQ4_XS). Every lane runs the scalar search's operations in the scalar
+// search's order, so codes, scales and minimums are bit-identical to 8 calls of the scalar search
+// (k_quant_search.cpp, iq4.cpp), and quantized files to those the scalar code writes. Compiled with
+// -mavx2 and -ffp-contract=off (no FMA: the scalar searches round every product before its sum)
+// and called only where the CPU has AVX2 (the *_groups dispatchers).
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
 
+#include "quant/block_types.h"
 #include "quant/k_quant_search.h"
 #include "quant/ref_kernels.h"
 
@@ -164,6 +167,63 @@ void fit_symmetric_refined_x8(int n, int nmax, const float* x, int8_t* L, float*
     _mm256_store_ps(c, l[i]);
     for (int g = 0; g < 8; ++g) L[g * n + i] = e[g] != 0.0f ? int8_t(0) : int8_t(nmax + int(c[g]));
   }
+}
+
+void fit_iq4_x8(const float* x, float* scale_out) {
+  constexpr int n = 32;
+  __m256 xv[n], w[n];
+  load_groups(x, n, xv);
+  const __m256 sign = _mm256_set1_ps(-0.0f), zero = _mm256_setzero_ps();
+  __m256 amax = zero, peak = zero;
+  for (int i = 0; i < n; ++i) {
+    const __m256 ax = _mm256_andnot_ps(sign, xv[i]);
+    const __m256 larger = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+    amax = _mm256_blendv_ps(amax, ax, larger);
+    peak = _mm256_blendv_ps(peak, xv[i], larger);
+    w[i] = _mm256_mul_ps(xv[i], xv[i]);
+  }
+  const __m256 empty = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
+  alignas(32) float lo[8], hi[8];
+  for (int k = 0; k < 8; ++k) {
+    lo[k] = float(kvalues_iq4nl[k]);
+    hi[k] = float(kvalues_iq4nl[k + 8]);
+  }
+  const __m256 level_lo = _mm256_load_ps(lo), level_hi = _mm256_load_ps(hi);
+  // The level nearest to id * x as nearest_level (iq4.cpp) picks it: the index counts the doubled
+  // midpoints at or below 2x.
+  auto level = [&](__m256 v) {
+    const __m256 v2 = _mm256_add_ps(v, v);
+    __m256i idx = _mm256_setzero_si256();
+    for (int k = 1; k < 16; ++k) {
+      const __m256 at_or_above = _mm256_cmp_ps(v2, _mm256_set1_ps(float(kvalues_iq4nl[k - 1] + kvalues_iq4nl[k])), _CMP_GE_OQ);
+      idx = _mm256_sub_epi32(idx, _mm256_castps_si256(at_or_above));
+    }
+    const __m256 upper = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));  // bit 3 of the index
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(level_lo, idx), _mm256_permutevar8x32_ps(level_hi, idx), upper);
+  };
+  auto fit = [&](__m256 id, __m256& sumqx, __m256& sumq2) {
+    sumqx = zero;
+    sumq2 = zero;
+    for (int i = 0; i < n; ++i) {
+      const __m256 q = level(_mm256_mul_ps(id, xv[i]));
+      const __m256 wq = _mm256_mul_ps(w[i], q);
+      sumqx = _mm256_add_ps(sumqx, _mm256_mul_ps(wq, xv[i]));
+      sumq2 = _mm256_add_ps(sumq2, _mm256_mul_ps(wq, q));
+    }
+  };
+  __m256 sumqx, sumq2;
+  const __m256 first = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_div_ps(_mm256_xor_ps(peak, sign), _mm256_set1_ps(float(kvalues_iq4nl[0]))));
+  fit(first, sumqx, sumq2);
+  __m256 d = _mm256_and_ps(_mm256_cmp_ps(sumq2, zero, _CMP_GT_OQ), _mm256_div_ps(sumqx, sumq2));
+  __m256 best = _mm256_mul_ps(d, sumqx);
+  for (int t = -7; t <= 7; ++t) {
+    fit(_mm256_div_ps(_mm256_set1_ps(float(t + kvalues_iq4nl[0])), peak), sumqx, sumq2);
+    const __m256 better = _mm256_and_ps(_mm256_cmp_ps(sumq2, zero, _CMP_GT_OQ),
+                                        _mm256_cmp_ps(_mm256_mul_ps(sumqx, sumqx), _mm256_mul_ps(best, sumq2), _CMP_GT_OQ));
+    d = _mm256_blendv_ps(d, _mm256_div_ps(sumqx, sumq2), better);
+    best = _mm256_blendv_ps(best, _mm256_mul_ps(d, sumqx), better);
+  }
+  _mm256_storeu_ps(scale_out, _mm256_blendv_ps(d, zero, empty));
 }
 
 void fit_affine_x8(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* min_out, float* scale_out,

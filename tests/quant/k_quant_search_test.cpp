@@ -128,6 +128,23 @@ TEST(k_quant_search, avx2_symmetric_groups_match_the_scalar_search_bit_for_bit) 
   }
 }
 
+// IQ4_NL's and IQ4_XS's scale search (groups of 32, levels of the non-uniform table).
+TEST(k_quant_search, avx2_iq4_groups_match_the_scalar_search_bit_for_bit) {
+  if (!has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(13);
+  for (int round = 0; round < 600; ++round) {
+    const std::vector<float> x = make_groups(32, round, rng);
+    float scale_vec[8];
+    quant::fit_iq4_x8(x.data(), scale_vec);
+    for (int g = 0; g < 8; ++g) {
+      uint8_t L[32];
+      const float scale_ref = quant::fit_iq4_group(x.data() + g * 32, L);
+      ASSERT_EQ(std::bit_cast<uint32_t>(scale_vec[g]), std::bit_cast<uint32_t>(scale_ref))
+          << "round " << round << " group " << g << ": " << scale_vec[g] << " vs " << scale_ref;
+    }
+  }
+}
+
 // The dispatcher covers any number of groups: full vectors, then the rest one by one.
 TEST(k_quant_search, groups_dispatch_matches_one_call_per_group) {
   std::mt19937 rng(11);
@@ -164,6 +181,13 @@ TEST(k_quant_search, groups_dispatch_matches_one_call_per_group) {
       EXPECT_EQ(std::bit_cast<uint32_t>(sym[size_t(g)]), std::bit_cast<uint32_t>(scale_ref)) << 2 * n_groups << " refined groups, group " << g;
     }
     EXPECT_EQ(S, S_ref) << 2 * n_groups << " refined groups of 16";
+    std::vector<float> iq4(static_cast<size_t>(n_groups));
+    quant::fit_iq4_groups(n_groups, x.data(), iq4.data());
+    for (int g = 0; g < n_groups; ++g) {
+      uint8_t codes[32];
+      EXPECT_EQ(std::bit_cast<uint32_t>(iq4[size_t(g)]), std::bit_cast<uint32_t>(quant::fit_iq4_group(x.data() + g * 32, codes)))
+          << n_groups << " IQ4 groups, group " << g;
+    }
   }
 }
 
