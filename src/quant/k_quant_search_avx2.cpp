@@ -56,22 +56,51 @@ __m256 symmetric_code(__m256 x, __m256 iscale, int nmax) {
   return _mm256_cvtepi32_ps(_mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(-nmax)), _mm256_set1_epi32(nmax - 1)));
 }
 
+// The groups of the symmetric and IQ4 searches: elements in lanes, their weights x^2, the signed
+// peak (the first element of the largest magnitude: signed_peak) and which groups are empty
+// (magnitude below group_max_eps: codes 0, scale 0).
+struct symmetric_groups {
+  __m256 x[qk_max_group]{}, w[qk_max_group]{};  // (zeroed: GCC cannot see that n <= qk_max_group)
+  __m256 peak, empty;
+
+  symmetric_groups(const float* src, int n) {
+    load_groups(src, n, x);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 amax = _mm256_setzero_ps();
+    peak = _mm256_setzero_ps();
+    for (int i = 0; i < n; ++i) {
+      const __m256 ax = _mm256_andnot_ps(sign, x[i]);
+      const __m256 larger = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+      amax = _mm256_blendv_ps(amax, ax, larger);
+      peak = _mm256_blendv_ps(peak, x[i], larger);
+      w[i] = _mm256_mul_ps(x[i], x[i]);
+    }
+    empty = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
+  }
+
+  // The groups' scales, 0 for empty groups.
+  void store_scales(__m256 scale, float* scale_out) const {
+    _mm256_storeu_ps(scale_out, _mm256_blendv_ps(scale, _mm256_setzero_ps(), empty));
+  }
+  // The codes l + nmax at L[g * n + i], 0 for empty groups.
+  void store_codes(const __m256* l, int n, int nmax, int8_t* L) const {
+    alignas(32) float e[8];
+    _mm256_store_ps(e, empty);
+    for (int i = 0; i < n; ++i) {
+      alignas(32) float c[8];
+      _mm256_store_ps(c, l[i]);
+      for (int g = 0; g < 8; ++g) L[g * n + i] = e[g] != 0.0f ? int8_t(0) : int8_t(nmax + int(c[g]));
+    }
+  }
+};
+
 }  // namespace
 
 void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out) {
-  __m256 xv[qk_max_group]{}, w[qk_max_group]{};  // (zeroed: GCC cannot see that n <= qk_max_group)
-  load_groups(x, n, xv);
-  // signed_peak: the first element of the largest magnitude.
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  __m256 amax = _mm256_setzero_ps(), peak = _mm256_setzero_ps();
-  for (int i = 0; i < n; ++i) {
-    const __m256 ax = _mm256_andnot_ps(sign, xv[i]);
-    const __m256 larger = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
-    amax = _mm256_blendv_ps(amax, ax, larger);
-    peak = _mm256_blendv_ps(peak, xv[i], larger);
-    w[i] = _mm256_mul_ps(xv[i], xv[i]);
-  }
-  const __m256 empty = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
+  const symmetric_groups grp(x, n);
+  const __m256* xv = grp.x;
+  const __m256* w = grp.w;
+  const __m256 peak = grp.peak;
   __m256 best_l[qk_max_group];
   // Weighted sums of the fit x ~ scale * l with weights x^2, for the codes of iscale.
   auto weighted_sums = [&](__m256 iscale, __m256* l, __m256& sumlx, __m256& suml2) {
@@ -100,32 +129,17 @@ void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float
     scale = _mm256_blendv_ps(scale, _mm256_div_ps(sumlx, suml2), better);
     best = _mm256_blendv_ps(best, _mm256_mul_ps(scale, sumlx), better);
   }
-  // Groups below group_max_eps: codes 0 (stored as 0, not nmax), scale 0.
-  alignas(32) float s[8], e[8];
-  _mm256_store_ps(s, _mm256_blendv_ps(scale, _mm256_setzero_ps(), empty));
-  _mm256_store_ps(e, empty);
-  for (int g = 0; g < 8; ++g) scale_out[g] = s[g];
-  for (int i = 0; i < n; ++i) {
-    alignas(32) float l[8];
-    _mm256_store_ps(l, best_l[i]);
-    for (int g = 0; g < 8; ++g) L[g * n + i] = e[g] != 0.0f ? int8_t(0) : int8_t(nmax + int(l[g]));
-  }
+  grp.store_scales(scale, scale_out);
+  grp.store_codes(best_l, n, nmax, L);
 }
 
 void fit_symmetric_refined_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out) {
-  __m256 xv[qk_max_group]{}, w[qk_max_group]{}, l[qk_max_group]{};  // (zeroed: see fit_symmetric_weighted_x8)
-  load_groups(x, n, xv);
-  const __m256 sign = _mm256_set1_ps(-0.0f), zero = _mm256_setzero_ps();
-  __m256 amax = zero, peak = zero;
-  for (int i = 0; i < n; ++i) {
-    const __m256 ax = _mm256_andnot_ps(sign, xv[i]);
-    const __m256 larger = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
-    amax = _mm256_blendv_ps(amax, ax, larger);
-    peak = _mm256_blendv_ps(peak, xv[i], larger);
-    w[i] = _mm256_mul_ps(xv[i], xv[i]);
-  }
-  const __m256 empty = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
-  const __m256 iscale = _mm256_div_ps(_mm256_set1_ps(float(-nmax)), peak);
+  const symmetric_groups grp(x, n);
+  const __m256* xv = grp.x;
+  const __m256* w = grp.w;
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 l[qk_max_group]{};
+  const __m256 iscale = _mm256_div_ps(_mm256_set1_ps(float(-nmax)), grp.peak);
   __m256 sumlx = zero, suml2 = zero;
   for (int i = 0; i < n; ++i) {
     l[i] = symmetric_code(xv[i], iscale, nmax);
@@ -155,34 +169,20 @@ void fit_symmetric_refined_x8(int n, int nmax, const float* x, int8_t* L, float*
       suml2 = _mm256_blendv_ps(suml2, sl2, take);
       changed = _mm256_or_ps(changed, take);
     }
-    if (_mm256_movemask_ps(_mm256_andnot_ps(empty, changed)) == 0) break;
+    if (_mm256_movemask_ps(_mm256_andnot_ps(grp.empty, changed)) == 0) break;
   }
   const __m256 scale = _mm256_and_ps(_mm256_cmp_ps(suml2, zero, _CMP_GT_OQ), _mm256_div_ps(sumlx, suml2));
-  alignas(32) float s[8], e[8];
-  _mm256_store_ps(s, _mm256_blendv_ps(scale, zero, empty));
-  _mm256_store_ps(e, empty);
-  for (int g = 0; g < 8; ++g) scale_out[g] = s[g];
-  for (int i = 0; i < n; ++i) {
-    alignas(32) float c[8];
-    _mm256_store_ps(c, l[i]);
-    for (int g = 0; g < 8; ++g) L[g * n + i] = e[g] != 0.0f ? int8_t(0) : int8_t(nmax + int(c[g]));
-  }
+  grp.store_scales(scale, scale_out);
+  grp.store_codes(l, n, nmax, L);
 }
 
 void fit_iq4_x8(const float* x, float* scale_out) {
   constexpr int n = 32;
-  __m256 xv[n], w[n];
-  load_groups(x, n, xv);
+  const symmetric_groups grp(x, n);
+  const __m256* xv = grp.x;
+  const __m256* w = grp.w;
+  const __m256 peak = grp.peak;
   const __m256 sign = _mm256_set1_ps(-0.0f), zero = _mm256_setzero_ps();
-  __m256 amax = zero, peak = zero;
-  for (int i = 0; i < n; ++i) {
-    const __m256 ax = _mm256_andnot_ps(sign, xv[i]);
-    const __m256 larger = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
-    amax = _mm256_blendv_ps(amax, ax, larger);
-    peak = _mm256_blendv_ps(peak, xv[i], larger);
-    w[i] = _mm256_mul_ps(xv[i], xv[i]);
-  }
-  const __m256 empty = _mm256_cmp_ps(amax, _mm256_set1_ps(group_max_eps), _CMP_LT_OQ);
   alignas(32) float lo[8], hi[8];
   for (int k = 0; k < 8; ++k) {
     lo[k] = float(kvalues_iq4nl[k]);
@@ -223,7 +223,7 @@ void fit_iq4_x8(const float* x, float* scale_out) {
     d = _mm256_blendv_ps(d, _mm256_div_ps(sumqx, sumq2), better);
     best = _mm256_blendv_ps(best, _mm256_mul_ps(d, sumqx), better);
   }
-  _mm256_storeu_ps(scale_out, _mm256_blendv_ps(d, zero, empty));
+  grp.store_scales(d, scale_out);
 }
 
 void fit_affine_x8(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* min_out, float* scale_out,
