@@ -15,7 +15,6 @@
 namespace glia::quant {
 namespace {
 
-constexpr int n_trials = 7;
 
 // Index of the table level nearest to x (the upper one on an exact midpoint). Comparing 2x with
 // the sum of two neighbours keeps the midpoint test exact.
@@ -34,9 +33,9 @@ void pack_nibbles(const uint8_t* L, uint8_t* qs) {
 }  // namespace
 
 // Best scale for one group of 32: start from the scale putting the signed peak on the level -127,
-// then try inverse scales (t - 127) / peak for t in [-7, 7], keeping the best x^2-weighted
-// least-squares fit. Codes are left in L (for the first start); returns 0 for an all-zero group.
-float fit_iq4_group(const float* x, uint8_t* L) {
+// then try inverse scales (t - 127) / peak for t in [-iq4_trials, iq4_trials], keeping the best
+// x^2-weighted least-squares fit; 0 for an all-zero group.
+float fit_iq4_group(const float* x) {
   float amax = 0, peak = 0;
   for (int j = 0; j < 32; ++j) {
     if (std::fabs(x[j]) > amax) {
@@ -44,28 +43,23 @@ float fit_iq4_group(const float* x, uint8_t* L) {
       peak = x[j];
     }
   }
-  if (amax < group_max_eps) {
-    std::memset(L, 0, 32);
-    return 0.0f;
-  }
-  auto fit = [&](float id, float* sumqx, float* sumq2, bool keep_codes) {
+  if (amax < group_max_eps) return 0.0f;
+  auto fit = [&](float id, float* sumqx, float* sumq2) {
     *sumqx = 0;
     *sumq2 = 0;
     for (int j = 0; j < 32; ++j) {
-      const int l = nearest_level(id * x[j]);
-      if (keep_codes) L[j] = uint8_t(l);
-      const float q = float(kvalues_iq4nl[l]);
+      const float q = float(kvalues_iq4nl[nearest_level(id * x[j])]);
       const float w = x[j] * x[j];
       *sumqx += w * q * x[j];
       *sumq2 += w * q * q;
     }
   };
   float sumqx, sumq2;
-  fit(1 / (-peak / float(kvalues_iq4nl[0])), &sumqx, &sumq2, true);
+  fit(1 / (-peak / float(kvalues_iq4nl[0])), &sumqx, &sumq2);
   float d = sumq2 > 0 ? sumqx / sumq2 : 0.0f;
   float best = d * sumqx;
-  for (int t = -n_trials; t <= n_trials; ++t) {
-    fit(float(t + kvalues_iq4nl[0]) / peak, &sumqx, &sumq2, false);
+  for (int t = -iq4_trials; t <= iq4_trials; ++t) {
+    fit(float(t + kvalues_iq4nl[0]) / peak, &sumqx, &sumq2);
     if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
       d = sumqx / sumq2;
       best = d * sumqx;
@@ -78,8 +72,7 @@ void fit_iq4_groups(int n_groups, const float* x, float* scale_out) {
   int g = 0;
   if (has_avx2())
     for (; g + 8 <= n_groups; g += 8) fit_iq4_x8(x + 32 * g, scale_out + g);
-  uint8_t L[32];
-  for (; g < n_groups; ++g) scale_out[g] = fit_iq4_group(x + 32 * g, L);
+  for (; g < n_groups; ++g) scale_out[g] = fit_iq4_group(x + 32 * g);
 }
 
 // ---------------------------------------------------------------- IQ4_NL

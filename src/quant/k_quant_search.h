@@ -1,6 +1,8 @@
-// Scale searches of the k-quant reference quantizers (the algorithms of ggml's make_qx_quants,
-// make_q3_quants and make_qkx2_quants, which llama-quantize runs when no importance matrix is
-// given). Each fits one small group: it picks a scale (and a minimum) and the integer codes `L`.
+// Scale searches of the k-quant and IQ4 reference quantizers (the algorithms of ggml's
+// make_qx_quants, make_q3_quants, make_qkx2_quants and quantize_iq4_nl/xs, which llama-quantize
+// runs when no importance matrix is given). Each fits one small group: it picks a scale (and a
+// minimum) and the integer codes `L`. The *_groups forms run many groups, 8 at a time in the lanes
+// of an AVX2 vector where the CPU has AVX2 (k_quant_search_avx2.cpp), with the same bits.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +39,10 @@ void fit_symmetric_weighted_groups(int n_groups, int n, int nmax, const float* x
 void fit_symmetric_refined_groups(int n_groups, int n, int nmax, const float* x, int8_t* L, float* scale_out);
 
 // IQ4_NL's and IQ4_XS's scale search (iq4.cpp) for one group of 32: the group scale (0 for an
-// all-zero group), codes for it in L; and for n_groups groups of 32 one after another (scales
-// only), 8 at a time in AVX2 lanes where the CPU has AVX2.
-float fit_iq4_group(const float* x, uint8_t* L);
+// all-zero group; the callers pick the codes for the final scale); and for n_groups groups of 32
+// one after another. iq4_trials: the inverse scales tried each side of the first.
+inline constexpr int iq4_trials = 7;
+float fit_iq4_group(const float* x);
 void fit_iq4_groups(int n_groups, const float* x, float* scale_out);
 
 // The vector searches themselves for 8 groups laid out as above (k_quant_search_avx2.cpp): callable

@@ -2,12 +2,12 @@
 // fit_affine (Q4_K, Q5_K, Q2_K), fit_symmetric_weighted (Q6_K), fit_symmetric_refined (Q3_K) and
 // fit_iq4_group (IQ4_NL, IQ4_XS). Every lane runs the scalar search's operations in the scalar
 // search's order, so codes, scales and minimums are bit-identical to 8 calls of the scalar search
-// (k_quant_search.cpp, iq4.cpp), and quantized files to those the scalar code writes. Compiled with
-// -mavx2 and -ffp-contract=off (no FMA: the scalar searches round every product before its sum)
-// and called only where the CPU has AVX2 (the *_groups dispatchers).
+// (k_quant_search.cpp, iq4.cpp), and quantized files to those the scalar code writes. The quant
+// layer is compiled with -ffp-contract=off (no FMA, also under GLIA_NATIVE: both sides round every
+// product before its sum), this file with -mavx2, and it is called only where the CPU has AVX2
+// (the *_groups dispatchers).
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "quant/block_types.h"
@@ -216,7 +216,7 @@ void fit_iq4_x8(const float* x, float* scale_out) {
   fit(first, sumqx, sumq2);
   __m256 d = _mm256_and_ps(_mm256_cmp_ps(sumq2, zero, _CMP_GT_OQ), _mm256_div_ps(sumqx, sumq2));
   __m256 best = _mm256_mul_ps(d, sumqx);
-  for (int t = -7; t <= 7; ++t) {
+  for (int t = -iq4_trials; t <= iq4_trials; ++t) {
     fit(_mm256_div_ps(_mm256_set1_ps(float(t + kvalues_iq4nl[0])), peak), sumqx, sumq2);
     const __m256 better = _mm256_and_ps(_mm256_cmp_ps(sumq2, zero, _CMP_GT_OQ),
                                         _mm256_cmp_ps(_mm256_mul_ps(sumqx, sumqx), _mm256_mul_ps(best, sumq2), _CMP_GT_OQ));

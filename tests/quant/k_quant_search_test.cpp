@@ -4,6 +4,7 @@
 // one outlier, tiny and huge magnitudes, ties).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "core/cpu_features.h"
 #include "quant/k_quant_search.h"
+#include "quant/types.h"
 
 namespace glia {
 namespace {
@@ -37,14 +39,16 @@ std::vector<float> make_groups(int n, int kind, std::mt19937& rng) {
   std::vector<float> x(size_t(8 * n));
   for (int g = 0; g < 8; ++g) {
     float* xg = x.data() + g * n;
-    const int shape = (kind + g) % 9;
+    const int shape = (kind + g) % 11;
     for (int i = 0; i < n; ++i) {
       const float r = normal(rng);
       switch (shape) {
         case 0: xg[i] = r; break;                                  // centred
         case 1: xg[i] = std::fabs(r) + 0.25f; break;               // all positive
         case 2: xg[i] = -std::fabs(r) - 0.25f; break;              // all negative
-        case 3: xg[i] = 0.75f; break;                              // flat
+        case 3: xg[i] = 0.75f; break;                              // constant (lo clamps to 0)
+        case 9: xg[i] = -0.75f; break;                             // flat: hi == lo < 0
+        case 10: xg[i] = i % 3 == 0 ? 0.5f * r : (i % 2 ? -0.0f : 0.0f); break;  // signed zeros
         case 4: xg[i] = 0.0f; break;                               // zeros
         case 5: xg[i] = i == n / 2 ? 40.0f * r : 0.01f * r; break;  // one outlier
         case 6: xg[i] = 1e-20f * r; break;                          // tiny
@@ -137,8 +141,7 @@ TEST(k_quant_search, avx2_iq4_groups_match_the_scalar_search_bit_for_bit) {
     float scale_vec[8];
     quant::fit_iq4_x8(x.data(), scale_vec);
     for (int g = 0; g < 8; ++g) {
-      uint8_t L[32];
-      const float scale_ref = quant::fit_iq4_group(x.data() + g * 32, L);
+      const float scale_ref = quant::fit_iq4_group(x.data() + g * 32);
       ASSERT_EQ(std::bit_cast<uint32_t>(scale_vec[g]), std::bit_cast<uint32_t>(scale_ref))
           << "round " << round << " group " << g << ": " << scale_vec[g] << " vs " << scale_ref;
     }
@@ -184,10 +187,30 @@ TEST(k_quant_search, groups_dispatch_matches_one_call_per_group) {
     std::vector<float> iq4(static_cast<size_t>(n_groups));
     quant::fit_iq4_groups(n_groups, x.data(), iq4.data());
     for (int g = 0; g < n_groups; ++g) {
-      uint8_t codes[32];
-      EXPECT_EQ(std::bit_cast<uint32_t>(iq4[size_t(g)]), std::bit_cast<uint32_t>(quant::fit_iq4_group(x.data() + g * 32, codes)))
+      EXPECT_EQ(std::bit_cast<uint32_t>(iq4[size_t(g)]), std::bit_cast<uint32_t>(quant::fit_iq4_group(x.data() + g * 32)))
           << n_groups << " IQ4 groups, group " << g;
     }
+  }
+}
+
+// A row of IQ4_NL blocks whose count is not a multiple of 8: its scale searches run 8 blocks at a
+// time plus a scalar tail; every block must come out as it does quantized on its own (a block
+// alone takes the scalar search).
+TEST(k_quant_search, iq4_nl_row_matches_its_blocks_quantized_alone) {
+  const type_traits& t = type_info(dtype::iq4_nl);
+  std::mt19937 rng(17);
+  std::vector<float> x;
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<float> part = make_groups(32, 3 * k, rng);
+    x.insert(x.end(), part.begin(), part.end());
+  }
+  x.resize(13 * 32);
+  std::vector<uint8_t> row(row_bytes(t, int64_t(x.size())));
+  t.quantize_row(x.data(), row.data(), int64_t(x.size()));
+  for (size_t b = 0; b < 13; ++b) {
+    std::vector<uint8_t> alone(t.block_bytes);
+    t.quantize_row(x.data() + 32 * b, alone.data(), 32);
+    EXPECT_TRUE(std::equal(alone.begin(), alone.end(), row.begin() + std::ptrdiff_t(b * t.block_bytes))) << "block " << b;
   }
 }
 

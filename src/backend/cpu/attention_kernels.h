@@ -54,9 +54,9 @@ struct f32x8 {
     return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), x, live);
   }
   // Score tiles: up to 4 query rows x 2 vectors of slots (8 accumulators, 2 K vectors and a
-  // broadcast of 16 registers). Each K vector converted from fp16 serves 4 rows: 2 x 4 took 8%
-  // longer on a Sapphire-Rapids-class core (AttentionPerf), where the conversion shares the ports
-  // of the multiply-adds.
+  // broadcast: 11 of the 16 registers; tiles of fewer rows take up to 4 vectors). Each K vector
+  // converted from fp16 serves 4 rows: 2 x 4 took 8% longer on a Sapphire-Rapids-class core
+  // (AttentionPerf), where the conversion shares the ports of the multiply-adds.
   static constexpr int score_rows = 4, score_accumulators = 8;
   static constexpr int value_rows = 4;  // value tiles: R x 2 accumulators
   // r[i] lane k becomes r[k] lane i.
