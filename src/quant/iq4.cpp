@@ -15,7 +15,6 @@
 namespace glia::quant {
 namespace {
 
-
 // Index of the table level nearest to x (the upper one on an exact midpoint). Comparing 2x with
 // the sum of two neighbours keeps the midpoint test exact.
 int nearest_level(float x) {
