@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "core/fp16.h"
-#include "core/cpu_features.h"
 #include "quant/block_types.h"
 #include "quant/k_quant_search.h"
 #include "quant/ref_kernels.h"
@@ -68,10 +67,9 @@ float fit_iq4_group(const float* x) {
 }
 
 void fit_iq4_groups(int n_groups, const float* x, float* scale_out) {
-  int g = 0;
-  if (has_avx2())
-    for (; g + 8 <= n_groups; g += 8) fit_iq4_x8(x + 32 * g, scale_out + g);
-  for (; g < n_groups; ++g) scale_out[g] = fit_iq4_group(x + 32 * g);
+  by_groups_of_8(
+      n_groups, [&](int g) { fit_iq4_x8(x + 32 * g, scale_out + g); },
+      [&](int g) { scale_out[g] = fit_iq4_group(x + 32 * g); });
 }
 
 // ---------------------------------------------------------------- IQ4_NL

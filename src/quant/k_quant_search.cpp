@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/cpu_features.h"
 #include "quant/ref_kernels.h"
 
 namespace glia::quant {
@@ -186,27 +185,28 @@ float fit_affine(int n, int nmax, const float* x, const float* weights, uint8_t*
 }
 
 void fit_symmetric_weighted_groups(int n_groups, int n, int nmax, const float* x, int8_t* L, float* scale_out) {
-  int g = 0;
-  if (has_avx2())
-    for (; g + 8 <= n_groups; g += 8) fit_symmetric_weighted_x8(n, nmax, x + g * n, L + g * n, scale_out + g);
-  for (; g < n_groups; ++g) scale_out[g] = fit_symmetric_weighted(n, nmax, x + g * n, L + g * n);
+  by_groups_of_8(
+      n_groups, [&](int g) { fit_symmetric_weighted_x8(n, nmax, x + g * n, L + g * n, scale_out + g); },
+      [&](int g) { scale_out[g] = fit_symmetric_weighted(n, nmax, x + g * n, L + g * n); });
 }
 
 void fit_symmetric_refined_groups(int n_groups, int n, int nmax, const float* x, int8_t* L, float* scale_out) {
-  int g = 0;
-  if (has_avx2())
-    for (; g + 8 <= n_groups; g += 8) fit_symmetric_refined_x8(n, nmax, x + g * n, L + g * n, scale_out + g);
-  for (; g < n_groups; ++g) scale_out[g] = fit_symmetric_refined(n, nmax, x + g * n, L + g * n);
+  by_groups_of_8(
+      n_groups, [&](int g) { fit_symmetric_refined_x8(n, nmax, x + g * n, L + g * n, scale_out + g); },
+      [&](int g) { scale_out[g] = fit_symmetric_refined(n, nmax, x + g * n, L + g * n); });
 }
 
 void fit_affine_groups(int n_groups, int n, int nmax, const float* x, const float* weights, uint8_t* L,
                        float* min_out, float* scale_out, float rmin, float rdelta, int nstep, bool use_mad) {
-  int g = 0;
-  if (has_avx2())
-    for (; g + 8 <= n_groups; g += 8)
-      fit_affine_x8(n, nmax, x + g * n, weights + g * n, L + g * n, min_out + g, scale_out + g, rmin, rdelta, nstep, use_mad);
-  for (; g < n_groups; ++g)
-    scale_out[g] = fit_affine(n, nmax, x + g * n, weights + g * n, L + g * n, &min_out[g], rmin, rdelta, nstep, use_mad);
+  by_groups_of_8(
+      n_groups,
+      [&](int g) {
+        fit_affine_x8(n, nmax, x + g * n, weights + g * n, L + g * n, min_out + g, scale_out + g, rmin, rdelta, nstep,
+                      use_mad);
+      },
+      [&](int g) {
+        scale_out[g] = fit_affine(n, nmax, x + g * n, weights + g * n, L + g * n, &min_out[g], rmin, rdelta, nstep, use_mad);
+      });
 }
 
 }  // namespace glia::quant

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "core/cpu_features.h"
+
 namespace glia::quant {
 
 inline constexpr int qk_max_group = 32;  // largest group any search is run on (n <= this)
@@ -44,6 +46,16 @@ void fit_symmetric_refined_groups(int n_groups, int n, int nmax, const float* x,
 inline constexpr int iq4_trials = 7;
 float fit_iq4_group(const float* x);
 void fit_iq4_groups(int n_groups, const float* x, float* scale_out);
+
+// How every *_groups form runs: eight(g) for groups g..g+7 while 8 remain, where the CPU has AVX2,
+// then one(g) for each group left.
+template <class Eight, class One>
+void by_groups_of_8(int n_groups, Eight eight, One one) {
+  int g = 0;
+  if (has_avx2())
+    for (; g + 8 <= n_groups; g += 8) eight(g);
+  for (; g < n_groups; ++g) one(g);
+}
 
 // The vector searches themselves for 8 groups laid out as above (k_quant_search_avx2.cpp): callable
 // only where the CPU has AVX2.

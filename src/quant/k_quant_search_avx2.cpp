@@ -94,26 +94,26 @@ struct symmetric_groups {
   }
 };
 
+// The symmetric codes of iscale in l, and the weighted sums of the fit x ~ scale * l (weights x^2):
+// sumlx = sum w x l, suml2 = sum w l l, in element order.
+void symmetric_sums(const symmetric_groups& grp, int n, int nmax, __m256 iscale, __m256* l, __m256& sumlx, __m256& suml2) {
+  sumlx = _mm256_setzero_ps();
+  suml2 = _mm256_setzero_ps();
+  for (int i = 0; i < n; ++i) {
+    l[i] = symmetric_code(grp.x[i], iscale, nmax);
+    sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(grp.w[i], grp.x[i]), l[i]));
+    suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(grp.w[i], l[i]), l[i]));
+  }
+}
+
 }  // namespace
 
 void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out) {
   const symmetric_groups grp(x, n);
-  const __m256* xv = grp.x;
-  const __m256* w = grp.w;
   const __m256 peak = grp.peak;
   __m256 best_l[qk_max_group];
-  // Weighted sums of the fit x ~ scale * l with weights x^2, for the codes of iscale.
-  auto weighted_sums = [&](__m256 iscale, __m256* l, __m256& sumlx, __m256& suml2) {
-    sumlx = _mm256_setzero_ps();
-    suml2 = _mm256_setzero_ps();
-    for (int i = 0; i < n; ++i) {
-      l[i] = symmetric_code(xv[i], iscale, nmax);
-      sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w[i], xv[i]), l[i]));
-      suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l[i]), l[i]));
-    }
-  };
   __m256 sumlx, suml2;
-  weighted_sums(_mm256_div_ps(_mm256_set1_ps(float(-nmax)), peak), best_l, sumlx, suml2);
+  symmetric_sums(grp, n, nmax, _mm256_div_ps(_mm256_set1_ps(float(-nmax)), peak), best_l, sumlx, suml2);
   const __m256 nonzero = _mm256_cmp_ps(suml2, _mm256_setzero_ps(), _CMP_NEQ_UQ);
   __m256 scale = _mm256_and_ps(nonzero, _mm256_div_ps(sumlx, suml2));
   __m256 best = _mm256_mul_ps(scale, sumlx);
@@ -121,7 +121,7 @@ void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float
   for (int step = -9; step <= 9; ++step) {
     if (step == 0) continue;
     const __m256 iscale = _mm256_div_ps(_mm256_set1_ps(-(float(nmax) + 0.1f * float(step))), peak);
-    weighted_sums(iscale, trial, sumlx, suml2);
+    symmetric_sums(grp, n, nmax, iscale, trial, sumlx, suml2);
     const __m256 better = _mm256_and_ps(_mm256_cmp_ps(suml2, _mm256_setzero_ps(), _CMP_GT_OQ),
                                         _mm256_cmp_ps(_mm256_mul_ps(sumlx, sumlx), _mm256_mul_ps(best, suml2), _CMP_GT_OQ));
     if (_mm256_movemask_ps(better) == 0) continue;
@@ -139,13 +139,8 @@ void fit_symmetric_refined_x8(int n, int nmax, const float* x, int8_t* L, float*
   const __m256* w = grp.w;
   const __m256 zero = _mm256_setzero_ps();
   __m256 l[qk_max_group]{};
-  const __m256 iscale = _mm256_div_ps(_mm256_set1_ps(float(-nmax)), grp.peak);
-  __m256 sumlx = zero, suml2 = zero;
-  for (int i = 0; i < n; ++i) {
-    l[i] = symmetric_code(xv[i], iscale, nmax);
-    sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w[i], xv[i]), l[i]));
-    suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w[i], l[i]), l[i]));
-  }
+  __m256 sumlx, suml2;
+  symmetric_sums(grp, n, nmax, _mm256_div_ps(_mm256_set1_ps(float(-nmax)), grp.peak), l, sumlx, suml2);
   // Coordinate descent as the scalar search: a sweep that changes nothing in a group leaves it as
   // it was, so sweeping on while any group still changes gives each group the scalar's result.
   const __m256 one = _mm256_set1_ps(1.0f);
