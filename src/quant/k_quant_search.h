@@ -48,17 +48,20 @@ float fit_iq4_group(const float* x);
 void fit_iq4_groups(int n_groups, const float* x, float* scale_out);
 
 // How every *_groups form runs: eight(g) for groups g..g+7 while 8 remain, where the CPU has AVX2,
-// then one(g) for each group left.
+// then one(g) for each group left. Builds for other architectures leave the AVX2 searches out
+// (CMakeLists.txt): there eight is never called.
 template <class Eight, class One>
 void by_groups_of_8(int n_groups, Eight eight, One one) {
   int g = 0;
+#if defined(__x86_64__)
   if (has_avx2())
     for (; g + 8 <= n_groups; g += 8) eight(g);
+#endif
   for (; g < n_groups; ++g) one(g);
 }
 
-// The vector searches themselves for 8 groups laid out as above (k_quant_search_avx2.cpp): callable
-// only where the CPU has AVX2.
+// The vector searches themselves for 8 groups laid out as above (k_quant_search_avx2.cpp, built
+// on x86-64 only): callable only where the CPU has AVX2.
 void fit_symmetric_weighted_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out);
 void fit_symmetric_refined_x8(int n, int nmax, const float* x, int8_t* L, float* scale_out);
 void fit_iq4_x8(const float* x, float* scale_out);

@@ -10,6 +10,7 @@
 #include "backend/cpu/cpu_ops.h"
 #include "core/fp16.h"
 #include "harness.h"
+#include "op_cases.h"
 
 namespace glia::test {
 namespace {
@@ -174,6 +175,7 @@ TEST(matmul, glu_fuses_where_it_applies) {
 // with a budget, each thread gets the starts of those spans, at most `budget` bytes in all.
 TEST(matmul, decode_share_heads_cover_the_panels) {
   const cpu::kernel_table& k = cpu::kernels();
+  if (!k.mm(dtype::q4_0)) GTEST_SKIP() << "no matmul kernels (weight panels) on this host";
   thread_pool pool(1);
   const std::vector<std::vector<dtype>> groups = {
       {dtype::q4_0, dtype::q4_0, dtype::q4_0}, {dtype::q4_k, dtype::q6_k}, {dtype::q8_0}, {dtype::q4_k}};

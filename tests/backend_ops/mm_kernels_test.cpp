@@ -136,6 +136,7 @@ converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t
 // in cpu_kernels.cpp), whichever this host would pick.
 std::vector<const cpu::mm_kernel*> host_mm_kernels() {
   std::vector<std::span<const cpu::mm_kernel>> lists;
+#if defined(__x86_64__)  // the only ISA kernels so far (other builds run the scalar reference)
   for (cpu::isa_level l : host_mm_levels()) {
     for (bool amd : {false, true}) {
       if (l == cpu::isa_level::avx2) {
@@ -153,6 +154,7 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
     if (l == cpu::isa_level::avx2) lists.push_back(cpu::avx2_mm_float());
     if (l == cpu::isa_level::avx512vnni) lists.push_back(cpu::avx512vnni_mm_float());
   }
+#endif
   std::vector<const cpu::mm_kernel*> out;
   for (std::span<const cpu::mm_kernel> list : lists)
     for (const cpu::mm_kernel& mk : list) out.push_back(&mk);

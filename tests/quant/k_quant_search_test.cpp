@@ -71,6 +71,7 @@ std::vector<float> weights_of(const std::vector<float>& x, int n, bool rms_plus_
   return w;
 }
 
+#if defined(__x86_64__)  // the AVX2 searches are built on x86-64 only
 TEST(k_quant_search, avx2_groups_match_the_scalar_search_bit_for_bit) {
   if (!has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937 rng(7);
@@ -149,6 +150,8 @@ TEST(k_quant_search, avx2_iq4_groups_match_the_scalar_search_bit_for_bit) {
 }
 
 // The dispatcher covers any number of groups: full vectors, then the rest one by one.
+#endif  // __x86_64__
+
 TEST(k_quant_search, groups_dispatch_matches_one_call_per_group) {
   std::mt19937 rng(11);
   for (int n_groups : {1, 7, 8, 13, 16}) {

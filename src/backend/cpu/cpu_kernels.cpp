@@ -74,12 +74,14 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
 // and 5-bit legacy types follow Q4_0 (mm_legacy_kernels.h), Q8_0 reads single panels everywhere.
 // The prefetch (k-quants: whole blocks; two streams: 1 KiB ahead) of AMD's cores on AMD's and
 // Hygon's (Zen-derived), spread (2 KiB) on the rest.
+#if defined(__x86_64__)
 struct decode_forms {
   bool q4_0_pairs, amd;
 };
 decode_forms decode_forms_on(const cpu_features& f) {
   return {f.avx512_amd && f.avx512_full_width, f.amd};
 }
+#endif
 
 kernel_table resolve(isa_level max_level) {
   kernel_table k = make_scalar_table();
@@ -92,8 +94,9 @@ kernel_table resolve(isa_level max_level) {
     glu_fn glu;
     sum_of_squares_fn sum_of_squares;
   };
-  const cpu_features& f = host_cpu_features();
   std::vector<candidate> by_priority;
+#if defined(__x86_64__)  // the x86 kernels are built on x86-64 only (CMakeLists.txt)
+  const cpu_features& f = host_cpu_features();
   const bool avx2 = f.avx2 && f.fma && f.f16c;
   const decode_forms forms = decode_forms_on(f);
   if (avx2 && max_level >= isa_level::avx2)
@@ -115,6 +118,7 @@ kernel_table resolve(isa_level max_level) {
   static const isa_kernels amx{"avx512amx", {}, {}};  // matmul kernels (prefill)
   if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
     by_priority.push_back({&amx, {avx512amx_mm_legacy(forms.q4_0_pairs, forms.amd), avx512amx_mm_kquants(forms.amd), {}}, nullptr, nullptr, nullptr});
+#endif
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
     if (c.attend) {
