@@ -193,7 +193,7 @@ std::unique_ptr<backend> make_cpu_backend(int n_threads, bool repack_weights = t
 // The CPU backend with kernels of at most instruction set `isa` (one of cpu_isa_names): to compare
 // them on one machine, or to step around one. An ISA this CPU cannot run is an error, not a silent
 // fallback.
-inline constexpr const char* cpu_isa_names[] = {"best", "avx512amx", "avx512vnni", "avx2", "scalar"};
+inline constexpr const char* cpu_isa_names[] = {"best", "avx512amx", "avx512vnni", "avx2", "neon", "scalar"};
 result<std::unique_ptr<backend>> make_cpu_backend(int n_threads, bool repack_weights, const std::string& isa);
 
 // CUDA devices this process can use (0 when the build has no CUDA or no device/driver is present).

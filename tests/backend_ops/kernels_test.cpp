@@ -53,6 +53,37 @@ TEST(kernels, isa_vec_dot_matches_reference) {
   }
 }
 
+// Dots that take the reference's steps in its order (NEON's) give its bits, not only its value
+// within rounding: integer sums are exact, and the float steps are the same operations.
+TEST(kernels, neon_vec_dots_reproduce_reference_bits) {
+  const cpu::kernel_table& k = cpu::kernels();
+#if defined(__aarch64__)
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k}) EXPECT_STREQ(k.vec_dot_isa(t), "neon") << type_info(t).name;
+#endif
+  int checked = 0;
+  for (dtype t : weight_types()) {
+    if (std::string(k.vec_dot_isa(t)) != "neon") continue;
+    const type_traits& tt = type_info(t);
+    const type_traits& at = type_info(tt.dot_type);
+    for (int64_t n_in : awkward_n_in(t)) {
+      for (float range : {1.0f, 1e-3f, 300.0f}) {
+        const test_weight w = make_weight(t, n_in, 8, uint32_t(n_in) + 7);
+        const auto x = random_floats(size_t(n_in), uint32_t(n_in) + 8, -range, range);
+        std::vector<uint8_t> act(row_bytes(at, n_in));
+        at.quantize_row(x.data(), act.data(), n_in);
+        for (int r = 0; r < 8; ++r) {
+          const float want = tt.vec_dot(w.view.row(r), act.data(), n_in), got = k.vec_dot(t)(w.view.row(r), act.data(), n_in);
+          ASSERT_TRUE(bit_equal(&got, &want, 1)) << tt.name << " n_in " << n_in << " row " << r << ": " << got << " against " << want;
+        }
+        ++checked;
+      }
+    }
+  }
+#if defined(__aarch64__)
+  EXPECT_GT(checked, 0);
+#endif
+}
+
 // The ISA attend against the portable one on groups of heads with odd head sizes, f16 and f32
 // rows, soft-capping, and slot lists longer than a chunk or a single slot.
 // Every ISA's attend the host runs (AVX2, and AVX-512 where present) against the scalar loop.

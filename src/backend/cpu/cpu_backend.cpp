@@ -226,7 +226,7 @@ std::unique_ptr<backend> make_cpu_backend(int n_threads, bool repack_weights) {
 result<std::unique_ptr<backend>> make_cpu_backend(int n_threads, bool repack_weights, const std::string& isa) {
   static constexpr std::pair<const char*, cpu::isa_level> levels[] = {
       {"scalar", cpu::isa_level::scalar}, {"avx2", cpu::isa_level::avx2}, {"avx512vnni", cpu::isa_level::avx512vnni},
-      {"avx512amx", cpu::isa_level::avx512amx}};
+      {"avx512amx", cpu::isa_level::avx512amx}, {"neon", cpu::isa_level::neon}};
   if (isa == "best") return make_cpu_backend(n_threads, repack_weights);
   for (const auto& [name, level] : levels) {
     if (isa != name) continue;

@@ -118,6 +118,8 @@ kernel_table resolve(isa_level max_level) {
   static const isa_kernels amx{"avx512amx", {}, {}};  // matmul kernels (prefill)
   if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
     by_priority.push_back({&amx, {avx512amx_mm_legacy(forms.q4_0_pairs, forms.amd), avx512amx_mm_kquants(forms.amd), {}}, nullptr, nullptr, nullptr});
+#elif defined(__aarch64__)  // NEON is in the base instruction set
+  if (max_level >= isa_level::neon) by_priority.push_back({&neon_kernels(), {}, nullptr, nullptr, nullptr});
 #endif
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;
@@ -186,11 +188,12 @@ quantize_row_fn kernel_table::quantizer(quantize_row_fn reference) const {
 
 const kernel_table& kernels_up_to(isa_level level) {
   static const kernel_table tables[] = {resolve(isa_level::scalar), resolve(isa_level::avx2),
-                                        resolve(isa_level::avx512vnni), resolve(isa_level::avx512amx)};
+                                        resolve(isa_level::avx512vnni), resolve(isa_level::avx512amx),
+                                        resolve(isa_level::neon)};
   return tables[int(level)];
 }
 
-const kernel_table& kernels() { return kernels_up_to(isa_level::avx512amx); }
+const kernel_table& kernels() { return kernels_up_to(isa_level::neon); }
 
 const kernel_table& scalar_kernels() { return kernels_up_to(isa_level::scalar); }
 

@@ -243,6 +243,8 @@ struct isa_kernels {
 // after the host check in cpu_kernels.cpp, and must neither define nor call inline functions shared
 // with other files, or the linker could keep the ISA-flavoured copy for everyone).
 const isa_kernels& avx2_kernels();
+// The NEON dot products (kernels_neon.cpp, built on aarch64 only).
+const isa_kernels& neon_kernels();
 // The matmul kernels of every weight type (mm_legacy_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
 // IQ4_NL; mm_kquants_*kernels.h: Q2_K..Q6_K, IQ4_XS; mm_float_kernels.h: F16, BF16, F32) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).
@@ -306,9 +308,10 @@ struct kernel_table {
 // Resolved once for the host CPU.
 const kernel_table& kernels();
 
-// ISAs in priority order (weakest first). kernels_up_to(level) resolves the table with the ISAs up
-// to `level` that the host has (tests compare the levels; kernels() is the best).
-enum class isa_level { scalar, avx2, avx512vnni, avx512amx };
+// ISAs in priority order (weakest first; an architecture's levels are in order among themselves,
+// and a host runs only its own: NEON is AArch64's). kernels_up_to(level) resolves the table with
+// the ISAs up to `level` that the host has (tests compare the levels; kernels() is the best).
+enum class isa_level { scalar, avx2, avx512vnni, avx512amx, neon };
 const kernel_table& kernels_up_to(isa_level level);
 // Scalar-only table (the reference twins): what a CPU without any SIMD extension would use.
 const kernel_table& scalar_kernels();

@@ -1,0 +1,137 @@
+// NEON dot products for 64-bit ARM: the weight types of the common files (Q4_0, Q8_0, and Q4_K and
+// Q6_K, which make up Q4_K_M) against their 8-bit activations. NEON is part of AArch64's base
+// instruction set, so this file needs no flags and no run-time check (CMakeLists.txt builds it on
+// aarch64 only). Only ARMv8.0 instructions: widening multiplies and pairwise adds, not the
+// dot-product extension of ARMv8.2, which not every 64-bit ARM core has.
+//
+// Each dot has its reference's results bit for bit: the integer sums are exact in any order, and the
+// float steps are the reference's, in its order. Other types keep the reference routines here, and
+// matmuls tile these dots (there are no weight panels for ARM yet).
+#include <arm_neon.h>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "core/fp16.h"
+#include "quant/block_types.h"
+#include "quant/k_quant_scales.h"
+
+namespace glia::cpu {
+namespace {
+
+using quant::block_q4_0;
+using quant::block_q4_k;
+using quant::block_q6_k;
+using quant::block_q8_0;
+using quant::block_q8_k;
+using quant::qk_k;
+using quant::qk_legacy;
+
+// acc + the 16 products a[i] * b[i], two to an int32 lane (each product fits int16: |a|, |b| <= 128).
+int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
+  acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(a), vget_low_s8(b)));
+  return vpadalq_s16(acc, vmull_high_s8(a, b));
+}
+
+// The sum of the 32 products of two runs of 32 bytes, as 16 + 16.
+int dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
+  return vaddvq_s32(dot16(dot16(vdupq_n_s32(0), a0, vld1q_s8(b)), a1, vld1q_s8(b + 16)));
+}
+
+float dot_q4_0_q8_0(const void* w, const void* a, int64_t n) {
+  const auto* x = static_cast<const block_q4_0*>(w);
+  const auto* y = static_cast<const block_q8_0*>(a);
+  const uint8x16_t low4 = vdupq_n_u8(0x0F);
+  const int8x16_t eight = vdupq_n_s8(8);
+  float sum = 0;
+  for (int64_t i = 0; i < n / qk_legacy; ++i) {
+    const uint8x16_t q = vld1q_u8(x[i].qs);
+    const int8x16_t lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, low4)), eight);  // elements 0..15
+    const int8x16_t hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight);    // 16..31
+    const int sumi = dot32(lo, hi, y[i].qs);
+    sum += float(sumi) * fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d);
+  }
+  return sum;
+}
+
+float dot_q8_0_q8_0(const void* w, const void* a, int64_t n) {
+  const auto* x = static_cast<const block_q8_0*>(w);
+  const auto* y = static_cast<const block_q8_0*>(a);
+  float sum = 0;
+  for (int64_t i = 0; i < n / qk_legacy; ++i) {
+    const int sumi = dot32(vld1q_s8(x[i].qs), vld1q_s8(x[i].qs + 16), y[i].qs);
+    sum += float(sumi) * (fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d));
+  }
+  return sum;
+}
+
+float dot_q4_k_q8_k(const void* w, const void* a, int64_t n) {
+  const auto* x = static_cast<const block_q4_k*>(w);
+  const auto* y = static_cast<const block_q8_k*>(a);
+  const uint8x16_t low4 = vdupq_n_u8(0x0F);
+  float sum = 0;
+  for (int64_t i = 0; i < n / qk_k; ++i) {
+    int isum = 0, min_term = 0;
+    // Each 64 elements: the low nibbles of 32 bytes are group 2h, the high ones group 2h + 1.
+    for (int h = 0; h < qk_k / 64; ++h) {
+      const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
+      const int8x16_t lo0 = vreinterpretq_s8_u8(vandq_u8(q0, low4)), lo1 = vreinterpretq_s8_u8(vandq_u8(q1, low4));
+      const int8x16_t hi0 = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), hi1 = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
+      const quant::scale_min even = quant::get_scale_min(x[i].scales, 2 * h);
+      const quant::scale_min odd = quant::get_scale_min(x[i].scales, 2 * h + 1);
+      isum += even.scale * dot32(lo0, lo1, y[i].qs + 64 * h);
+      isum += odd.scale * dot32(hi0, hi1, y[i].qs + 64 * h + 32);
+      min_term += (y[i].bsums[4 * h] + y[i].bsums[4 * h + 1]) * even.min;
+      min_term += (y[i].bsums[4 * h + 2] + y[i].bsums[4 * h + 3]) * odd.min;
+    }
+    const float d = fp16_to_f32(x[i].d) * y[i].d;
+    const float dmin = fp16_to_f32(x[i].dmin) * y[i].d;
+    sum += d * float(isum) - dmin * float(min_term);
+  }
+  return sum;
+}
+
+float dot_q6_k_q8_k(const void* w, const void* a, int64_t n) {
+  const auto* x = static_cast<const block_q6_k*>(w);
+  const auto* y = static_cast<const block_q8_k*>(a);
+  const uint8x16_t low4 = vdupq_n_u8(0x0F), low2 = vdupq_n_u8(0x03);
+  const int8x16_t bias = vdupq_n_s8(32);
+  float sum = 0;
+  for (int64_t i = 0; i < n / qk_k; ++i) {
+    int isum = 0;
+    // In each half of 128: element 32s + l (l = 0..31) has its low nibble in ql[l + 32 (s % 2)]
+    // (the byte's low nibble for s < 2) and its top bits in bits 2s..2s+1 of qh[l]; groups of 16.
+    for (int h = 0; h < 2; ++h) {
+      const uint8_t* ql = x[i].ql + 64 * h;
+      const uint8_t* qh = x[i].qh + 32 * h;
+      const int8_t* sc = x[i].scales + 8 * h;
+      const int8_t* q8 = y[i].qs + 128 * h;
+      for (int part = 0; part < 2; ++part) {  // l in [16 part, 16 part + 16)
+        const uint8x16_t la = vld1q_u8(ql + 16 * part), lb = vld1q_u8(ql + 32 + 16 * part);
+        const uint8x16_t top = vld1q_u8(qh + 16 * part);
+        const uint8x16_t lo[4] = {vandq_u8(la, low4), vandq_u8(lb, low4), vshrq_n_u8(la, 4), vshrq_n_u8(lb, 4)};
+        const uint8x16_t hi[4] = {vandq_u8(top, low2), vandq_u8(vshrq_n_u8(top, 2), low2), vandq_u8(vshrq_n_u8(top, 4), low2),
+                                  vshrq_n_u8(top, 6)};
+        for (int s = 0; s < 4; ++s) {
+          const int8x16_t q = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(lo[s], vshlq_n_u8(hi[s], 4))), bias);
+          isum += sc[2 * s + part] * vaddvq_s32(dot16(vdupq_n_s32(0), q, vld1q_s8(q8 + 32 * s + 16 * part)));
+        }
+      }
+    }
+    sum += fp16_to_f32(x[i].d) * y[i].d * float(isum);
+  }
+  return sum;
+}
+
+constexpr vec_dot_entry neon_vec_dots[] = {
+    {dtype::q4_0, qk_legacy, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), dot_q4_0_q8_0},
+    {dtype::q8_0, qk_legacy, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), dot_q8_0_q8_0},
+    {dtype::q4_k, qk_k, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), dot_q4_k_q8_k},
+    {dtype::q6_k, qk_k, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), dot_q6_k_q8_k},
+};
+
+constexpr isa_kernels neon_record{"neon", neon_vec_dots, {}};
+
+}  // namespace
+
+const isa_kernels& neon_kernels() { return neon_record; }
+
+}  // namespace glia::cpu

@@ -1,0 +1,20 @@
+// The packed scale and min codes of Q4_K and Q5_K blocks, read by the reference routines and by the
+// kernels compiled with the base instruction set (not by the x86 ISA files: see cpu_kernels.h).
+#pragma once
+#include <cstdint>
+
+namespace glia::quant {
+
+// The 8 scale codes and 8 min codes (6 bits each) of Q4_K/Q5_K, packed in 12 bytes: groups 0..3
+// use the low 6 bits of bytes 0..3 (scale) and 4..7 (min); groups 4..7 keep their low nibbles in
+// bytes 8..11 and their top two bits in the spare top bits of bytes 0..7.
+struct scale_min {
+  int scale, min;
+};
+
+inline scale_min get_scale_min(const uint8_t* q, int g) {
+  if (g < 4) return {q[g] & 63, q[g + 4] & 63};
+  return {(q[g + 4] & 0x0F) | (q[g - 4] >> 6) << 4, (q[g + 4] >> 4) | (q[g] >> 6) << 4};
+}
+
+}  // namespace glia::quant
