@@ -10,8 +10,9 @@
 #                                   logits of every model in two CPU modes (~2 min of tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup.sh  # cmake, the host's tools and header-only libraries
 scripts/setup_aarch64.sh
-build=${BUILD_DIR:-build-aarch64}
+build=${AARCH64_BUILD_DIR:-build-aarch64}
 cmake -B "$build" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_UNITY_BUILD=ON -DGLIA_CUDA=OFF >/dev/null
 ci_tests=(test_backend_ops test_quant test_tokenizer test_gguf test_model)
@@ -25,8 +26,9 @@ if [[ ${1:-} != --ci ]]; then
   ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
   exit
 fi
-# Two lanes of test programs side by side (on 2 cores), each run under the emulator as ctest would.
-emulate() { qemu-aarch64 -L / "$build/bin/$1" --gtest_brief=1 "${@:2}"; }
+# Two lanes of test programs side by side (on 2 cores), each run under the emulator as ctest would,
+# with a time limit as ctest's (a hang fails the run instead of holding it).
+emulate() { timeout 1200 qemu-aarch64 -L / "$build/bin/$1" --gtest_brief=1 "${@:2}"; }
 emulate test_golden --gtest_filter='*_cpu_batch_kv16*:*_cpu_one_by_one_kv32*:pack/golden_greedy.*' > "$build/golden.log" 2>&1 &
 golden=$!
 status=0

@@ -313,7 +313,12 @@ TEST(kernels, cpu_backend_capped_by_isa) {
   const cpu_features& f = host_cpu_features();
   const bool avx2 = f.avx2 && f.fma && f.f16c;
   const bool vnni = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
-  for (const auto& [isa, host_has] : {std::pair{"avx2", avx2}, std::pair{"avx512vnni", vnni}}) {
+#if defined(__aarch64__)
+  const bool neon = true;  // in AArch64's base instruction set
+#else
+  const bool neon = false;
+#endif
+  for (const auto& [isa, host_has] : {std::pair{"avx2", avx2}, std::pair{"avx512vnni", vnni}, std::pair{"neon", neon}}) {
     auto b = make_cpu_backend(1, true, isa);
     ASSERT_EQ(bool(b), host_has) << isa;
     if (b) EXPECT_EQ((*b)->cpu_isa(), isa);

@@ -149,9 +149,9 @@ TEST(k_quant_search, avx2_iq4_groups_match_the_scalar_search_bit_for_bit) {
   }
 }
 
-// The dispatcher covers any number of groups: full vectors, then the rest one by one.
 #endif  // __x86_64__
 
+// The dispatcher covers any number of groups: full vectors, then the rest one by one.
 TEST(k_quant_search, groups_dispatch_matches_one_call_per_group) {
   std::mt19937 rng(11);
   for (int n_groups : {1, 7, 8, 13, 16}) {

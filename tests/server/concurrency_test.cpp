@@ -118,9 +118,10 @@ TEST(ServerConcurrency, FullQueueGets503) {
 TEST(ServerLifecycle, SigtermDrainsRunningStream) {
   // A generation long enough to be seen busy between two polls: 1,900 tokens, where the model's own
   // context (256) would end it within ~20 ms.
-  // Draining lets it finish all 1,900 tokens: with time for a slow host (an emulated one generates
-  // ~30 t/s at this depth).
-  server_process srv({"-m", test_model(), "-c", "2048", "--metrics", "--drain-seconds", "300"});
+  // Draining lets it finish all 1,900 tokens (under an emulator at ~30 t/s, more than the default
+  // 60 s allows).
+  const int drain_s = test::emulated ? 300 : 20;
+  server_process srv({"-m", test_model(), "-c", "2048", "--metrics", "--drain-seconds", std::to_string(drain_s)});
   ASSERT_NE(srv.port(), 0) << srv.log();
   auto fut = std::async(std::launch::async,
                         [&srv] { return parse_stream(post(srv, "/v1/completions", long_generation_body(true)).body, false); });
@@ -134,7 +135,7 @@ TEST(ServerLifecycle, SigtermDrainsRunningStream) {
   }
   EXPECT_TRUE(health_503);
   EXPECT_EQ(post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}).status, 503);
-  EXPECT_EQ(srv.terminate(300), 0) << srv.log();
+  EXPECT_EQ(srv.terminate(drain_s), 0) << srv.log();
   stream_result r = fut.get();
   EXPECT_TRUE(r.done);
   EXPECT_TRUE(r.well_formed);

@@ -21,6 +21,14 @@ void write_text(const std::string& path, const std::string& bytes);
 std::string param_name(std::string s);
 // Path of the built CLI binary.
 std::string cli_path();
+// True where the tests run under an emulator (a cross build's, scripts/test_aarch64.sh): many
+// times slower than native, which tests bounded by wall time allow for.
+inline constexpr bool emulated =
+#if defined(GLIA_TEST_EMULATED)
+    true;
+#else
+    false;
+#endif
 // CPU seconds used so far by the calling thread. Tests that bound how much work a hostile input can
 // cause measure this rather than wall time, which a loaded CI runner (or ASan) stretches.
 double thread_cpu_seconds();
