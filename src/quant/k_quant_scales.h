@@ -3,6 +3,8 @@
 #pragma once
 #include <cstdint>
 
+#include "quant/block_types.h"
+
 namespace glia::quant {
 
 // The 8 scale codes and 8 min codes (6 bits each) of Q4_K/Q5_K, packed in 12 bytes: groups 0..3
@@ -15,6 +17,14 @@ struct scale_min {
 inline scale_min get_scale_min(const uint8_t* q, int g) {
   if (g < 4) return {q[g] & 63, q[g + 4] & 63};
   return {(q[g + 4] & 0x0F) | (q[g - 4] >> 6) << 4, (q[g + 4] >> 4) | (q[g] >> 6) << 4};
+}
+
+// The min codes' part of a Q4_K/Q5_K dot with Q8_K activations: sum_g min_g * sum(a in g), with
+// Q8_K's sums of 16 (two per group of 32).
+inline int q8_k_min_term(const block_q8_k& y, const uint8_t* scales) {
+  int sum = 0;
+  for (int j = 0; j < qk_k / 16; ++j) sum += y.bsums[j] * get_scale_min(scales, j / 2).min;
+  return sum;
 }
 
 }  // namespace glia::quant

@@ -84,12 +84,6 @@ void quantize_affine_k(const float* x, int nmax, float rmin, int nstep, uint8_t*
   }
 }
 
-// sum_g min_g * sum(a in g), with Q8_K's sums of 16 (two per group of 32).
-int q8_k_min_term(const block_q8_k& y, const uint8_t* scales) {
-  int sum = 0;
-  for (int j = 0; j < qk_k / 16; ++j) sum += y.bsums[j] * get_scale_min(scales, j / 2).min;
-  return sum;
-}
 
 }  // namespace
 

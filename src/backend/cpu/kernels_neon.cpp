@@ -69,22 +69,18 @@ float dot_q4_k_q8_k(const void* w, const void* a, int64_t n) {
   const uint8x16_t low4 = vdupq_n_u8(0x0F);
   float sum = 0;
   for (int64_t i = 0; i < n / qk_k; ++i) {
-    int isum = 0, min_term = 0;
+    int isum = 0;
     // Each 64 elements: the low nibbles of 32 bytes are group 2h, the high ones group 2h + 1.
     for (int h = 0; h < qk_k / 64; ++h) {
       const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
       const int8x16_t lo0 = vreinterpretq_s8_u8(vandq_u8(q0, low4)), lo1 = vreinterpretq_s8_u8(vandq_u8(q1, low4));
       const int8x16_t hi0 = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), hi1 = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
-      const quant::scale_min even = quant::get_scale_min(x[i].scales, 2 * h);
-      const quant::scale_min odd = quant::get_scale_min(x[i].scales, 2 * h + 1);
-      isum += even.scale * dot32(lo0, lo1, y[i].qs + 64 * h);
-      isum += odd.scale * dot32(hi0, hi1, y[i].qs + 64 * h + 32);
-      min_term += (y[i].bsums[4 * h] + y[i].bsums[4 * h + 1]) * even.min;
-      min_term += (y[i].bsums[4 * h + 2] + y[i].bsums[4 * h + 3]) * odd.min;
+      isum += quant::get_scale_min(x[i].scales, 2 * h).scale * dot32(lo0, lo1, y[i].qs + 64 * h);
+      isum += quant::get_scale_min(x[i].scales, 2 * h + 1).scale * dot32(hi0, hi1, y[i].qs + 64 * h + 32);
     }
     const float d = fp16_to_f32(x[i].d) * y[i].d;
     const float dmin = fp16_to_f32(x[i].dmin) * y[i].d;
-    sum += d * float(isum) - dmin * float(min_term);
+    sum += d * float(isum) - dmin * float(quant::q8_k_min_term(y[i], x[i].scales));
   }
   return sum;
 }
