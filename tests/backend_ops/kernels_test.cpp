@@ -162,6 +162,9 @@ TEST(kernels, isa_glu_matches_scalar) {
   if (has_avx2() && has_fma() && has_f16c()) {
     EXPECT_STREQ(k.glu_isa, "avx2");
   }
+#if defined(__aarch64__)
+  EXPECT_STREQ(k.glu_isa, "neon");
+#endif
   const float inf = std::numeric_limits<float>::infinity();
   const float edges[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 10.0f, -10.0f, 9.999f, -9.999f, 87.0f, -87.0f, 88.0f, -88.0f,
                          88.5f, -88.5f, 100.0f, -100.0f, 1e30f, -1e30f, inf, -inf, 1.0009765625f, 2.00048828125f};
@@ -218,6 +221,9 @@ TEST(kernels, isa_rms_norm_matches_reference) {
   if (has_avx2() && has_fma() && has_f16c()) {
     EXPECT_NE(k.sum_of_squares, &ref::sum_of_squares) << "the AVX2 sum of squares is not in the table";
   }
+#if defined(__aarch64__)
+  EXPECT_NE(k.sum_of_squares, &ref::sum_of_squares) << "the NEON sum of squares is not in the table";
+#endif
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 24, 31, 33, 64, 2048, 4099}) {
     for (float scale : {1e-20f, 1.0f, 3e3f, 1e19f}) {

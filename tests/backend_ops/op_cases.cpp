@@ -279,7 +279,8 @@ std::vector<cpu::isa_level> host_mm_levels() {
 
 std::vector<const cpu::kernel_table*> host_attend_tables() {
   std::vector<const cpu::kernel_table*> out;
-  for (auto [level, name] : {std::pair{cpu::isa_level::avx2, "avx2"}, {cpu::isa_level::avx512vnni, "avx512vnni"}}) {
+  for (auto [level, name] : {std::pair{cpu::isa_level::avx2, "avx2"}, {cpu::isa_level::avx512vnni, "avx512vnni"},
+                             {cpu::isa_level::neon, "neon"}}) {
     const cpu::kernel_table& k = cpu::kernels_up_to(level);
     if (std::string(k.attend_isa) == name) out.push_back(&k);  // else the host lacks it
   }

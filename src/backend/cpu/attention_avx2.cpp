@@ -1,6 +1,7 @@
 // The attend kernel (attention_kernels.h) compiled for AVX2: 8 lanes.
+#include "backend/cpu/attention_vectors_x86.h"
+// (the vectors' header first: it must not see anything compiled differently before it.)
 #include "backend/cpu/attention_kernels.h"
-// (the kernels header first: it must not see anything compiled differently before it.)
 
 namespace glia::cpu {
 

@@ -119,7 +119,8 @@ kernel_table resolve(isa_level max_level) {
   if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
     by_priority.push_back({&amx, {avx512amx_mm_legacy(forms.q4_0_pairs, forms.amd), avx512amx_mm_kquants(forms.amd), {}}, nullptr, nullptr, nullptr});
 #elif defined(__aarch64__)  // NEON is in the base instruction set
-  if (max_level >= isa_level::neon) by_priority.push_back({&neon_kernels(), {}, nullptr, nullptr, nullptr});
+  if (max_level >= isa_level::neon)
+    by_priority.push_back({&neon_kernels(), {}, neon_attend(), neon_glu(), neon_sum_of_squares()});
 #endif
   for (const candidate& c : by_priority) {
     const isa_kernels* isa = c.isa;

@@ -267,8 +267,11 @@ std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs, bool amd_
 std::span<const mm_kernel> avx512amx_mm_kquants(bool amd_form);
 attend_fn avx2_attend();        // attention_avx2.cpp
 attend_fn avx512vnni_attend();  // attention_avx512vnni.cpp
+attend_fn neon_attend();        // attention_neon.cpp (aarch64 only)
 glu_fn avx2_glu();        // activation_avx2.cpp
 sum_of_squares_fn avx2_sum_of_squares();  // norm_avx2.cpp
+glu_fn neon_glu();                        // activation_neon.cpp (aarch64 only)
+sum_of_squares_fn neon_sum_of_squares();  // norm_neon.cpp (aarch64 only)
 // The portable attend (cpu_attention.cpp): plain loops, what hosts without an ISA version run.
 void scalar_attend(const attend_job& job, float* scratch);
 
