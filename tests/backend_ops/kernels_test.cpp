@@ -58,7 +58,8 @@ TEST(kernels, isa_vec_dot_matches_reference) {
 TEST(kernels, neon_vec_dots_reproduce_reference_bits) {
   const cpu::kernel_table& k = cpu::kernels();
 #if defined(__aarch64__)
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k}) EXPECT_STREQ(k.vec_dot_isa(t), "neon") << type_info(t).name;
+  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k, dtype::f32, dtype::f16, dtype::bf16})
+    EXPECT_STREQ(k.vec_dot_isa(t), "neon") << type_info(t).name;
 #endif
   int checked = 0;
   for (dtype t : weight_types()) {
@@ -308,6 +309,9 @@ TEST(kernels, isa_quantizers_reproduce_reference_bits) {
   if (has_avx2() && has_fma() && has_f16c()) {
     EXPECT_GE(k.n_quantizers, 5);
   }
+#if defined(__aarch64__)
+  EXPECT_EQ(k.n_quantizers, 5);  // quantize_neon.cpp
+#endif
 }
 
 // --cpu-isa: a capped CPU backend runs the kernels of that ISA where the host has it, refuses it

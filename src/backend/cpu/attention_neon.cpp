@@ -40,17 +40,7 @@ struct f32x4 {
   // value tiles of 8 rows x 2 accumulators.
   static constexpr int score_rows = 8, score_accumulators = 16;
   static constexpr int value_rows = 8;
-  // r[i] lane k becomes r[k] lane i.
-  static void transpose(v r[W]) {
-    const float64x2_t t0 = vreinterpretq_f64_f32(vtrn1q_f32(r[0], r[1]));  // r0[0] r1[0] r0[2] r1[2]
-    const float64x2_t t1 = vreinterpretq_f64_f32(vtrn2q_f32(r[0], r[1]));  // r0[1] r1[1] r0[3] r1[3]
-    const float64x2_t t2 = vreinterpretq_f64_f32(vtrn1q_f32(r[2], r[3]));
-    const float64x2_t t3 = vreinterpretq_f64_f32(vtrn2q_f32(r[2], r[3]));
-    r[0] = vreinterpretq_f32_f64(vtrn1q_f64(t0, t2));
-    r[1] = vreinterpretq_f32_f64(vtrn1q_f64(t1, t3));
-    r[2] = vreinterpretq_f32_f64(vtrn2q_f64(t0, t2));
-    r[3] = vreinterpretq_f32_f64(vtrn2q_f64(t1, t3));
-  }
+  static void transpose(v r[W]) { transpose4(r); }  // simd_neon.h
 };
 
 }  // namespace

@@ -243,8 +243,10 @@ struct isa_kernels {
 // after the host check in cpu_kernels.cpp, and must neither define nor call inline functions shared
 // with other files, or the linker could keep the ISA-flavoured copy for everyone).
 const isa_kernels& avx2_kernels();
-// The NEON dot products (kernels_neon.cpp, built on aarch64 only).
+// The NEON dot products (kernels_neon.cpp, built on aarch64 only), with the activation quantizers
+// of quantize_neon.cpp.
 const isa_kernels& neon_kernels();
+std::span<const quantize_entry> neon_quantizers();
 // The matmul kernels of every weight type (mm_legacy_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
 // IQ4_NL; mm_kquants_*kernels.h: Q2_K..Q6_K, IQ4_XS; mm_float_kernels.h: F16, BF16, F32) built for
 // AVX2, and for AVX-512 VNNI + VL (same panels and results; byte dot products in one instruction).

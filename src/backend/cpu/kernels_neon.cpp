@@ -1,5 +1,6 @@
 // NEON dot products for 64-bit ARM: the weight types of the common files (Q4_0, Q8_0, and Q4_K and
-// Q6_K, which make up Q4_K_M) against their 8-bit activations. NEON is part of AArch64's base
+// Q6_K, which make up Q4_K_M) against their 8-bit activations, and the float types (F32, F16,
+// BF16) against activations of their own type. NEON is part of AArch64's base
 // instruction set, so this file needs no flags and no run-time check (CMakeLists.txt builds it on
 // aarch64 only). Only ARMv8.0 instructions: widening multiplies and pairwise adds, not the
 // dot-product extension of ARMv8.2, which not every 64-bit ARM core has.
@@ -7,12 +8,16 @@
 // Each dot has its reference's results bit for bit: the integer sums are exact in any order, and the
 // float steps are the reference's, in its order. Other types keep the reference routines here, and
 // matmuls tile these dots (there are no weight panels for ARM yet).
-#include <arm_neon.h>
+#include "backend/cpu/simd_neon.h"
+
+#include <algorithm>
+#include <cmath>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "core/fp16.h"
 #include "quant/block_types.h"
 #include "quant/k_quant_scales.h"
+#include "quant/types.h"
 
 namespace glia::cpu {
 namespace {
@@ -117,17 +122,72 @@ float dot_q6_k_q8_k(const void* w, const void* a, int64_t n) {
   return sum;
 }
 
+// ---- F32, F16, BF16 ------------------------------------------------------------------------------
+// The reference (quant/float_types.cpp) runs float_dot_segments = 4 chains of float FMAs over
+// contiguous segments of the row and adds their sums in order. Here the four chains are the four
+// lanes of one vector, fed four steps at a time (four elements of each segment, transposed); the
+// steps that not every segment has are finished lane by lane with the same FMAs.
+struct f32_elements {
+  static float32x4_t four(const void* p, int64_t i) { return vld1q_f32(static_cast<const float*>(p) + i); }
+  static float one(const void* p, int64_t i) { return static_cast<const float*>(p)[i]; }
+};
+struct f16_elements {
+  static float32x4_t four(const void* p, int64_t i) {
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(static_cast<const uint16_t*>(p) + i)));
+  }
+  static float one(const void* p, int64_t i) { return fp16_to_f32(static_cast<const uint16_t*>(p)[i]); }
+};
+struct bf16_elements {
+  static float32x4_t four(const void* p, int64_t i) {
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(static_cast<const uint16_t*>(p) + i), 16));
+  }
+  static float one(const void* p, int64_t i) { return bf16_to_f32(static_cast<const uint16_t*>(p)[i]); }
+};
+
+template <class E>
+float segmented_dot(const void* w, const void* a, int64_t n) {
+  static_assert(float_dot_segments == 4);
+  int64_t start[5], steps = n;
+  for (int s = 0; s <= 4; ++s) start[s] = float_dot_segment(n, s);
+  for (int s = 0; s < 4; ++s) steps = std::min(steps, start[s + 1] - start[s]);
+  float32x4_t acc = vdupq_n_f32(0.0f);  // lane s: the chain of segment s
+  int64_t i = 0;
+  for (; i + 4 <= steps; i += 4) {
+    float32x4_t x[4], y[4];
+    for (int s = 0; s < 4; ++s) {
+      x[s] = E::four(w, start[s] + i);
+      y[s] = E::four(a, start[s] + i);
+    }
+    transpose4(x);  // x[k] lane s: element start[s] + i + k
+    transpose4(y);
+    for (int k = 0; k < 4; ++k) acc = vfmaq_f32(acc, x[k], y[k]);
+  }
+  float sums[4];
+  vst1q_f32(sums, acc);
+  float total = 0;
+  for (int s = 0; s < 4; ++s) {
+    float sum = sums[s];
+    for (int64_t j = start[s] + i; j < start[s + 1]; ++j) sum = std::fma(E::one(w, j), E::one(a, j), sum);
+    total += sum;
+  }
+  return total;
+}
+
 constexpr vec_dot_entry neon_vec_dots[] = {
+    {dtype::f32, 1, 4, dtype::f32, 4, segmented_dot<f32_elements>},
+    {dtype::f16, 1, 2, dtype::f16, 2, segmented_dot<f16_elements>},
+    {dtype::bf16, 1, 2, dtype::bf16, 2, segmented_dot<bf16_elements>},
     {dtype::q4_0, qk_legacy, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), dot_q4_0_q8_0},
     {dtype::q8_0, qk_legacy, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), dot_q8_0_q8_0},
     {dtype::q4_k, qk_k, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), dot_q4_k_q8_k},
     {dtype::q6_k, qk_k, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), dot_q6_k_q8_k},
 };
 
-constexpr isa_kernels neon_record{"neon", neon_vec_dots, {}};
-
 }  // namespace
 
-const isa_kernels& neon_kernels() { return neon_record; }
+const isa_kernels& neon_kernels() {
+  static const isa_kernels record{"neon", neon_vec_dots, neon_quantizers()};
+  return record;
+}
 
 }  // namespace glia::cpu

@@ -5,6 +5,7 @@
 #include <arm_neon.h>
 
 #include <cmath>
+#include <initializer_list>
 
 namespace glia::cpu {
 namespace {  // NOLINT(google-build-namespaces): internal linkage, as simd_avx2.h
@@ -26,6 +27,18 @@ inline float32x4_t exp_f32x4(float32x4_t x) {
   const float32x4_t e = vmulq_f32(p, vreinterpretq_f32_s32(scale));
   const float32x4_t kept = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), keep));
   return vbslq_f32(overflow, vdupq_n_f32(INFINITY), kept);
+}
+
+// r[i] lane k becomes r[k] lane i.
+inline void transpose4(float32x4_t r[4]) {
+  const float64x2_t t0 = vreinterpretq_f64_f32(vtrn1q_f32(r[0], r[1]));  // r0[0] r1[0] r0[2] r1[2]
+  const float64x2_t t1 = vreinterpretq_f64_f32(vtrn2q_f32(r[0], r[1]));  // r0[1] r1[1] r0[3] r1[3]
+  const float64x2_t t2 = vreinterpretq_f64_f32(vtrn1q_f32(r[2], r[3]));
+  const float64x2_t t3 = vreinterpretq_f64_f32(vtrn2q_f32(r[2], r[3]));
+  r[0] = vreinterpretq_f32_f64(vtrn1q_f64(t0, t2));
+  r[1] = vreinterpretq_f32_f64(vtrn1q_f64(t1, t3));
+  r[2] = vreinterpretq_f32_f64(vtrn2q_f64(t0, t2));
+  r[3] = vreinterpretq_f32_f64(vtrn2q_f64(t1, t3));
 }
 
 }  // namespace
