@@ -1,5 +1,6 @@
-// The packed scale and min codes of Q4_K and Q5_K blocks, read by the reference routines and by the
-// kernels compiled with the base instruction set (not by the x86 ISA files: see cpu_kernels.h).
+// The packed scale and min codes of Q4_K and Q5_K blocks and the group scales of Q3_K blocks, read
+// by the reference routines and by the kernels compiled with the base instruction set (not by the
+// x86 ISA files: see cpu_kernels.h).
 #pragma once
 #include <cstdint>
 
@@ -25,6 +26,14 @@ inline int q8_k_min_term(const block_q8_k& y, const uint8_t* scales) {
   int sum = 0;
   for (int j = 0; j < qk_k / 16; ++j) sum += y.bsums[j] * get_scale_min(scales, j / 2).min;
   return sum;
+}
+
+// Q3_K group scale g (0..63, stored + 32): low nibble in scales[g % 8] (high nibble for g >= 8),
+// top two bits in bits 2*(g/4)..+1 of scales[8 + g%4].
+inline int q3_k_scale(const uint8_t* scales, int g) {
+  const int lo = g < 8 ? scales[g] & 0x0F : scales[g - 8] >> 4;
+  const int hi = (scales[8 + g % 4] >> (2 * (g / 4))) & 3;
+  return lo | hi << 4;
 }
 
 }  // namespace glia::quant

@@ -7,6 +7,7 @@
 
 #include "core/fp16.h"
 #include "quant/block_types.h"
+#include "quant/k_quant_scales.h"
 #include "quant/k_quant_search.h"
 #include "quant/ref_kernels.h"
 
@@ -25,13 +26,6 @@ void pack_two_bit_codes(const uint8_t* L, uint8_t* qs) {
       qs[h / 4 + l] = uint8_t(L[h + l] | L[h + l + 32] << 2 | L[h + l + 64] << 4 | L[h + l + 96] << 6);
 }
 
-// Q3_K group scale g (0..63, stored + 32): low nibble in scales[g % 8] (high nibble for g >= 8),
-// top two bits in bits 2*(g/4)..+1 of scales[8 + g%4].
-int q3_k_scale(const uint8_t* scales, int g) {
-  const int lo = g < 8 ? scales[g] & 0x0F : scales[g - 8] >> 4;
-  const int hi = (scales[8 + g % 4] >> (2 * (g / 4))) & 3;
-  return lo | hi << 4;
-}
 
 void set_q3_k_scale(uint8_t* scales, int g, int code) {
   if (g < 8)

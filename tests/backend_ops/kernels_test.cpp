@@ -58,7 +58,8 @@ TEST(kernels, isa_vec_dot_matches_reference) {
 TEST(kernels, neon_vec_dots_reproduce_reference_bits) {
   const cpu::kernel_table& k = cpu::kernels();
 #if defined(__aarch64__)
-  for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k, dtype::f32, dtype::f16, dtype::bf16})
+  for (dtype t : {dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q8_0, dtype::iq4_nl, dtype::q2_k, dtype::q3_k,
+                  dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_xs, dtype::f32, dtype::f16, dtype::bf16})
     EXPECT_STREQ(k.vec_dot_isa(t), "neon") << type_info(t).name;
 #endif
   int checked = 0;
