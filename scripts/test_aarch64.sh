@@ -2,8 +2,8 @@
 # Builds glia for 64-bit ARM Linux with Debian's cross compiler and runs its tests under qemu-user:
 # the portable build (the NEON kernels and the scalar ones; the x86 ones are left out) on an
 # architecture whose rules differ from x86's where it matters to bit-exact tests (plain char is
-# unsigned; GCC would fuse multiply-adds, which CMakeLists.txt turns off). qemu on an x86 host keeps x86's memory order, so
-# this does not test the thread pool's atomics under ARM's weaker one.
+# unsigned; GCC would fuse multiply-adds, which CMakeLists.txt turns off). qemu on an x86 host
+# keeps x86's memory order, so this does not test the thread pool's atomics under ARM's weaker one.
 #
 #   scripts/test_aarch64.sh         the whole suite (~3 min to build and ~8 min to test on 2 cores)
 #   scripts/test_aarch64.sh --ci    what CI runs: the kernels, quantizers, tokenizers and the golden
