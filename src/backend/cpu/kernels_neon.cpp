@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "core/fp16.h"
@@ -76,20 +77,32 @@ float dot_q8_0_q8_0(const void* w, const void* a, int64_t n) {
   return sum;
 }
 
-float dot_q4_k_q8_k(const void* w, const void* a, int64_t n) {
-  const auto* x = static_cast<const block_q4_k*>(w);
+// Q4_K and Q5_K: each 64 elements, the low nibbles of 32 bytes are group 2h and the high ones group
+// 2h + 1; Q5_K's fifth bit of element l is bit 2h (2h + 1) of qh[l].
+template <class Block>
+float dot_q4_5_k_q8_k(const void* w, const void* a, int64_t n) {
+  constexpr bool five_bits = std::is_same_v<Block, block_q5_k>;
+  const auto* x = static_cast<const Block*>(w);
   const auto* y = static_cast<const block_q8_k*>(a);
-  const uint8x16_t low4 = vdupq_n_u8(0x0F);
+  const uint8x16_t low4 = vdupq_n_u8(0x0F), one = vdupq_n_u8(1);
   float sum = 0;
   for (int64_t i = 0; i < n / qk_k; ++i) {
     int isum = 0;
-    // Each 64 elements: the low nibbles of 32 bytes are group 2h, the high ones group 2h + 1.
     for (int h = 0; h < qk_k / 64; ++h) {
-      const uint8x16_t q0 = vld1q_u8(x[i].qs + 32 * h), q1 = vld1q_u8(x[i].qs + 32 * h + 16);
-      const int8x16_t lo0 = vreinterpretq_s8_u8(vandq_u8(q0, low4)), lo1 = vreinterpretq_s8_u8(vandq_u8(q1, low4));
-      const int8x16_t hi0 = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), hi1 = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
-      isum += quant::get_scale_min(x[i].scales, 2 * h).scale * dot32(lo0, lo1, y[i].qs + 64 * h);
-      isum += quant::get_scale_min(x[i].scales, 2 * h + 1).scale * dot32(hi0, hi1, y[i].qs + 64 * h + 32);
+      int8x16_t lo[2], hi[2];
+      for (int k = 0; k < 2; ++k) {
+        const uint8x16_t q = vld1q_u8(x[i].qs + 32 * h + 16 * k);
+        uint8x16_t l = vandq_u8(q, low4), u = vshrq_n_u8(q, 4);
+        if constexpr (five_bits) {
+          const uint8x16_t qh = vld1q_u8(x[i].qh + 16 * k);
+          l = vorrq_u8(l, vshlq_n_u8(vandq_u8(vshlq_u8(qh, vdupq_n_s8(int8_t(-2 * h))), one), 4));
+          u = vorrq_u8(u, vshlq_n_u8(vandq_u8(vshlq_u8(qh, vdupq_n_s8(int8_t(-2 * h - 1))), one), 4));
+        }
+        lo[k] = vreinterpretq_s8_u8(l);
+        hi[k] = vreinterpretq_s8_u8(u);
+      }
+      isum += quant::get_scale_min(x[i].scales, 2 * h).scale * dot32(lo[0], lo[1], y[i].qs + 64 * h);
+      isum += quant::get_scale_min(x[i].scales, 2 * h + 1).scale * dot32(hi[0], hi[1], y[i].qs + 64 * h + 32);
     }
     const float d = fp16_to_f32(x[i].d) * y[i].d;
     const float dmin = fp16_to_f32(x[i].dmin) * y[i].d;
@@ -274,36 +287,6 @@ float dot_q3_k_q8_k(const void* w, const void* a, int64_t n) {
   return sum;
 }
 
-float dot_q5_k_q8_k(const void* w, const void* a, int64_t n) {
-  const auto* x = static_cast<const block_q5_k*>(w);
-  const auto* y = static_cast<const block_q8_k*>(a);
-  const uint8x16_t low4 = vdupq_n_u8(0x0F), one = vdupq_n_u8(1);
-  float sum = 0;
-  for (int64_t i = 0; i < n / qk_k; ++i) {
-    const uint8x16_t qh[2] = {vld1q_u8(x[i].qh), vld1q_u8(x[i].qh + 16)};
-    int isum = 0;
-    // Each 64 elements: the low nibbles of 32 bytes are group 2h (fifth bit: bit 2h of qh[l]), the
-    // high ones group 2h + 1 (bit 2h + 1).
-    for (int h = 0; h < qk_k / 64; ++h) {
-      const int8x16_t lo_shift = vdupq_n_s8(int8_t(-2 * h)), hi_shift = vdupq_n_s8(int8_t(-2 * h - 1));
-      int8x16_t lo[2], hi[2];
-      for (int k = 0; k < 2; ++k) {
-        const uint8x16_t q = vld1q_u8(x[i].qs + 32 * h + 16 * k);
-        const uint8x16_t top_lo = vshlq_n_u8(vandq_u8(vshlq_u8(qh[k], lo_shift), one), 4);
-        const uint8x16_t top_hi = vshlq_n_u8(vandq_u8(vshlq_u8(qh[k], hi_shift), one), 4);
-        lo[k] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, low4), top_lo));
-        hi[k] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), top_hi));
-      }
-      isum += quant::get_scale_min(x[i].scales, 2 * h).scale * dot32(lo[0], lo[1], y[i].qs + 64 * h);
-      isum += quant::get_scale_min(x[i].scales, 2 * h + 1).scale * dot32(hi[0], hi[1], y[i].qs + 64 * h + 32);
-    }
-    const float d = fp16_to_f32(x[i].d) * y[i].d;
-    const float dmin = fp16_to_f32(x[i].dmin) * y[i].d;
-    sum += d * float(isum) - dmin * float(quant::q8_k_min_term(y[i], x[i].scales));
-  }
-  return sum;
-}
-
 float dot_iq4_xs_q8_k(const void* w, const void* a, int64_t n) {
   const auto* x = static_cast<const block_iq4_xs*>(w);
   const auto* y = static_cast<const block_q8_k*>(a);
@@ -377,7 +360,7 @@ constexpr vec_dot_entry neon_vec_dots[] = {
     {dtype::bf16, 1, 2, dtype::bf16, 2, segmented_dot<bf16_elements>},
     {dtype::q4_0, qk_legacy, sizeof(block_q4_0), dtype::q8_0, sizeof(block_q8_0), dot_q4_0_q8_0},
     {dtype::q8_0, qk_legacy, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), dot_q8_0_q8_0},
-    {dtype::q4_k, qk_k, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), dot_q4_k_q8_k},
+    {dtype::q4_k, qk_k, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), dot_q4_5_k_q8_k<block_q4_k>},
     {dtype::q6_k, qk_k, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), dot_q6_k_q8_k},
     {dtype::q4_1, qk_legacy, sizeof(block_q4_1), dtype::q8_1, sizeof(block_q8_1), dot_q4_1_q8_1},
     {dtype::q5_0, qk_legacy, sizeof(block_q5_0), dtype::q8_0, sizeof(block_q8_0), dot_q5_0_q8_0},
@@ -385,7 +368,7 @@ constexpr vec_dot_entry neon_vec_dots[] = {
     {dtype::iq4_nl, qk_legacy, sizeof(block_iq4_nl), dtype::q8_0, sizeof(block_q8_0), dot_iq4_nl_q8_0},
     {dtype::q2_k, qk_k, sizeof(block_q2_k), dtype::q8_k, sizeof(block_q8_k), dot_q2_k_q8_k},
     {dtype::q3_k, qk_k, sizeof(block_q3_k), dtype::q8_k, sizeof(block_q8_k), dot_q3_k_q8_k},
-    {dtype::q5_k, qk_k, sizeof(block_q5_k), dtype::q8_k, sizeof(block_q8_k), dot_q5_k_q8_k},
+    {dtype::q5_k, qk_k, sizeof(block_q5_k), dtype::q8_k, sizeof(block_q8_k), dot_q4_5_k_q8_k<block_q5_k>},
     {dtype::iq4_xs, qk_k, sizeof(block_iq4_xs), dtype::q8_k, sizeof(block_q8_k), dot_iq4_xs_q8_k},
 };
 
