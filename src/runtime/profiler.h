@@ -1,6 +1,7 @@
 // Per-op profiler: the forward pass reports every op's begin/end through its op hook; this class
-// sums the time per op name, counts prefill and decode tokens, and renders a table, JSON and a
-// Chrome trace (chrome://tracing, Perfetto).
+// sums the time per op name, overall and per phase (prefill, decode: where a decode step's time goes
+// is not the prompt's), counts prefill and decode tokens, and renders a table, JSON and a Chrome
+// trace (chrome://tracing, Perfetto).
 #pragma once
 
 #include <chrono>
@@ -26,6 +27,7 @@ class profiler {
   struct op_stat {
     double ms = 0.0;
     int64_t calls = 0;
+    double phase_ms[2] = {0.0, 0.0};  // of ms: in prefill forwards, in decode forwards
   };
   const std::map<std::string, op_stat>& ops() const { return ops_; }
   double forward_ms() const { return forward_ms_; }

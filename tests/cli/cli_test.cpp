@@ -152,9 +152,20 @@ TEST(cli_diagnostics, profile_percentages_sum_to_100_and_trace_is_chrome_json) {
   for (const char* op : {"attention", "qkv_proj", "ffn", "lm_head", "rope", "kv_append", "embedding", "post_norm"})
     EXPECT_NE(r.err.find(op), std::string::npos) << op << "\n" << r.err;
   auto p = nlohmann::json::parse(test::read_text(prof));
-  double sum = 0;
-  for (const auto& op : p["ops"]) sum += op["percent"].get<double>();
+  double sum = 0, phase_sum[2] = {0, 0};
+  for (const auto& op : p["ops"]) {
+    sum += op["percent"].get<double>();
+    // Each op's time is split between the phases, and each phase's column adds up to its forwards.
+    const double pre = op["prefill_ms"].get<double>(), dec = op["decode_ms"].get<double>();
+    EXPECT_NEAR(pre + dec, op["ms"].get<double>(), 1e-6 + 1e-9 * op["ms"].get<double>()) << op.dump();
+    phase_sum[0] += pre;
+    phase_sum[1] += dec;
+  }
   EXPECT_NEAR(sum, 100.0, 0.01);
+  EXPECT_NEAR(phase_sum[0], p["prefill"]["ms"].get<double>(), 1e-6 * p["total_ms"].get<double>());
+  EXPECT_NEAR(phase_sum[1], p["decode"]["ms"].get<double>(), 1e-6 * p["total_ms"].get<double>());
+  EXPECT_GT(phase_sum[1], 0.0);
+  EXPECT_NE(r.err.find("decode us/tok"), std::string::npos) << r.err;
   EXPECT_EQ(p["decode"]["tokens"].get<int>(), 7);
   EXPECT_GT(p["prefill"]["tokens_per_second"].get<double>(), 0.0);
   auto t = nlohmann::json::parse(test::read_text(trace));
