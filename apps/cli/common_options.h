@@ -52,7 +52,7 @@ struct diagnostics_options {
   int dump_positions = 4;
 
   void add_to(CLI::App* cmd) {
-    cmd->add_flag("--profile", profile, "print per-op timings and prefill/decode tokens/s on stderr");
+    cmd->add_flag("--profile", profile, "print per-op timings (overall, in prefill, in decode and per decoded token) and prefill/decode tokens/s on stderr");
     cmd->add_option("--profile-json", profile_json, "write the per-op profile as JSON to FILE");
     cmd->add_option("--trace", trace, "write a Chrome trace (chrome://tracing, Perfetto) of every op to FILE");
     cmd->add_option("--dump-tensors", dump_pattern,

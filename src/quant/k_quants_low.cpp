@@ -26,7 +26,6 @@ void pack_two_bit_codes(const uint8_t* L, uint8_t* qs) {
       qs[h / 4 + l] = uint8_t(L[h + l] | L[h + l + 32] << 2 | L[h + l + 64] << 4 | L[h + l + 96] << 6);
 }
 
-
 void set_q3_k_scale(uint8_t* scales, int g, int code) {
   if (g < 8)
     scales[g] = uint8_t(code & 0x0F);

@@ -54,22 +54,20 @@ struct row {
 };
 }  // namespace
 
-// Rows sorted by time, plus "other" (forward time outside any op, overall and per phase) so that
-// percentages add up to 100 and each phase's column to that phase's forward time.
-static std::vector<row> rows_of(const std::map<std::string, profiler::op_stat>& ops, double forward_ms,
+// Rows sorted by time, plus "other" (forward time outside any op, per phase, and their sum) so that
+// percentages add up to 100 and each phase's column to that phase's forward time (every op runs
+// inside a forward: session::eval and eval_batch wrap them).
+static std::vector<row> rows_of(const std::map<std::string, profiler::op_stat>& ops,
                                 const double phase_forward_ms[2]) {
   std::vector<row> rows;
-  double op_total = 0.0, op_phase[2] = {0.0, 0.0};
+  double op_phase[2] = {0.0, 0.0};
   for (const auto& [name, s] : ops) {
     rows.push_back({name, s.ms, s.calls, {s.phase_ms[0], s.phase_ms[1]}});
-    op_total += s.ms;
     for (int i = 0; i < 2; ++i) op_phase[i] += s.phase_ms[i];
   }
   std::sort(rows.begin(), rows.end(), [](const row& a, const row& b) { return a.ms > b.ms; });
-  rows.push_back({"other",
-                  std::max(0.0, forward_ms - op_total),
-                  0,
-                  {std::max(0.0, phase_forward_ms[0] - op_phase[0]), std::max(0.0, phase_forward_ms[1] - op_phase[1])}});
+  const double other[2] = {std::max(0.0, phase_forward_ms[0] - op_phase[0]), std::max(0.0, phase_forward_ms[1] - op_phase[1])};
+  rows.push_back({"other", other[0] + other[1], 0, {other[0], other[1]}});
   return rows;
 }
 
@@ -77,11 +75,12 @@ std::string profiler::table() const {
   std::string out = fmt::format("{:<14} {:>10} {:>8} {:>9} {:>12} {:>12} {:>14}\n", "op", "ms", "%", "calls", "prefill ms",
                                 "decode ms", "decode us/tok");
   const double total = std::max(forward_ms_, 1e-9);
-  auto per_token_us = [this](double ms) { return tokens_[1] > 0 ? 1000.0 * ms / tokens_[1] : 0.0; };
-  for (const auto& r : rows_of(ops_, forward_ms_, phase_ms_))
-    out += fmt::format("{:<14} {:>10.3f} {:>7.2f}% {:>9} {:>12.3f} {:>12.3f} {:>14.1f}\n", r.name, r.ms, 100.0 * r.ms / total,
+  // "-" in a run without decoded tokens.
+  auto per_token_us = [this](double ms) { return tokens_[1] > 0 ? fmt::format("{:.1f}", 1000.0 * ms / tokens_[1]) : "-"; };
+  for (const auto& r : rows_of(ops_, phase_ms_))
+    out += fmt::format("{:<14} {:>10.3f} {:>7.2f}% {:>9} {:>12.3f} {:>12.3f} {:>14}\n", r.name, r.ms, 100.0 * r.ms / total,
                        r.calls, r.phase_ms[0], r.phase_ms[1], per_token_us(r.phase_ms[1]));
-  out += fmt::format("{:<14} {:>10.3f} {:>7.2f}% {:>9} {:>12.3f} {:>12.3f} {:>14.1f}\n", "total", forward_ms_, 100.0, "",
+  out += fmt::format("{:<14} {:>10.3f} {:>7.2f}% {:>9} {:>12.3f} {:>12.3f} {:>14}\n", "total", forward_ms_, 100.0, "",
                      phase_ms_[0], phase_ms_[1], per_token_us(phase_ms_[1]));
   auto rate = [](double tok, double ms) { return ms > 0 ? tok / (ms / 1000.0) : 0.0; };
   out += fmt::format("prefill: {} tokens in {:.3f} ms ({:.2f} t/s)\n", int64_t(tokens_[0]), phase_ms_[0], rate(tokens_[0], phase_ms_[0]));
@@ -93,7 +92,7 @@ std::string profiler::json() const {
   nlohmann::json j;
   j["ops"] = nlohmann::json::array();
   const double total = std::max(forward_ms_, 1e-9);
-  for (const auto& r : rows_of(ops_, forward_ms_, phase_ms_))
+  for (const auto& r : rows_of(ops_, phase_ms_))
     j["ops"].push_back({{"op", r.name},
                         {"ms", r.ms},
                         {"percent", 100.0 * r.ms / total},

@@ -88,7 +88,8 @@ TEST(kernels, neon_vec_dots_reproduce_reference_bits) {
 
 // The ISA attend against the portable one on groups of heads with odd head sizes, f16 and f32
 // rows, soft-capping, and slot lists longer than a chunk or a single slot.
-// Every ISA's attend the host runs (AVX2, and AVX-512 where present) against the scalar loop.
+// Every ISA's attend the host runs (AVX2, and AVX-512 where present; NEON on aarch64) against the
+// scalar loop.
 TEST(kernels, isa_attend_matches_scalar) {
   if (has_avx2() && has_fma() && has_f16c()) {
     EXPECT_STREQ(cpu::kernels_up_to(cpu::isa_level::avx2).attend_isa, "avx2");
@@ -215,7 +216,7 @@ TEST(kernels, reference_sum_of_squares_is_accurate) {
 }
 
 // The rms_norm row with the ISA sum of squares against the reference bit for bit, on lengths
-// around its 16-element steps and 8-element tails, with and without weights, at scales where the
+// around its 16-element steps and 8- (AVX2) or 4-element (NEON) tails, with and without weights, at scales where the
 // squares round in float, over a range of magnitudes where the double sums round (and so depend on
 // their order), and with subnormals, a zero row, infinities and NaN.
 TEST(kernels, isa_rms_norm_matches_reference) {

@@ -56,7 +56,7 @@ std::vector<attn_config> attention_configs();
 std::vector<cpu::isa_level> host_mm_levels();
 
 // The CPU kernel tables with an attend of their own that the host runs, weakest first (AVX2, then
-// AVX-512 where present); each names its ISA in attend_isa.
+// AVX-512 where present; NEON on aarch64); each names its ISA in attend_isa.
 std::vector<const cpu::kernel_table*> host_attend_tables();
 
 // Output of attention for tokens [first_tok, first_tok + n_tok) of a fixed batch of attn_max_batch

@@ -1,7 +1,9 @@
 // The hot inner loops of the CPU backend, with one implementation per instruction set. Each ISA file
-// (kernels_avx2.cpp today; AVX-512 or NEON later) exports an isa_kernels record; kernels() picks,
-// per entry, the first ISA in priority order that the host supports and that has the entry, and
-// falls back to the scalar twins (the type table's reference vec_dot and quantize_row).
+// (kernels_avx2.cpp, kernels_neon.cpp) exports an isa_kernels record of dot products and activation
+// quantizers, and the matmul, attend, GLU and norm kernels come as tables and functions of their
+// own (resolve in cpu_kernels.cpp); kernels() picks, per entry, the first ISA in priority order that
+// the host supports and that has the entry, and falls back to the scalar twins (the type table's
+// reference vec_dot and quantize_row).
 #pragma once
 
 #include <bit>
@@ -213,7 +215,7 @@ struct attend_parts {
   float* l = nullptr;       // [rows] running sums of e^(s - m)
 };
 // The parts of `scratch` for job j, with acc, m and l set for the start of the online softmax;
-// pk and pv are dk and dv rounded up to `lanes` (8 or 16: the kernel's vector width).
+// pk and pv are dk and dv rounded up to `lanes` (4, 8 or 16: the kernel's vector width).
 attend_parts attend_begin(const attend_job& j, float* scratch, int lanes = 8);
 // The last step of every attend: out = acc / l per query row, zeros for a row that saw no slot (or
 // m, l and acc to j.partial).

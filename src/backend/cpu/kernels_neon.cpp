@@ -1,8 +1,8 @@
 // NEON dot products for 64-bit ARM: every quantized weight type against its 8-bit activations
 // (Q8_0, Q8_1 or Q8_K), and the float types (F32, F16, BF16) against activations of their own
 // type. NEON is part of AArch64's base instruction set, so this file needs no flags and no run-time
-// check (CMakeLists.txt builds it on aarch64 only). Only ARMv8.0 instructions: widening multiplies and pairwise adds, not the
-// dot-product extension of ARMv8.2, which not every 64-bit ARM core has.
+// check (CMakeLists.txt builds it on aarch64 only). Only ARMv8.0 instructions: widening multiplies
+// and pairwise adds, not the dot-product extension of ARMv8.2, which not every 64-bit ARM core has.
 //
 // Each dot has its reference's results bit for bit: the integer sums are exact in any order, and the
 // float steps are the reference's, in its order. Matmuls tile these dots (there are no weight panels
@@ -44,6 +44,9 @@ int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
   acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(a), vget_low_s8(b)));
   return vpadalq_s16(acc, vmull_high_s8(a, b));
 }
+
+// The sum of the 16 products of a and the bytes at b.
+int dot16_at(int8x16_t a, const int8_t* b) { return vaddvq_s32(dot16(vdupq_n_s32(0), a, vld1q_s8(b))); }
 
 // The sum of the 32 products of two runs of 32 bytes, as 16 + 16.
 int dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
@@ -134,7 +137,7 @@ float dot_q6_k_q8_k(const void* w, const void* a, int64_t n) {
                                   vshrq_n_u8(top, 6)};
         for (int s = 0; s < 4; ++s) {
           const int8x16_t q = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(lo[s], vshlq_n_u8(hi[s], 4))), bias);
-          isum += sc[2 * s + part] * vaddvq_s32(dot16(vdupq_n_s32(0), q, vld1q_s8(q8 + 32 * s + 16 * part)));
+          isum += sc[2 * s + part] * dot16_at(q, q8 + 32 * s + 16 * part);
         }
       }
     }
@@ -144,9 +147,6 @@ float dot_q6_k_q8_k(const void* w, const void* a, int64_t n) {
 }
 
 // ---- Q4_1, Q5_0, Q5_1, IQ4_NL (32-element blocks) ----------------------------------------------
-
-// The sum of the 16 products of a and the bytes at b.
-int dot16_at(int8x16_t a, const int8_t* b) { return vaddvq_s32(dot16(vdupq_n_s32(0), a, vld1q_s8(b))); }
 
 // The 32 codes of a Q5_0/Q5_1 block, nibble | (bit j of qh) << 4 in 0..31: elements 0..15 in c[0],
 // 16..31 in c[1]. Element j's high bit is bit j % 8 of qh byte j / 8.

@@ -4,6 +4,7 @@
 // this file needs no flags (CMakeLists.txt builds it on aarch64 only).
 #include "backend/cpu/simd_neon.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -29,8 +30,6 @@ inline bool all_finite(const float32x4_t* v, int n) {
   return vminvq_u32(ok) != 0;
 }
 
-inline bool finite(float f) { return f - f == 0.0f; }
-
 // Q8_0 blocks: d = amax / 127; q = round(x * id) clamped to [-127, 127] (NaN, from 0 * an id that
 // overflowed for a subnormal amax, to 0: the conversions give 0 for NaN and saturate infinities).
 // The table's routine (ggml's quantize_row_q8_0_ref) uses id = 1 / d and roundf (ties away: fcvtas);
@@ -46,7 +45,7 @@ void quantize_q8_0(const float* src, void* dst, int64_t n) {
     float32x4_t v[8];
     for (int i = 0; i < 8; ++i) v[i] = vld1q_f32(x + 4 * i);
     if (!all_finite(v, 8)) {
-      if (q8_1)
+      if constexpr (q8_1)
         quant::quantize_row_q8_1_x86(x, out + b, 32);
       else if (x86)
         quant::quantize_row_q8_0_x86(x, out + b, 32);
@@ -109,7 +108,8 @@ void quantize_q8_k(const float* src, void* dst, int64_t n) {
     int first = 0;
     while (std::fabs(x[first]) != amax) ++first;
     const float iscale = -127.0f / x[first];
-    if (!finite(iscale)) {  // subnormal peak: the reference's integer trick meets infinities
+    if (!std::isfinite(iscale)) {  // a peak so small that -127 / peak overflows: the reference's
+                                    // integer trick meets infinities
       type_info(dtype::q8_k).quantize_row(x, out + b, 256);
       continue;
     }
