@@ -29,8 +29,6 @@ class profiler {
     int64_t calls = 0;
     double phase_ms[2] = {0.0, 0.0};  // of ms: in prefill forwards, in decode forwards
   };
-  const std::map<std::string, op_stat>& ops() const { return ops_; }
-  double forward_ms() const { return forward_ms_; }
 
   std::string table() const;       // human-readable, for stderr
   std::string json() const;        // {"ops": [...], "prefill": {...}, "decode": {...}}
