@@ -84,7 +84,6 @@ void quantize_affine_k(const float* x, int nmax, float rmin, int nstep, uint8_t*
   }
 }
 
-
 }  // namespace
 
 // ---------------------------------------------------------------- Q4_K

@@ -14,10 +14,11 @@
 // reassociation and the exp approximation.
 //
 // A vector type F provides: v (the register type), W (lanes), zero, set1, loadu, load (a scratch
-// row, aligned to W floats up to 32 bytes), store, bcast (one float to every lane), halves (W fp16 values as floats),
-// fmadd (a * b + c, fused), mul, sub, add, max, exp (e^x lane-wise), first (lane 0), hmax, hsum,
-// keep_live (x where bit k of the word is set, -inf elsewhere), transpose (of W vectors), and the
-// tile sizes score_rows, score_accumulators and value_rows (what its register file holds).
+// row, aligned to W floats up to 32 bytes), store, bcast (one float to every lane), halves (W fp16
+// values as floats), fmadd (a * b + c, fused), mul, sub, add, max, exp (e^x lane-wise), first
+// (lane 0), hmax, hsum, keep_live (x where bit k of the word is set, -inf elsewhere), transpose (of
+// W vectors), and the tile sizes score_rows, score_accumulators and value_rows (what its register
+// file holds).
 // Included by one .cpp per instruction set, which defines its F and instantiates attend<F>:
 // everything has internal linkage (see simd_avx2.h).
 #pragma once

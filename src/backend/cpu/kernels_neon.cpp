@@ -90,6 +90,8 @@ float dot_q4_5_k_q8_k(const void* w, const void* a, int64_t n) {
   const uint8x16_t low4 = vdupq_n_u8(0x0F), one = vdupq_n_u8(1);
   float sum = 0;
   for (int64_t i = 0; i < n / qk_k; ++i) {
+    uint8x16_t qh[2] = {};
+    if constexpr (five_bits) qh[0] = vld1q_u8(x[i].qh), qh[1] = vld1q_u8(x[i].qh + 16);
     int isum = 0;
     for (int h = 0; h < qk_k / 64; ++h) {
       int8x16_t lo[2], hi[2];
@@ -97,9 +99,8 @@ float dot_q4_5_k_q8_k(const void* w, const void* a, int64_t n) {
         const uint8x16_t q = vld1q_u8(x[i].qs + 32 * h + 16 * k);
         uint8x16_t l = vandq_u8(q, low4), u = vshrq_n_u8(q, 4);
         if constexpr (five_bits) {
-          const uint8x16_t qh = vld1q_u8(x[i].qh + 16 * k);
-          l = vorrq_u8(l, vshlq_n_u8(vandq_u8(vshlq_u8(qh, vdupq_n_s8(int8_t(-2 * h))), one), 4));
-          u = vorrq_u8(u, vshlq_n_u8(vandq_u8(vshlq_u8(qh, vdupq_n_s8(int8_t(-2 * h - 1))), one), 4));
+          l = vorrq_u8(l, vshlq_n_u8(vandq_u8(vshlq_u8(qh[k], vdupq_n_s8(int8_t(-2 * h))), one), 4));
+          u = vorrq_u8(u, vshlq_n_u8(vandq_u8(vshlq_u8(qh[k], vdupq_n_s8(int8_t(-2 * h - 1))), one), 4));
         }
         lo[k] = vreinterpretq_s8_u8(l);
         hi[k] = vreinterpretq_s8_u8(u);
@@ -160,18 +161,6 @@ void q5_codes(const uint8_t* qs, const uint8_t* qh, int8x16_t c[2]) {
   c[1] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), vandq_u8(vtstq_u8(h1, bit), top)));
 }
 
-float dot_q4_1_q8_1(const void* w, const void* a, int64_t n) {
-  const auto* x = static_cast<const block_q4_1*>(w);
-  const auto* y = static_cast<const block_q8_1*>(a);
-  float sum = 0;
-  for (int64_t i = 0; i < n / qk_legacy; ++i) {
-    const uint8x16_t q = vld1q_u8(x[i].qs);
-    const int sumi = dot32(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0F))), vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), y[i].qs);
-    sum += fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d) * float(sumi) + fp16_to_f32(x[i].m) * fp16_to_f32(y[i].s);
-  }
-  return sum;
-}
-
 float dot_q5_0_q8_0(const void* w, const void* a, int64_t n) {
   const auto* x = static_cast<const block_q5_0*>(w);
   const auto* y = static_cast<const block_q8_0*>(a);
@@ -186,13 +175,21 @@ float dot_q5_0_q8_0(const void* w, const void* a, int64_t n) {
   return sum;
 }
 
-float dot_q5_1_q8_1(const void* w, const void* a, int64_t n) {
-  const auto* x = static_cast<const block_q5_1*>(w);
+// Q4_1 and Q5_1 (codes 0..15 or 0..31, plus the block minimum times the activation block's s).
+template <class Block>
+float dot_q4_5_1_q8_1(const void* w, const void* a, int64_t n) {
+  const auto* x = static_cast<const Block*>(w);
   const auto* y = static_cast<const block_q8_1*>(a);
   float sum = 0;
   for (int64_t i = 0; i < n / qk_legacy; ++i) {
     int8x16_t c[2];
-    q5_codes(x[i].qs, x[i].qh, c);
+    if constexpr (std::is_same_v<Block, block_q5_1>) {
+      q5_codes(x[i].qs, x[i].qh, c);
+    } else {
+      const uint8x16_t q = vld1q_u8(x[i].qs);
+      c[0] = vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0F)));
+      c[1] = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
+    }
     const int sumi = dot32(c[0], c[1], y[i].qs);
     sum += fp16_to_f32(x[i].d) * fp16_to_f32(y[i].d) * float(sumi) + fp16_to_f32(x[i].m) * fp16_to_f32(y[i].s);
   }
@@ -222,10 +219,25 @@ float dot_iq4_nl_q8_0(const void* w, const void* a, int64_t n) {
 // ---- Q2_K, Q3_K, Q5_K, IQ4_XS (256-element blocks) -----------------------------------------------
 
 // Q2_K and Q3_K: bits 2s..2s+1 of qs[32h + l] hold element 128h + 32s + l, so the 32 bytes of half h
-// shifted by 2s give groups 8h + 2s (l < 16) and 8h + 2s + 1 of 16 elements each.
-void two_bit_codes(const uint8x16_t q[2], int s, int8x16_t c[2]) {
-  const int8x16_t shift = vdupq_n_s8(int8_t(-2 * s));
-  for (int k = 0; k < 2; ++k) c[k] = vreinterpretq_s8_u8(vandq_u8(vshlq_u8(q[k], shift), vdupq_n_u8(3)));
+// shifted by 2s give groups 8h + 2s (l < 16) and 8h + 2s + 1 of 16 elements each. Returns
+// sum_g scale(g) * (codes of g . q8), the codes (0..3) of the 16 elements first passed through
+// adjust(codes, k, h, s) (k: the group's half of the 32 bytes).
+template <class Scale, class Adjust>
+int two_bit_isum(const uint8_t* qs, const int8_t* q8, Scale scale, Adjust adjust) {
+  int isum = 0;
+  for (int h = 0; h < 2; ++h) {
+    const uint8x16_t q[2] = {vld1q_u8(qs + 32 * h), vld1q_u8(qs + 32 * h + 16)};
+    for (int s = 0; s < 4; ++s) {
+      const int8x16_t shift = vdupq_n_s8(int8_t(-2 * s));
+      const int g = 8 * h + 2 * s;
+      const int8_t* a = q8 + 128 * h + 32 * s;
+      for (int k = 0; k < 2; ++k) {
+        const int8x16_t c = vreinterpretq_s8_u8(vandq_u8(vshlq_u8(q[k], shift), vdupq_n_u8(3)));
+        isum += scale(g + k) * dot16_at(adjust(c, k, h, s), a + 16 * k);
+      }
+    }
+  }
+  return isum;
 }
 
 float dot_q2_k_q8_k(const void* w, const void* a, int64_t n) {
@@ -242,17 +254,8 @@ float dot_q2_k_q8_k(const void* w, const void* a, int64_t n) {
     mt = vmlal_s16(mt, vget_low_s16(b1), vget_low_s16(m1));
     mt = vmlal_high_s16(mt, b1, m1);
     const int sum_mins = vaddvq_s32(mt);
-    int isum = 0;
-    for (int h = 0; h < 2; ++h) {
-      const uint8x16_t q[2] = {vld1q_u8(x[i].qs + 32 * h), vld1q_u8(x[i].qs + 32 * h + 16)};
-      for (int s = 0; s < 4; ++s) {
-        int8x16_t c[2];
-        two_bit_codes(q, s, c);
-        const int g = 8 * h + 2 * s;
-        const int8_t* q8 = y[i].qs + 128 * h + 32 * s;
-        isum += (x[i].scales[g] & 0x0F) * dot16_at(c[0], q8) + (x[i].scales[g + 1] & 0x0F) * dot16_at(c[1], q8 + 16);
-      }
-    }
+    const int isum = two_bit_isum(
+        x[i].qs, y[i].qs, [&](int g) { return x[i].scales[g] & 0x0F; }, [](int8x16_t c, int, int, int) { return c; });
     const float dall = y[i].d * fp16_to_f32(x[i].d);
     const float dmin = y[i].d * fp16_to_f32(x[i].dmin);
     sum += dall * float(isum) - dmin * float(sum_mins);
@@ -268,20 +271,12 @@ float dot_q3_k_q8_k(const void* w, const void* a, int64_t n) {
   for (int64_t i = 0; i < n / qk_k; ++i) {
     // Bit 2 of element e's code is bit e / 32 of hmask[e % 32]; a clear bit means code - 4.
     const uint8x16_t hm[2] = {vld1q_u8(x[i].hmask), vld1q_u8(x[i].hmask + 16)};
-    int isum = 0;
-    for (int h = 0; h < 2; ++h) {
-      const uint8x16_t q[2] = {vld1q_u8(x[i].qs + 32 * h), vld1q_u8(x[i].qs + 32 * h + 16)};
-      for (int s = 0; s < 4; ++s) {
-        int8x16_t c[2];
-        two_bit_codes(q, s, c);
-        const uint8x16_t bit = vdupq_n_u8(uint8_t(1u << (4 * h + s)));
-        for (int k = 0; k < 2; ++k) c[k] = vsubq_s8(c[k], vreinterpretq_s8_u8(vbicq_u8(four, vtstq_u8(hm[k], bit))));
-        const int g = 8 * h + 2 * s;
-        const int8_t* q8 = y[i].qs + 128 * h + 32 * s;
-        isum += (quant::q3_k_scale(x[i].scales, g) - 32) * dot16_at(c[0], q8) +
-                (quant::q3_k_scale(x[i].scales, g + 1) - 32) * dot16_at(c[1], q8 + 16);
-      }
-    }
+    const int isum = two_bit_isum(
+        x[i].qs, y[i].qs, [&](int g) { return quant::q3_k_scale(x[i].scales, g) - 32; },
+        [&](int8x16_t c, int k, int h, int s) {
+          const uint8x16_t bit = vdupq_n_u8(uint8_t(1u << (4 * h + s)));
+          return vsubq_s8(c, vreinterpretq_s8_u8(vbicq_u8(four, vtstq_u8(hm[k], bit))));
+        });
     sum += fp16_to_f32(x[i].d) * y[i].d * float(isum);
   }
   return sum;
@@ -362,9 +357,9 @@ constexpr vec_dot_entry neon_vec_dots[] = {
     {dtype::q8_0, qk_legacy, sizeof(block_q8_0), dtype::q8_0, sizeof(block_q8_0), dot_q8_0_q8_0},
     {dtype::q4_k, qk_k, sizeof(block_q4_k), dtype::q8_k, sizeof(block_q8_k), dot_q4_5_k_q8_k<block_q4_k>},
     {dtype::q6_k, qk_k, sizeof(block_q6_k), dtype::q8_k, sizeof(block_q8_k), dot_q6_k_q8_k},
-    {dtype::q4_1, qk_legacy, sizeof(block_q4_1), dtype::q8_1, sizeof(block_q8_1), dot_q4_1_q8_1},
+    {dtype::q4_1, qk_legacy, sizeof(block_q4_1), dtype::q8_1, sizeof(block_q8_1), dot_q4_5_1_q8_1<block_q4_1>},
     {dtype::q5_0, qk_legacy, sizeof(block_q5_0), dtype::q8_0, sizeof(block_q8_0), dot_q5_0_q8_0},
-    {dtype::q5_1, qk_legacy, sizeof(block_q5_1), dtype::q8_1, sizeof(block_q8_1), dot_q5_1_q8_1},
+    {dtype::q5_1, qk_legacy, sizeof(block_q5_1), dtype::q8_1, sizeof(block_q8_1), dot_q4_5_1_q8_1<block_q5_1>},
     {dtype::iq4_nl, qk_legacy, sizeof(block_iq4_nl), dtype::q8_0, sizeof(block_q8_0), dot_iq4_nl_q8_0},
     {dtype::q2_k, qk_k, sizeof(block_q2_k), dtype::q8_k, sizeof(block_q8_k), dot_q2_k_q8_k},
     {dtype::q3_k, qk_k, sizeof(block_q3_k), dtype::q8_k, sizeof(block_q8_k), dot_q3_k_q8_k},

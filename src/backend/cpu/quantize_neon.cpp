@@ -24,6 +24,13 @@ using quant::block_q8_k;
 // All-ones in the lanes where |v| is finite: |v| < inf (false for NaN).
 inline uint32x4_t finite_lanes(float32x4_t v) { return vcltq_f32(vabsq_f32(v), vdupq_n_f32(INFINITY)); }
 
+// 16 int32 (each within int8 range) as int8, in order.
+inline int8x16_t narrow16(const int32x4_t q[4]) {
+  const int16x8_t lo = vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1]));
+  const int16x8_t hi = vcombine_s16(vmovn_s32(q[2]), vmovn_s32(q[3]));
+  return vcombine_s8(vmovn_s16(lo), vmovn_s16(hi));
+}
+
 inline bool all_finite(const float32x4_t* v, int n) {
   uint32x4_t ok = vdupq_n_u32(~0u);
   for (int i = 0; i < n; ++i) ok = vandq_u32(ok, finite_lanes(v[i]));
@@ -64,11 +71,7 @@ void quantize_q8_0(const float* src, void* dst, int64_t n) {
       const int32x4_t qi = x86 ? vcvtnq_s32_f32(r) : vcvtaq_s32_f32(r);
       q[i] = vminq_s32(vmaxq_s32(qi, vdupq_n_s32(-127)), vdupq_n_s32(127));
     }
-    for (int h = 0; h < 2; ++h) {
-      const int16x8_t lo = vcombine_s16(vmovn_s32(q[4 * h]), vmovn_s32(q[4 * h + 1]));
-      const int16x8_t hi = vcombine_s16(vmovn_s32(q[4 * h + 2]), vmovn_s32(q[4 * h + 3]));
-      vst1q_s8(out[b].qs + 16 * h, vcombine_s8(vmovn_s16(lo), vmovn_s16(hi)));
-    }
+    for (int h = 0; h < 2; ++h) vst1q_s8(out[b].qs + 16 * h, narrow16(q + 4 * h));
     out[b].d = f32_to_fp16(d);
     if constexpr (q8_1) {
       int32x4_t s = q[0];
@@ -117,9 +120,7 @@ void quantize_q8_k(const float* src, void* dst, int64_t n) {
       int32x4_t q[4];
       for (int j = 0; j < 4; ++j)
         q[j] = vminq_s32(vcvtnq_s32_f32(vmulq_f32(vld1q_f32(x + 16 * g + 4 * j), vdupq_n_f32(iscale))), vdupq_n_s32(127));
-      const int16x8_t lo = vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1]));
-      const int16x8_t hi = vcombine_s16(vmovn_s32(q[2]), vmovn_s32(q[3]));
-      vst1q_s8(out[b].qs + 16 * g, vcombine_s8(vmovn_s16(lo), vmovn_s16(hi)));
+      vst1q_s8(out[b].qs + 16 * g, narrow16(q));
       out[b].bsums[g] = int16_t(vaddvq_s32(vaddq_s32(vaddq_s32(q[0], q[1]), vaddq_s32(q[2], q[3]))));
     }
     out[b].d = 1.0f / iscale;
