@@ -376,6 +376,38 @@ TEST(backend_ops, DISABLED_AttentionPerf) {
   }
 }
 
+// Prefill attention deep in a context (the last of four ubatches of 128 in a 4096-token prompt):
+// 128 tokens with TinyLlama's heads over a 4096-slot F16 cache, each seeing the slots up to its own
+// position. At depth this is a large part of a prompt's time (the matrices cost the same per token
+// at any depth). Best of 15 calls: on a shared host the quiet moments are what compares.
+TEST(backend_ops, DISABLED_AttentionPrefillPerf) {
+  const int64_t n_slots = 4096, n_tok = 128;
+  const int n_head = 32, dk = 64;
+  const kv_shape shape{dtype::f16, n_slots, 4, dk, dk};
+  kv_fixture f(shape, 5, make_cpu_backend(1)->kv_layout());
+  for (int64_t s = 0; s < n_slots; ++s) f.slot_pos[size_t(s)] = int32_t(s);
+  const auto q = random_floats(size_t(n_tok * n_head * dk), 6);
+  std::vector<float> out(q.size());
+  std::vector<int32_t> pos(static_cast<size_t>(n_tok));
+  for (int64_t i = 0; i < n_tok; ++i) pos[size_t(i)] = int32_t(n_slots - n_tok + i);
+  const attention_params p{n_head, 0.125f, 0.0f, 0};
+  // Multiply-adds: q.k and p.v over the visible slots (position + 1 of them) for every head.
+  const double fma = (double(n_slots - n_tok) * double(n_tok) + double(n_tok) * double(n_tok + 1) / 2) * n_head * 2 * dk;
+  const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+  for (const cpu::kernel_table* table : host_attend_tables())
+    for (int nth : {1, hw}) {
+      const auto b = cpu::make_cpu_backend(nth, *table);
+      double s = INFINITY;
+      for (int r = 0; r < 16; ++r) {  // the first call warms the caches and the pool
+        const auto t0 = std::chrono::steady_clock::now();
+        b->attention(f.view(), q.data(), pos.data(), n_tok, p, out.data());
+        if (r > 0) s = std::min(s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      fmt::print("attention {} thr: {} tokens at depth {}: {:8.2f} ms ({:5.1f} GFMA/s)  [{}]\n", nth, n_tok, n_slots - n_tok,
+                 s * 1e3, fma / s * 1e-9, table->attend_isa);
+    }
+}
+
 // Cost of one empty job: what every parallel op pays on top of its work.
 TEST(backend_ops, DISABLED_ThreadPoolPerf) {
   for (int nth : {2, 3, 4}) {

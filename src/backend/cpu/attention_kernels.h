@@ -64,22 +64,23 @@ inline void prefetch_row(const void* base, int64_t stride, int64_t i, size_t byt
     prefetch_l1(line);
 }
 
-// The V rows of one KV head as the value tiles read them: W elements of row i from dimension d as
-// floats, and prefetch(i, n) asks for the n elements of the row attend_prefetch_slots further on.
-// Rows are either the cache's own (fp16 or f32, `stride` elements apart) or a chunk converted into
-// scratch (f32, stride pv; the conversion prefetches the cache rows instead).
+// The V rows of one KV head as the value tiles read them: row i at base + i * stride, load(p) the W
+// elements at p as floats, and prefetch(i, n) asks for the n elements of the row
+// attend_prefetch_slots further on. Rows are either the cache's own (fp16 or f32, `stride` elements
+// apart) or a chunk converted into scratch (f32, stride pv; the conversion prefetches the cache rows
+// instead).
 template <class F>
 struct f16_rows {
   const uint16_t* base;
   int64_t stride;
-  typename F::v load(int64_t i, size_t d) const { return F::halves(base + i * stride + int64_t(d)); }
+  static typename F::v load(const uint16_t* p) { return F::halves(p); }
   void prefetch(int64_t i, size_t n) const { prefetch_row(base, stride * 2, i, n * 2); }
 };
 template <class F>
 struct f32_rows {
   const float* base;
   int64_t stride;
-  typename F::v load(int64_t i, size_t d) const { return F::loadu(base + i * stride + int64_t(d)); }
+  static typename F::v load(const float* p) { return F::loadu(p); }
   void prefetch(int64_t i, size_t n) const { prefetch_row(base, stride * 4, i, n * 4); }
 };
 template <class F>
@@ -130,12 +131,30 @@ struct kt_chunk {
   }
 };
 
+// V rows [0, cnt) of a chunk (row i: slot s0 + i of the job) as floats in vc, pv apart, zero from dv
+// on; prefetches the rows attend_prefetch_slots ahead.
+template <class F>
+void convert_v(const attend_job& j, int64_t s0, int cnt, float* vc, size_t pv) {
+  const size_t elem = j.f16 ? 2 : 4;
+  const size_t whole = size_t(j.dv) / F::W * F::W;  // fp16 vectors read without padding
+  for (int i = 0; i < cnt; ++i) {
+    prefetch_row(j.v, j.v_stride * int64_t(elem), s0 + i, size_t(j.dv) * elem);
+    float* row = vc + size_t(i) * pv;
+    size_t d0 = 0;
+    if (j.f16) {
+      const uint16_t* src = static_cast<const uint16_t*>(j.v) + (s0 + i) * j.v_stride;
+      for (; d0 < whole; d0 += F::W) F::store(row + d0, F::halves(src + d0));
+    }
+    for (; d0 < pv; d0 += F::W) F::store(row + d0, load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv));
+  }
+}
+
 // Scores of R query rows against the slots [i0, i0 + N * W) of a transposed chunk kt:
 // s[r][i] = q[r] . k_i, slots in the lanes, one multiply-add chain per score over d = 0..dk-1 in
-// order, so a score's bits depend neither on the tile nor on the vector width. `ahead`: prefetch
-// the next chunk (one tile of each chunk does).
-template <class F, int R, int N, class KT>
-void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float* const s[R], bool ahead) {
+// order, so a score's bits depend neither on the tile nor on the vector width. Ahead: prefetch the
+// next chunk (one tile of each chunk does; a loop of its own).
+template <class F, int R, int N, bool Ahead, class KT>
+void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float* const s[R]) {
   using V = typename F::v;
   // Unrolled by pragma: left to GCC's later unrolling, the accumulator array stayed in memory and
   // every multiply-add was followed by a store of its accumulator to the stack (AVX2: 8 stores per
@@ -146,7 +165,7 @@ void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float* c
 #pragma GCC unroll 16
     for (int n = 0; n < N; ++n) a[r][n] = F::zero();
   for (int d = 0; d < dk; ++d) {
-    if (ahead) kt.prefetch_next(d);
+    if constexpr (Ahead) kt.prefetch_next(d);
     V k[N];
 #pragma GCC unroll 16
     for (int n = 0; n < N; ++n) k[n] = kt.load(d, i0 + n * F::W);
@@ -163,47 +182,64 @@ void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float* c
     for (int n = 0; n < N; ++n) F::store(s[r] + i0 + n * F::W, a[r][n]);
 }
 
-// acc[r][d] += sum_i e[r][i] * v_i[d] over slots i < cnt for R query rows, 2W (then W) dimensions
-// at a time in registers: per output lane one multiply-add chain over the slots in order.
-// `ahead`: prefetch the rows to come while the first dimensions are read.
-template <class F, int R, class Rows>
-void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, float* const acc[R], bool ahead) {
+// acc[r][d] += sum_i e[r][i] * v_i[d] over slots i < cnt for R query rows, NV vectors of dimensions
+// at a time in registers (the rest fewer): per output lane one multiply-add chain over the slots in
+// order. Fetch: prefetch `fetch` elements of the rows to come (the first block does); a loop of its
+// own, as is the row pointer's step, so that the loop holds little beside the multiply-adds.
+template <class F, int R, int NV, bool Fetch, class Rows>
+void tile_values_block(const float* const e[R], const Rows& v, size_t d, int cnt, float* const acc[R], size_t fetch) {
   using V = typename F::v;
   constexpr size_t W = F::W;
-  size_t d = 0;
-  for (; d + 2 * W <= pv; d += 2 * W) {
-    V a[R][2];
-    for (int r = 0; r < R; ++r)
-      for (size_t k = 0; k < 2; ++k) a[r][k] = F::load(acc[r] + d + W * k);
-    for (int i = 0; i < cnt; ++i) {
-      if (ahead && d == 0) v.prefetch(i, pv);
-      const V v0 = v.load(i, d), v1 = v.load(i, d + W);
-      for (int r = 0; r < R; ++r) {
-        const V w = F::bcast(e[r] + i);
-        a[r][0] = F::fmadd(w, v0, a[r][0]);
-        a[r][1] = F::fmadd(w, v1, a[r][1]);
-      }
+  V a[R][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int k = 0; k < NV; ++k) a[r][k] = F::load(acc[r] + d + W * k);
+  auto row = v.base + d;
+  for (int i = 0; i < cnt; ++i, row += v.stride) {
+    if constexpr (Fetch) v.prefetch(i, fetch);
+    V x[NV];
+#pragma GCC unroll 4
+    for (int k = 0; k < NV; ++k) x[k] = Rows::load(row + W * k);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const V w = F::bcast(e[r] + i);
+#pragma GCC unroll 4
+      for (int k = 0; k < NV; ++k) a[r][k] = F::fmadd(w, x[k], a[r][k]);
     }
-    for (int r = 0; r < R; ++r)
-      for (size_t k = 0; k < 2; ++k) F::store(acc[r] + d + W * k, a[r][k]);
   }
-  for (; d < pv; d += W) {
-    V a[R];
-    for (int r = 0; r < R; ++r) a[r] = F::load(acc[r] + d);
-    for (int i = 0; i < cnt; ++i) {
-      if (ahead && d == 0) v.prefetch(i, pv);
-      const V x = v.load(i, d);
-      for (int r = 0; r < R; ++r) a[r] = F::fmadd(F::bcast(e[r] + i), x, a[r]);
-    }
-    for (int r = 0; r < R; ++r) F::store(acc[r] + d, a[r]);
-  }
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int k = 0; k < NV; ++k) F::store(acc[r] + d + W * k, a[r][k]);
 }
 
-// Groups of [0, n) of Max (8, 4 or 2), then at most one each of 4 (after 8), 2 and 1:
+template <class F, int R, class Rows>
+void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, float* const acc[R], bool ahead) {
+  constexpr size_t W = F::W;
+  constexpr int NV = F::value_vectors;
+  // Blocks of NV vectors, then of 2 and 1; the first prefetches the rows to come.
+  auto blocks = [&](auto nv, size_t& d) {
+    for (; d + nv * W <= pv; d += nv * W) {
+      if (ahead) {
+        tile_values_block<F, R, nv, true>(e, v, d, cnt, acc, pv);
+        ahead = false;
+      } else {
+        tile_values_block<F, R, nv, false>(e, v, d, cnt, acc, 0);
+      }
+    }
+  };
+  size_t d = 0;
+  blocks(std::integral_constant<int, NV>{}, d);
+  if constexpr (NV > 2) blocks(std::integral_constant<int, 2>{}, d);
+  if constexpr (NV > 1) blocks(std::integral_constant<int, 1>{}, d);
+}
+
+// Groups of [0, n) of Max (8, 4, 3 or 2), then at most one each of 4 (after 8), 2 and 1:
 // f(integral_constant<size>, first).
 template <int Max = 4, typename Fn>
 void row_tiles(int n, Fn&& f) {
-  static_assert(Max == 8 || Max == 4 || Max == 2);
+  static_assert(Max == 8 || Max == 4 || Max == 3 || Max == 2);
   int r = 0;
   for (; r + Max <= n; r += Max) f(std::integral_constant<int, Max>{}, r);
   if constexpr (Max > 4) {
@@ -280,7 +316,13 @@ void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const K
         q[r] = j.q + t * j.q_stride + int64_t(h0 + r) * j.dk;
         s[r] = sp.scores + size_t(r0 + h0 + r) * c;
       }
-      row_tiles<std::min(4, F::score_accumulators / R)>(n_vec, [&](auto N, int n0) { tile_scores<F, R, N>(q, kt, j.dk, n0 * F::W, s, ahead && h0 == 0 && n0 == 0); });
+      row_tiles<std::min(4, F::score_accumulators / R)>(n_vec, [&](auto N, int n0) {
+        if (ahead && h0 == 0 && n0 == 0) {
+          tile_scores<F, R, N, true>(q, kt, j.dk, n0 * F::W, s);
+        } else {
+          tile_scores<F, R, N, false>(q, kt, j.dk, n0 * F::W, s);
+        }
+      });
     });
     for (int h = 0; h < j.n_q; ++h) {
       const size_t r = size_t(r0 + h);
@@ -315,11 +357,7 @@ void attend(const attend_job& j, float* scratch) {
     const int cnt = visible_extent(any);
     auto with_keys = [&](const auto& kt) {
       if (v_tails) {
-        const size_t elem = j.f16 ? 2 : 4;
-        for (int i = 0; i < cnt; ++i) {
-          prefetch_row(j.v, j.v_stride * int64_t(elem), s0 + i, size_t(j.dv) * elem);
-          for (size_t d0 = 0; d0 < pv; d0 += F::W) F::store(sp.vc + size_t(i) * pv + d0, load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv));
-        }
+        convert_v<F>(j, s0, cnt, sp.vc, pv);
         attend_rows<F>(j, sp, w, kt, converted_rows<F>{{sp.vc, int64_t(pv)}});
       } else if (j.f16) {
         attend_rows<F>(j, sp, w, kt, f16_rows<F>{static_cast<const uint16_t*>(j.v) + s0 * j.v_stride, j.v_stride});

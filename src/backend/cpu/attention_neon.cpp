@@ -39,7 +39,7 @@ struct f32x4 {
   // x 2 vectors of slots, or 4 x 4 (16 accumulators, the K vectors and a broadcast beside them);
   // value tiles of 8 rows x 2 accumulators.
   static constexpr int score_rows = 8, score_accumulators = 16;
-  static constexpr int value_rows = 8;
+  static constexpr int value_rows = 8, value_vectors = 2;
   static void transpose(v r[W]) { transpose4(r); }  // simd_neon.h
 };
 

@@ -42,8 +42,8 @@ struct f32x8 {
   // broadcast: 11 of the 16 registers; tiles of fewer rows take up to 4 vectors). Each K vector
   // converted from fp16 serves 4 rows: 2 x 4 took 8% longer on a Sapphire-Rapids-class core
   // (AttentionPerf), where the conversion shares the ports of the multiply-adds.
-  static constexpr int score_rows = 4, score_accumulators = 8;
-  static constexpr int value_rows = 4;  // value tiles: R x 2 accumulators
+  static constexpr int score_rows = 4, score_accumulators = 12;
+  static constexpr int value_rows = 4, value_vectors = 3;  // value tiles: R x 3 accumulators
   // r[i] lane k becomes r[k] lane i.
   static void transpose(v r[W]) {
     v t[W], s[W];
@@ -105,7 +105,7 @@ struct f32x16 {
   // Score tiles: up to 8 query rows (a GQA group of 8 converts each K vector once) x 2 vectors of
   // slots, or 4 x 4; 16 accumulators (the broadcast is the multiply-add's memory operand).
   static constexpr int score_rows = 8, score_accumulators = 16;
-  static constexpr int value_rows = 8;  // value tiles: R x 2 accumulators
+  static constexpr int value_rows = 8, value_vectors = 2;  // value tiles: R x 2 accumulators
   // r[i] lane k becomes r[k] lane i.
   static void transpose(v r[W]) {
     v t[W];
