@@ -150,11 +150,11 @@ void convert_v(const attend_job& j, int64_t s0, int cnt, float* vc, size_t pv) {
 }
 
 // Scores of R query rows against the slots [i0, i0 + N * W) of a transposed chunk kt:
-// s[r][i] = q[r] . k_i, slots in the lanes, one multiply-add chain per score over d = 0..dk-1 in
+// s[r][i] = (q[r] . k_i) * scale, slots in the lanes, one multiply-add chain per score over d = 0..dk-1 in
 // order, so a score's bits depend neither on the tile nor on the vector width. Ahead: prefetch the
 // next chunk (one tile of each chunk does; a loop of its own).
 template <class F, int R, int N, bool Ahead, class KT>
-void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float* const s[R]) {
+void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float scale, float* const s[R]) {
   using V = typename F::v;
   // Unrolled by pragma: left to GCC's later unrolling, the accumulator array stayed in memory and
   // every multiply-add was followed by a store of its accumulator to the stack (AVX2: 8 stores per
@@ -179,7 +179,7 @@ void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float* c
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 16
-    for (int n = 0; n < N; ++n) F::store(s[r] + i0 + n * F::W, a[r][n]);
+    for (int n = 0; n < N; ++n) F::store(s[r] + i0 + n * F::W, F::mul(a[r][n], F::set1(scale)));
 }
 
 // acc[r][d] += sum_i e[r][i] * v_i[d] over slots i < cnt for R query rows, NV vectors of dimensions
@@ -255,25 +255,32 @@ void row_tiles(int n, Fn&& f) {
   if (r < n) f(std::integral_constant<int, 1>{}, r);
 }
 
-// Softmax step of one row over one chunk: scores s [chunk] become the weights e^(s - m) of the
-// visible slots (0 elsewhere); m, l and the row's accumulator are rescaled when the max grows.
+// Softmax step of one row over one chunk: scaled scores s [chunk] become the weights e^(s - m) of
+// the visible slots (0 elsewhere); m, l and the row's accumulator are rescaled when the max grows.
 template <class F>
 void softmax_step(const attend_job& j, uint64_t bits, int cnt, float* s, float& m, float& l, float* acc, size_t pv) {
   using V = typename F::v;
   constexpr int W = F::W;
   const int cntw = (cnt + W - 1) / W * W;
+  // Masking is needed only where a slot of the vectors read is not visible (a causal edge, a window,
+  // the end of the live slots): not in the chunks a prefill deep in its context mostly reads.
+  const bool all_live = bits == (cntw == attend_chunk ? ~uint64_t(0) : (uint64_t(1) << cntw) - 1);
   V vmax = F::set1(-INFINITY);
-  for (int i = 0; i < cntw; i += W) {
-    V x = F::mul(F::load(s + i), F::set1(j.scale));
-    if (j.softcap > 0.0f) {
-      alignas(64) float tmp[W];
-      F::store(tmp, x);
-      for (float& v : tmp) v = j.softcap * std::tanh(v / j.softcap);
-      x = F::load(tmp);
+  if (all_live && !(j.softcap > 0.0f)) {
+    for (int i = 0; i < cntw; i += W) vmax = F::max(vmax, F::load(s + i));
+  } else {
+    for (int i = 0; i < cntw; i += W) {
+      V x = F::load(s + i);
+      if (j.softcap > 0.0f) {
+        alignas(64) float tmp[W];
+        F::store(tmp, x);
+        for (float& v : tmp) v = j.softcap * std::tanh(v / j.softcap);
+        x = F::load(tmp);
+      }
+      x = F::keep_live(x, bits >> i);
+      F::store(s + i, x);
+      vmax = F::max(vmax, x);
     }
-    x = F::keep_live(x, bits >> i);
-    F::store(s + i, x);
-    vmax = F::max(vmax, x);
   }
   const float chunk_max = F::hmax(vmax);
   if (chunk_max > m) {
@@ -318,9 +325,9 @@ void attend_rows(const attend_job& j, const attend_parts& sp, int64_t w, const K
       }
       row_tiles<std::min(4, F::score_accumulators / R)>(n_vec, [&](auto N, int n0) {
         if (ahead && h0 == 0 && n0 == 0) {
-          tile_scores<F, R, N, true>(q, kt, j.dk, n0 * F::W, s);
+          tile_scores<F, R, N, true>(q, kt, j.dk, n0 * F::W, j.scale, s);
         } else {
-          tile_scores<F, R, N, false>(q, kt, j.dk, n0 * F::W, s);
+          tile_scores<F, R, N, false>(q, kt, j.dk, n0 * F::W, j.scale, s);
         }
       });
     });
