@@ -149,6 +149,18 @@ void convert_v(const attend_job& j, int64_t s0, int cnt, float* vc, size_t pv) {
   }
 }
 
+// The register tiles' step, an outer product added in: a[r][n] += b[r][at] * x[n] (one multiply-add
+// on each accumulator's chain).
+template <class F, int R, int N>
+inline void add_outer(typename F::v (&a)[R][N], const typename F::v (&x)[N], const float* const b[R], int64_t at) {
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+    const typename F::v br = F::bcast(b[r] + at);
+#pragma GCC unroll 16
+    for (int n = 0; n < N; ++n) a[r][n] = F::fmadd(br, x[n], a[r][n]);
+  }
+}
+
 // Scores of R query rows against the slots [i0, i0 + N * W) of a transposed chunk kt:
 // s[r][i] = (q[r] . k_i) * scale, slots in the lanes, one multiply-add chain per score over d = 0..dk-1 in
 // order, so a score's bits depend neither on the tile nor on the vector width. Ahead: prefetch the
@@ -169,12 +181,7 @@ void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float sc
     V k[N];
 #pragma GCC unroll 16
     for (int n = 0; n < N; ++n) k[n] = kt.load(d, i0 + n * F::W);
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      const V qd = F::bcast(q[r] + d);
-#pragma GCC unroll 16
-      for (int n = 0; n < N; ++n) a[r][n] = F::fmadd(qd, k[n], a[r][n]);
-    }
+    add_outer<F>(a, k, q, d);
   }
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
@@ -201,12 +208,7 @@ void tile_values_block(const float* const e[R], const Rows& v, size_t d, int cnt
     V x[NV];
 #pragma GCC unroll 4
     for (int k = 0; k < NV; ++k) x[k] = Rows::load(row + W * k);
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      const V w = F::bcast(e[r] + i);
-#pragma GCC unroll 4
-      for (int k = 0; k < NV; ++k) a[r][k] = F::fmadd(w, x[k], a[r][k]);
-    }
+    add_outer<F>(a, x, e, i);
   }
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
