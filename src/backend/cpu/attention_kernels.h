@@ -3,10 +3,11 @@
 // attention_neon.cpp. Per chunk of 64 slots: scores from K transposed, the
 // slots side by side for each dimension (the CPU backend stores K so, kv_order::head_major_kt; K in
 // rows is transposed per chunk into scratch), by register tiles of R query rows x N vectors of
-// slots: one multiply-add chain per score over the dimensions in order, no reduction across lanes,
-// the same bits for any tile or width, each K vector converted once for the R rows (a GQA group).
-// Then the softmax weights with a vector exp, and the weighted V rows summed by tiles of R query
-// rows x 2W dimensions (per output lane one multiply-add chain over the slots in order), V read
+// slots: one multiply-add chain per score over the dimensions in order, then times the scale, no
+// reduction across lanes, the same bits for any tile or width, each K vector converted once for the
+// R rows (a GQA group). Then the softmax weights with a vector exp, and the weighted V rows summed by
+// tiles of R query rows x value_vectors vectors of dimensions (then 2, then 1; per output lane one
+// multiply-add chain over the slots in order), V read
 // where it lies in the cache and fp16 converted in the tiles (only heads whose length is not a
 // multiple of W are converted per chunk, zero-padded). Every row's result is independent of the
 // other rows of its job (batch invariance); the widths sum the values and the softmax in
@@ -17,8 +18,8 @@
 // row, aligned to W floats up to 32 bytes), store, bcast (one float to every lane), halves (W fp16
 // values as floats), fmadd (a * b + c, fused), mul, sub, add, max, exp (e^x lane-wise), first
 // (lane 0), hmax, hsum, keep_live (x where bit k of the word is set, -inf elsewhere), transpose (of
-// W vectors), and the tile sizes score_rows, score_accumulators and value_rows (what its register
-// file holds).
+// W vectors), and the tile sizes score_rows, score_accumulators, value_rows and value_vectors (what
+// its register file holds).
 // Included by one .cpp per instruction set, which defines its F and instantiates attend<F>:
 // everything has internal linkage (see simd_avx2.h).
 #pragma once
@@ -131,28 +132,10 @@ struct kt_chunk {
   }
 };
 
-// V rows [0, cnt) of a chunk (row i: slot s0 + i of the job) as floats in vc, pv apart, zero from dv
-// on; prefetches the rows attend_prefetch_slots ahead.
-template <class F>
-void convert_v(const attend_job& j, int64_t s0, int cnt, float* vc, size_t pv) {
-  const size_t elem = j.f16 ? 2 : 4;
-  const size_t whole = size_t(j.dv) / F::W * F::W;  // fp16 vectors read without padding
-  for (int i = 0; i < cnt; ++i) {
-    prefetch_row(j.v, j.v_stride * int64_t(elem), s0 + i, size_t(j.dv) * elem);
-    float* row = vc + size_t(i) * pv;
-    size_t d0 = 0;
-    if (j.f16) {
-      const uint16_t* src = static_cast<const uint16_t*>(j.v) + (s0 + i) * j.v_stride;
-      for (; d0 < whole; d0 += F::W) F::store(row + d0, F::halves(src + d0));
-    }
-    for (; d0 < pv; d0 += F::W) F::store(row + d0, load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv));
-  }
-}
-
 // The register tiles' step, an outer product added in: a[r][n] += b[r][at] * x[n] (one multiply-add
 // on each accumulator's chain).
 template <class F, int R, int N>
-inline void add_outer(typename F::v (&a)[R][N], const typename F::v (&x)[N], const float* const b[R], int64_t at) {
+[[gnu::always_inline]] inline void add_outer(typename F::v (&a)[R][N], const typename F::v (&x)[N], const float* const b[R], int64_t at) {
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     const typename F::v br = F::bcast(b[r] + at);
@@ -164,7 +147,8 @@ inline void add_outer(typename F::v (&a)[R][N], const typename F::v (&x)[N], con
 // Scores of R query rows against the slots [i0, i0 + N * W) of a transposed chunk kt:
 // s[r][i] = (q[r] . k_i) * scale, slots in the lanes, one multiply-add chain per score over d = 0..dk-1 in
 // order, so a score's bits depend neither on the tile nor on the vector width. Ahead: prefetch the
-// next chunk (one tile of each chunk does; a loop of its own).
+// next chunk (one tile of each chunk does); a template parameter, so that the other tiles' loops
+// carry no test for it.
 template <class F, int R, int N, bool Ahead, class KT>
 void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float scale, float* const s[R]) {
   using V = typename F::v;
@@ -191,8 +175,9 @@ void tile_scores(const float* const q[R], const KT& kt, int dk, int i0, float sc
 
 // acc[r][d] += sum_i e[r][i] * v_i[d] over slots i < cnt for R query rows, NV vectors of dimensions
 // at a time in registers (the rest fewer): per output lane one multiply-add chain over the slots in
-// order. Fetch: prefetch `fetch` elements of the rows to come (the first block does); a loop of its
-// own, as is the row pointer's step, so that the loop holds little beside the multiply-adds.
+// order. Fetch: prefetch `fetch` elements of the rows to come (the first block does); a template
+// parameter, and rows reached by stepping an offset rather than multiplying i * stride, so that the
+// loop holds little beside the loads and the multiply-adds.
 template <class F, int R, int NV, bool Fetch, class Rows>
 void tile_values_block(const float* const e[R], const Rows& v, size_t d, int cnt, float* const acc[R], size_t fetch) {
   using V = typename F::v;
@@ -202,12 +187,12 @@ void tile_values_block(const float* const e[R], const Rows& v, size_t d, int cnt
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int k = 0; k < NV; ++k) a[r][k] = F::load(acc[r] + d + W * k);
-  auto row = v.base + d;
+  int64_t row = int64_t(d);  // in elements from base: no pointer past the rows after the last one
   for (int i = 0; i < cnt; ++i, row += v.stride) {
     if constexpr (Fetch) v.prefetch(i, fetch);
     V x[NV];
 #pragma GCC unroll 4
-    for (int k = 0; k < NV; ++k) x[k] = Rows::load(row + W * k);
+    for (int k = 0; k < NV; ++k) x[k] = Rows::load(v.base + row + int64_t(W) * k);
     add_outer<F>(a, x, e, i);
   }
 #pragma GCC unroll 16
@@ -216,6 +201,8 @@ void tile_values_block(const float* const e[R], const Rows& v, size_t d, int cnt
     for (int k = 0; k < NV; ++k) F::store(acc[r] + d + W * k, a[r][k]);
 }
 
+// acc[r][d] += sum_i e[r][i] * v_i[d] for every d < pv, in blocks of value_vectors, 2 and 1
+// vectors; `ahead`: the first block prefetches the rows to come.
 template <class F, int R, class Rows>
 void tile_values(const float* const e[R], const Rows& v, size_t pv, int cnt, float* const acc[R], bool ahead) {
   constexpr size_t W = F::W;
@@ -265,7 +252,8 @@ void softmax_step(const attend_job& j, uint64_t bits, int cnt, float* s, float& 
   constexpr int W = F::W;
   const int cntw = (cnt + W - 1) / W * W;
   // Masking is needed only where a slot of the vectors read is not visible (a causal edge, a window,
-  // the end of the live slots): not in the chunks a prefill deep in its context mostly reads.
+  // the end of the live slots): not in the chunks a prefill deep in its context mostly reads. A
+  // softcap rewrites every score, so it always takes the storing loop.
   const bool all_live = bits == (cntw == attend_chunk ? ~uint64_t(0) : (uint64_t(1) << cntw) - 1);
   V vmax = F::set1(-INFINITY);
   if (all_live && !(j.softcap > 0.0f)) {
@@ -366,7 +354,11 @@ void attend(const attend_job& j, float* scratch) {
     const int cnt = visible_extent(any);
     auto with_keys = [&](const auto& kt) {
       if (v_tails) {
-        convert_v<F>(j, s0, cnt, sp.vc, pv);
+        const size_t elem = j.f16 ? 2 : 4;
+        for (int i = 0; i < cnt; ++i) {
+          prefetch_row(j.v, j.v_stride * int64_t(elem), s0 + i, size_t(j.dv) * elem);
+          for (size_t d0 = 0; d0 < pv; d0 += F::W) F::store(sp.vc + size_t(i) * pv + d0, load_padded<F>(j, j.v, j.v_stride, s0 + i, int(d0), j.dv));
+        }
         attend_rows<F>(j, sp, w, kt, converted_rows<F>{{sp.vc, int64_t(pv)}});
       } else if (j.f16) {
         attend_rows<F>(j, sp, w, kt, f16_rows<F>{static_cast<const uint16_t*>(j.v) + s0 * j.v_stride, j.v_stride});

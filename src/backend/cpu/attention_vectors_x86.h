@@ -38,12 +38,14 @@ struct f32x8 {
     const __m256 live = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(byte, lane_bit), lane_bit));
     return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), x, live);
   }
-  // Score tiles: up to 4 query rows x 2 vectors of slots (8 accumulators, 2 K vectors and a
-  // broadcast: 11 of the 16 registers; tiles of fewer rows take up to 4 vectors). Each K vector
-  // converted from fp16 serves 4 rows: 2 x 4 took 8% longer on a Sapphire-Rapids-class core
-  // (AttentionPerf), where the conversion shares the ports of the multiply-adds.
+  // Score tiles: up to 4 query rows x 3 vectors of slots, value tiles 4 rows x 3 vectors of
+  // dimensions: 12 accumulators, 3 K or V vectors and a broadcast, all 16 registers (no spill in
+  // the built loops). 12 multiply-add chains: 8 (4 x 2, before) leave part of two FMA pipes of
+  // latency 4 idle; AttentionPrefillPerf AVX2 +11% (session 32). Tiles of fewer rows take up to 4
+  // vectors. 2 x 4 took 8% longer than 4 x 2 on a Sapphire-Rapids-class core (AttentionPerf): each
+  // K vector converted from fp16 serves fewer rows.
   static constexpr int score_rows = 4, score_accumulators = 12;
-  static constexpr int value_rows = 4, value_vectors = 3;  // value tiles: R x 3 accumulators
+  static constexpr int value_rows = 4, value_vectors = 3;
   // r[i] lane k becomes r[k] lane i.
   static void transpose(v r[W]) {
     v t[W], s[W];
