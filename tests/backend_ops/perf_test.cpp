@@ -27,14 +27,15 @@
 namespace glia::test {
 namespace {
 
-// Seconds per call: the best of 5 rounds, each timed over enough calls to fill budget / 5 seconds
-// (the best round is the least disturbed by other processes on a shared machine).
+// Seconds per call: the best of `rounds` rounds, each timed over enough calls to fill
+// budget / rounds seconds (the best round is the least disturbed by other processes on a shared
+// machine; a budget below one call's time per round makes every round a single call).
 template <typename F>
-double seconds_per_call(F&& f, double budget = 0.5) {
+double seconds_per_call(F&& f, double budget = 0.5, int rounds = 5) {
   using clock = std::chrono::steady_clock;
   f();  // warm caches and the pool
   int reps = 1;
-  const double round = budget / 5;
+  const double round = budget / rounds;
   for (;;) {  // calibrate reps to one round
     const auto t0 = clock::now();
     for (int i = 0; i < reps; ++i) f();
@@ -43,7 +44,7 @@ double seconds_per_call(F&& f, double budget = 0.5) {
     reps = s <= 0 ? reps * 16 : std::max(reps * 2, int(double(reps) * round / s * 1.2));
   }
   double best = INFINITY;
-  for (int r = 0; r < 5; ++r) {
+  for (int r = 0; r < rounds; ++r) {
     const auto t0 = clock::now();
     for (int i = 0; i < reps; ++i) f();
     best = std::min(best, std::chrono::duration<double>(clock::now() - t0).count() / reps);
@@ -397,12 +398,8 @@ TEST(backend_ops, DISABLED_AttentionPrefillPerf) {
   for (const cpu::kernel_table* table : host_attend_tables())
     for (int nth : {1, hw}) {
       const auto b = cpu::make_cpu_backend(nth, *table);
-      double s = INFINITY;
-      for (int r = 0; r < 16; ++r) {  // the first call warms the caches and the pool
-        const auto t0 = std::chrono::steady_clock::now();
-        b->attention(f.view(), q.data(), pos.data(), n_tok, p, out.data());
-        if (r > 0) s = std::min(s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      }
+      // Rounds of 10 ms: each a single call (tens of ms), the best of 15 kept.
+      const double s = seconds_per_call([&] { b->attention(f.view(), q.data(), pos.data(), n_tok, p, out.data()); }, 0.15, 15);
       fmt::print("attention {} thr: {} tokens at depth {}: {:8.2f} ms ({:5.1f} GFMA/s)  [{}]\n", nth, n_tok, n_slots - n_tok,
                  s * 1e3, fma / s * 1e-9, table->attend_isa);
     }
