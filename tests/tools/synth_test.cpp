@@ -181,9 +181,9 @@ TEST(synth, q4_k_m_mix_with_fallbacks_on_qwen_widths) {
 }
 
 TEST(synth, output_does_not_depend_on_threads_and_follows_the_seed) {
-  const auto a = test::read_file(synth_file("tinyllama", file_type::mostly_q4_0, 1, 600, 1, 11, "-t1"));
-  const auto b = test::read_file(synth_file("tinyllama", file_type::mostly_q4_0, 1, 600, 2, 11, "-t2"));
-  const auto c = test::read_file(synth_file("tinyllama", file_type::mostly_q4_0, 1, 600, 2, 12, "-s12"));
+  const auto a = test::read_file(synth_file("qwen2.5-0.5b", file_type::mostly_q4_0, 1, 600, 1, 11, "-t1"));
+  const auto b = test::read_file(synth_file("qwen2.5-0.5b", file_type::mostly_q4_0, 1, 600, 2, 11, "-t2"));
+  const auto c = test::read_file(synth_file("qwen2.5-0.5b", file_type::mostly_q4_0, 1, 600, 2, 12, "-s12"));
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
