@@ -103,33 +103,6 @@ std::vector<float> activations(int64_t n_in, int64_t n_tok, uint32_t seed) {
   return x;
 }
 
-struct converted {
-  std::vector<uint8_t> bytes;
-  std::vector<float> d;
-  std::vector<int32_t> sum;
-  std::vector<float> wide;
-  cpu::act_rows rows;
-};
-
-converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t n_in, int64_t n_tok) {
-  const type_traits& at = type_info(mk.dot_type);
-  converted c;
-  const size_t stride = row_bytes(at, n_in);
-  const int64_t nb = n_in / at.block_elems;
-  c.bytes.resize(stride * size_t(n_tok));
-  c.d.resize(size_t(nb * n_tok));
-  c.sum.resize(size_t(nb * n_tok));
-  const int64_t wt = mk.widen ? cpu::wide_tokens(mk, n_tok) : 0;
-  if (mk.widen) c.wide.resize(cpu::wide_floats(n_tok, n_in, wt));
-  for (int64_t t = 0; t < n_tok; ++t) {
-    quant::activation_quantizer(mk.dot_type)(x.data() + t * n_in, c.bytes.data() + size_t(t) * stride, n_in);
-    if (mk.needs_block_sums) mk.block_sums(c.bytes.data() + size_t(t) * stride, nb, c.d.data() + t * nb, c.sum.data() + t * nb);
-    if (mk.widen)
-      mk.widen(c.bytes.data() + size_t(t) * stride, n_in, c.wide.data() + cpu::wide_offset(t, n_in, wt), wt);
-  }
-  c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb, mk.widen ? c.wide.data() : nullptr, wt};
-  return c;
-}
 
 // Every matmul kernel of every ISA the host runs, in every decode form (AVX-512: one panel per
 // 256-bit vector or two per 512-bit one; AMD's prefetch form or the others', see decode_forms_on

@@ -15,6 +15,7 @@
 #include "backend/ref/ref_ops.h"
 #include "core/fp16.h"
 #include "harness.h"
+#include "quant/activation.h"
 
 namespace glia::test {
 namespace {
@@ -365,6 +366,26 @@ const std::vector<op_case>& all_op_cases() {
     return c;
   }();
   return cases;
+}
+
+converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t n_in, int64_t n_tok) {
+  const type_traits& at = type_info(mk.dot_type);
+  converted c;
+  const size_t stride = row_bytes(at, n_in);
+  const int64_t nb = n_in / at.block_elems;
+  c.bytes.resize(stride * size_t(n_tok));
+  c.d.resize(size_t(nb * n_tok));
+  c.sum.resize(size_t(nb * n_tok));
+  const int64_t wt = mk.widen ? cpu::wide_tokens(mk, n_tok) : 0;
+  if (mk.widen) c.wide.resize(cpu::wide_floats(n_tok, n_in, wt));
+  for (int64_t t = 0; t < n_tok; ++t) {
+    quant::activation_quantizer(mk.dot_type)(x.data() + t * n_in, c.bytes.data() + size_t(t) * stride, n_in);
+    if (mk.needs_block_sums) mk.block_sums(c.bytes.data() + size_t(t) * stride, nb, c.d.data() + t * nb, c.sum.data() + t * nb);
+    if (mk.widen)
+      mk.widen(c.bytes.data() + size_t(t) * stride, n_in, c.wide.data() + cpu::wide_offset(t, n_in, wt), wt);
+  }
+  c.rows = cpu::act_rows{c.bytes.data(), stride, c.d.data(), c.sum.data(), nb, mk.widen ? c.wide.data() : nullptr, wt};
+  return c;
 }
 
 }  // namespace glia::test

@@ -52,6 +52,17 @@ struct kv_fixture {
 
 std::vector<attn_config> attention_configs();
 
+// Activations x of n_tok tokens converted for mm kernel mk as a matmul converts them (quantized
+// rows, block scales and sums, widened rows for the float kernels), and the act_rows over them.
+struct converted {
+  std::vector<uint8_t> bytes;
+  std::vector<float> d;
+  std::vector<int32_t> sum;
+  std::vector<float> wide;
+  cpu::act_rows rows;
+};
+converted convert(const cpu::mm_kernel& mk, const std::vector<float>& x, int64_t n_in, int64_t n_tok);
+
 // The ISA levels with matmul kernels that this host runs (AVX2, and AVX-512 VNNI and AMX where present).
 std::vector<cpu::isa_level> host_mm_levels();
 

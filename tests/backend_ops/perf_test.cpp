@@ -235,6 +235,18 @@ double cycles_per_cpu_second() {
   return best;
 }
 
+// Thread CPU seconds of one call of f, the best of `rounds` rounds of `calls` calls.
+template <typename F>
+double best_cpu_seconds(F&& f, int rounds = 7, int calls = 5) {
+  double b = INFINITY;
+  for (int r = 0; r < rounds; ++r) {
+    const double t0 = thread_cpu_seconds();
+    for (int i = 0; i < calls; ++i) f();
+    b = std::min(b, (thread_cpu_seconds() - t0) / calls);
+  }
+  return b;
+}
+
 // The mm kernels alone on one thread with everything in cache, timed in thread CPU time (so the
 // figures do not depend on how busy the machine is): pack, gemm over 64 tokens, gemv, and gemm over
 // the panels for one token (decode on prepared weights).
@@ -248,39 +260,19 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
     // Each kernel at the lowest level that has it.
     if (!mk || (level != cpu::isa_level::avx2 && mk == cpu::kernels_up_to(cpu::isa_level(int(level) - 1)).mm(t))) continue;
     const test_weight w = make_weight(t, n_in, n_out, 3);
-    const type_traits& at = type_info(mk->dot_type);
-    const auto x = random_floats(size_t(n_in * n_tok), 4);
-    const size_t stride = row_bytes(at, n_in);
-    const int64_t nb = n_in / at.block_elems;
-    std::vector<uint8_t> act(stride * size_t(n_tok));
-    std::vector<float> ad(size_t(nb * n_tok));
-    std::vector<int32_t> as(size_t(nb * n_tok));
-    const int64_t wt = mk->widen ? cpu::wide_tokens(*mk, n_tok) : 0;
-    std::vector<float> wide(mk->widen ? cpu::wide_floats(n_tok, n_in, wt) : 0);
-    for (int64_t i = 0; i < n_tok; ++i) {
-      quant::activation_quantizer(mk->dot_type)(x.data() + i * n_in, act.data() + size_t(i) * stride, n_in);
-      if (mk->needs_block_sums) mk->block_sums(act.data() + size_t(i) * stride, nb, ad.data() + i * nb, as.data() + i * nb);
-      if (mk->widen) mk->widen(act.data() + size_t(i) * stride, n_in, wide.data() + cpu::wide_offset(i, n_in, wt), wt);
-    }
-    const cpu::act_rows a{act.data(), stride, ad.data(), as.data(), nb, mk->widen ? wide.data() : nullptr, wt};
+    const converted acts = convert(*mk, random_floats(size_t(n_in * n_tok), 4), n_in, n_tok);
+    const cpu::act_rows& a = acts.rows;
+    const int64_t nb = a.nb;
     // One token as decode converts it (the float kernels' widened rows are element-major, so a
     // lone token's elements lie side by side).
     std::vector<float> wide1(mk->widen ? size_t(n_in) : 0);
-    if (mk->widen) mk->widen(act.data(), n_in, wide1.data(), 1);
-    const cpu::act_rows a1{act.data(), stride, ad.data(), as.data(), nb, mk->widen ? wide1.data() : nullptr, 1};
+    if (mk->widen) mk->widen(a.data, n_in, wide1.data(), 1);
+    const cpu::act_rows a1{a.data, a.stride, a.d, a.sum, nb, mk->widen ? wide1.data() : nullptr, 1};
     cpu::aligned_buffer buf;
     const size_t panel_bytes = size_t(nb) * mk->packed_block_bytes;
     uint8_t* panels = buf.get(panel_bytes * size_t(n_out / 8));
     std::vector<float> y(size_t(n_out * n_tok));
-    auto best = [](auto&& f) {
-      double b = INFINITY;
-      for (int r = 0; r < 7; ++r) {
-        const double t0 = thread_cpu_seconds();
-        for (int i = 0; i < 5; ++i) f();
-        b = std::min(b, (thread_cpu_seconds() - t0) / 5);
-      }
-      return b;
-    };
+    const auto best = [](auto&& f) { return best_cpu_seconds(f); };
     const double s_pack = best([&] {
       for (int64_t p = 0; p < n_out / 8; ++p) mk->pack(w.view, 8 * p, 8, panels + size_t(p) * panel_bytes);
     });
@@ -304,6 +296,33 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
                kt.mm_isa_by_id[uint32_t(t)], type_label(t), wbytes / s_pack / hz, macs * double(n_tok) / s_gemm / hz, n_tok, wbytes / s_gemv / hz,
                wbytes / s_panel1 / hz, wbytes / s_streams / hz, hz * 1e-9);
   }
+}
+
+// Prompt matmul kernels as a prefill work item runs them: one call over 10 panels (80 rows, about
+// the block of panels that a thread keeps in L2) of 2048 inputs and all 512 tokens of a prompt, on
+// one thread, prepared panels (AMX kernels stage them per call, which this includes). For each
+// level's own kernels of the types of the TinyLlama mixes.
+TEST(backend_ops, DISABLED_PrefillGemmPerf) {
+  const int64_t n_in = 2048, n_panels = 10, n_tok = 512;
+  for (const auto level : host_mm_levels())
+    for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
+      const cpu::kernel_table& kt = cpu::kernels_up_to(level);
+      const cpu::mm_kernel* mk = kt.mm(t);
+      if (!mk || (level != cpu::isa_level::avx2 && mk == cpu::kernels_up_to(cpu::isa_level(int(level) - 1)).mm(t))) continue;
+      const test_weight w = make_weight(t, n_in, 8 * n_panels, 3);
+      const converted acts = convert(*mk, random_floats(size_t(n_in * n_tok), 4), n_in, n_tok);
+      const size_t panel_bytes = size_t(acts.rows.nb) * mk->packed_block_bytes;
+      cpu::aligned_buffer buf;
+      uint8_t* panels = buf.get(panel_bytes * size_t(n_panels));
+      for (int64_t p = 0; p < n_panels; ++p) mk->pack(w.view, 8 * p, 8, panels + size_t(p) * panel_bytes);
+      std::vector<float> y(size_t(8 * n_panels * n_tok));
+      const double s = best_cpu_seconds(
+          [&] { mk->gemm(panels, panel_bytes, n_panels, acts.rows.nb, acts.rows, 0, n_tok, y.data(), size_t(8 * n_panels), 8); },
+          9, 2);
+      const double hz = cycles_per_cpu_second();
+      fmt::print("{:<10} {:<5} {:6.1f} MAC/cycle  [{:.2f} GHz; 1 thread]\n", kt.mm_isa_by_id[uint32_t(t)], type_label(t),
+                 double(n_in) * double(8 * n_panels) * double(n_tok) / s / hz, hz * 1e-9);
+    }
 }
 
 // Seconds of one call of f with the `flush` byte ranges flushed from every cache level first (where

@@ -1,6 +1,6 @@
-// What the AMX kernels (mm_*_amx.cpp, compiled with AMX-TILE and AMX-INT8) share: the one tile
-// configuration of all of them, so that each thread loads a configuration once and kernels of
-// different types can follow each other, and the tokens of a tile. Internal linkage (see
+// What the AMX kernels (mm_*_amx.cpp, compiled with AMX-TILE and AMX-INT8) share: the tile
+// configuration type and its loading (each file's kernels have their own tile shapes), the tokens
+// of a tile, the staging of panel pairs and the gemm over tiles. Internal linkage (see
 // simd_avx2.h): only files compiled for AMX include this.
 #pragma once
 
@@ -20,32 +20,26 @@ namespace {
 
 constexpr int amx_tokens = 16;  // tokens per A tile (its rows), and so per C tile
 
-// Tile registers and their shapes (rows x bytes per row). Macros, not constants: GCC's tile
-// intrinsics paste their tile argument into the instruction text, so it must expand to a literal.
-#define GLIA_AMX_SUMS 0       // C, 16 tokens x 16 int32: blocks of 32 elements (Q8_0, Q4_0)
-#define GLIA_AMX_ACTS32 1     // A, 16 tokens x 32 bytes: one block of activation quants
-#define GLIA_AMX_PAIR32 2     // B, 8 x 64 bytes: 32 elements of 16 weight rows, 4 bytes per row a tile row
-#define GLIA_AMX_SUMS_LO 3    // C, 16 x 16 int32 (k-quants: the low part of the scaled codes)
-#define GLIA_AMX_PAIR64_LO 4  // B, 16 x 64 bytes: 64 elements of 16 weight rows
-#define GLIA_AMX_ACTS64 5     // A, 16 tokens x 64 bytes
-#define GLIA_AMX_PAIR64_HI 6  // B, 16 x 64 bytes
-#define GLIA_AMX_SUMS_HI 7    // C, 16 x 16 int32 (the high part)
-
+// Tile registers and their shapes (rows x bytes per row) are each kernel family's own: a tile
+// configuration (tile_config) per family, loaded by a thread when it runs a kernel of another family
+// than the last (a few dozen cycles against the millions of a gemm call). Tile registers are named
+// by macros, not constants: GCC's tile intrinsics paste their tile argument into the instruction
+// text, so it must expand to a literal.
 struct alignas(64) tile_config {
   uint8_t palette = 1;
   uint8_t start_row = 0;
   uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {64, 32, 64, 64, 64, 64, 64, 64};
-  uint8_t rows[16] = {16, 16, 8, 16, 16, 16, 16, 16};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
 };
 
-// The configuration is per thread, and only the AMX kernels load one.
-inline void configure_tiles() {
-  thread_local bool configured = false;
-  if (configured) return;
-  static const tile_config config;
+// Loads `config` on this thread unless it is the one loaded last (configs are static objects; the
+// thread's last one is kept outside this header, which every AMX file compiles on its own).
+inline void configure_tiles(const tile_config& config) {
+  const void*& loaded = amx_tiles_of_thread();
+  if (loaded == &config) return;
   _tile_loadconfig(&config);
-  configured = true;
+  loaded = &config;
 }
 
 // y[t * ys + i] = acc[t] lane i, for the 16 tokens of a tile and the first n_rows rows of a pair.
@@ -77,12 +71,13 @@ void stage_pairs(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, in
 // to t0, y of that token and the pair's first row, rows of the pair) runs each whole tile of 16
 // tokens against each pair; the tokens after the whole tiles take the VNNI tile K::tile (Decode:
 // its panel reading for 1-3 tokens). Matmul hands these kernels all of a prefill's tokens at once.
+// K::tiles is the tile configuration pair() uses.
 template <class K, decode_form Decode, class Pair>
 void amx_gemm(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64_t nb, const act_rows& a, int64_t t0,
               int64_t n_tok, float* y, size_t ys, int last_rows, Pair pair) {
   const int64_t n_amx = n_tok / amx_tokens * amx_tokens;
   if (n_amx > 0) {
-    configure_tiles();
+    configure_tiles(K::tiles);
     const int64_t n_pairs = (n_panels + 1) / 2;
     thread_local aligned_buffer staging;
     uint8_t* staged = staging.get(size_t(n_pairs * nb) * K::pair_bytes);

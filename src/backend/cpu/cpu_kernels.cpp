@@ -198,4 +198,9 @@ const kernel_table& kernels() { return kernels_up_to(isa_level::neon); }
 
 const kernel_table& scalar_kernels() { return kernels_up_to(isa_level::scalar); }
 
+const void*& amx_tiles_of_thread() {
+  thread_local const void* loaded = nullptr;
+  return loaded;
+}
+
 }  // namespace glia::cpu

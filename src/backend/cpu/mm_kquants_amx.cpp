@@ -28,6 +28,16 @@ namespace {
 //   [8256, 8512)  Q4_K's mins as int16 pairs: pair k (sub-blocks 2k, 2k+1) at 8256 + 64 k, 16 rows
 constexpr size_t lo_at = 4096, d_at = 8192, dmin_at = 8224, mins_at = 8256;
 
+// The tiles: two sums (C, 16 tokens x 16 int32: the high and the low plane's), the activations of
+// 64 elements (A, 16 tokens x 64 bytes) and the two planes of 64 elements of 16 weight rows (B, 16 x
+// 64 bytes).
+#define GLIA_AMX_SUMS_HI 0
+#define GLIA_AMX_SUMS_LO 1
+#define GLIA_AMX_ACTS64 2
+#define GLIA_AMX_PAIR64_HI 3
+#define GLIA_AMX_PAIR64_LO 4
+constexpr tile_config kquant_tiles{1, 0, {}, {64, 64, 64, 64, 64}, {16, 16, 16, 16, 16}};
+
 // Byte j of every 32-bit lane of v (8 rows' entries), as 32 int16 (sign-extended if Signed): lane l
 // holds row l / 4's entry, for the 4 bytes each row has in a tile row.
 template <bool Signed>
@@ -56,6 +66,7 @@ struct q4_k_like_amx {
   static constexpr size_t w_d_at = Fifth ? q5_k_d_at : q4_k_d_at, w_dmin_at = Fifth ? q5_k_dmin_at : q4_k_dmin_at;
   static constexpr int shift = 5;
   static constexpr bool mins = true;
+  static constexpr const tile_config& tiles = kquant_tiles;
   // One panel's super-block (pack_q4_k's layout, or pack_q5_k's file layout, which AVX-512 builds
   // use) into its half (0: first, 1: second) of a pair.
   static void stage(const uint8_t* blk, int half, uint8_t* out) {
@@ -96,6 +107,7 @@ struct q6_k_amx {
   static constexpr size_t packed = q6_k_packed, pair_bytes = 8256;
   static constexpr int shift = 6;
   static constexpr bool mins = false;
+  static constexpr const tile_config& tiles = kquant_tiles;
   // One panel's super-block (pack_q6_k's file layout, which AVX-512 builds use) into its half of a
   // pair: element 128h + 32s + 4i + m takes its low nibble from ql cell 16h + 8(s % 2) + i (the
   // high nibble for s >= 2) and its top two bits from bits 2s..2s+1 of qh cell 8h + i; value q - 32,
