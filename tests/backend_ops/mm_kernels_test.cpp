@@ -13,7 +13,6 @@
 #include "core/fp16.h"
 #include "harness.h"
 #include "op_cases.h"
-#include "quant/activation.h"
 
 namespace glia::test {
 namespace {
@@ -103,7 +102,6 @@ std::vector<float> activations(int64_t n_in, int64_t n_tok, uint32_t seed) {
   return x;
 }
 
-
 // Every matmul kernel of every ISA the host runs, in every decode form (AVX-512: one panel per
 // 256-bit vector or two per 512-bit one; AMD's prefetch form or the others', see decode_forms_on
 // in cpu_kernels.cpp), whichever this host would pick.
@@ -159,7 +157,7 @@ TEST(mm_kernels, reproduce_reference_vec_dot_bits) {
     // and no saturated weights (all bits set is a NaN there).
     const bool is_float = mk->block_elems == 1;
     const int64_t unit = is_float ? 29 : mk->block_elems;
-    for (int64_t n_in : {unit, 3 * unit, 11 * unit}) {
+    for (int64_t n_in : {unit, 2 * unit, 3 * unit, 11 * unit}) {
       for (int kind = 0; kind < (is_float ? 2 : 3); ++kind) {
         // 2 (3, 4) panels, the last partial; token tiles of 4, 4, 3 (8, 3), or of the float kernels'
         // 12 (16) with a remainder, or two of a kernel's tile_tokens (AMX: 16) with a remainder.
@@ -278,25 +276,23 @@ struct type_cases {
   std::vector<std::unique_ptr<backend>> backends;  // backends[i] runs cases[i]
 };
 
-std::vector<type_cases> matmul_cases() {
-  std::vector<type_cases> out;
-  for (const type_traits& wt : all_types()) {
-    type_cases tc{wt.type, {}, {}};
-    for (cpu::isa_level level : host_mm_levels())
-      for (int nth : {1, 2, 3})
-        if (const cpu::mm_kernel* mk = cpu::kernels_up_to(level).mm(wt.type))
-          tc.cases.push_back({level, nth, mk, fmt::format("{} {} threads {}", wt.name, cpu::kernels_up_to(level).isa, nth)});
-    if (tc.cases.empty()) continue;
-    for (const matmul_case& c : tc.cases) tc.backends.push_back(c.make_backend());
-    out.push_back(std::move(tc));
-  }
-  return out;
+// The cases of weight type t, with their backends (none: no kernel for t on this host).
+type_cases matmul_cases(dtype t) {
+  type_cases tc{t, {}, {}};
+  for (cpu::isa_level level : host_mm_levels())
+    for (int nth : {1, 2, 3})
+      if (const cpu::mm_kernel* mk = cpu::kernels_up_to(level).mm(t))
+        tc.cases.push_back({level, nth, mk, fmt::format("{} {} threads {}", type_label(t), cpu::kernels_up_to(level).isa, nth)});
+  for (const matmul_case& c : tc.cases) tc.backends.push_back(c.make_backend());
+  return tc;
 }
 
 // The whole CPU matmul (conversion, gemv or gemm, threads) against the reference backend.
 TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
   const auto ref = make_ref_backend();
-  for (const type_cases& tc : matmul_cases()) {
+  for (const type_traits& wt : all_types()) {
+    const type_cases tc = matmul_cases(wt.type);
+    if (tc.cases.empty()) continue;
     const int64_t n_in = 8 * 256;
     for (int64_t n_out : {int64_t(1), int64_t(67)}) {
       const test_weight w = random_byte_weight(tc.type, n_in, n_out, uint32_t(n_out));
@@ -320,7 +316,9 @@ TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
 // prepared matrix; types whose panels are larger than the rows are not prepared.
 TEST(mm_kernels, prepared_weights_reproduce_reference_backend_bits) {
   const auto ref = make_ref_backend();
-  for (const type_cases& tc : matmul_cases()) {
+  for (const type_traits& wt : all_types()) {
+    const type_cases tc = matmul_cases(wt.type);
+    if (tc.cases.empty()) continue;
     for (int64_t n_out : {int64_t(1), int64_t(9), int64_t(67)}) {
       const int64_t n_in = 11 * 256;
       const test_weight w = random_byte_weight(tc.type, n_in, n_out, uint32_t(n_out));

@@ -22,7 +22,6 @@
 #include "core/thread_pool.h"
 #include "harness.h"
 #include "op_cases.h"
-#include "quant/activation.h"
 
 namespace glia::test {
 namespace {
@@ -272,21 +271,20 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
     const size_t panel_bytes = size_t(nb) * mk->packed_block_bytes;
     uint8_t* panels = buf.get(panel_bytes * size_t(n_out / 8));
     std::vector<float> y(size_t(n_out * n_tok));
-    const auto best = [](auto&& f) { return best_cpu_seconds(f); };
-    const double s_pack = best([&] {
+    const double s_pack = best_cpu_seconds([&] {
       for (int64_t p = 0; p < n_out / 8; ++p) mk->pack(w.view, 8 * p, 8, panels + size_t(p) * panel_bytes);
     });
-    const double s_gemm = best([&] {
+    const double s_gemm = best_cpu_seconds([&] {
       mk->gemm(panels, panel_bytes, n_out / 8, nb, a, 0, n_tok, y.data(), size_t(n_out), 8);
     });
-    const double s_gemv = best([&] { mk->gemv(w.view, 0, n_out, a1, 0, 1, y.data(), size_t(n_out)); });
+    const double s_gemv = best_cpu_seconds([&] { mk->gemv(w.view, 0, n_out, a1, 0, 1, y.data(), size_t(n_out)); });
     // Decode on prepared weights: the gemm kernel over the panels for one token.
-    const double s_panel1 = best([&] {
+    const double s_panel1 = best_cpu_seconds([&] {
       mk->gemm(panels, panel_bytes, n_out / 8, nb, a1, 0, 1, y.data(), size_t(n_out), 8);
     });
     // The same in two streams: the first half of the panels paired with the second.
     const int64_t half = n_out / 16;
-    const double s_streams = !mk->gemv_streams ? NAN : best([&] {
+    const double s_streams = !mk->gemv_streams ? NAN : best_cpu_seconds([&] {
       mk->gemv_streams(panels, size_t(half) * panel_bytes, panel_bytes, half, nb, a1, 0, y.data(), y.data() + 8 * half);
     });
     const double macs = double(n_in) * double(n_out);
@@ -298,10 +296,11 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
   }
 }
 
-// Prompt matmul kernels as a prefill work item runs them: one call over 10 panels (80 rows, about
-// the block of panels that a thread keeps in L2) of 2048 inputs and all 512 tokens of a prompt, on
-// one thread, prepared panels (AMX kernels stage them per call, which this includes). For each
-// level's own kernels of the types of the TinyLlama mixes.
+// Prompt matmul kernels over one prefill work item: 10 panels (80 rows, about the block of panels
+// a thread keeps in L2) of 2048 inputs times a 512-token prompt in one call, on one thread, from
+// prepared panels. That is how matmul calls the AMX kernels (which stage the panels per call, and
+// this includes it); the others it calls per token tile (~40 tokens of 2048 Q8_0 inputs), so their
+// figures here are a shape they do not run in. For each level's own kernels of the TinyLlama mixes.
 TEST(backend_ops, DISABLED_PrefillGemmPerf) {
   const int64_t n_in = 2048, n_panels = 10, n_tok = 512;
   for (const auto level : host_mm_levels())

@@ -34,7 +34,9 @@ struct alignas(64) tile_config {
 };
 
 // Loads `config` on this thread unless it is the one loaded last (configs are static objects; the
-// thread's last one is kept outside this header, which every AMX file compiles on its own).
+// thread's last one is kept outside this header, which every AMX file compiles on its own). Only
+// this function may load a configuration or release the tiles: one that did otherwise would leave
+// the slot stale, and the kernels would run on the wrong tile shapes without a fault.
 inline void configure_tiles(const tile_config& config) {
   const void*& loaded = amx_tiles_of_thread();
   if (loaded == &config) return;
@@ -82,6 +84,9 @@ void amx_gemm(const uint8_t* panels, size_t panel_bytes, int64_t n_panels, int64
     thread_local aligned_buffer staging;
     uint8_t* staged = staging.get(size_t(n_pairs * nb) * K::pair_bytes);
     stage_pairs<K>(panels, panel_bytes, n_panels, nb, staged);
+    // GCC's tile loads are asm statements that do not say they read memory: keep the staging
+    // stores before them.
+    asm volatile("" ::: "memory");
     for (int64_t t = 0; t < n_amx; t += amx_tokens)
       for (int64_t q = 0; q < n_pairs; ++q) {
         const int rows = q + 1 < n_pairs ? 16 : n_panels % 2 ? last_rows : 8 + last_rows;

@@ -270,7 +270,8 @@ std::span<const mm_kernel> avx512vnni_mm_float();
 std::span<const mm_kernel> avx512amx_mm_legacy(bool q4_0_decode_pairs, bool amd_form);
 std::span<const mm_kernel> avx512amx_mm_kquants(bool amd_form);
 // The AMX tile configuration this thread loaded last (amx_tiles.h configure_tiles): one slot for
-// all the files of AMX kernels, each of which has its own configurations.
+// all the files of AMX kernels, each of which has its own configurations (an untyped pointer:
+// this header does not see the tile_config type, which only AMX files compile).
 const void*& amx_tiles_of_thread();
 attend_fn avx2_attend();        // attention_avx2.cpp
 attend_fn avx512vnni_attend();  // attention_avx512vnni.cpp

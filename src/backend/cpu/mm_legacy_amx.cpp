@@ -78,23 +78,25 @@ struct q4_0_amx {
   using tile = gemm_q4_0_tile<T, V>;
 };
 
-// The tile work of block b in tile set S (zeroed sums, activations, pair block, products).
-#define GLIA_AMX_BLOCK(S, b)                                                          \
+// The tile work of block b in tile set S (zeroed sums, activations, pair block, products), the
+// activations' quants at aq (rows `stride` apart), the pair blocks at pair.
+#define GLIA_AMX_BLOCK(S, b, aq, stride, pair)                                        \
   do {                                                                                \
     _tile_zero(GLIA_AMX_SUMS##S);                                                     \
-    _tile_loadd(GLIA_AMX_ACTS##S, aq + size_t(b) * sizeof(block_q8_0), a.stride);     \
-    _tile_loadd(GLIA_AMX_PAIR##S, pair + size_t(b) * pair_block_bytes, 64);           \
+    _tile_loadd(GLIA_AMX_ACTS##S, (aq) + size_t(b) * sizeof(block_q8_0), (stride));   \
+    _tile_loadd(GLIA_AMX_PAIR##S, (pair) + size_t(b) * pair_block_bytes, 64);         \
     _tile_dpbssd(GLIA_AMX_SUMS##S, GLIA_AMX_ACTS##S, GLIA_AMX_PAIR##S);               \
   } while (0)
 
-// The reference's float step of block b for the 16 tokens, from its stored sums s.
+// The reference's float step of block b for the 16 tokens, from its stored sums s; token t's
+// activation scale of block b at da[t * scale_stride + b].
 template <class K>
 [[gnu::always_inline]] inline void float_step(__m512 acc[amx_tokens], const uint8_t* pair, int64_t b,
-                                              const int32_t (*s)[16], const float* da, int64_t nb) {
+                                              const int32_t (*s)[16], const float* da, int64_t scale_stride) {
   const __m512 dw = _mm512_cvtph_ps(load256(pair + size_t(b) * pair_block_bytes + 512));
 #pragma GCC unroll 16
   for (int t = 0; t < amx_tokens; ++t)
-    acc[t] = K::step(acc[t], vcvt(_mm512_load_si512(s[t])), dw, _mm512_set1_ps(da[t * nb + b]));
+    acc[t] = K::step(acc[t], vcvt(_mm512_load_si512(s[t])), dw, _mm512_set1_ps(da[t * scale_stride + b]));
 }
 
 // 16 tokens from t0 times one pair of interleaved panels: y[t * ys + i] for the pair's first n_rows
@@ -102,30 +104,30 @@ template <class K>
 // b + 1's tile work is issued before block b's sums are stored, and block b - 1's float step runs
 // after that store, reading sums stored an iteration earlier. Tile instructions on one register
 // wait for each other, so with one set each block's zeroing waited for the last store and each
-// store for its products. PrefillGemmPerf (Sapphire Rapids class, one thread, best runs): one set
-// ~78, two ~103 MAC/cycle; four sums tiles in turn ~107 (not kept). Knocked out in turn, the tile
-// work alone runs at ~160 and the float step alone at ~210: they barely overlap.
+// store for its products (1.3x in PrefillGemmPerf; bench/RESULTS.md, session 33).
 template <class K>
 void amx_pair(const uint8_t* pair, int64_t nb, const act_rows& a, int64_t t0, float* y, size_t ys, int n_rows) {
   alignas(64) int32_t sums[2][amx_tokens][16];
   __m512 acc[amx_tokens];
 #pragma GCC unroll 16
   for (__m512& v : acc) v = _mm512_setzero_ps();
-  const uint8_t* aq = a.row(t0) + q8_0_qs_offset;
-  const float* da = a.d + t0 * a.nb;  // token t's block b at da[t * nb + b]
-  GLIA_AMX_BLOCK(0, 0);
-  for (int64_t b = 0; b < nb; b += 2) {
-    // Block b is in set 0.
-    if (b + 1 < nb) GLIA_AMX_BLOCK(1, b + 1);
-    _tile_stored(GLIA_AMX_SUMS0, sums[0], 64);
-    if (b > 0) float_step<K>(acc, pair, b - 1, sums[1], da, nb);
-    if (b + 1 == nb) break;
-    // Block b + 1 is in set 1.
-    if (b + 2 < nb) GLIA_AMX_BLOCK(0, b + 2);
-    _tile_stored(GLIA_AMX_SUMS1, sums[1], 64);
-    float_step<K>(acc, pair, b, sums[0], da, nb);
+  if (nb > 0) {
+    const uint8_t* aq = a.row(t0) + q8_0_qs_offset;
+    const float* da = a.d + t0 * a.nb;
+    GLIA_AMX_BLOCK(0, 0, aq, a.stride, pair);
+    for (int64_t b = 0; b < nb; b += 2) {
+      // Block b is in set 0.
+      if (b + 1 < nb) GLIA_AMX_BLOCK(1, b + 1, aq, a.stride, pair);
+      _tile_stored(GLIA_AMX_SUMS0, sums[0], 64);
+      if (b > 0) float_step<K>(acc, pair, b - 1, sums[1], da, a.nb);
+      if (b + 1 == nb) break;
+      // Block b + 1 is in set 1.
+      if (b + 2 < nb) GLIA_AMX_BLOCK(0, b + 2, aq, a.stride, pair);
+      _tile_stored(GLIA_AMX_SUMS1, sums[1], 64);
+      float_step<K>(acc, pair, b, sums[0], da, a.nb);
+    }
+    float_step<K>(acc, pair, nb - 1, sums[(nb - 1) % 2], da, a.nb);
   }
-  float_step<K>(acc, pair, nb - 1, sums[(nb - 1) % 2], da, nb);
   store_tile_rows(acc, y, ys, n_rows);
 }
 #undef GLIA_AMX_BLOCK
