@@ -259,52 +259,42 @@ TEST(mm_kernels, streams_reproduce_reference_vec_dot_bits) {
 
 // One matmul kernel of one ISA level run by a CPU backend with some number of threads.
 struct matmul_case {
-  cpu::isa_level level;
-  int n_threads;
   const cpu::mm_kernel* mk;
   std::string name;
-  std::unique_ptr<backend> make_backend() const { return cpu::make_cpu_backend(n_threads, cpu::kernels_up_to(level)); }
+  std::unique_ptr<backend> cpu;
 };
 
-// The cases of one weight type (every ISA level the host runs that has a kernel for it, 1-3
-// threads) with a backend each. The tests below compute the reference backend's result once per
+// The cases of weight type t: every ISA level the host runs that has a kernel for it, 1-3 threads
+// (none: no kernel for t here). The tests below compute the reference backend's result once per
 // weight and batch for all of them: the reference is most of their time (under the sanitizers
 // minutes), and its answer does not depend on the case.
-struct type_cases {
-  dtype type;
-  std::vector<matmul_case> cases;
-  std::vector<std::unique_ptr<backend>> backends;  // backends[i] runs cases[i]
-};
-
-// The cases of weight type t, with their backends (none: no kernel for t on this host).
-type_cases matmul_cases(dtype t) {
-  type_cases tc{t, {}, {}};
+std::vector<matmul_case> matmul_cases(dtype t) {
+  std::vector<matmul_case> out;
   for (cpu::isa_level level : host_mm_levels())
     for (int nth : {1, 2, 3})
       if (const cpu::mm_kernel* mk = cpu::kernels_up_to(level).mm(t))
-        tc.cases.push_back({level, nth, mk, fmt::format("{} {} threads {}", type_label(t), cpu::kernels_up_to(level).isa, nth)});
-  for (const matmul_case& c : tc.cases) tc.backends.push_back(c.make_backend());
-  return tc;
+        out.push_back({mk, fmt::format("{} {} threads {}", type_label(t), cpu::kernels_up_to(level).isa, nth),
+                       cpu::make_cpu_backend(nth, cpu::kernels_up_to(level))});
+  return out;
 }
 
 // The whole CPU matmul (conversion, gemv or gemm, threads) against the reference backend.
 TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
   const auto ref = make_ref_backend();
   for (const type_traits& wt : all_types()) {
-    const type_cases tc = matmul_cases(wt.type);
-    if (tc.cases.empty()) continue;
+    const std::vector<matmul_case> cases = matmul_cases(wt.type);
+    if (cases.empty()) continue;
     const int64_t n_in = 8 * 256;
     for (int64_t n_out : {int64_t(1), int64_t(67)}) {
-      const test_weight w = random_byte_weight(tc.type, n_in, n_out, uint32_t(n_out));
+      const test_weight w = random_byte_weight(wt.type, n_in, n_out, uint32_t(n_out));
       for (int64_t n_tok : {1, 2, 3, 4, 5, 9, 70}) {
         const auto x = activations(n_in, n_tok, uint32_t(n_tok));
         std::vector<float> want(size_t(n_out * n_tok)), got(want.size());
         ref->matmul(w.view, x.data(), n_tok, want.data());
-        for (size_t i = 0; i < tc.cases.size(); ++i) {
+        for (const matmul_case& c : cases) {
           std::fill(got.begin(), got.end(), NAN);
-          tc.backends[i]->matmul(w.view, x.data(), n_tok, got.data());
-          EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size()))
-              << tc.cases[i].name << " n_out " << n_out << " n_tok " << n_tok;
+          c.cpu->matmul(w.view, x.data(), n_tok, got.data());
+          EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size())) << c.name << " n_out " << n_out << " n_tok " << n_tok;
         }
       }
     }
@@ -317,23 +307,21 @@ TEST(mm_kernels, cpu_matmul_reproduces_reference_backend_bits) {
 TEST(mm_kernels, prepared_weights_reproduce_reference_backend_bits) {
   const auto ref = make_ref_backend();
   for (const type_traits& wt : all_types()) {
-    const type_cases tc = matmul_cases(wt.type);
-    if (tc.cases.empty()) continue;
+    const std::vector<matmul_case> cases = matmul_cases(wt.type);
+    if (cases.empty()) continue;
     for (int64_t n_out : {int64_t(1), int64_t(9), int64_t(67)}) {
       const int64_t n_in = 11 * 256;
-      const test_weight w = random_byte_weight(tc.type, n_in, n_out, uint32_t(n_out));
-      std::vector<size_t> prepared;  // indices of the cases whose backend holds w in panels
-      for (size_t i = 0; i < tc.cases.size(); ++i) {
-        const matmul_case& c = tc.cases[i];
-        backend& cpu = *tc.backends[i];
-        const size_t held = cpu.prepare_weight(w.view);
+      const test_weight w = random_byte_weight(wt.type, n_in, n_out, uint32_t(n_out));
+      std::vector<const matmul_case*> prepared;  // the cases whose backend holds w in panels
+      for (const matmul_case& c : cases) {
+        const size_t held = c.cpu->prepare_weight(w.view);
         if (!c.mk->compact_panels()) {
           EXPECT_EQ(held, 0u) << c.name;
           continue;
         }
         EXPECT_EQ(held, size_t((n_out + 7) / 8 * (n_in / c.mk->block_elems)) * c.mk->packed_block_bytes) << c.name;
-        EXPECT_EQ(cpu.prepare_weight(w.view), held) << c.name << ": prepared twice";
-        prepared.push_back(i);
+        EXPECT_EQ(c.cpu->prepare_weight(w.view), held) << c.name << ": prepared twice";
+        prepared.push_back(&c);
       }
       if (prepared.empty()) continue;
       weight_view head = w.view;  // the first 5 blocks of each row: same data pointer, another matrix
@@ -343,11 +331,11 @@ TEST(mm_kernels, prepared_weights_reproduce_reference_backend_bits) {
           const auto x = activations(v.n_in, n_tok, uint32_t(n_tok));
           std::vector<float> want(size_t(v.n_out * n_tok)), got(want.size());
           ref->matmul(v, x.data(), n_tok, want.data());
-          for (size_t i : prepared) {
+          for (const matmul_case* c : prepared) {
             std::fill(got.begin(), got.end(), NAN);
-            tc.backends[i]->matmul(v, x.data(), n_tok, got.data());
+            c->cpu->matmul(v, x.data(), n_tok, got.data());
             EXPECT_TRUE(bit_equal(got.data(), want.data(), got.size()))
-                << tc.cases[i].name << " n_in " << v.n_in << " n_out " << n_out << " n_tok " << n_tok;
+                << c->name << " n_in " << v.n_in << " n_out " << n_out << " n_tok " << n_tok;
           }
         }
       }

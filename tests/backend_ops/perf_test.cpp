@@ -234,6 +234,14 @@ double cycles_per_cpu_second() {
   return best;
 }
 
+// The mm kernel of type t that `level` adds (null where the level below has the same one, or none),
+// so that each kernel is timed once, at the lowest level that has it.
+const cpu::mm_kernel* own_mm_kernel(cpu::isa_level level, dtype t) {
+  const cpu::mm_kernel* mk = cpu::kernels_up_to(level).mm(t);
+  if (level != cpu::isa_level::avx2 && mk == cpu::kernels_up_to(cpu::isa_level(int(level) - 1)).mm(t)) return nullptr;
+  return mk;
+}
+
 // Thread CPU seconds of one call of f, the best of `rounds` rounds of `calls` calls.
 template <typename F>
 double best_cpu_seconds(F&& f, int rounds = 7, int calls = 5) {
@@ -255,9 +263,8 @@ TEST(backend_ops, DISABLED_MmKernelPerf) {
   for (dtype t : {dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::iq4_nl, dtype::q8_0, dtype::q2_k, dtype::q3_k,
                   dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_xs, dtype::f16, dtype::bf16, dtype::f32}) {
     const cpu::kernel_table& kt = cpu::kernels_up_to(level);
-    const cpu::mm_kernel* mk = kt.mm(t);
-    // Each kernel at the lowest level that has it.
-    if (!mk || (level != cpu::isa_level::avx2 && mk == cpu::kernels_up_to(cpu::isa_level(int(level) - 1)).mm(t))) continue;
+    const cpu::mm_kernel* mk = own_mm_kernel(level, t);
+    if (!mk) continue;
     const test_weight w = make_weight(t, n_in, n_out, 3);
     const converted acts = convert(*mk, random_floats(size_t(n_in * n_tok), 4), n_in, n_tok);
     const cpu::act_rows& a = acts.rows;
@@ -306,8 +313,8 @@ TEST(backend_ops, DISABLED_PrefillGemmPerf) {
   for (const auto level : host_mm_levels())
     for (dtype t : {dtype::q4_0, dtype::q8_0, dtype::q4_k, dtype::q6_k}) {
       const cpu::kernel_table& kt = cpu::kernels_up_to(level);
-      const cpu::mm_kernel* mk = kt.mm(t);
-      if (!mk || (level != cpu::isa_level::avx2 && mk == cpu::kernels_up_to(cpu::isa_level(int(level) - 1)).mm(t))) continue;
+      const cpu::mm_kernel* mk = own_mm_kernel(level, t);
+      if (!mk) continue;
       const test_weight w = make_weight(t, n_in, 8 * n_panels, 3);
       const converted acts = convert(*mk, random_floats(size_t(n_in * n_tok), 4), n_in, n_tok);
       const size_t panel_bytes = size_t(acts.rows.nb) * mk->packed_block_bytes;
