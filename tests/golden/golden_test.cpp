@@ -77,9 +77,11 @@ const run_config kConfigs[] = {
     {"cpu_chunked5_kv32", "cpu", mode::chunked, dtype::f32},
     {"cpu_batch_kv16", "cpu", mode::batch, dtype::f16},
     {"ref_batch_kv32", "ref", mode::batch, dtype::f32},
+#if GLIA_TEST_CUDA_BUILD  // a build without the CUDA backend has no device to try, ever
     {"cuda_batch_kv16", "cuda", mode::batch, dtype::f16},
     {"cuda_one_by_one_kv16", "cuda", mode::one_by_one, dtype::f16},  // replays recorded steps
     {"cuda_chunked5_kv32", "cuda", mode::chunked, dtype::f32},
+#endif
 };
 
 // The backend of a config; null (the test skips) for cuda where no device is present.
