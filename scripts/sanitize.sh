@@ -2,7 +2,8 @@
 # Builds glia with AddressSanitizer + UndefinedBehaviorSanitizer (GCC) in build-asan and runs the
 # whole ctest suite there (the fuzz corpus replays included; .ci/run runs it after scripts/test.sh).
 # Any sanitizer report aborts the process that hit it, so the run fails; its log names the test
-# (GoogleTest prints each test's name as it starts). Extra arguments go to ctest.
+# (GoogleTest prints each test's name as it starts), but for leaks, which are reported at exit, by
+# the shard only. Extra arguments go to ctest.
 # ctest sees each test program as 8 shards (GLIA_TEST_SHARDS, tests/CMakeLists.txt), not one test
 # per GoogleTest test: ~100 processes instead of ~1800, 341 -> 246 s of tests on 2 cores. So -R and
 # -E pick programs and shards; GoogleTest's GTEST_FILTER picks tests inside them.

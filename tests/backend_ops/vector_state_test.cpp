@@ -15,8 +15,10 @@ namespace glia::test {
 namespace {
 
 #if defined(__x86_64__)
-// XGETBV with ECX = 1 (where CPUID leaf 0xD, sub-leaf 1 says it exists) reads XINUSE.
+// XGETBV with ECX = 1 reads XINUSE where CPUID leaf 0xD, sub-leaf 1 says it can; AVX2 enabled by the
+// OS (what __builtin_cpu_supports checks) also means XSAVE is, so the instruction exists.
 bool xinuse_readable() {
+  if (!__builtin_cpu_supports("avx2")) return false;
   uint32_t a, b, c, d;
   asm volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xD), "c"(1));
   return a & (1u << 2);
@@ -29,17 +31,24 @@ uint64_t xinuse() {
 // Bit 2: the upper halves of YMM0-15; bit 6: the upper 256 bits of ZMM0-15 (what VZEROUPPER clears).
 constexpr uint64_t dirty_upper = (1u << 2) | (1u << 6);
 
+void clear_upper() {
+  asm volatile("vzeroupper" ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+               "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
+
 TEST(cpu_vector_state, every_op_returns_with_clean_upper_state) {
   if (!xinuse_readable()) GTEST_SKIP() << "this CPU cannot report XINUSE";
-  // The probe itself: a 256-bit write sets the state, VZEROUPPER clears it.
+  // The probe itself: a 256-bit write sets the state, VZEROUPPER clears it. XINUSE may report state
+  // as in use that is not (the architecture allows it): then the probe says nothing, and skips.
   asm volatile("vpcmpeqd %%ymm1, %%ymm1, %%ymm1" ::: "xmm1");
-  EXPECT_NE(xinuse() & dirty_upper, 0u);
-  asm volatile("vzeroupper");
-  EXPECT_EQ(xinuse() & dirty_upper, 0u);
-  const auto cpu = make_cpu_backend(1);
+  const bool set = xinuse() & dirty_upper;
+  clear_upper();
+  if (!set || (xinuse() & dirty_upper)) GTEST_SKIP() << "XINUSE does not follow VZEROUPPER on this CPU";
+  const auto cpu = make_cpu_backend(1);  // the calling thread runs every kernel
   for (const op_case& c : all_op_cases()) {
     c.run(*cpu);
     EXPECT_EQ(xinuse() & dirty_upper, 0u) << c.name;
+    clear_upper();  // one finding per op that leaves it dirty, not every op after it
   }
 }
 #endif
