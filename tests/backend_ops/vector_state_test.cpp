@@ -9,19 +9,22 @@
 #include <cstdint>
 
 #include "backend/backend.h"
+#include "core/cpu_features.h"
 #include "op_cases.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 namespace glia::test {
 namespace {
 
 #if defined(__x86_64__)
-// XGETBV with ECX = 1 reads XINUSE where CPUID leaf 0xD, sub-leaf 1 says it can; AVX2 enabled by the
-// OS (what __builtin_cpu_supports checks) also means XSAVE is, so the instruction exists.
+// XGETBV with ECX = 1 reads XINUSE where CPUID leaf 0xD, sub-leaf 1 says it can (EAX bit 2); AVX2
+// enabled by the OS (host_cpu_features) also means XSAVE is, so the instruction exists.
 bool xinuse_readable() {
-  if (!__builtin_cpu_supports("avx2")) return false;
-  uint32_t a, b, c, d;
-  asm volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xD), "c"(1));
-  return a & (1u << 2);
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return has_avx2() && __get_cpuid_count(0xD, 1, &a, &b, &c, &d) && (a & (1u << 2));
 }
 uint64_t xinuse() {
   uint32_t lo, hi;
