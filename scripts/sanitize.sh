@@ -23,10 +23,9 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 t0=$(date +%s)
 # -O1 keeps the golden-logit and backend tests within minutes under ASan; -g1 (GCC's line tables
 # only, its -gline-tables-only) still gives stack traces with file:line but compiles and links
-# faster than -g. -fexpensive-optimizations (an -O2 flag, ~2% more compile time) because GCC 12
-# inserts VZEROUPPER only under it: without, AVX code leaves the upper vector state dirty and every
-# legacy-SSE instruction after it pays a transition (the reference backend's golden test ran 35x
-# slower after a CPU-backend test in the same process; tests/backend_ops/vector_state_test.cpp).
+# faster than -g. (The top-level CMakeLists adds -fexpensive-optimizations, an -O2 flag, for the
+# VZEROUPPER that GCC 12 inserts only under it: without, the reference backend's golden test ran
+# 35x slower after a CPU-backend test in the same process.)
 # No -DNDEBUG: asserts stay on. Frame pointers and -fno-sanitize-recover come from
 # GLIA_SANITIZE (top-level CMakeLists).
 # scripts/sanitize.cmake compiles the test harness (tests/) at -O0 without instrumentation: the engine
@@ -35,7 +34,7 @@ t0=$(date +%s)
 # A unity build, as in scripts/test.sh. Without the CUDA backend: the sanitizers cannot see GPU code,
 # and CI has no GPU for its host code to drive (scripts/test.sh builds and tests it).
 cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -fexpensive-optimizations -g1" -DGLIA_SANITIZE=address,undefined -DGLIA_CUDA=OFF -DGLIA_TEST_SHARDS=8 \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DGLIA_SANITIZE=address,undefined -DGLIA_CUDA=OFF -DGLIA_TEST_SHARDS=8 \
   -DCMAKE_PROJECT_INCLUDE="$PWD/scripts/sanitize.cmake" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 t1=$(date +%s)

@@ -1,25 +1,13 @@
 #include "tokenizer/decoder.h"
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/replace_all.h"
 #include "tokenizer/utf8.h"
 #include "tokenizer/vocab.h"
 
 namespace glia::tok {
 
 namespace {
-
-void replace_literal(std::string& s, std::string_view from, std::string_view to) {
-  if (from.empty() || s.find(from) == std::string::npos) return;
-  std::string out;
-  out.reserve(s.size());
-  size_t pos = 0;
-  for (size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(s, pos, hit - pos);
-    out.append(to);
-  }
-  out.append(s, pos);
-  s.swap(out);
-}
 
 // llama_detokenize's three passes, in place, as llama.cpp writes them (including its quirk of
 // blanking the character after " ' ", which keeps that character from being read as a space).
@@ -66,7 +54,7 @@ void clean_up_hf(std::string& t) {
       {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
   };
   if (t.find(' ') == std::string::npos) return;
-  for (const auto& [from, to] : rules) replace_literal(t, from, to);
+  for (const auto& [from, to] : rules) replace_all_in_place(t, from, to);
 }
 
 bool is_continuation(char c) { return (static_cast<uint8_t>(c) & 0xC0) == 0x80; }
@@ -142,7 +130,7 @@ void hf_decoder::apply(const step& s, std::vector<std::string>& toks, std::vecto
     case k::replace:
       for (auto& t : toks) {
         if (!s.re) {
-          replace_literal(t, s.spec.pattern.text, s.spec.content);
+          replace_all_in_place(t, s.spec.pattern.text, s.spec.content);
           continue;
         }
         std::string out;
@@ -198,7 +186,7 @@ void hf_decoder::apply(const step& s, std::vector<std::string>& toks, std::vecto
       break;
     case k::metaspace:
       for (size_t i = 0; i < toks.size(); ++i) {
-        replace_literal(toks[i], s.spec.replacement, " ");
+        replace_all_in_place(toks[i], s.spec.replacement, " ");
         if (whole_text && i == 0 && s.spec.add_prefix_space && !toks[i].empty() && toks[i][0] == ' ') toks[i].erase(0, 1);
       }
       break;

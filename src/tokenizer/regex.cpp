@@ -6,6 +6,8 @@
 #include <array>
 #include <utility>
 
+#include "tokenizer/replace_all.h"
+
 namespace glia::tok {
 
 namespace {
@@ -27,10 +29,6 @@ constexpr std::pair<std::string_view, std::string_view> ecmascript_rewrites[] = 
     {"[^\\r\\n\\p{L}\\p{N}]?+", "[^\\r\\n\\p{L}\\p{N}]?"},
     {"[^\\s\\p{L}\\p{N}]++", "[^\\s\\p{L}\\p{N}]+"},
 };
-
-void replace_all(std::string& s, std::string_view from, std::string_view to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
-}
 
 // Work limits per search: far above what real pre-tokenizer patterns need on any input (their
 // backtracking is bounded by the length of one piece), low enough that a pathological pattern
@@ -76,9 +74,9 @@ struct regex::code {
 
 std::string translate_regex(std::string_view pattern, regex_dialect dialect) {
   std::string p(pattern);
-  for (const auto& [from, to] : contraction_rewrites) replace_all(p, from, to);
+  for (const auto& [from, to] : contraction_rewrites) replace_all_in_place(p, from, to);
   if (dialect == regex_dialect::ecmascript)
-    for (const auto& [from, to] : ecmascript_rewrites) replace_all(p, from, to);
+    for (const auto& [from, to] : ecmascript_rewrites) replace_all_in_place(p, from, to);
 
   const std::string_view ws = dialect == regex_dialect::llama_cpp ? ws_llama_cpp : ws_ecmascript;
   std::string out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "tokenizer/replace_all.h"
 #include "tokenizer/utf8.h"
 
 namespace glia::tok {
@@ -10,18 +11,6 @@ namespace glia::tok {
 namespace {
 
 constexpr std::string_view space_mark = "\xE2\x96\x81";  // U+2581 LOWER ONE EIGHTH BLOCK
-
-std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
-  std::string out;
-  out.reserve(text.size());
-  size_t pos = 0;
-  for (size_t hit; (hit = text.find(from, pos)) != std::string_view::npos; pos = hit + from.size()) {
-    out.append(text.substr(pos, hit - pos));
-    out.append(to);
-  }
-  out.append(text.substr(pos));
-  return out;
-}
 
 // A run of input bytes in the doubly linked list of current pieces; len 0 once merged away.
 struct symbol {

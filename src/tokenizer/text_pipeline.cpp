@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "tokenizer/replace_all.h"
 #include "tokenizer/utf8.h"
 
 namespace glia::tok {
@@ -27,19 +28,6 @@ bool is_space_cp(uint32_t cp, regex_dialect d) {
       cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000)
     return true;
   return d == regex_dialect::ecmascript ? cp == 0xFEFF : cp == 0x85;
-}
-
-void replace_literal(std::string& s, std::string_view from, std::string_view to) {
-  if (from.empty() || s.find(from) == std::string::npos) return;
-  std::string out;
-  out.reserve(s.size());
-  size_t pos = 0;
-  for (size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(s, pos, hit - pos);
-    out.append(to);
-  }
-  out.append(s, pos);
-  s.swap(out);
 }
 
 // Start of the character after the one at `pos` (well-formed UTF-8).
@@ -170,7 +158,7 @@ struct text_pipeline::normalizer {
 
   void replace(std::string& s) const {
     if (!re) {
-      replace_literal(s, spec.pattern.text, spec.content);
+      replace_all_in_place(s, spec.pattern.text, spec.content);
       return;
     }
     std::string out;
@@ -250,7 +238,7 @@ struct text_pipeline::pre_tokenizer {
       }
       case k::metaspace: {
         std::string t(piece);
-        replace_literal(t, " ", spec.replacement);
+        replace_all_in_place(t, " ", spec.replacement);
         const bool prepend = spec.prepend_scheme == pre_tokenizer_spec::prepend::always ||
                              (spec.prepend_scheme == pre_tokenizer_spec::prepend::first && section == 0);
         if (prepend && !std::string_view(t).starts_with(spec.replacement)) t.insert(0, spec.replacement);
