@@ -108,25 +108,48 @@ TEST(matmul, glu_projection_matches_separate_ops) {
                           {dtype::f16, dtype::f16, true},
                           {dtype::q8_0, dtype::q8_0, false}};
   const int64_t n_in = 2048, n_out = 605;  // a short last panel
+  const int64_t token_counts[] = {1, 3, 4, 37, 100};
+  // The separate matmuls, once per group and batch: every ISA level and thread count gives the
+  // reference's matmul bits (mm_kernels.*reproduce_reference_backend_bits), so those of one
+  // configuration stand for all; what differs per configuration below is only the fused op.
+  struct product {
+    std::vector<float> x, gate, up;
+  };
+  std::vector<test_weight> weights;
+  weights.reserve(2 * std::size(groups));
+  std::vector<product> products;
+  const auto fast = cpu::make_cpu_backend(2, cpu::kernels_up_to(host_mm_levels().back()));
+  for (const group& g : groups) {
+    weights.push_back(make_weight(g.gate, n_in, n_out, 31));
+    weights.push_back(make_weight(g.up, n_in, n_out, 32));
+    for (int64_t n_tok : token_counts) {
+      product& p = products.emplace_back();
+      p.x = random_floats(size_t(n_in * n_tok), uint32_t(n_tok), -2.0f, 2.0f);
+      p.gate.resize(size_t(n_out * n_tok));
+      p.up.resize(p.gate.size());
+      fast->matmul(weights[weights.size() - 2].view, p.x.data(), n_tok, p.gate.data());
+      fast->matmul(weights.back().view, p.x.data(), n_tok, p.up.data());
+    }
+  }
   for (cpu::isa_level level : host_mm_levels()) {
     for (int nth : {1, 2, 3}) {
-      for (const group& g : groups) {
+      for (size_t gi = 0; gi < std::size(groups); ++gi) {
+        const group& g = groups[gi];
+        const test_weight &gate = weights[2 * gi], &up = weights[2 * gi + 1];
         // A backend per group: it keeps prepared panels by address, which the next group's weights may take.
         const auto b = cpu::make_cpu_backend(nth, cpu::kernels_up_to(level));
-        const test_weight gate = make_weight(g.gate, n_in, n_out, 31), up = make_weight(g.up, n_in, n_out, 32);
         if (g.prepare) {
           b->prepare_weight(gate.view);
           b->prepare_weight(up.view);
         }
         for (activation act : {activation::silu, activation::gelu_tanh}) {
-          for (int64_t n_tok : {int64_t(1), int64_t(3), int64_t(4), int64_t(37), int64_t(100)}) {
-            const auto x = random_floats(size_t(n_in * n_tok), uint32_t(n_tok), -2.0f, 2.0f);
-            std::vector<float> want(size_t(n_out * n_tok)), want_up(want.size());
-            b->matmul(gate.view, x.data(), n_tok, want.data());
-            b->matmul(up.view, x.data(), n_tok, want_up.data());
-            b->glu(want.data(), want_up.data(), want.data(), n_tok, n_out, act);
+          for (size_t ti = 0; ti < std::size(token_counts); ++ti) {
+            const int64_t n_tok = token_counts[ti];
+            const product& p = products[gi * std::size(token_counts) + ti];
+            std::vector<float> want(p.gate.size());
+            b->glu(p.gate.data(), p.up.data(), want.data(), n_tok, n_out, act);
             std::vector<float> got(want.size(), NAN), up_room(want.size(), NAN);
-            b->matmul_glu(gate.view, up.view, x.data(), n_tok, act, got.data(), up_room.data(), {});
+            b->matmul_glu(gate.view, up.view, p.x.data(), n_tok, act, got.data(), up_room.data(), {});
             EXPECT_TRUE(bit_equal(got.data(), want.data(), want.size()))
                 << type_label(g.gate) << "/" << type_label(g.up) << (g.prepare ? "" : " unprepared") << ", "
                 << cpu::kernels_up_to(level).isa << ", " << nth << " threads, " << n_tok << " tokens, "

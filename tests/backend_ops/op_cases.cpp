@@ -9,6 +9,8 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <tuple>
 
@@ -244,9 +246,26 @@ kv_layer_view kv_fixture::view() {
   return kv;
 }
 
+namespace {
+
+// The cache run_attention reads for a shape in an order, drawn once per process: the attention
+// tests call it thousands of times with the same few shapes, and drawing and converting the cache
+// took most of their time (three quarters of attention.every_kv_order_gives_the_same_bits).
+// Attention only reads the cache.
+kv_fixture& shared_kv_fixture(const kv_shape& s, kv_order order) {
+  static std::mutex m;
+  static std::map<std::tuple<dtype, int64_t, int, int, int, kv_order>, std::unique_ptr<kv_fixture>> fixtures;
+  std::lock_guard<std::mutex> lk(m);
+  std::unique_ptr<kv_fixture>& f = fixtures[{s.type, s.n_slots, s.n_kv_head, s.head_dim_k, s.head_dim_v, order}];
+  if (!f) f = std::make_unique<kv_fixture>(s, 99, order);
+  return *f;
+}
+
+}  // namespace
+
 std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case& a, int64_t n_tok, int64_t first_tok,
                                  std::optional<kv_order> order) {
-  kv_fixture f(s, 99, order.value_or(b.kv_layout()));
+  kv_fixture& f = shared_kv_fixture(s, order.value_or(b.kv_layout()));
   attention_params p;
   p.n_head = a.n_head;
   p.scale = a.scale;
