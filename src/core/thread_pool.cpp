@@ -57,16 +57,13 @@ thread_pool::~thread_pool() {
   for (auto& t : workers_) t.join();
 }
 
-void thread_pool::run(const std::function<void(int, int)>& fn) {
-  if (n_threads_ == 1) {
-    fn(0, 1);
-    return;
-  }
-  std::lock_guard<std::mutex> one_job(run_mutex_);
+void thread_pool::start(const std::function<void(int, int)>& fn) {
   job_ = &fn;
-  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-  // seq_cst store then seq_cst load of the sleeper count, against the worker's seq_cst increment
-  // then load of the generation: one of the two sides always sees the other (no lost wake-up).
+  left_.store(0, std::memory_order_relaxed);
+  entry_.store((generation_.load(std::memory_order_relaxed) + 1) << 32, std::memory_order_relaxed);
+  // seq_cst increment then seq_cst load of the sleeper count, against the worker's seq_cst
+  // increment then load of the generation: one of the two sides always sees the other (no lost
+  // wake-up). The increment also publishes job_, left_ and entry_ to the workers that see it.
   generation_.fetch_add(1, std::memory_order_seq_cst);
   if (n_sleeping_workers_.load(std::memory_order_seq_cst) > 0) {
     {
@@ -74,17 +71,48 @@ void thread_pool::run(const std::function<void(int, int)>& fn) {
     }
     job_cv_.notify_all();
   }
+}
+
+void thread_pool::run(const std::function<void(int, int)>& fn) {
+  if (n_threads_ == 1) {
+    fn(0, 1);
+    return;
+  }
+  std::lock_guard<std::mutex> one_job(run_mutex_);
+  start(fn);
   fn(0, n_threads_);
-  wait_until_done();
+  wait_until_left(n_threads_ - 1);  // every worker joins: nothing closes the job before they left
   job_ = nullptr;
 }
 
-void thread_pool::wait_until_done() {
-  auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+void thread_pool::run_dynamic(const std::function<void(int, int)>& fn) {
+  if (n_threads_ == 1) {
+    fn(0, 1);
+    return;
+  }
+  std::lock_guard<std::mutex> one_job(run_mutex_);
+  start(fn);
+  fn(0, n_threads_);
+  const uint64_t joined = entry_.fetch_or(entry_closed, std::memory_order_acq_rel) & entry_count;
+  wait_until_left(int(joined));
+  job_ = nullptr;
+}
+
+bool thread_pool::join(uint64_t generation) {
+  const uint64_t want = (generation << 32) >> 32;  // the low 32 bits, as entry_ keeps them
+  uint64_t e = entry_.load(std::memory_order_acquire);
+  for (;;) {
+    if (e >> 32 != want || (e & entry_closed)) return false;
+    if (entry_.compare_exchange_weak(e, e + 1, std::memory_order_acq_rel, std::memory_order_acquire)) return true;
+  }
+}
+
+void thread_pool::wait_until_left(int n) {
+  auto done = [this, n] { return left_.load(std::memory_order_acquire) == n; };
   if (spin_until(done)) return;
   std::unique_lock<std::mutex> lk(sleep_mutex_);
   caller_sleeping_.store(true, std::memory_order_seq_cst);
-  done_cv_.wait(lk, [this] { return pending_.load(std::memory_order_seq_cst) == 0; });
+  done_cv_.wait(lk, [this, n] { return left_.load(std::memory_order_seq_cst) == n; });
   caller_sleeping_.store(false, std::memory_order_relaxed);
 }
 
@@ -137,9 +165,10 @@ void thread_pool::worker_loop(int ith) {
   for (;;) {
     seen = wait_for_job(ith, seen);
     if (stop_.load(std::memory_order_acquire)) return;
+    if (!join(seen)) continue;  // the caller finished a dynamic job without this worker
     (*job_)(ith, n_threads_);
-    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        caller_sleeping_.load(std::memory_order_seq_cst)) {
+    left_.fetch_add(1, std::memory_order_seq_cst);
+    if (caller_sleeping_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lk(sleep_mutex_);
       done_cv_.notify_one();
     }

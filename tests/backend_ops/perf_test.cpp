@@ -435,7 +435,8 @@ TEST(backend_ops, DISABLED_ThreadPoolPerf) {
   for (int nth : {2, 3, 4}) {
     thread_pool pool(nth);
     const double s = seconds_per_call([&] { pool.run([](int, int) {}); }, 0.2);
-    fmt::print("thread_pool({}): {:.2f} us per empty run\n", nth, s * 1e6);
+    const double sd = seconds_per_call([&] { pool.run_dynamic([](int, int) {}); }, 0.2);
+    fmt::print("thread_pool({}): {:.2f} us per empty run, {:.2f} per empty run_dynamic\n", nth, s * 1e6, sd * 1e6);
   }
 }
 

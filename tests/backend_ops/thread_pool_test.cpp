@@ -1,6 +1,8 @@
 // The thread pool: every thread index runs exactly once per job, the caller is thread 0, jobs never
 // overlap or get lost (neither while workers spin nor after they went to sleep), and split_range
-// tiles [0, n). Warm requests (prefetch hints between jobs) never hold a job back.
+// tiles [0, n). Warm requests (prefetch hints between jobs) never hold a job back. Dynamic jobs
+// (run_dynamic) run on the caller and on any worker that starts in time, never twice on one
+// index, and return only after every worker that started has finished.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -121,6 +123,56 @@ TEST(thread_pool, warm_requests_at_the_edges) {
     EXPECT_EQ(total.load(), n);
     for (int ith = 1; ith < n; ++ith) pool.warm(ith, many);
   }
+}
+
+// Items handed out by a counter, as the CPU backend's dynamic jobs do: each item is done exactly
+// once whoever takes it, its writes are visible when run_dynamic returns (a worker that took an item
+// and sleeps before writing it is waited for), and no index runs twice in one job. Dynamic and
+// static jobs alternate, while workers spin and after they slept.
+TEST(thread_pool, dynamic_jobs_do_every_item_once) {
+  for (int n : {2, 3, 5}) {
+    thread_pool pool(n);
+    for (int job = 0; job < 300; ++job) {
+      const int n_items = 1 + job % 7;
+      std::vector<int> done(size_t(n_items), 0);  // plain ints: run_dynamic must order them
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
+      std::atomic<int> next{0}, bad_nth{0};
+      pool.run_dynamic([&](int ith, int nth) {
+        if (nth != n) bad_nth.fetch_add(1);
+        runs[size_t(ith)].fetch_add(1);
+        for (int i = next.fetch_add(1); i < n_items; i = next.fetch_add(1)) {
+          if (ith != 0 && job % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          done[size_t(i)] += 1;
+        }
+      });
+      EXPECT_EQ(bad_nth.load(), 0);
+      EXPECT_EQ(runs[0].load(), 1) << "the caller runs every dynamic job";
+      for (int i = 1; i < n; ++i) EXPECT_LE(runs[size_t(i)].load(), 1) << "worker " << i;
+      for (int i = 0; i < n_items; ++i) ASSERT_EQ(done[size_t(i)], 1) << "job " << job << " item " << i;
+      if (job % 3 == 0) {
+        std::vector<int> slot(size_t(n), 0);
+        pool.run([&](int ith, int) { slot[size_t(ith)] += 1; });
+        for (int i = 0; i < n; ++i) ASSERT_EQ(slot[size_t(i)], 1) << "static job after dynamic " << job;
+      }
+      if (job % 100 == 99) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // workers sleep
+    }
+  }
+}
+
+// More workers than cores (most of them not running when a job starts): dynamic jobs still
+// complete, every item once, and the pool shuts down cleanly.
+TEST(thread_pool, dynamic_jobs_on_an_oversubscribed_pool) {
+  thread_pool pool(32);
+  int64_t total = 0;
+  for (int job = 0; job < 2000; ++job) {
+    std::vector<int64_t> part(64, 0);
+    std::atomic<int> next{0};
+    pool.run_dynamic([&](int, int) {
+      for (int i = next.fetch_add(1); i < 64; i = next.fetch_add(1)) part[size_t(i)] = i + job;
+    });
+    for (int64_t v : part) total += v;
+  }
+  EXPECT_EQ(total, int64_t(2000) * (63 * 64 / 2) + int64_t(64) * (1999 * 2000 / 2));
 }
 
 TEST(split_range, tiles_evenly_in_order) {

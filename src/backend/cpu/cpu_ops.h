@@ -15,8 +15,10 @@
 
 namespace glia::cpu {
 
-// Runs f(begin, end) over [0, n) split evenly across the pool, or on the calling thread alone when
-// the whole job (n * cost_per_item, in rough element-operations) is too small to pay for a wake-up.
+// Runs f(begin, end) over [0, n) split evenly into one part per pool thread, or on the calling
+// thread alone when the whole job (n * cost_per_item, in rough element-operations) is too small to
+// pay for a wake-up. Threads take parts as they come (run_dynamic): a worker that is not running
+// leaves its part to the others instead of holding the job up.
 template <typename F>
 void parallel_for(thread_pool& pool, int64_t n, int64_t cost_per_item, F&& f) {
   constexpr int64_t min_parallel_cost = 1 << 15;
@@ -25,13 +27,17 @@ void parallel_for(thread_pool& pool, int64_t n, int64_t cost_per_item, F&& f) {
     f(int64_t(0), n);
     return;
   }
-  pool.run([&](int ith, int nth) {
-    const auto [begin, end] = split_range(n, ith, nth);
-    if (begin < end) f(begin, end);
+  std::atomic<int> next{0};
+  pool.run_dynamic([&](int, int nth) {
+    for (int part = next.fetch_add(1, std::memory_order_relaxed); part < nth;
+         part = next.fetch_add(1, std::memory_order_relaxed)) {
+      const auto [begin, end] = split_range(n, part, nth);
+      if (begin < end) f(begin, end);
+    }
   });
 }
 
-// Runs job(item, ith) for item in [0, n_items) on all threads of the pool (ith: the thread's
+// Runs job(item, ith) for item in [0, n_items) on the pool's threads (ith: the thread's
 // index), items handed out one at a time through an atomic counter so that uneven items balance.
 template <typename F>
 void for_each_item(thread_pool& pool, int64_t n_items, F&& job) {
@@ -40,7 +46,7 @@ void for_each_item(thread_pool& pool, int64_t n_items, F&& job) {
     return;
   }
   std::atomic<int64_t> next{0};
-  pool.run([&](int ith, int) {
+  pool.run_dynamic([&](int ith, int) {
     for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n_items;
          i = next.fetch_add(1, std::memory_order_relaxed))
       job(i, ith);
@@ -71,7 +77,7 @@ void for_each_item_in_streams(thread_pool& pool, int64_t n_items, F&& job) {
     cursors[i].next.store(begin, std::memory_order_relaxed);
     cursors[i].end = end;
   }
-  pool.run([&](int ith, int) {
+  pool.run_dynamic([&](int ith, int) {
     for (int k = 0; k < nth; ++k) {
       cursor& c = cursors[(ith + k) % nth];
       for (int64_t i = c.next.fetch_add(1, std::memory_order_relaxed); i < c.end;
