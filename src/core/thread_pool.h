@@ -1,4 +1,5 @@
-// A fixed set of persistent worker threads that run one job at a time on all threads.
+// A fixed set of persistent worker threads that run one job at a time, on all threads (run) or on
+// the caller and whichever workers start it in time (run_dynamic).
 //
 // Kernels are short (a decode-step matmul takes tens of microseconds), so the wake-up has to be
 // cheap: workers spin for a little while on an atomic generation counter after each job, which makes
@@ -38,7 +39,7 @@ class thread_pool {
 
   // Runs fn(ith, nth) for ith in [0, nth) with nth = size(), each call on its own thread (ith 0 on
   // the calling thread), and returns once every call has returned. Calls from several threads at
-  // once are serialized. fn must not call run() on the same pool.
+  // once are serialized. fn must not call run() on the same pool, nor throw.
   void run(const std::function<void(int ith, int nth)>& fn);
 
   // Runs fn(0, nth) on the calling thread and fn(ith, nth) on each worker ith that starts the job

@@ -53,7 +53,7 @@ void for_each_item(thread_pool& pool, int64_t n_items, F&& job) {
   });
 }
 
-// Runs job(item, ith) for item in [0, n_items) on all threads, each thread walking its own
+// Runs job(item, ith) for item in [0, n_items) on the pool's threads, each thread walking its own
 // contiguous share of the items in order and then helping with what is left of the others' shares
 // (from their current front). Made for streaming reads (decode matmuls): each thread's weights are
 // one sequential stream that the hardware prefetcher follows across item boundaries, where items
