@@ -5,8 +5,13 @@
 namespace glia::cpu {
 
 std::span<const mm_kernel> avx512vnni_mm_legacy(bool q4_0_decode_pairs, bool amd_form) {
-  if (amd_form) return q4_0_decode_pairs ? legacy_kernels<panel_pairs> : legacy_kernels<single_panels>;
-  return q4_0_decode_pairs ? legacy_kernels<pairs_spread> : legacy_kernels<single_spread>;
+  // One return per table (clang 14 cannot convert `c ? array : array` of a variable template).
+  if (amd_form) {
+    if (q4_0_decode_pairs) return legacy_kernels<panel_pairs>;
+    return legacy_kernels<single_panels>;
+  }
+  if (q4_0_decode_pairs) return legacy_kernels<pairs_spread>;
+  return legacy_kernels<single_spread>;
 }
 
 }  // namespace glia::cpu
