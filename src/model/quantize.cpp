@@ -40,7 +40,7 @@ status for_row_chunks(thread_pool& pool, int64_t n_rows, int64_t n_per_row, int6
   std::atomic<bool> failed{false};
   std::mutex mu;
   status first_error;
-  pool.run([&](int, int) {
+  pool.run_dynamic([&](int, int) {  // chunks come from the counter: a late worker leaves them to others
     std::vector<float> scratch(size_t(chunk_rows * n_per_row));
     while (!failed.load(std::memory_order_relaxed)) {
       const int64_t r0 = next.fetch_add(chunk_rows);
