@@ -73,19 +73,11 @@ void thread_pool::start(const std::function<void(int, int)>& fn) {
   }
 }
 
-void thread_pool::run(const std::function<void(int, int)>& fn) {
-  if (n_threads_ == 1) {
-    fn(0, 1);
-    return;
-  }
-  std::lock_guard<std::mutex> one_job(run_mutex_);
-  start(fn);
-  fn(0, n_threads_);
-  wait_until_left(n_threads_ - 1);  // every worker joins: nothing closes the job before they left
-  job_ = nullptr;
-}
+void thread_pool::run(const std::function<void(int, int)>& fn) { run_job(fn, false); }
 
-void thread_pool::run_dynamic(const std::function<void(int, int)>& fn) {
+void thread_pool::run_dynamic(const std::function<void(int, int)>& fn) { run_job(fn, true); }
+
+void thread_pool::run_job(const std::function<void(int, int)>& fn, bool dynamic) {
   if (n_threads_ == 1) {
     fn(0, 1);
     return;
@@ -93,8 +85,10 @@ void thread_pool::run_dynamic(const std::function<void(int, int)>& fn) {
   std::lock_guard<std::mutex> one_job(run_mutex_);
   start(fn);
   fn(0, n_threads_);
-  const uint64_t joined = entry_.fetch_or(entry_closed, std::memory_order_acq_rel) & entry_count;
-  wait_until_left(int(joined));
+  // A static job waits for every worker (nothing closes it, so each joins); a dynamic one closes
+  // and waits for those that joined.
+  const int workers = dynamic ? int(entry_.fetch_or(entry_closed, std::memory_order_acq_rel) & entry_count) : n_threads_ - 1;
+  wait_until_left(workers);
   job_ = nullptr;
 }
 

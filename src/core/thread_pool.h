@@ -72,6 +72,7 @@ class thread_pool {
   // Worker ith waits until generation_ differs from `seen` (or stop), warming its queue meanwhile;
   // returns the new generation.
   uint64_t wait_for_job(int ith, uint64_t seen);
+  void run_job(const std::function<void(int, int)>& fn, bool dynamic);
   // Publishes fn as the next job and wakes sleeping workers.
   void start(const std::function<void(int, int)>& fn);
   // A worker joins job `generation` unless a newer job replaced it or the caller closed it.
