@@ -15,10 +15,15 @@ struct error {
   std::string message;
 };
 
+// `message` with its control bytes written as \xNN, so that text quoted from a file or a request
+// (a GGUF string value, a token, a header) cannot break a message into several lines.
+std::string one_line(std::string message);
+
 // Builds an error with fmt formatting: return make_error("tensor {}: offset {} past end {}", ...);
+// always one line (one_line).
 template <typename... Args>
 error make_error(fmt::format_string<Args...> f, Args&&... args) {
-  return error{fmt::format(f, std::forward<Args>(args)...)};
+  return error{one_line(fmt::format(f, std::forward<Args>(args)...))};
 }
 
 class [[nodiscard]] status {

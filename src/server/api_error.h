@@ -7,11 +7,14 @@
 #include <utility>
 #include <variant>
 
+#include "core/status.h"
+
 namespace glia::server {
 
 struct api_error {
   api_error() = default;
-  api_error(int s, std::string m, std::string p = {}) : status(s), message(std::move(m)), param(std::move(p)) {}
+  // The message is made one line (control bytes escaped, core/status.h): it may quote the client.
+  api_error(int s, std::string m, std::string p = {}) : status(s), message(one_line(std::move(m))), param(std::move(p)) {}
   int status = 400;
   std::string message;
   std::string param;  // the request field at fault, or empty

@@ -136,7 +136,7 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
   if (auto it = obj.find("stream_options"); it != obj.end() && !it->is_null()) {
     if (!it->is_object()) return bad_request(fmt::format("'stream_options' must be an object, got {}", json_type_name(*it)), "stream_options");
     for (const auto& [k, v] : it->items())
-      if (k != "include_usage") return bad_request(fmt::format("unknown field 'stream_options.{}'", k), "stream_options");
+      if (k != "include_usage") return bad_request(fmt::format("unknown field 'stream_options.{}'", shown(k)), "stream_options");
     b.reset();
     GLIA_FIELD(read_bool(*it, "include_usage", b));
     p.include_usage = b.value_or(false);

@@ -30,7 +30,7 @@ void tokenize(server_state& st, const httplib::Request& req, httplib::Response& 
   const json& obj = body.value();
   for (const auto& [k, v] : obj.items())
     if (k != "content" && k != "add_special" && k != "parse_special")
-      return send_error(res, bad_request(fmt::format("unknown field '{}'", k), k));
+      return send_error(res, bad_request(fmt::format("unknown field '{}'", shown(k)), k));
   std::optional<std::string> content;
   std::optional<bool> add_special, parse_special;
   if (auto e = read_string(obj, "content", content)) return send_error(res, *e);
@@ -47,7 +47,7 @@ void detokenize(server_state& st, const httplib::Request& req, httplib::Response
   if (!body.ok()) return send_error(res, body.error());
   const json& obj = body.value();
   for (const auto& [k, v] : obj.items())
-    if (k != "tokens") return send_error(res, bad_request(fmt::format("unknown field '{}'", k), k));
+    if (k != "tokens") return send_error(res, bad_request(fmt::format("unknown field '{}'", shown(k)), k));
   auto it = obj.find("tokens");
   if (it == obj.end() || !it->is_array()) return send_error(res, bad_request("'tokens' must be an array of token ids", "tokens"));
   std::vector<int32_t> ids;

@@ -75,6 +75,9 @@ std::vector<hostile_case> model_cases() {
       {"architecture_unknown", with([](gguf::writer& w) { w.set_string("general.architecture", "mamba"); }),
        "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, gemma, gemma2, gemma3, gemma4)",
        via::info, layer::model},
+      // Text from the file is quoted with its control bytes escaped: the message stays one line.
+      {"architecture_with_control_bytes", with([](gguf::writer& w) { w.set_string("general.architecture", "lla\nma\r"); }),
+       "architecture 'lla\\x0ama\\x0d' is not supported", via::info, layer::model},
       // Tensors.
       {"tensor_missing", shaped({.skip = "blk.0.ffn_up.weight"}),
        "missing tensor blk.0.ffn_up.weight (expected shape [8, 16])", via::info, layer::model},
@@ -113,6 +116,10 @@ std::vector<hostile_case> model_cases() {
       {"malformed_byte_token",
        with([](gguf::writer& w) { w.set_string_array("tokenizer.ggml.tokens", tokens_with(4, "<0xZZ>")); }),
        "tokenizer.ggml.tokens[4] = '<0xZZ>': token type 6 (byte) needs a text of the form <0xNN>", via::run,
+       layer::tokenizer},
+      {"byte_token_with_a_newline",
+       with([](gguf::writer& w) { w.set_string_array("tokenizer.ggml.tokens", tokens_with(4, "<0x\n>")); }),
+       "tokenizer.ggml.tokens[4] = '<0x\\x0a>': token type 6 (byte) needs a text of the form <0xNN>", via::run,
        layer::tokenizer},
       {"duplicate_token_text",
        with([](gguf::writer& w) { w.set_string_array("tokenizer.ggml.tokens", tokens_with(9, "ab")); }),

@@ -82,8 +82,10 @@ result<value> g_namespace(interpreter& in, call_args& a) {
 }
 
 result<value> g_raise(interpreter& in, call_args& a) {
-  std::string msg;
-  if (!a.pos.empty()) msg = to_str(a.pos[0]);
+  // HF's raise_exception(message) needs its argument; an empty message would make an empty error.
+  if (a.pos.empty()) return in.raise("raise_exception() was called without a message");
+  std::string msg = to_str(a.pos[0]);
+  if (msg.empty()) msg = "raise_exception() was called with an empty message";
   return in.raise(std::move(msg));
 }
 

@@ -48,8 +48,8 @@ status interpreter::check_depth(const value& v) const {
 }
 
 error interpreter::raise(std::string msg) {
-  raised_ = msg;
-  return error{std::move(msg)};
+  raised_ = one_line(std::move(msg));  // the template's own text: errors are one line
+  return error{*raised_};
 }
 
 status interpreter::append(std::string& out, std::string_view text) {
