@@ -6,17 +6,15 @@
 #include <string>
 #include <string_view>
 
+#include "core/status.h"
+
 namespace glia::gguf::detail {
 
-// Escapes control bytes and shortens very long text so that it can be embedded in a message.
+// Shortens very long text and escapes its control bytes (one_line) so that it can be embedded in a
+// message.
 inline std::string printable(std::string_view s) {
   constexpr size_t max_shown = 120;
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max_shown; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += char(c);
-  }
+  std::string out = one_line(std::string(s.substr(0, max_shown)));
   if (s.size() > max_shown) out += fmt::format("...({} bytes)", s.size());
   return out;
 }
