@@ -9,6 +9,7 @@
 #include <set>
 
 #include "model/quantize.h"
+#include "core/json_text.h"
 
 namespace glia::cli::bench {
 
@@ -97,8 +98,11 @@ void table_printer::header() const {
 void table_printer::row(const config_report& c, const test_result& t) const {
   const model_facts& mf = c.facts;
   const std::string ub = show_ubatch_ ? fmt::format(" {:>8} |", c.n_ubatch) : "";
-  fmt::print("| {:<30} | {:>10} | {:>8.2f} B | {:<{}} | {:>7} |{} {:>14} | {:>20} |\n", mf.type_label,
-             human_size(double(mf.size)), double(mf.n_params) / 1e9, backend_cell(c), backend_width(), c.n_threads, ub,
+  // llama-bench's units: millions below a billion parameters.
+  const double p = double(mf.n_params);
+  const std::string params = p < 1e9 ? fmt::format("{:.2f} M", p / 1e6) : fmt::format("{:.2f} B", p / 1e9);
+  fmt::print("| {:<30} | {:>10} | {:>10} | {:<{}} | {:>7} |{} {:>14} | {:>20} |\n", mf.type_label,
+             human_size(double(mf.size)), params, backend_cell(c), backend_width(), c.n_threads, ub,
              t.name(), fmt::format("{:.2f} ± {:.2f}", t.avg_ts, t.stddev_ts));
   std::fflush(stdout);
 }
@@ -134,8 +138,9 @@ void table_printer::notes(const config_report& c, bool titled) const {
                                  ? human_size(double(mf.weight_bytes_per_token))
                                  : fmt::format("({} of weights + {} of KV cache)", human_size(double(mf.weight_bytes_per_token)),
                                                human_size(double(t.kv_bytes_per_token)));
-    fmt::print("{}: {:.2f} t/s x {} = {:.2f} GB/s = {:.1f}% of the read bandwidth\n", t.name(), t.avg_ts, read,
-               t.avg_ts * bytes / 1e9, 100.0 * t.bandwidth_fraction);
+    fmt::print("{}: {:.2f} t/s x {} = {:.2f} GB/s = {:.1f}% of the read bandwidth{}\n", t.name(), t.avg_ts, read,
+               t.avg_ts * bytes / 1e9, 100.0 * t.bandwidth_fraction,
+               t.bandwidth_fraction > 1.0 ? " (more than memory gives: the weights are read from the CPU's caches)" : "");
     if (!t.between_bps.empty())
       fmt::print("{}: {:.1f}% of {:.2f} GB/s, the median of {} probe passes run between its repetitions (slowest {:.2f}, fastest {:.2f})\n",
                  t.name(), 100.0 * t.between_fraction, t.between_median_bps / 1e9, t.between_bps.size(),
@@ -146,8 +151,10 @@ void table_printer::notes(const config_report& c, bool titled) const {
 
 namespace {
 
-nlohmann::json test_json(const config_report& c, const test_result& t, const char* when) {
+nlohmann::json test_json(const config_report& c, const test_result& t, const std::string& when) {
   const model_facts& mf = c.facts;
+  std::vector<uint64_t> samples_ns;  // whole nanoseconds, as llama-bench writes them
+  for (double ns : t.samples_ns) samples_ns.push_back(uint64_t(std::llround(ns)));
   nlohmann::json j{
       {"model_filename", mf.filename},
       {"model_type", mf.type_label},
@@ -164,12 +171,12 @@ nlohmann::json test_json(const config_report& c, const test_result& t, const cha
       {"n_prompt", t.n_prompt},
       {"n_gen", t.n_gen},
       {"n_depth", t.n_depth},
-      {"test_time", when},
+      {"test_time", t.test_time.empty() ? when : t.test_time},
       {"avg_ns", uint64_t(t.avg_ns)},
       {"stddev_ns", uint64_t(t.stddev_ns)},
       {"avg_ts", t.avg_ts},
       {"stddev_ts", t.stddev_ts},
-      {"samples_ns", t.samples_ns},
+      {"samples_ns", samples_ns},
       {"samples_ts", t.samples_ts},
       {"weight_bytes_per_token", mf.weight_bytes_per_token},
       {"kv_bytes_per_token", t.kv_bytes_per_token},
@@ -192,10 +199,15 @@ nlohmann::json test_json(const config_report& c, const test_result& t, const cha
 
 }  // namespace
 
-nlohmann::json to_json(std::span<const config_report> configs) {
+std::string utc_now() {
   char when[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return when;
+}
+
+nlohmann::json to_json(std::span<const config_report> configs) {
+  const std::string when = utc_now();
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& c : configs)
     for (const auto& t : c.tests) arr.push_back(test_json(c, t, when));
@@ -214,10 +226,10 @@ std::string csv_cell(const nlohmann::json& v) {
 }  // namespace
 
 std::string format_records(const nlohmann::json& records, const std::string& format) {
-  if (format == "json") return records.dump(2) + "\n";
+  if (format == "json") return json_text(records, 2) + "\n";
   std::string out;
   if (format == "jsonl") {
-    for (const auto& r : records) out += r.dump() + "\n";
+    for (const auto& r : records) out += json_text(r) + "\n";
     return out;
   }
   // csv: every scalar field any record has (in name order), empty where a record lacks it.

@@ -33,6 +33,7 @@ struct test_result {
   bool prompt_only() const { return n_gen == 0; }
   bool gen_only() const { return n_prompt == 0; }
   uint64_t kv_bytes_per_token = 0;  // decode: K and V bytes attention reads per token, mean over the test
+  std::string test_time;  // when its first timed repetition began (utc_now), llama-bench's test_time
   std::vector<double> samples_ns;
   std::vector<double> samples_ts;
   double avg_ts = 0, stddev_ts = 0, avg_ns = 0, stddev_ns = 0;
@@ -86,6 +87,8 @@ class table_printer {
 };
 
 nlohmann::json to_json(std::span<const config_report> configs);
+// The time now as llama-bench's test_time writes it (ISO 8601, UTC).
+std::string utc_now();
 
 // The records of to_json as `format`: json (the array, indented), jsonl (one object per line) or csv
 // (a header of the scalar fields, then one row per test; arrays such as samples_ns are left out).

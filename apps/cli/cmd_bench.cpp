@@ -267,6 +267,7 @@ class config_run {
   status repetition(size_t i) {
     test_result& t = report_.tests[i];
     GLIA_TRY(between_pass(t));
+    if (t.test_time.empty()) t.test_time = bench::utc_now();
     auto ns = run(t, t.n_gen);
     if (!ns) return ns.take_error();
     t.samples_ns.push_back(*ns);

@@ -13,6 +13,7 @@
 #include "common_options.h"
 #include "load_session.h"
 #include "sampling_options.h"
+#include "core/json_text.h"
 
 namespace glia::cli {
 namespace {
@@ -42,6 +43,7 @@ bool read_message(std::string& out, bool interactive) {
       std::fflush(stdout);
     }
     if (!std::getline(std::cin, line)) return !out.empty();
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // input saved with Windows line ends
     if (line == "\"\"\"") {
       block = !block;
       if (!block) return true;
@@ -131,7 +133,7 @@ command_fn add_chat(CLI::App& app) {
       }
       if (input.empty()) continue;
       messages.push_back({{"role", "user"}, {"content", input}});
-      auto prompt = sess.render_chat(*format, messages.dump(), true);
+      auto prompt = sess.render_chat(*format, json_text(messages), true);
       if (!prompt) {
         fmt::print(stderr, "error: chat template: {}\n", prompt.message());
         messages.erase(messages.end() - 1);

@@ -35,7 +35,8 @@ command_fn add_info(CLI::App& app) {
   };
   auto o = std::make_shared<opts>();
   cmd->add_option("-m,--model", o->path, "GGUF model file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-c,--ctx-size", o->n_ctx, "context size for the memory estimate (default: the model's, at most 4096)");
+  cmd->add_option("-c,--ctx-size", o->n_ctx, "context size for the memory estimate (default: the model's, at most 4096)")
+      ->check(CLI::Range(0, 1 << 24));
   cmd->add_flag("--check-tensors", o->check, "scan every weight (quant scales included) for NaN/Inf");
   cmd->add_option("--kv-type", o->kv_type, "KV cache precision for the estimate")->check(CLI::IsMember({"f16", "f32"}));
 

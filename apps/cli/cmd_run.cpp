@@ -22,6 +22,7 @@ command_fn add_run(CLI::App& app) {
     std::vector<std::string> stop;
     std::string prompt_file;
     int n_predict = 128;
+    bool parse_special = true;
     sampling_options sampling;
   };
   auto o = std::make_shared<opts>();
@@ -34,6 +35,8 @@ command_fn add_run(CLI::App& app) {
   });
   cmd->add_option("--stop", o->stop, "stop generating at this text (never printed); repeatable")->take_all();
   cmd->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->check(CLI::Range(0, 1 << 24))->capture_default_str();
+  cmd->add_flag("!--no-parse-special", o->parse_special,
+                "read special-token text in the prompt (\"<|eot_id|>\") as plain text; by default it is the token, as in llama-cli");
   o->sampling.add_to(cmd);
   o->diag.add_to(cmd);
 
@@ -49,7 +52,7 @@ command_fn add_run(CLI::App& app) {
       std::ifstream in(o->prompt_file, std::ios::binary);
       o->prompt.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
-    auto ids = sess.tokenize(o->prompt, true, false);
+    auto ids = sess.tokenize(o->prompt, true, o->parse_special);
     if (!ids) {
       fmt::print(stderr, "error: {}\n", ids.message());
       return 1;
@@ -75,6 +78,9 @@ command_fn add_run(CLI::App& app) {
       return 1;
     }
     if (!o->diag.finish(sess)) return 1;
+    if (st.reason == stop_reason::context_full)
+      fmt::print(stderr, "context full: stopped after {} generated tokens, the context holds {} (a larger -c allows more)\n",
+                 st.n_generated, sess.n_ctx());
     fmt::print(stderr, "prompt: {} tokens in {:.3f} s ({:.1f} t/s); generated: {} tokens in {:.3f} s ({:.1f} t/s)\n",
                st.n_prompt, st.prompt_seconds, st.prompt_seconds > 0 ? st.n_prompt / st.prompt_seconds : 0.0,
                st.n_generated, st.decode_seconds, st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0);

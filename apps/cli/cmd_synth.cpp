@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "commands.h"
+#include "common_options.h"
 #include "model/synth.h"
 
 namespace glia::cli {
@@ -31,7 +32,7 @@ command_fn add_synth(CLI::App& app) {
   cmd->add_option("--preset", o->preset, "model geometry: " + preset_list())->required();
   cmd->add_option("--type", o->type, "weight type or mix, as for quantize (Q8_0, Q4_0, Q4_K_M, F16...)")->capture_default_str();
   cmd->add_option("--out", o->out, "GGUF file to write")->required();
-  cmd->add_option("-s,--seed", o->seed, "random seed")->capture_default_str();
+  cmd->add_option("-s,--seed", o->seed, "random seed")->check(seed_check(false))->capture_default_str();
   cmd->add_option("-t,--threads", o->n_threads, "threads (0, the default: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_option("--layers", o->n_layer, "override the layer count (quick experiments, tests)")->check(CLI::Range(1, 1024));
   cmd->add_option("--vocab", o->n_vocab, "override the vocabulary size (quick experiments, tests)")->check(CLI::Range(synth_min_vocab(), synth_max_vocab));

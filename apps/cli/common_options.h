@@ -2,8 +2,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/backend.h"
@@ -18,6 +21,23 @@ CLI::Option* add_cpu_isa_option(CLI::App* cmd, Target& isa) {
   return cmd->add_option("--cpu-isa", isa, "cap on the CPU kernels' instruction set (best: the best this CPU runs)")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(cpu_isa_names), std::end(cpu_isa_names))))
       ->capture_default_str();
+}
+
+// A random seed as typed: any 64-bit value (CLI11 alone would wrap "-1" and clamp values past
+// 2^64 - 1 without a word), and "-1" as llama.cpp's "pick one at random" where `minus_one` allows.
+inline std::optional<uint64_t> parse_seed(std::string_view s) {
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+inline CLI::Validator seed_check(bool minus_one) {
+  return CLI::Validator(
+      [minus_one](std::string& s) -> std::string {
+        if ((minus_one && s == "-1") || parse_seed(s)) return "";
+        return "expected an integer in 0..18446744073709551615" + std::string(minus_one ? ", or -1 for a random seed" : "");
+      },
+      "SEED");
 }
 
 inline void add_session_options(CLI::App* cmd, session_options& o) {

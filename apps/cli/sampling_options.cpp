@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include "common_options.h"
+
 namespace glia::cli {
 
 void sampling_options::add_to(CLI::App* cmd) {
@@ -30,7 +32,9 @@ void sampling_options::add_to(CLI::App* cmd) {
   CLI::Option* bias = cmd->add_option("-l,--logit-bias", logit_bias_, "TOKEN_ID(+|-)BIAS, e.g. 15043+1 or 2-inf; repeatable")
                           ->group("Sampling");
   set_.emplace_back(bias, [](sampler_params&) {});
-  cmd->add_option("-s,--seed", seed_, "random seed (default: random, printed on stderr)")->group("Sampling");
+  cmd->add_option("-s,--seed", seed_, "random seed (default or -1: random, printed on stderr)")
+      ->check(seed_check(true))
+      ->group("Sampling");
 }
 
 result<sampler_params> sampling_options::resolve(const session& s) const {
@@ -56,8 +60,8 @@ result<sampler_params> sampling_options::resolve(const session& s) const {
     }
     p.logit_bias[int32_t(id)] = bias;
   }
-  if (seed_ >= 0) {
-    p.seed = uint64_t(seed_);
+  if (auto seed = parse_seed(seed_)) {
+    p.seed = *seed;
   } else {
     p.seed = (uint64_t(std::random_device{}()) << 32) | std::random_device{}();
     if (p.temperature > 0) fmt::print(stderr, "seed: {}\n", p.seed);

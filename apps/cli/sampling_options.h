@@ -20,7 +20,7 @@ class sampling_options {
 
  private:
   sampler_params user_;
-  int64_t seed_ = -1;
+  std::string seed_;  // as typed (seed_check): empty or -1 for a random seed
   std::vector<std::string> logit_bias_;
   // Each option the user may set, with how to copy it from user_ into the result.
   std::vector<std::pair<CLI::Option*, std::function<void(sampler_params&)>>> set_;

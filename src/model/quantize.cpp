@@ -78,7 +78,7 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
   if (std::filesystem::equivalent(in_path, out_path, ec))
     return make_error("{}: the output would overwrite the input", out_path);
   auto opened = gguf::file::open(in_path);
-  if (!opened) return make_error("{}: {}", in_path, opened.message());
+  if (!opened) return opened.take_error();  // its message starts with the path
   const gguf::file& f = **opened;
   auto profile = profile_from_gguf(f);
   if (!profile) return make_error("{}: {}", in_path, profile.message());

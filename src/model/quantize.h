@@ -122,6 +122,9 @@ struct planned_tensor {
 // Writes a GGUF v3 file whose header (metadata and tensor index) is known up front and whose
 // tensor data arrives one tensor at a time, in plan order, so only one tensor is in memory. The
 // layout is the gguf::writer's (and llama.cpp's): data aligned to general.alignment (32 default).
+// A regular file (new, existing, or behind a symlink) is written under a temporary name in its
+// directory and renamed over the target by finish(), so a failed run leaves what was there; any
+// other kind of path (a pipe, /dev/stdout, a device) is written in order as it is, and never removed.
 class gguf_stream_writer {
  public:
   static result<std::unique_ptr<gguf_stream_writer>> create(const std::string& path,
@@ -133,17 +136,20 @@ class gguf_stream_writer {
 
   // The next tensor's bytes (exactly what its type and dims need).
   status write_next(std::span<const uint8_t> data);
-  // Checks every tensor was written and closes the file. A writer destroyed before finish()
-  // succeeded removes its partial file.
+  // Checks every tensor was written, closes the file and puts it in place. A writer destroyed
+  // before finish() succeeded removes its partial file and leaves `path` as it was.
   status finish();
   uint64_t bytes_written() const { return offset_; }
 
  private:
   gguf_stream_writer() = default;
+  status open_output();
   status put(const void* data, size_t n);
   status pad();
 
-  std::string path_;
+  std::string path_;       // as the user gave it (for messages)
+  std::string target_;     // the file that finish() replaces (path_ with symlinks resolved)
+  std::string temp_path_;  // where the data goes until finish(); empty when written to path_ directly
   std::FILE* f_ = nullptr;
   std::vector<planned_tensor> tensors_;
   size_t next_ = 0;

@@ -172,6 +172,11 @@ std::optional<file_type> parse_file_type(std::string_view name) {
     if (iequals(name, f.name)) return f.ftype;
   for (const auto& [alias, ft] : k_aliases)
     if (iequals(name, alias)) return ft;
+  // llama-quantize also takes the general.file_type number ("15" for Q4_K_M).
+  uint32_t id = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+  if (ec == std::errc{} && end == name.data() + name.size() && !name.empty() && find_file_type(file_type(id)))
+    return file_type(id);
   return std::nullopt;
 }
 
@@ -198,6 +203,9 @@ result<std::vector<dtype>> plan_tensor_types(std::span<const tensor_desc> tensor
   if (!find_file_type(opts.ftype)) return make_error("file type {} is not supported", uint32_t(opts.ftype));
   mix_state mix(tensors, opts, facts);
   const bool rules = !opts.pure && type_info(mix.base()).is_quantized;
+  // A tied model's token embedding is also its output matrix: --output-tensor-type names its type
+  // (and wins over --token-embedding-type, as in llama-quantize), with the mix's rules or without.
+  const bool tied = std::none_of(tensors.begin(), tensors.end(), [](const tensor_desc& t) { return t.name == "output.weight"; });
   std::vector<dtype> out;
   out.reserve(tensors.size());
   for (const auto& t : tensors) {
@@ -214,7 +222,7 @@ result<std::vector<dtype>> plan_tensor_types(std::span<const tensor_desc> tensor
       nt = *chosen;
     }
     if (opts.token_embd_type && t.name == "token_embd.weight") nt = *opts.token_embd_type;
-    if (opts.output_type && t.name == "output.weight") nt = *opts.output_type;
+    if (opts.output_type && (t.name == "output.weight" || (tied && t.name == "token_embd.weight"))) nt = *opts.output_type;
     if (t.dims[0] % block_of(nt) != 0)
       return make_error("tensor {}: rows of {} elements are not a multiple of {}'s block of {}", t.name, t.dims[0],
                         type_info(nt).name, block_of(nt));

@@ -1,8 +1,13 @@
 // Streaming GGUF output. The metadata section is serialized by gguf::writer (one implementation of
 // the value encoding); this file only appends the tensor index and streams the data after it.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "gguf/tensor_layout.h"
 #include "model/quantize.h"
@@ -102,18 +107,50 @@ result<std::unique_ptr<gguf_stream_writer>> gguf_stream_writer::create(
   s->path_ = path;
   s->tensors_ = std::move(tensors);
   s->alignment_ = alignment;
-  s->f_ = std::fopen(path.c_str(), "wb");
-  if (!s->f_) return make_error("{}: cannot create: {}", path, std::strerror(errno));
+  GLIA_TRY(s->open_output());
   GLIA_TRY(s->put(head->data(), head->size()));
   GLIA_TRY(s->pad());
   return s;
 }
 
-gguf_stream_writer::~gguf_stream_writer() {
-  if (f_) {  // never finished: a partial file is useless, and a loader would reject it anyway
-    std::fclose(f_);
-    std::remove(path_.c_str());
+status gguf_stream_writer::open_output() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path_, ec);  // follows symlinks
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    // A stream or a device: written in order, as llama-quantize would; nothing to put in place.
+    f_ = std::fopen(path_.c_str(), "wb");
+    if (!f_) return make_error("{}: cannot open for writing: {}", path_, std::strerror(errno));
+    return {};
   }
+  const fs::path target = fs::weakly_canonical(path_, ec);
+  if (ec) return make_error("{}: cannot resolve the path: {}", path_, ec.message());
+  target_ = target.string();
+  // rename() would replace a file the user may not write to; refuse as opening it would.
+  if (fs::exists(st) && ::access(target_.c_str(), W_OK) != 0)
+    return make_error("{}: cannot write: {}", path_, std::strerror(errno));
+  std::string temp = target_ + ".partial-XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return make_error("{}: cannot create: {}", path_, std::strerror(errno));
+  temp_path_ = temp;
+  // mkstemp makes the file private (0600); the result gets what a plain create would give it.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0 || !(f_ = ::fdopen(fd, "wb"))) {
+    const int err = errno;
+    ::close(fd);
+    std::remove(temp_path_.c_str());
+    temp_path_.clear();
+    return make_error("{}: cannot create: {}", path_, std::strerror(err));
+  }
+  return {};
+}
+
+gguf_stream_writer::~gguf_stream_writer() {
+  if (f_) std::fclose(f_);
+  // Never finished: the partial file is useless (a loader would reject it) and goes; the target
+  // keeps what it held. Output written straight to a stream or device cannot be taken back.
+  if (!temp_path_.empty()) std::remove(temp_path_.c_str());
 }
 
 status gguf_stream_writer::put(const void* data, size_t n) {
@@ -156,6 +193,10 @@ status gguf_stream_writer::finish() {
   const int rc = std::fclose(f_);
   f_ = nullptr;
   if (rc != 0) return make_error("{}: close failed: {}", path_, std::strerror(errno));
+  if (temp_path_.empty()) return {};
+  if (std::rename(temp_path_.c_str(), target_.c_str()) != 0)
+    return make_error("{}: cannot move {} into place: {}", path_, temp_path_, std::strerror(errno));
+  temp_path_.clear();
   return {};
 }
 

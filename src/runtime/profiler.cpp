@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
+
 namespace glia {
 
 double profiler::now_us() const {
@@ -105,14 +107,14 @@ std::string profiler::json() const {
   };
   j["prefill"] = phase_json(tokens_[0], phase_ms_[0]);
   j["decode"] = phase_json(tokens_[1], phase_ms_[1]);
-  return j.dump(2);
+  return json_text(j, 2);
 }
 
 std::string profiler::chrome_trace() const {
   nlohmann::json events = nlohmann::json::array();
   for (const auto& e : events_)
     events.push_back({{"name", e.name}, {"cat", "op"}, {"ph", "X"}, {"ts", e.start_us}, {"dur", e.dur_us}, {"pid", 1}, {"tid", 1}});
-  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+  return json_text(nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}});
 }
 
 }  // namespace glia

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
+
 namespace glia {
 
 tensor_dumper::tensor_dumper(std::string pattern, std::string dir, int n_positions)
@@ -82,7 +84,7 @@ result<std::string> tensor_dumper::finish() {
                          abs_max, rms, nan, inf);
   }
   std::ofstream idx(dir_ + "/index.json");
-  idx << index.dump(2) << "\n";
+  idx << json_text(index, 2) << "\n";
   if (!idx) return make_error("cannot write {}/index.json", dir_);
   return stats;
 }

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
+
 namespace glia::server {
 
 std::string api_error::type() const {
@@ -20,8 +22,7 @@ std::string api_error::to_json() const {
   nlohmann::json e = {{"message", message}, {"type", type()}, {"param", nullptr}, {"code", nullptr}};
   if (!param.empty()) e["param"] = param;
   if (!code.empty()) e["code"] = code;
-  // error_handler_t::replace: a message quoting client bytes must never make dump() throw.
-  return nlohmann::json{{"error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(nlohmann::json{{"error", e}});  // the message may quote client bytes
 }
 
 }  // namespace glia::server

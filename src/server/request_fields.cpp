@@ -3,6 +3,8 @@
 #include <cmath>
 #include <fmt/core.h>
 
+#include "core/json_text.h"
+
 namespace glia::server {
 namespace {
 
@@ -83,7 +85,7 @@ std::string shown(std::string_view client_text) {
   constexpr size_t max_chars = 64;
   const bool cut = client_text.size() > max_chars;
   std::string text(client_text.substr(0, max_chars));
-  std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string quoted = json_text(nlohmann::json(text));
   return quoted.substr(1, quoted.size() - 2) + (cut ? "..." : "");
 }
 

@@ -5,6 +5,9 @@
 
 #include <fmt/core.h>
 
+#include "core/json_text.h"
+#include "tokenizer/utf8.h"
+
 namespace glia::server {
 
 using nlohmann::json;
@@ -56,7 +59,7 @@ json logprobs_json(bool chat, const std::vector<token_logprob>& lps, size_t text
     top[lp.token] = lp.logprob;
     tops.push_back(top);
     offsets.push_back(off);
-    off += lp.token.size();
+    off += tok::utf8_char_count(lp.token);
   }
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
@@ -108,6 +111,6 @@ json usage_chunk_json(const response_meta& m, int n_prompt, int n_generated) {
           {"usage", usage_json(n_prompt, n_generated)}};
 }
 
-std::string dump_json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump_json(const json& j) { return json_text(j); }
 
 }  // namespace glia::server

@@ -29,7 +29,7 @@ nlohmann::json completion_json(const response_meta& m, const std::string& text, 
                                finish_kind reason, int n_prompt, int n_generated);
 // One streaming chunk. `role_delta`: the first chat chunk carries {"role": "assistant"}.
 // `finish`: finish_kind::none for a chunk in the middle. With include_usage every chunk has "usage": null.
-// `text_offset0`: completion logprobs' text_offset of the chunk's first token (the bytes of the tokens
+// `text_offset0`: completion logprobs' text_offset of the chunk's first token (the characters of the tokens
 // streamed before it), so offsets run on across chunks as in the non-streaming response.
 nlohmann::json chunk_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
                           bool role_delta, finish_kind finish, bool include_usage, size_t text_offset0 = 0);

@@ -9,6 +9,7 @@
 #include "server/responses.h"
 #include "server/server_state.h"
 #include "server/sse.h"
+#include "tokenizer/utf8.h"
 
 namespace glia::server {
 namespace {
@@ -85,7 +86,7 @@ struct stream_state {
   std::shared_ptr<job> j;
   response_meta meta;
   bool first = true;
-  size_t text_offset = 0;  // completion logprobs: bytes of the tokens streamed so far
+  size_t text_offset = 0;  // completion logprobs: characters of the tokens streamed so far
   std::unique_ptr<in_flight_guard> guard;
 };
 
@@ -104,7 +105,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
       return false;
     }
     ss->first = false;
-    for (const auto& lp : e.logprobs) ss->text_offset += lp.token.size();
+    for (const auto& lp : e.logprobs) ss->text_offset += tok::utf8_char_count(lp.token);
   }
   if (!done) return true;
   if (j.reason == finish_kind::cancelled) return false;

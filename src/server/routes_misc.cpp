@@ -1,10 +1,12 @@
-// GET /health, GET /v1/models, GET /metrics, POST /tokenize, POST /detokenize.
+// GET /health, GET /v1/models(/{id}), GET /metrics, POST /tokenize, POST /detokenize.
 #include <fmt/core.h>
 
+#include "core/json_text.h"
 #include "server/request.h"
 #include "server/request_fields.h"
 #include "server/responses.h"
 #include "server/server_state.h"
+#include "tokenizer/utf8.h"
 
 namespace glia::server {
 
@@ -29,17 +31,28 @@ void tokenize(server_state& st, const httplib::Request& req, httplib::Response& 
   if (!body.ok()) return send_error(res, body.error());
   const json& obj = body.value();
   for (const auto& [k, v] : obj.items())
-    if (k != "content" && k != "add_special" && k != "parse_special")
+    if (k != "content" && k != "add_special" && k != "parse_special" && k != "with_pieces")
       return send_error(res, bad_request(fmt::format("unknown field '{}'", shown(k)), k));
   std::optional<std::string> content;
-  std::optional<bool> add_special, parse_special;
+  std::optional<bool> add_special, parse_special, with_pieces;
   if (auto e = read_string(obj, "content", content)) return send_error(res, *e);
   if (!content) return send_error(res, bad_request("'content' is required", "content"));
   if (auto e = read_bool(obj, "add_special", add_special)) return send_error(res, *e);
   if (auto e = read_bool(obj, "parse_special", parse_special)) return send_error(res, *e);
-  auto ids = st.sess().tokenize(*content, add_special.value_or(false), parse_special.value_or(false));
+  if (auto e = read_bool(obj, "with_pieces", with_pieces)) return send_error(res, *e);
+  // llama-server's defaults: no BOS, special-token text is the token (as the completion routes read a prompt).
+  auto ids = st.sess().tokenize(*content, add_special.value_or(false), parse_special.value_or(true));
   if (!ids) return send_error(res, bad_request(ids.message(), "content"));
-  res.set_content(dump_json({{"tokens", *ids}}), "application/json");
+  if (!with_pieces.value_or(false)) return res.set_content(dump_json({{"tokens", *ids}}), "application/json");
+  // Each token with its text; a piece that is not whole UTF-8 (part of a character) as its bytes.
+  json tokens = json::array();
+  for (int32_t id : *ids) {
+    const std::string piece = st.sess().token_text(id);
+    json shown_piece = piece;
+    if (!tok::is_valid_utf8(piece)) shown_piece = std::vector<uint8_t>(piece.begin(), piece.end());
+    tokens.push_back({{"id", id}, {"piece", shown_piece}});
+  }
+  res.set_content(dump_json({{"tokens", tokens}}), "application/json");
 }
 
 void detokenize(server_state& st, const httplib::Request& req, httplib::Response& res) {
@@ -53,7 +66,9 @@ void detokenize(server_state& st, const httplib::Request& req, httplib::Response
   std::vector<int32_t> ids;
   const int n_vocab = st.sess().n_vocab();
   for (const auto& t : *it) {
-    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= n_vocab)
+    if (!t.is_number_integer())
+      return send_error(res, bad_request(fmt::format("token ids must be integers, got {}", shown(json_text(t))), "tokens"));
+    if (t.get<int64_t>() < 0 || t.get<int64_t>() >= n_vocab)
       return send_error(res, bad_request(fmt::format("token id {} is outside the vocabulary (0..{})", t.dump(), n_vocab - 1), "tokens"));
     ids.push_back(int32_t(t.get<int64_t>()));
   }
@@ -77,10 +92,24 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
     }
     res.set_content(R"({"status":"ok"})", "application/json");
   });
-  add_route(svr, st, "GET", "/v1/models", [&st](const httplib::Request&, httplib::Response& res) {
+  auto model_json = [&st] {
+    return json{{"id", st.model_name}, {"object", "model"}, {"created", st.model_loaded_at}, {"owned_by", "glia"}};
+  };
+  add_route(svr, st, "GET", "/v1/models", [&st, model_json](const httplib::Request&, httplib::Response& res) {
     if (!require_ready(st, res)) return;
-    json model = {{"id", st.model_name}, {"object", "model"}, {"created", st.model_loaded_at}, {"owned_by", "glia"}};
-    res.set_content(dump_json({{"object", "list"}, {"data", json::array({model})}}), "application/json");
+    res.set_content(dump_json({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
+  });
+  // GET /v1/models/{id} (the SDKs' models.retrieve): the served model, or OpenAI's 404 for any other.
+  st.endpoint_methods["/v1/models/" + st.model_name] = "GET";
+  svr.Get(R"(/v1/models/(.+))", [&st, model_json](const httplib::Request& req, httplib::Response& res) {
+    if (!require_ready(st, res)) return;
+    const std::string id = req.matches[1];
+    if (id != st.model_name) {
+      api_error e{404, fmt::format("the model '{}' does not exist (this server serves '{}')", shown(id), st.model_name), "model"};
+      e.code = "model_not_found";
+      return send_error(res, e);
+    }
+    res.set_content(dump_json(model_json()), "application/json");
   });
   add_route(svr, st, "GET", "/metrics", [&st](const httplib::Request&, httplib::Response& res) {
     if (!st.opts.metrics) return send_error(res, api_error{404, "metrics are off; start the server with --metrics"});

@@ -47,6 +47,15 @@ enum class repair_mode {
   per_byte,         // one U+FFFD per byte that does not start a valid character (llama.cpp)
 };
 
+// Characters in `bytes` as text offsets count them (OpenAI's logprobs text_offset): every byte but a
+// continuation byte starts one, so a character split across two tokens counts once, in the token
+// that holds its lead byte.
+inline size_t utf8_char_count(std::string_view bytes) {
+  size_t n = 0;
+  for (unsigned char c : bytes) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 // True when `text` is well-formed UTF-8.
 bool is_valid_utf8(std::string_view text);
 

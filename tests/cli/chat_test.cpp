@@ -148,6 +148,33 @@ TEST(chat, model_without_template_falls_back_to_chatml_with_a_warning) {
   EXPECT_NE(c.err.find("warning: the model has no chat template; using ChatML"), std::string::npos) << c.err;
 }
 
+// Text that is not UTF-8 (a Latin-1 file piped in, a --system string) reaches the template with
+// U+FFFD for the bad bytes, as the server and `glia run` treat it, instead of ending the chat.
+TEST(chat, input_that_is_not_utf8_is_answered) {
+  child c({test::cli_path(), "chat", "-m", brown_with_template(), "--temp", "0", "-n", "4", "--verbose", "--system",
+           "caf\xe9"});
+  c.write("caf\xe9 au lait\nAnd then?\n");
+  c.close_input();
+  ASSERT_EQ(c.wait_exit(30000), 0) << c.err;
+  EXPECT_EQ(turn_stats(c.err).size(), 2u) << c.err;
+}
+
+// Input with Windows line ends: the commands still work and no carriage return reaches the model.
+TEST(chat, windows_line_ends_are_plain_line_ends) {
+  child crlf({test::cli_path(), "chat", "-m", brown_with_template(), "--temp", "0", "-n", "4", "--verbose"});
+  crlf.write("One\r\n/clear\r\nOne\r\n/exit\r\nNever sent\r\n");
+  ASSERT_EQ(crlf.wait_exit(30000), 0) << crlf.err;
+  auto turns = turn_stats(crlf.err);
+  ASSERT_EQ(turns.size(), 2u) << crlf.err;
+  EXPECT_EQ(turns[1].reused, 0);
+  child lf({test::cli_path(), "chat", "-m", brown_with_template(), "--temp", "0", "-n", "4", "--verbose"});
+  lf.write("One\n");
+  lf.close_input();
+  ASSERT_EQ(lf.wait_exit(30000), 0) << lf.err;
+  EXPECT_EQ(turn_stats(lf.err)[0].prompt, turns[0].prompt);
+  EXPECT_EQ(lf.out, crlf.out.substr(0, lf.out.size()));
+}
+
 TEST(chat, clear_forgets_the_conversation) {
   child c({test::cli_path(), "chat", "-m", brown_with_template(), "--temp", "0", "-n", "4", "--verbose"});
   c.write("One\n/clear\nOne\n");

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
@@ -46,6 +47,64 @@ TEST(cli, run_same_seed_same_text) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
   EXPECT_GT(a.out.size(), 10u);
+}
+
+// The seed printed for a random run gives that run back with -s (it can be any 64-bit value), and
+// a seed out of range is refused rather than clamped.
+TEST(cli, run_printed_seed_gives_the_run_back) {
+  const std::string args = "run -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'It was' -n 16 --temp 1.5";
+  const std::regex seed_line(R"(seed: (\d+))");
+  for (int i = 0; i < 4; ++i) {  // about half of all random seeds are >= 2^63
+    run_result a = run_cli(args);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(a.err, m, seed_line)) << a.err;
+    run_result b = run_cli(args + " -s " + m[1].str());
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(a.out, b.out) << "seed " << m[1];
+  }
+  run_result top = run_cli(args + " -s 18446744073709551615"), below = run_cli(args + " -s 9223372036854775807");
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_EQ(top.err.find("seed:"), std::string::npos) << top.err;
+  EXPECT_NE(top.out, below.out);  // clamped to 2^63 - 1, both were the same run
+  EXPECT_EQ(run_cli(args + " -s -1").exit_code, 0);
+  for (const char* bad : {"18446744073709551616", "-2", "12abc"}) {
+    run_result r = run_cli(args + " -s " + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("--seed"), std::string::npos) << r.err;
+  }
+}
+
+int prompt_tokens(const std::string& err) {
+  std::smatch m;
+  return std::regex_search(err, m, std::regex(R"(prompt: (\d+) tokens)")) ? std::stoi(m[1]) : -1;
+}
+
+// As in llama-cli, special-token text in a prompt is the token (what `tokenize --parse-special`
+// gives), unless --no-parse-special.
+TEST(cli, run_reads_special_tokens_in_the_prompt) {
+  const std::string model = quote(test::testdata("models/brown-f32.gguf"));
+  const std::string text = quote("The jury said</s><s>The man");
+  auto ids = [&](const std::string& flags) {
+    run_result r = run_cli("tokenize -m " + model + " -p " + text + " --ids-only " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return int(std::count(r.out.begin(), r.out.end(), ' ')) + 1;
+  };
+  run_result special = run_cli("run -m " + model + " -p " + text + " -n 1 --temp 0");
+  run_result plain = run_cli("run -m " + model + " -p " + text + " -n 1 --temp 0 --no-parse-special");
+  ASSERT_EQ(special.exit_code, 0) << special.err;
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(prompt_tokens(special.err), ids("--parse-special"));
+  EXPECT_EQ(prompt_tokens(plain.err), ids(""));
+  EXPECT_LT(prompt_tokens(special.err), prompt_tokens(plain.err));
+}
+
+TEST(cli, run_says_when_the_context_cut_generation_short) {
+  run_result r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury said' -n 50 -c 16 --temp 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("context full: stopped after"), std::string::npos) << r.err;
+  r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury said' -n 4 -c 16 --temp 0");
+  EXPECT_EQ(r.err.find("context full"), std::string::npos) << r.err;
 }
 
 TEST(cli, logits_match_the_golden_rows) {

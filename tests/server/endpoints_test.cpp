@@ -57,7 +57,37 @@ TEST_F(ServerEndpoints, HealthModelsTokenize) {
   ASSERT_EQ(d.status, 200) << d.body;
   EXPECT_EQ(d.json()["content"], "The jury said");
   EXPECT_EQ(post(*srv, "/detokenize", json{{"tokens", {5000}}}).status, 400);
+  auto fraction = post(*srv, "/detokenize", json{{"tokens", {1.5}}});
+  EXPECT_EQ(fraction.status, 400);
+  EXPECT_NE(fraction.body.find("must be integers, got 1.5"), std::string::npos) << fraction.body;
   EXPECT_EQ(post(*srv, "/tokenize", json{{"content", 5}}).status, 400);
+  // The SDKs' models.retrieve.
+  auto one = get(*srv, "/v1/models/brown-q8_0.gguf");
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(one.json()["id"], "brown-q8_0.gguf");
+  EXPECT_EQ(one.json()["object"], "model");
+  auto other = get(*srv, "/v1/models/gpt-4o");
+  EXPECT_EQ(other.status, 404);
+  EXPECT_EQ(other.json()["error"]["code"], "model_not_found") << other.body;
+}
+
+// As llama-server: special-token text is the token unless parse_special is false (so /tokenize
+// counts a prompt as the completion routes do), and with_pieces gives each token's text.
+TEST_F(ServerEndpoints, TokenizeReadsSpecialTokensAndGivesPieces) {
+  auto special = post(*srv, "/tokenize", json{{"content", "The jury said</s>"}});
+  auto plain = post(*srv, "/tokenize", json{{"content", "The jury said</s>"}, {"parse_special", false}});
+  ASSERT_EQ(special.status, 200) << special.body;
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(special.json()["tokens"], json::parse("[337, 501, 332, 959, 554, 2]"));
+  EXPECT_GT(plain.json()["tokens"].size(), 6u);
+  auto pieces = post(*srv, "/tokenize", json{{"content", "The jury"}, {"with_pieces", true}});
+  ASSERT_EQ(pieces.status, 200) << pieces.body;
+  const json t = pieces.json()["tokens"];
+  ASSERT_EQ(t.size(), 4u) << pieces.body;
+  EXPECT_EQ(t[0]["id"], 337);
+  std::string text;
+  for (const auto& p : t) text += p["piece"].get<std::string>();
+  EXPECT_EQ(text, " The jury");  // SentencePiece's leading space included, as llama-server shows it
 }
 
 TEST_F(ServerEndpoints, CompletionMatchesGolden) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 #include <tuple>
 
@@ -19,6 +20,25 @@ namespace {
 
 using tools_test::quote;
 using tools_test::run_cli;
+
+// A path that is not UTF-8 (a Latin-1 folder name) still gives valid JSON, and the table names a
+// model under a billion parameters in millions, as llama-bench does.
+TEST(bench, reports_survive_any_file_name) {
+  namespace fs = std::filesystem;
+  const fs::path copy = fs::path(test::scratch("bench-names")) / "caf\xe9.gguf";
+  fs::create_directories(copy.parent_path());
+  fs::copy_file(test::testdata("models/brown-q8_0.gguf"), copy, fs::copy_options::overwrite_existing);
+  for (const char* format : {"json", "jsonl"}) {
+    auto r = run_cli("bench -m " + quote(copy.string()) + " -p 4 -n 0 -r 1 -t 1 --bandwidth-mib 16 -o " + format);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(std::string(format) == "json" ? r.out : r.out.substr(0, r.out.find('\n')));
+    const auto& t = j.is_array() ? j[0] : j;
+    EXPECT_EQ(t["model_filename"], fs::path(copy.parent_path() / "caf\xef\xbf\xbd.gguf").string()) << format;
+  }
+  auto r = run_cli("bench -m " + quote(copy.string()) + " -p 4 -n 0 -r 1 -t 1 --bandwidth-mib 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("|     2.56 M |"), std::string::npos) << r.out;  // 2,558,400 parameters
+}
 
 TEST(bench, json_has_llama_bench_fields_and_positive_figures) {
   const std::string model = test::testdata("models/brown-q8_0.gguf");
@@ -46,7 +66,11 @@ TEST(bench, json_has_llama_bench_fields_and_positive_figures) {
     EXPECT_GE(t["stddev_ts"].get<double>(), 0.0);
     ASSERT_EQ(t["samples_ts"].size(), 2u);
     for (const auto& s : t["samples_ts"]) EXPECT_GT(s.get<double>(), 0.0);
+    for (const auto& s : t["samples_ns"]) EXPECT_TRUE(s.is_number_unsigned()) << s;  // llama-bench's integers
+    EXPECT_TRUE(std::regex_match(t["test_time"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
+        << t["test_time"];
   }
+  EXPECT_LE(j[0]["test_time"].get<std::string>(), j[1]["test_time"].get<std::string>());
   // Decode reads each weight once per token, and the K and V of the positions it sees (a little
   // here: positions 1..8): the fraction is t/s x bytes / bandwidth.
   const auto& tg = j[1];
@@ -396,16 +420,26 @@ TEST(stream_writer, writes_the_same_bytes_as_the_gguf_writer) {
 }
 
 TEST(stream_writer, rejects_wrong_sizes_and_removes_unfinished_files) {
-  const std::string path = test::scratch("stream-unfinished.gguf");
+  namespace fs = std::filesystem;
+  const fs::path path = test::scratch("stream-unfinished.gguf");
+  fs::remove(path);
+  auto leftovers = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(path.parent_path()))
+      n += e.path().filename().string().starts_with(path.filename().string());
+    return n;
+  };
   {
-    auto s = gguf_stream_writer::create(path, sample_metadata(32), {{"t", {32, 2}, dtype::q8_0}});
+    auto s = gguf_stream_writer::create(path.string(), sample_metadata(32), {{"t", {32, 2}, dtype::q8_0}});
     ASSERT_TRUE(s.is_ok()) << s.message();
     std::vector<uint8_t> wrong(10);
     EXPECT_FALSE((*s)->write_next(wrong).is_ok());
     EXPECT_FALSE((*s)->finish().is_ok());  // the tensor is missing
-    EXPECT_TRUE(std::filesystem::exists(path));
+    EXPECT_FALSE(fs::exists(path));        // written under a temporary name until finished
+    EXPECT_EQ(leftovers(), 1);
   }
-  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_EQ(leftovers(), 0);
 }
 
 }  // namespace

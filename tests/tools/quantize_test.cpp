@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "gguf/gguf.h"
@@ -187,6 +188,9 @@ TEST(quantize, names_and_errors) {
   EXPECT_EQ(parse_file_type("Q4_K"), file_type::mostly_q4_k_m);  // llama-quantize's alias
   EXPECT_EQ(parse_file_type("IQ4_XS"), file_type::mostly_iq4_xs);
   EXPECT_FALSE(parse_file_type("Q4_K_X").has_value());
+  EXPECT_EQ(parse_file_type("15"), file_type::mostly_q4_k_m);  // general.file_type numbers, as llama-quantize
+  EXPECT_EQ(parse_file_type("7"), file_type::mostly_q8_0);
+  for (const char* bad : {"999", "-1", "7x", ""}) EXPECT_FALSE(parse_file_type(bad).has_value()) << bad;
   EXPECT_EQ(parse_weight_type("q6_K"), dtype::q6_k);
   EXPECT_FALSE(parse_weight_type("q8_K").has_value());  // activation-only format
   // Q4_0 needs rows of whole blocks of 32 and has no fallback.
@@ -194,9 +198,77 @@ TEST(quantize, names_and_errors) {
   auto r = plan_tensor_types(bad, mix_options{file_type::mostly_q4_0, {}, {}, false}, mix_facts{1, 1});
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.message().find("blk.0.attn_q.weight"), std::string::npos) << r.message();
+  // --output-tensor-type sets a tied model's token embedding (its output matrix) with the mix's
+  // rules, with --pure, and with a float target; it wins over --token-embedding-type there.
+  const std::vector<tensor_desc> tied = {{"token_embd.weight", {64, 100}, dtype::bf16},
+                                         {"blk.0.attn_q.weight", {64, 64}, dtype::bf16}};
+  for (file_type ft : {file_type::mostly_q4_0, file_type::mostly_f16})
+    for (bool pure : {false, true}) {
+      auto types = plan_tensor_types(tied, mix_options{ft, dtype::q4_1, dtype::q5_0, pure}, mix_facts{1, 1});
+      ASSERT_TRUE(types.is_ok()) << types.message();
+      EXPECT_EQ((*types)[0], dtype::q5_0) << int(ft) << " pure " << pure;
+      EXPECT_EQ((*types)[1], ft == file_type::mostly_f16 ? dtype::f16 : dtype::q4_0);
+      // An untied model's token embedding takes --token-embedding-type.
+      std::vector<tensor_desc> untied = tied;
+      untied.push_back({"output.weight", {64, 100}, dtype::bf16});
+      types = plan_tensor_types(untied, mix_options{ft, dtype::q4_1, dtype::q5_0, pure}, mix_facts{1, 1});
+      ASSERT_TRUE(types.is_ok()) << types.message();
+      EXPECT_EQ((*types)[0], dtype::q4_1);
+      EXPECT_EQ((*types)[2], dtype::q5_0);
+    }
   // The output must not overwrite the input.
   auto same = quantize_model(test::testdata("models/brown-f32.gguf"), test::testdata("models/brown-f32.gguf"), opts(file_type::mostly_q8_0));
   EXPECT_FALSE(same.is_ok());
+}
+
+// A run that fails (bad data, a full disk) must not cost the user what the output path held: a
+// previous model, the symlink itself, or a device node behind a symlink.
+TEST(quantize, an_unfinished_output_leaves_the_path_as_it_was) {
+  namespace fs = std::filesystem;
+  const fs::path dir = test::scratch("unfinished-output");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path keep = dir / "keep.gguf", link = dir / "link.gguf", null_link = dir / "null-link";
+  { std::ofstream(keep) << "what was there"; }
+  fs::create_symlink(keep, link);
+  fs::create_symlink("/dev/null", null_link);
+  auto kept = [&] {
+    const auto bytes = test::read_file(keep.string());
+    return std::string(bytes.begin(), bytes.end());
+  };
+  const std::vector<planned_tensor> plan = {{"t", {32}, dtype::f32}};
+  const std::vector<uint8_t> data(32 * 4, 0);
+  auto writer = [&](const fs::path& p) {
+    auto w = gguf_stream_writer::create(p.string(), {}, plan);
+    EXPECT_TRUE(w.is_ok()) << p << ": " << w.message();
+    return w ? std::move(*w) : nullptr;
+  };
+  for (const fs::path& p : {keep, link, null_link}) {
+    auto w = writer(p);
+    ASSERT_TRUE(w);
+    EXPECT_TRUE(w->write_next(data).is_ok());
+    w.reset();  // destroyed before finish(), as when a later tensor fails
+    EXPECT_EQ(kept(), "what was there") << p;
+  }
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_TRUE(fs::is_symlink(null_link));
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 3) << "a temporary file was left behind";
+
+  // Finished through the symlink: the symlink stays, its target holds the new file.
+  auto w = writer(link);
+  ASSERT_TRUE(w);
+  ASSERT_TRUE(w->write_next(data).is_ok());
+  ASSERT_TRUE(w->finish().is_ok());
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_TRUE(gguf::file::open(keep.string()).is_ok());
+  // Straight to a device.
+  w = writer(null_link);
+  ASSERT_TRUE(w);
+  ASSERT_TRUE(w->write_next(data).is_ok());
+  EXPECT_TRUE(w->finish().is_ok());
+  EXPECT_TRUE(fs::is_symlink(null_link));
 }
 
 TEST(quantize, cli_writes_the_file_and_reports_bad_types) {
