@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "bench_ranges.h"
 #include "bench_report.h"
 #include "commands.h"
 #include "common_options.h"
@@ -36,9 +37,9 @@ constexpr int k_max_ubatch = 512;  // llama-bench's default n_ubatch
 
 struct bench_options {
   std::vector<std::string> models;
-  std::vector<int> n_prompt{512};
-  std::vector<int> n_gen{128};
-  std::vector<int> n_depth{0};
+  std::vector<int> n_prompt;
+  std::vector<int> n_gen;
+  std::vector<int> n_depth;
   std::vector<int> n_threads;  // empty: one per core
   std::vector<std::string> pg;  // "PP,TG": a prompt then generated tokens, timed together
   std::vector<int> n_ubatch;    // prompt chunk sizes; empty: the largest prompt or depth, at most 512
@@ -50,6 +51,27 @@ struct bench_options {
   bool repack = true;
   bool interleave = false;
   std::string backend = "auto";
+  // The integer lists as typed (bench_ranges.h), expanded into the lists above before the run.
+  std::vector<std::string> n_prompt_text{"512"}, n_gen_text{"128"}, n_depth_text{"0"}, n_threads_text, n_ubatch_text;
+
+  status expand_lists() {
+    const struct {
+      const char* flag;
+      const std::vector<std::string>& text;
+      std::vector<int>& values;
+      int lo, hi;
+    } lists[] = {{"-p", n_prompt_text, n_prompt, 0, 1 << 16},
+                 {"-n", n_gen_text, n_gen, 0, 1 << 16},
+                 {"-d", n_depth_text, n_depth, 0, 1 << 20},
+                 {"-t", n_threads_text, n_threads, 0, 1024},
+                 {"--ub", n_ubatch_text, n_ubatch, 1, 1 << 16}};
+    for (const auto& l : lists) {
+      auto values = bench::expand_int_list(l.flag, l.text, l.lo, l.hi);
+      if (!values) return values.take_error();
+      l.values = std::move(*values);
+    }
+    return {};
+  }
 };
 
 // One test of a configuration: a prompt of n_prompt tokens, n_gen decode steps, or both in turn,
@@ -475,15 +497,15 @@ command_fn add_bench(CLI::App& app) {
   // Lists as llama-bench takes them: comma-separated, or the option repeated.
   const auto list = [](CLI::Option* opt) { return opt->delimiter(',')->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll); };
   list(cmd->add_option("-m,--model", o->models, "GGUF model file(s)"))->required()->check(CLI::ExistingFile);
-  list(cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens evaluated in one batch (0: skip)"))
-      ->check(CLI::Range(0, 1 << 16))->capture_default_str();
-  list(cmd->add_option("-n,--n-gen", o->n_gen, "tokens generated one at a time (0: skip)"))->check(CLI::Range(0, 1 << 16))->capture_default_str();
-  list(cmd->add_option("-d,--n-depth", o->n_depth, "tokens of context evaluated (not timed) before each test, as llama-bench's -d"))
-      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
-  list(cmd->add_option("-t,--threads", o->n_threads, "threads (0, the default: one per core)"))->check(CLI::Range(0, 1024));
-  list(cmd->add_option("--ub,--ubatch-size", o->n_ubatch,
-                       "prompt tokens per forward chunk (default: the largest prompt or depth, at most 512)"))
-      ->check(CLI::Range(1, 1 << 16));
+  // Integer lists also take llama-bench's ranges: FIRST-LAST, FIRST-LAST+STEP, FIRST-LAST*MULT.
+  const auto ints = [&](CLI::Option* opt) { return list(opt)->type_name("N[-LAST[+STEP|*MULT]],..."); };
+  ints(cmd->add_option("-p,--n-prompt", o->n_prompt_text, "prompt tokens evaluated in one batch (0: skip)"))->capture_default_str();
+  ints(cmd->add_option("-n,--n-gen", o->n_gen_text, "tokens generated one at a time (0: skip)"))->capture_default_str();
+  ints(cmd->add_option("-d,--n-depth", o->n_depth_text, "tokens of context evaluated (not timed) before each test, as llama-bench's -d"))
+      ->capture_default_str();
+  ints(cmd->add_option("-t,--threads", o->n_threads_text, "threads (0, the default: one per core)"));
+  ints(cmd->add_option("--ub,--ubatch-size", o->n_ubatch_text,
+                       "prompt tokens per forward chunk (default: the largest prompt or depth, at most 512)"));
   cmd->add_option("--pg", o->pg, "PROMPT,GEN: a prompt then generated tokens, timed together (llama-bench's -pg; repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -504,7 +526,13 @@ command_fn add_bench(CLI::App& app) {
       ->check(CLI::IsMember({"md", "json", "jsonl", "csv"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "the same as -o json");
-  return [o]() { return run_bench(*o); };
+  return [o]() {
+    if (status s = o->expand_lists(); !s) {
+      fmt::print(stderr, "error: {}\n", s.message());
+      return 1;
+    }
+    return run_bench(*o);
+  };
 }
 
 }  // namespace glia::cli

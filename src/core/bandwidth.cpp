@@ -50,6 +50,8 @@ __attribute__((target("avx2"))) uint64_t sum_avx2(const uint8_t* p, size_t n) {
   const __m256i s = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
   alignas(32) uint64_t lanes[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), s);
+  // GCC leaves it out at -Os (MinSizeRel), and the SSE code after would pay the transition.
+  _mm256_zeroupper();
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 #endif

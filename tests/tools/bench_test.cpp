@@ -40,6 +40,27 @@ TEST(bench, reports_survive_any_file_name) {
   EXPECT_NE(r.out.find("|     2.56 M |"), std::string::npos) << r.out;  // 2,558,400 parameters
 }
 
+// llama-bench's ranges in the integer lists: FIRST-LAST, FIRST-LAST+STEP, FIRST-LAST*MULT.
+TEST(bench, integer_lists_take_llama_bench_ranges) {
+  const std::string model = quote(test::testdata("models/stories260K.gguf"));
+  auto r = run_cli("bench -m " + model + " -p 4-16*2,3 -n 1-5+3 -t 1 -r 1 --bandwidth-mib 16 -o jsonl");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::pair<int, int>> tests;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    tests.emplace_back(j["n_prompt"].get<int>(), j["n_gen"].get<int>());
+  }
+  const std::vector<std::pair<int, int>> want = {{4, 0}, {8, 0}, {16, 0}, {3, 0}, {0, 1}, {0, 4}};
+  EXPECT_EQ(tests, want);
+  for (const char* bad : {"5-1", "1-8*1", "3-9+0", "1-", "2x", "1-70000"}) {
+    r = run_cli("bench -m " + model + " -p " + bad + " -n 0 -r 1 --bandwidth-mib 16");
+    EXPECT_EQ(r.exit_code, 1) << bad;
+    EXPECT_NE(r.err.find(std::string("-p '") + bad + "'"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
 TEST(bench, json_has_llama_bench_fields_and_positive_figures) {
   const std::string model = test::testdata("models/brown-q8_0.gguf");
   auto r = run_cli("bench -m " + quote(model) + " -p 16 -n 8 -r 2 -t 1 --bandwidth-mib 64 --json");
