@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "commands.h"
+#include "interrupts.h"
 #include "model/quantize.h"
 
 namespace glia::cli {
@@ -56,6 +57,7 @@ command_fn add_quantize(CLI::App& app) {
     }
     q.n_threads = o->n_threads;
     if (!o->quiet) q.log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+    q.cancel = stop_on_interrupt();
     const auto t0 = std::chrono::steady_clock::now();
     auto r = quantize_model(o->in, o->out, q);
     if (!r) {

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "interrupts.h"
 #include "model/synth.h"
 
 namespace glia::cli {
@@ -32,7 +33,7 @@ command_fn add_synth(CLI::App& app) {
   cmd->add_option("--preset", o->preset, "model geometry: " + preset_list())->required();
   cmd->add_option("--type", o->type, "weight type or mix, as for quantize (Q8_0, Q4_0, Q4_K_M, F16...)")->capture_default_str();
   cmd->add_option("--out", o->out, "GGUF file to write")->required();
-  cmd->add_option("-s,--seed", o->seed, "random seed")->check(seed_check(false))->capture_default_str();
+  cmd->add_option("-s,--seed", o->seed, "random seed")->transform(seed_check(false))->capture_default_str();
   cmd->add_option("-t,--threads", o->n_threads, "threads (0, the default: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_option("--layers", o->n_layer, "override the layer count (quick experiments, tests)")->check(CLI::Range(1, 1024));
   cmd->add_option("--vocab", o->n_vocab, "override the vocabulary size (quick experiments, tests)")->check(CLI::Range(synth_min_vocab(), synth_max_vocab));
@@ -56,6 +57,7 @@ command_fn add_synth(CLI::App& app) {
     if (o->n_layer > 0) s.n_layer = o->n_layer;
     if (o->n_vocab > 0) s.n_vocab = o->n_vocab;
     if (!o->quiet) s.log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+    s.cancel = stop_on_interrupt();
     const auto t0 = std::chrono::steady_clock::now();
     auto r = synth_model(s, o->out);
     if (!r) {

@@ -34,7 +34,12 @@ inline std::optional<uint64_t> parse_seed(std::string_view s) {
 inline CLI::Validator seed_check(bool minus_one) {
   return CLI::Validator(
       [minus_one](std::string& s) -> std::string {
-        if ((minus_one && s == "-1") || parse_seed(s)) return "";
+        if (minus_one && s == "-1") return "";
+        // Written back in plain decimal (a transform): CLI11 would read "010" as octal when it converts.
+        if (auto v = parse_seed(s)) {
+          s = std::to_string(*v);
+          return "";
+        }
         return "expected an integer in 0..18446744073709551615" + std::string(minus_one ? ", or -1 for a random seed" : "");
       },
       "SEED");

@@ -1,7 +1,9 @@
 // glia: run Llama-family GGUF models locally.
 #include <fmt/core.h>
 
+#include <exception>
 #include <map>
+#include <new>
 
 #include "commands.h"
 
@@ -31,7 +33,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  for (auto& [sub, fn] : commands)
-    if (sub->parsed()) return fn();
+  // Errors are values; an exception reaching here is a bug or memory running out. Caught, it
+  // unwinds, so that destructors clean up (a tool's partial output file) before the exit.
+  try {
+    for (auto& [sub, fn] : commands)
+      if (sub->parsed()) return fn();
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "error: out of memory\n");
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+  }
   return 1;
 }

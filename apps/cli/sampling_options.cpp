@@ -33,7 +33,7 @@ void sampling_options::add_to(CLI::App* cmd) {
                           ->group("Sampling");
   set_.emplace_back(bias, [](sampler_params&) {});
   cmd->add_option("-s,--seed", seed_, "random seed (default or -1: random, printed on stderr)")
-      ->check(seed_check(true))
+      ->transform(seed_check(true))
       ->group("Sampling");
 }
 

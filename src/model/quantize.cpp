@@ -109,6 +109,7 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
   quantize_summary sum;
   std::vector<uint8_t> buf;
   for (size_t i = 0; i < descs.size(); ++i) {
+    if (opts.cancel && opts.cancel->load()) return make_error("{}: interrupted", out_path);
     const tensor_desc& d = descs[i];
     const gguf::tensor_info& src = *f.find_tensor(d.name);
     const dtype to = (*types)[i];

@@ -4,6 +4,7 @@
 // memory twice.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "gguf/gguf.h"
+#include "model/output_file.h"
 #include "quant/types.h"
 
 namespace glia {
@@ -122,9 +124,7 @@ struct planned_tensor {
 // Writes a GGUF v3 file whose header (metadata and tensor index) is known up front and whose
 // tensor data arrives one tensor at a time, in plan order, so only one tensor is in memory. The
 // layout is the gguf::writer's (and llama.cpp's): data aligned to general.alignment (32 default).
-// A regular file (new, existing, or behind a symlink) is written under a temporary name in its
-// directory and renamed over the target by finish(), so a failed run leaves what was there; any
-// other kind of path (a pipe, /dev/stdout, a device) is written in order as it is, and never removed.
+// The file is an output_file: a failed run leaves what the path held.
 class gguf_stream_writer {
  public:
   static result<std::unique_ptr<gguf_stream_writer>> create(const std::string& path,
@@ -143,14 +143,11 @@ class gguf_stream_writer {
 
  private:
   gguf_stream_writer() = default;
-  status open_output();
   status put(const void* data, size_t n);
   status pad();
 
-  std::string path_;       // as the user gave it (for messages)
-  std::string target_;     // the file that finish() replaces (path_ with symlinks resolved)
-  std::string temp_path_;  // where the data goes until finish(); empty when written to path_ directly
-  std::FILE* f_ = nullptr;
+  std::string path_;
+  std::optional<output_file> out_;  // empty once finished
   std::vector<planned_tensor> tensors_;
   size_t next_ = 0;
   uint64_t alignment_ = 32;
@@ -167,6 +164,7 @@ struct quantize_options {
   mix_options mix;
   int n_threads = 0;  // <= 0: one per hardware thread
   std::function<void(const std::string&)> log;  // one line per tensor, when set
+  const std::atomic<bool>* cancel = nullptr;     // when it becomes true, the run stops between tensors
 };
 
 struct quantize_summary {

@@ -203,8 +203,9 @@ result<std::vector<dtype>> plan_tensor_types(std::span<const tensor_desc> tensor
   if (!find_file_type(opts.ftype)) return make_error("file type {} is not supported", uint32_t(opts.ftype));
   mix_state mix(tensors, opts, facts);
   const bool rules = !opts.pure && type_info(mix.base()).is_quantized;
-  // A tied model's token embedding is also its output matrix: --output-tensor-type names its type
-  // (and wins over --token-embedding-type, as in llama-quantize), with the mix's rules or without.
+  // A tied model's token embedding is also its output matrix: --output-tensor-type names its type,
+  // with the mix's rules or without (llama-quantize: with them only); an explicit
+  // --token-embedding-type still wins, as there.
   const bool tied = std::none_of(tensors.begin(), tensors.end(), [](const tensor_desc& t) { return t.name == "output.weight"; });
   std::vector<dtype> out;
   out.reserve(tensors.size());
@@ -221,8 +222,8 @@ result<std::vector<dtype>> plan_tensor_types(std::span<const tensor_desc> tensor
       if (!chosen) return chosen.take_error();
       nt = *chosen;
     }
-    if (opts.token_embd_type && t.name == "token_embd.weight") nt = *opts.token_embd_type;
     if (opts.output_type && (t.name == "output.weight" || (tied && t.name == "token_embd.weight"))) nt = *opts.output_type;
+    if (opts.token_embd_type && t.name == "token_embd.weight") nt = *opts.token_embd_type;
     if (t.dims[0] % block_of(nt) != 0)
       return make_error("tensor {}: rows of {} elements are not a multiple of {}'s block of {}", t.name, t.dims[0],
                         type_info(nt).name, block_of(nt));

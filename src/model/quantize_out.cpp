@@ -1,13 +1,8 @@
 // Streaming GGUF output. The metadata section is serialized by gguf::writer (one implementation of
 // the value encoding); this file only appends the tensor index and streams the data after it.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 #include "gguf/tensor_layout.h"
 #include "model/quantize.h"
@@ -107,55 +102,19 @@ result<std::unique_ptr<gguf_stream_writer>> gguf_stream_writer::create(
   s->path_ = path;
   s->tensors_ = std::move(tensors);
   s->alignment_ = alignment;
-  GLIA_TRY(s->open_output());
+  auto out = output_file::open(path);
+  if (!out) return out.take_error();
+  s->out_.emplace(std::move(*out));
   GLIA_TRY(s->put(head->data(), head->size()));
   GLIA_TRY(s->pad());
   return s;
 }
 
-status gguf_stream_writer::open_output() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path_, ec);  // follows symlinks
-  if (fs::exists(st) && !fs::is_regular_file(st)) {
-    // A stream or a device: written in order, as llama-quantize would; nothing to put in place.
-    f_ = std::fopen(path_.c_str(), "wb");
-    if (!f_) return make_error("{}: cannot open for writing: {}", path_, std::strerror(errno));
-    return {};
-  }
-  const fs::path target = fs::weakly_canonical(path_, ec);
-  if (ec) return make_error("{}: cannot resolve the path: {}", path_, ec.message());
-  target_ = target.string();
-  // rename() would replace a file the user may not write to; refuse as opening it would.
-  if (fs::exists(st) && ::access(target_.c_str(), W_OK) != 0)
-    return make_error("{}: cannot write: {}", path_, std::strerror(errno));
-  std::string temp = target_ + ".partial-XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) return make_error("{}: cannot create: {}", path_, std::strerror(errno));
-  temp_path_ = temp;
-  // mkstemp makes the file private (0600); the result gets what a plain create would give it.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0 || !(f_ = ::fdopen(fd, "wb"))) {
-    const int err = errno;
-    ::close(fd);
-    std::remove(temp_path_.c_str());
-    temp_path_.clear();
-    return make_error("{}: cannot create: {}", path_, std::strerror(err));
-  }
-  return {};
-}
-
-gguf_stream_writer::~gguf_stream_writer() {
-  if (f_) std::fclose(f_);
-  // Never finished: the partial file is useless (a loader would reject it) and goes; the target
-  // keeps what it held. Output written straight to a stream or device cannot be taken back.
-  if (!temp_path_.empty()) std::remove(temp_path_.c_str());
-}
+gguf_stream_writer::~gguf_stream_writer() = default;  // an unfinished out_ removes its partial file
 
 status gguf_stream_writer::put(const void* data, size_t n) {
   if (n == 0) return {};
-  if (std::fwrite(data, 1, n, f_) != n) return make_error("{}: write failed: {}", path_, std::strerror(errno));
+  if (std::fwrite(data, 1, n, out_->stream()) != n) return make_error("{}: write failed: {}", path_, std::strerror(errno));
   offset_ += n;
   return {};
 }
@@ -172,7 +131,7 @@ status gguf_stream_writer::pad() {
 }
 
 status gguf_stream_writer::write_next(std::span<const uint8_t> data) {
-  if (!f_) return make_error("{}: already closed", path_);
+  if (!out_) return make_error("{}: already closed", path_);
   if (next_ >= tensors_.size()) return make_error("{}: all {} tensors were already written", path_, tensors_.size());
   const planned_tensor& t = tensors_[next_];
   auto want = gguf::detail::tensor_byte_size(t.name, uint32_t(t.type), t.dims);
@@ -187,17 +146,12 @@ status gguf_stream_writer::write_next(std::span<const uint8_t> data) {
 }
 
 status gguf_stream_writer::finish() {
-  if (!f_) return make_error("{}: already closed", path_);
+  if (!out_) return make_error("{}: already closed", path_);
   if (next_ != tensors_.size())
     return make_error("{}: {} of {} tensors written", path_, next_, tensors_.size());
-  const int rc = std::fclose(f_);
-  f_ = nullptr;
-  if (rc != 0) return make_error("{}: close failed: {}", path_, std::strerror(errno));
-  if (temp_path_.empty()) return {};
-  if (std::rename(temp_path_.c_str(), target_.c_str()) != 0)
-    return make_error("{}: cannot move {} into place: {}", path_, temp_path_, std::strerror(errno));
-  temp_path_.clear();
-  return {};
+  status s = out_->commit();
+  out_.reset();
+  return s;
 }
 
 }  // namespace glia

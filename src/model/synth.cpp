@@ -242,6 +242,7 @@ result<synth_summary> synth_model(const synth_options& o, const std::string& pat
   synth_summary sum;
   std::vector<uint8_t> buf;
   for (size_t i = 0; i < tensors.size(); ++i) {
+    if (o.cancel && o.cancel->load()) return make_error("{}: interrupted", path);
     const synth_tensor& t = tensors[i];
     const type_traits& tt = type_info((*types)[i]);
     const int64_t ne0 = t.dims[0];

@@ -4,6 +4,7 @@
 // generate is meaningless.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -78,6 +79,7 @@ struct synth_options {
   std::optional<int> n_layer;      // override (tests, quick experiments)
   std::optional<int64_t> n_vocab;  // override
   std::function<void(const std::string&)> log;
+  const std::atomic<bool>* cancel = nullptr;  // when it becomes true, the run stops between tensors
 };
 
 struct synth_summary {

@@ -7,6 +7,7 @@
 namespace glia::server {
 
 std::string api_error::type() const {
+  if (code == "model_not_found") return "invalid_request_error";  // OpenAI's 404 for an unknown model
   switch (status) {
     case 401: return "authentication_error";
     case 403: return "permission_error";

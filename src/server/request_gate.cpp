@@ -27,8 +27,7 @@ bool answer_cors(const server_state& st, const httplib::Request& req, httplib::R
   if (origin.empty()) return false;
   if (!any && std::find(origins.begin(), origins.end(), origin) == origins.end()) return false;
   res.set_header("Access-Control-Allow-Origin", any ? "*" : origin);
-  if (req.method != "OPTIONS" || !req.has_header("Access-Control-Request-Method") ||
-      !st.endpoint_methods.contains(req.path))
+  if (req.method != "OPTIONS" || !req.has_header("Access-Control-Request-Method") || !st.endpoint_method(req.path))
     return false;
   // 200 rather than 204: the HTTP library puts a Content-Length on every response, which a 204
   // must not carry; browsers accept either.
@@ -58,9 +57,8 @@ bool refuse_body_framing(const server_state& st, const httplib::Request& req, ht
     return refuse(api_error{400, fmt::format("Content-Length '{}' is not a number of bytes", len.substr(0, 32))});
   const bool carries_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE";
   if (len.empty() && carries_body) {
-    const auto known = st.endpoint_methods.find(req.path);
-    if (known != st.endpoint_methods.end() && known->second == req.method)
-      return refuse(api_error{411, "request bodies must have a Content-Length"});
+    const std::string* known = st.endpoint_method(req.path);
+    if (known && *known == req.method) return refuse(api_error{411, "request bodies must have a Content-Length"});
     res.set_header("Connection", "close");
     send_unrouted(st, req, res);
     return true;
@@ -75,10 +73,10 @@ bool refuse_body_framing(const server_state& st, const httplib::Request& req, ht
 }  // namespace
 
 void send_unrouted(const server_state& st, const httplib::Request& req, httplib::Response& res) {
-  const auto known = st.endpoint_methods.find(req.path);
-  if (known == st.endpoint_methods.end()) return send_error(res, api_error{404, "no such endpoint"});
-  res.set_header("Allow", known->second);
-  send_error(res, api_error{405, fmt::format("{} takes {} requests", req.path, known->second)});
+  const std::string* known = st.endpoint_method(req.path);
+  if (!known) return send_error(res, api_error{404, "no such endpoint"});
+  res.set_header("Allow", *known);
+  send_error(res, api_error{405, fmt::format("{} takes {} requests", req.path, *known)});
 }
 
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {

@@ -1,7 +1,6 @@
 // GET /health, GET /v1/models(/{id}), GET /metrics, POST /tokenize, POST /detokenize.
 #include <fmt/core.h>
 
-#include "core/json_text.h"
 #include "server/request.h"
 #include "server/request_fields.h"
 #include "server/responses.h"
@@ -67,7 +66,7 @@ void detokenize(server_state& st, const httplib::Request& req, httplib::Response
   const int n_vocab = st.sess().n_vocab();
   for (const auto& t : *it) {
     if (!t.is_number_integer())
-      return send_error(res, bad_request(fmt::format("token ids must be integers, got {}", shown(json_text(t))), "tokens"));
+      return send_error(res, bad_request(fmt::format("token ids must be integers, got {}", t.is_number() ? t.dump() : std::string("a ") + t.type_name()), "tokens"));
     if (t.get<int64_t>() < 0 || t.get<int64_t>() >= n_vocab)
       return send_error(res, bad_request(fmt::format("token id {} is outside the vocabulary (0..{})", t.dump(), n_vocab - 1), "tokens"));
     ids.push_back(int32_t(t.get<int64_t>()));
@@ -100,7 +99,7 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
     res.set_content(dump_json({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
   });
   // GET /v1/models/{id} (the SDKs' models.retrieve): the served model, or OpenAI's 404 for any other.
-  st.endpoint_methods["/v1/models/" + st.model_name] = "GET";
+  st.endpoint_prefix_methods["/v1/models/"] = "GET";
   svr.Get(R"(/v1/models/(.+))", [&st, model_json](const httplib::Request& req, httplib::Response& res) {
     if (!require_ready(st, res)) return;
     const std::string id = req.matches[1];

@@ -31,6 +31,15 @@ struct server_state {
   // Method of every registered endpoint (filled by add_route, read-only once serving): a known path
   // asked with another method gets 405 naming this one.
   std::map<std::string, std::string> endpoint_methods;
+  // The same for endpoints with an id in the path (GET /v1/models/{id}), by the prefix before it.
+  std::map<std::string, std::string> endpoint_prefix_methods;
+  // The method of the endpoint at `path`, or null when there is none.
+  const std::string* endpoint_method(const std::string& path) const {
+    if (auto it = endpoint_methods.find(path); it != endpoint_methods.end()) return &it->second;
+    for (const auto& [prefix, method] : endpoint_prefix_methods)
+      if (path.size() > prefix.size() && path.starts_with(prefix)) return &method;
+    return nullptr;
+  }
 
   const session& sess() const { return sched->any_session(); }
 };

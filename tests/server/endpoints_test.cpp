@@ -69,6 +69,10 @@ TEST_F(ServerEndpoints, HealthModelsTokenize) {
   auto other = get(*srv, "/v1/models/gpt-4o");
   EXPECT_EQ(other.status, 404);
   EXPECT_EQ(other.json()["error"]["code"], "model_not_found") << other.body;
+  EXPECT_EQ(other.json()["error"]["type"], "invalid_request_error") << other.body;
+  EXPECT_EQ(get(*srv, "/v1/models/").status, 404);
+  auto post_id = post(*srv, "/v1/models/brown-q8_0.gguf", std::string("{}"));
+  EXPECT_EQ(post_id.status, 405) << post_id.body;
 }
 
 // As llama-server: special-token text is the token unless parse_special is false (so /tokenize
@@ -88,6 +92,14 @@ TEST_F(ServerEndpoints, TokenizeReadsSpecialTokensAndGivesPieces) {
   std::string text;
   for (const auto& p : t) text += p["piece"].get<std::string>();
   EXPECT_EQ(text, " The jury");  // SentencePiece's leading space included, as llama-server shows it
+  // A character the vocabulary has no piece for comes as byte tokens: each piece as its bytes.
+  auto bytes = post(*srv, "/tokenize", json{{"content", "\xC3\xAF"}, {"with_pieces", true}});
+  ASSERT_EQ(bytes.status, 200) << bytes.body;
+  const json b = bytes.json()["tokens"];
+  ASSERT_EQ(b.size(), 3u) << bytes.body;
+  EXPECT_EQ(b[0]["piece"], " ") << bytes.body;  // SentencePiece's dummy prefix
+  EXPECT_EQ(b[1]["piece"], json::array({0xC3})) << bytes.body;
+  EXPECT_EQ(b[2]["piece"], json::array({0xAF})) << bytes.body;
 }
 
 TEST_F(ServerEndpoints, CompletionMatchesGolden) {
@@ -407,6 +419,12 @@ TEST(ServerCors, ListedOriginsOnlyAndPreflightsNeedNoKey) {
   EXPECT_EQ(a->status, 200);
   EXPECT_EQ(a->get_header_value("Access-Control-Allow-Origin"), "http://a.example");
   EXPECT_EQ(a->get_header_value("Vary"), "Origin");
+  // Endpoints with an id in the path too, whatever the id (a browser must be able to see the 404).
+  for (const char* path : {"/v1/models/brown-q8_0.gguf", "/v1/models/gpt-4o"}) {
+    auto id = c.Options(path, from_a);
+    ASSERT_TRUE(id);
+    EXPECT_EQ(id->status, 200) << path;
+  }
   auto b = c.Options("/v1/completions", from_b);
   ASSERT_TRUE(b);
   EXPECT_EQ(b->status, 401);  // not a preflight we answer: it needs the key like any request

@@ -199,15 +199,19 @@ TEST(quantize, names_and_errors) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.message().find("blk.0.attn_q.weight"), std::string::npos) << r.message();
   // --output-tensor-type sets a tied model's token embedding (its output matrix) with the mix's
-  // rules, with --pure, and with a float target; it wins over --token-embedding-type there.
+  // rules, with --pure, and with a float target; an explicit --token-embedding-type wins, as in
+  // llama-quantize (which applies it last).
   const std::vector<tensor_desc> tied = {{"token_embd.weight", {64, 100}, dtype::bf16},
                                          {"blk.0.attn_q.weight", {64, 64}, dtype::bf16}};
   for (file_type ft : {file_type::mostly_q4_0, file_type::mostly_f16})
     for (bool pure : {false, true}) {
-      auto types = plan_tensor_types(tied, mix_options{ft, dtype::q4_1, dtype::q5_0, pure}, mix_facts{1, 1});
+      auto types = plan_tensor_types(tied, mix_options{ft, std::nullopt, dtype::q5_0, pure}, mix_facts{1, 1});
       ASSERT_TRUE(types.is_ok()) << types.message();
       EXPECT_EQ((*types)[0], dtype::q5_0) << int(ft) << " pure " << pure;
       EXPECT_EQ((*types)[1], ft == file_type::mostly_f16 ? dtype::f16 : dtype::q4_0);
+      types = plan_tensor_types(tied, mix_options{ft, dtype::q4_1, dtype::q5_0, pure}, mix_facts{1, 1});
+      ASSERT_TRUE(types.is_ok()) << types.message();
+      EXPECT_EQ((*types)[0], dtype::q4_1) << int(ft) << " pure " << pure;
       // An untied model's token embedding takes --token-embedding-type.
       std::vector<tensor_desc> untied = tied;
       untied.push_back({"output.weight", {64, 100}, dtype::bf16});

@@ -215,5 +215,20 @@ TEST(synth, cli_writes_a_model_that_glia_run_uses) {
   EXPECT_NE(r.err.find("unknown preset"), std::string::npos) << r.err;
 }
 
+// Seeds are decimal whatever their digits ("010" is ten, as for glia run), and out-of-range or
+// negative seeds are refused rather than wrapped or clamped.
+TEST(synth, seeds_are_decimal_and_in_range) {
+  const std::string base = "synth -q --preset tinyllama --type Q4_0 --layers 1 --vocab 600 --out ";
+  const std::string a = test::scratch("synth-seed-010.gguf"), b = test::scratch("synth-seed-10.gguf");
+  ASSERT_EQ(tools_test::run_cli(base + tools_test::quote(a) + " -s 010").exit_code, 0);
+  ASSERT_EQ(tools_test::run_cli(base + tools_test::quote(b) + " -s 10").exit_code, 0);
+  EXPECT_EQ(test::read_file(a), test::read_file(b));
+  for (const char* bad : {"-1", "18446744073709551616", "0x10"}) {
+    auto r = tools_test::run_cli(base + tools_test::quote(test::scratch("synth-bad-seed.gguf")) + " -s " + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("--seed"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace glia
