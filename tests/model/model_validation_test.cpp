@@ -152,6 +152,25 @@ TEST_F(tiny_forward, non_finite_reports_layer_and_position) {
   EXPECT_NE(s.message().find("layer 1 at position 0"), std::string::npos) << s.message();
 }
 
+// A NaN in a query (or key) weight makes NaN attention scores; attention's softmax must pass them on
+// (its running max skips NaN, and a NaN weight sum once read as "no visible key" and gave zeros), so
+// the report names the layer, in the batch and token by token.
+TEST_F(tiny_forward, nan_in_attention_scores_reports_layer_and_position) {
+  auto& m = const_cast<model&>(**l_.m);
+  auto* wq = const_cast<float*>(static_cast<const float*>(m.weights.layers[1].wq.data));
+  wq[7] = std::numeric_limits<float>::quiet_NaN();
+  forward_pass fwd(m, *be_);
+  std::vector<int32_t> ids = {5, 6, 7};
+  std::vector<float> logits;
+  status s = fwd.run(*cache_, ids, 0, true, logits);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("layer 1 at position 0"), std::string::npos) << s.message();
+  cache_->clear();
+  s = fwd.run(*cache_, std::span(ids).first(1), 0, true, logits);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("layer 1 at position 0"), std::string::npos) << s.message();
+}
+
 TEST_F(tiny_forward, batch_one_by_one_and_chunks_agree) {
   forward_pass fwd(**l_.m, *be_);
   std::vector<int32_t> ids = {1, 9, 17, 33, 2, 63, 0, 12, 40, 41, 5};

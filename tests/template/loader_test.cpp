@@ -68,6 +68,19 @@ TEST(chat_template_loader, gguf_bad_token_id_is_an_error) {
   EXPECT_NE(set.message().find("tokenizer.ggml.bos_token_id = 99"), std::string::npos) << set.message();
 }
 
+// As the vocabulary loader reads them: 0xFFFFFFFF is "no such token" (llama2.c conversions such as the
+// pack's stories260K write it for the padding id), and a padding id past the vocabulary is ignored.
+TEST(chat_template_loader, gguf_absent_token_ids_are_skipped) {
+  auto set = jinja::load_chat_templates_gguf(test::testdata("models/stories260K.gguf"));
+  ASSERT_TRUE(set.is_ok()) << set.message();
+  EXPECT_EQ(token(*set, "pad_token"), "<absent>");
+  EXPECT_EQ(token(*set, "bos_token"), "<s>");
+  const std::string none = write_gguf("tmpl_no_bos.gguf", {{"tokenizer.chat_template", "x"}}, 0xFFFFFFFFll);
+  set = jinja::load_chat_templates_gguf(none);
+  ASSERT_TRUE(set.is_ok()) << set.message();
+  EXPECT_EQ(token(*set, "bos_token"), "<absent>");
+}
+
 TEST(chat_template_loader, gguf_model_without_template) {
   // The pack's models carry llama.cpp's Llama-2 SentencePiece vocabulary and no template.
   auto set = jinja::load_chat_templates_gguf(test::testdata("models/llama-untied-F16.gguf"));

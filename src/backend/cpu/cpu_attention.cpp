@@ -121,11 +121,13 @@ void attend_output(const attend_job& j, const attend_parts& s) {
         continue;
       }
       float* oh = j.out + t * j.out_stride + int64_t(h) * j.dv;
-      if (s.l[r] > 0.0f) {
+      // l is 0 only when no key was visible (cannot happen once the token itself is stored); a NaN
+      // score makes it NaN, and the NaN must come out so that the non-finite check reports it.
+      if (s.l[r] != 0.0f) {
         const float inv = 1.0f / s.l[r];
         for (int d = 0; d < j.dv; ++d) oh[d] = acc[d] * inv;
       } else {
-        std::fill(oh, oh + j.dv, 0.0f);  // no visible key (cannot happen once the token itself is stored)
+        std::fill(oh, oh + j.dv, 0.0f);
       }
     }
   }
@@ -139,14 +141,20 @@ namespace {
 // an unsplit job.
 void merge_parts(const float* part, size_t stride, int64_t n_parts, int dv, float* out) {
   float big = -INFINITY;
-  for (int64_t s = 0; s < n_parts; ++s)
-    if (part[size_t(s) * stride + 1] > 0.0f) big = std::max(big, part[size_t(s) * stride]);
-  std::fill(out, out + dv, 0.0f);
-  if (big == -INFINITY) return;  // no visible key
+  bool seen = false, nan = false;  // a part with l = 0 saw no slot; l = NaN came from a NaN score
+  for (int64_t s = 0; s < n_parts; ++s) {
+    const float l = part[size_t(s) * stride + 1];
+    if (l == 0.0f) continue;
+    seen = true;
+    nan = nan || std::isnan(l);
+    big = std::max(big, part[size_t(s) * stride]);
+  }
+  std::fill(out, out + dv, nan ? NAN : 0.0f);
+  if (!seen || nan) return;  // no visible key, or a NaN to pass on to the non-finite check
   float l = 0.0f;
   for (int64_t s = 0; s < n_parts; ++s) {
     const float* ps = part + size_t(s) * stride;
-    if (!(ps[1] > 0.0f)) continue;
+    if (ps[1] == 0.0f) continue;
     const float c = std::exp(ps[0] - big);
     l += ps[1] * c;
     for (int d = 0; d < dv; ++d) out[d] += ps[2 + d] * c;

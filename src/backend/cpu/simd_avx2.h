@@ -424,9 +424,11 @@ inline float hsum_ps(__m256 v) {
 // that small next to the maximum's e^0 = 1 vanishes anyway), +inf above 88 (e^88 ~ 1.7e38 is near
 // the float limit; SiLU of -88 and below is then -0, as with std::exp). x = n ln2 + r with
 // |r| <= ln2/2 (ln2 in two parts, so n ln2 is exact enough), e^r by its Taylor polynomial of degree
-// 7 (truncation below 2.2e-8 relative), then 2^n through the exponent bits. NaN gives 0: callers
-// that must propagate NaN (SiLU) still do through their other use of x.
+// 7 (truncation below 2.2e-8 relative), then 2^n through the exponent bits. NaN gives that NaN, as
+// std::exp does: attention's softmax relies on it to pass a NaN score on to the non-finite check.
 inline __m256 exp_ps(__m256 x) {
+  const __m256 x0 = x;
+  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
   const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);  // also false for NaN
   const __m256 overflow = _mm256_cmp_ps(x, _mm256_set1_ps(88.0f), _CMP_GT_OQ);
   x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
@@ -444,7 +446,7 @@ inline __m256 exp_ps(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   const __m256i scale = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   const __m256 e = _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(scale)), underflow);
-  return _mm256_blendv_ps(e, _mm256_set1_ps(__builtin_inff()), overflow);
+  return _mm256_blendv_ps(_mm256_blendv_ps(e, _mm256_set1_ps(__builtin_inff()), overflow), x0, nan);
 }
 
 }  // namespace

@@ -11,9 +11,11 @@ namespace glia::cpu {
 namespace {  // NOLINT(google-build-namespaces): internal linkage, as simd_avx2.h
 
 // e^x lane-wise, the steps of exp_ps (simd_avx2.h) in the same order with the same constants: 0 below
-// -87 and for NaN, +inf above 88; x = n ln2 + r (ln2 in two parts), e^r by its Taylor polynomial of
+// -87, +inf above 88, NaN for NaN; x = n ln2 + r (ln2 in two parts), e^r by its Taylor polynomial of
 // degree 7, 2^n through the exponent bits.
 inline float32x4_t exp_f32x4(float32x4_t x) {
+  const float32x4_t x0 = x;
+  const uint32x4_t number = vceqq_f32(x, x);  // false for NaN
   const uint32x4_t keep = vcgeq_f32(x, vdupq_n_f32(-87.0f));  // false for NaN
   const uint32x4_t overflow = vcgtq_f32(x, vdupq_n_f32(88.0f));
   x = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-87.0f)), vdupq_n_f32(88.0f));
@@ -26,7 +28,7 @@ inline float32x4_t exp_f32x4(float32x4_t x) {
   const int32x4_t scale = vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127)), 23);
   const float32x4_t e = vmulq_f32(p, vreinterpretq_f32_s32(scale));
   const float32x4_t kept = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), keep));
-  return vbslq_f32(overflow, vdupq_n_f32(INFINITY), kept);
+  return vbslq_f32(number, vbslq_f32(overflow, vdupq_n_f32(INFINITY), kept), x0);
 }
 
 // r[i] lane k becomes r[k] lane i.

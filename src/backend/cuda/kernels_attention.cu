@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(32 * warps) attention_split_kernel(const T* kc
   for (int d = threadIdx.x; d < hdv; d += blockDim.x) {
     const float v = parts_value(all, warps, stride, mm, d);
     if (a.n_splits == 1) {
-      out[row * hdv + d] = ll > 0.0f ? v / ll : 0.0f;
+      out[row * hdv + d] = ll != 0.0f ? v / ll : 0.0f;  // NaN (from a NaN score) passes on
     } else {
       float* pr = partial + (row * a.n_splits + split) * stride;
       pr[2 + d] = v;
@@ -180,7 +180,7 @@ __global__ void attention_merge_kernel(const float* partial, int n_splits, int h
   const float mm = parts_max(pr, n_splits, stride), ll = parts_sum(pr, n_splits, stride, mm);
   for (int d = threadIdx.x; d < head_dim_v; d += blockDim.x) {
     const float v = parts_value(pr, n_splits, stride, mm, d);
-    out[row * head_dim_v + d] = ll > 0.0f ? v / ll : 0.0f;
+    out[row * head_dim_v + d] = ll != 0.0f ? v / ll : 0.0f;
   }
 }
 

@@ -57,16 +57,22 @@ result<chat_template_set> load_chat_templates(const gguf::file& f) {
   }
   const gguf::value* tokens = f.find("tokenizer.ggml.tokens");
   const std::vector<gguf::value>* arr = tokens ? tokens->as_array() : nullptr;
-  static constexpr std::pair<std::string_view, std::string_view> ids[] = {
-      {"bos_token", "tokenizer.ggml.bos_token_id"},
-      {"eos_token", "tokenizer.ggml.eos_token_id"},
-      {"unk_token", "tokenizer.ggml.unknown_token_id"},
-      {"pad_token", "tokenizer.ggml.padding_token_id"}};
-  for (const auto& [name, id_key] : ids) {
+  // The vocabulary loader's rules (vocab_gguf.cpp): -1 and 0xFFFFFFFF mean "no such token" (llama.cpp
+  // writes them), and a padding id outside the vocabulary is ignored rather than refused.
+  static constexpr struct {
+    std::string_view name, key;
+    bool strict;
+  } ids[] = {{"bos_token", "tokenizer.ggml.bos_token_id", true},
+             {"eos_token", "tokenizer.ggml.eos_token_id", true},
+             {"unk_token", "tokenizer.ggml.unknown_token_id", true},
+             {"pad_token", "tokenizer.ggml.padding_token_id", false}};
+  for (const auto& [name, id_key, strict] : ids) {
     const auto id = f.get_int(id_key);
-    if (!id) continue;
-    if (!arr || *id < 0 || uint64_t(*id) >= arr->size())
+    if (!id || *id == -1 || *id == 0xFFFFFFFFll) continue;
+    if (!arr || *id < 0 || uint64_t(*id) >= arr->size()) {
+      if (!strict) continue;
       return make_error("{} = {} is outside the vocabulary ({} tokens)", id_key, *id, arr ? arr->size() : 0);
+    }
     const std::string* text = (*arr)[size_t(*id)].as_string();
     if (!text) return make_error("tokenizer.ggml.tokens[{}]: not a string", *id);
     set.tokens.emplace_back(std::string(name), *text);
