@@ -91,7 +91,7 @@ command_fn add_chat(CLI::App& app) {
       return 1;
     }
     session& sess = **s;
-    o->diag.start(sess);
+    if (!o->diag.start(sess)) return 1;
     auto format = sess.chat_template(o->chat_template);
     if (!format) {
       fmt::print(stderr, "error: {}\n", format.message());

@@ -56,18 +56,20 @@ command_fn add_info(CLI::App& app) {
     fmt::print("feed-forward:    {} ({})\n", p.n_ff, p.ffn_act == activation::silu ? "SiLU" : "GELU-tanh");
     fmt::print("context (train): {}\n", p.n_ctx_train);
     fmt::print("rms eps:         {}\n", p.norm_eps);
-    for (int il = 0; il < p.n_layer; ++il) {
-      const layer_profile& l = p.layers[size_t(il)];
-      if (il > 0) {
-        const layer_profile& prev = p.layers[size_t(il - 1)];
-        if (l.sliding == prev.sliding && l.n_head == prev.n_head && l.n_head_kv == prev.n_head_kv &&
-            l.head_dim_k == prev.head_dim_k && l.rope.freq_base == prev.rope.freq_base)
-          continue;
-      }
-      fmt::print("layer {:3}:       heads {}/{} kv, head dim {}/{}, {} attention{}, RoPE {} dims base {} scale {}{}\n", il,
-                 l.n_head, l.n_head_kv, l.head_dim_k, l.head_dim_v, l.sliding ? "sliding" : "full",
-                 l.sliding ? fmt::format(" (window {})", l.window) : "", l.rope.n_rot, l.rope.freq_base,
-                 l.rope.freq_scale, l.rope.ext_factor != 0 ? " YaRN" : "");
+    // One line per run of layers that read alike ("layers 0-4", then "layer 5").
+    auto describe_layer = [&](const layer_profile& l) {
+      return fmt::format("heads {}/{} kv, head dim {}/{}, {} attention{}, RoPE {} dims base {} scale {}{}", l.n_head,
+                         l.n_head_kv, l.head_dim_k, l.head_dim_v, l.sliding ? "sliding" : "full",
+                         l.sliding ? fmt::format(" (window {})", l.window) : "", l.rope.n_rot, l.rope.freq_base,
+                         l.rope.freq_scale, l.rope.ext_factor != 0 ? " YaRN" : "");
+    };
+    for (int first = 0; first < p.n_layer;) {
+      const std::string text = describe_layer(p.layers[size_t(first)]);
+      int last = first;
+      while (last + 1 < p.n_layer && describe_layer(p.layers[size_t(last + 1)]) == text) ++last;
+      const std::string which = first == last ? fmt::format("layer {}:", first) : fmt::format("layers {}-{}:", first, last);
+      fmt::print("{:<17}{}\n", which, text);
+      first = last + 1;
     }
     if (p.attn_softcap > 0) fmt::print("attention softcap: {}\n", p.attn_softcap);
     if (p.final_softcap > 0) fmt::print("final softcap:   {}\n", p.final_softcap);

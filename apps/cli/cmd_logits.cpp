@@ -11,30 +11,9 @@
 #include "commands.h"
 #include "common_options.h"
 #include "load_session.h"
+#include "token_ids.h"
 
 namespace glia::cli {
-namespace {
-
-result<std::vector<int32_t>> parse_ids(const std::string& text) {
-  std::vector<int32_t> ids;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t j = text.find(',', i);
-    if (j == std::string::npos) j = text.size();
-    const std::string item = text.substr(i, j - i);
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
-      return make_error("--ids: '{}' is not a token id", item);
-    ids.push_back(int32_t(v));
-    i = j + 1;
-  }
-  if (ids.empty()) return make_error("--ids: no token ids given");
-  return ids;
-}
-
-}  // namespace
 
 command_fn add_logits(CLI::App& app) {
   auto* cmd = app.add_subcommand("logits", "evaluate token ids and write their logits (float32 [n_ids, n_vocab])");
@@ -53,7 +32,7 @@ command_fn add_logits(CLI::App& app) {
   o->diag.add_to(cmd);
 
   return [o]() {
-    auto ids = parse_ids(o->ids);
+    auto ids = parse_token_ids(o->ids);
     if (!ids) {
       fmt::print(stderr, "error: {}\n", ids.message());
       return 1;
@@ -64,7 +43,7 @@ command_fn add_logits(CLI::App& app) {
       return 1;
     }
     auto& sess = **s;
-    o->diag.start(sess);
+    if (!o->diag.start(sess)) return 1;
     for (size_t i = 0; i < ids->size(); ++i)
       if ((*ids)[i] < 0 || (*ids)[i] >= sess.n_vocab()) {
         fmt::print(stderr, "error: token id {} (index {}) is outside the vocabulary (0..{})\n", (*ids)[i], i, sess.n_vocab() - 1);

@@ -47,7 +47,7 @@ command_fn add_run(CLI::App& app) {
       return 1;
     }
     auto& sess = **s;
-    o->diag.start(sess);
+    if (!o->diag.start(sess)) return 1;
     if (!o->prompt_file.empty()) {
       std::ifstream in(o->prompt_file, std::ios::binary);
       o->prompt.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -73,6 +73,7 @@ command_fn add_run(CLI::App& app) {
       return true;
     }, &st);
     std::fputc('\n', stdout);
+    std::fflush(stdout);  // before the statistics on stderr, when both go to one file
     if (!r) {
       fmt::print(stderr, "error: {}\n", r.message());
       return 1;

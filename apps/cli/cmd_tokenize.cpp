@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "gguf/gguf.h"
+#include "token_ids.h"
 #include "tokenizer/tokenizer.h"
 
 namespace glia::cli {
@@ -40,30 +41,6 @@ struct source_options {
   }
 };
 
-// "1,2,3" (spaces allowed too) -> ids; errors name the offending item.
-result<std::vector<int32_t>> parse_ids(const std::string& text) {
-  std::vector<int32_t> ids;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    while (pos < text.size() && (text[pos] == ',' || text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\n')) ++pos;
-    if (pos >= text.size()) break;
-    size_t end = pos;
-    while (end < text.size() && text[end] != ',' && text[end] != ' ' && text[end] != '\t' && text[end] != '\n') ++end;
-    const std::string item = text.substr(pos, end - pos);
-    int64_t v = 0;
-    bool ok = !item.empty() && item.size() <= 10;
-    for (size_t i = 0; ok && i < item.size(); ++i) {
-      const char c = item[i];
-      if (c == '-' && i == 0 && item.size() > 1) continue;
-      ok = c >= '0' && c <= '9';
-    }
-    if (ok) v = std::stoll(item);
-    if (!ok || v < INT32_MIN || v > INT32_MAX) return make_error("--ids: '{}' is not a token id", item);
-    ids.push_back(static_cast<int32_t>(v));
-    pos = end;
-  }
-  return ids;
-}
 
 }  // namespace
 
@@ -136,7 +113,7 @@ command_fn add_detokenize(CLI::App& app) {
   });
 
   return [o]() {
-    auto ids = parse_ids(o->ids);
+    auto ids = parse_token_ids(o->ids);
     if (!ids) {
       fmt::print(stderr, "error: {}\n", ids.message());
       return 1;

@@ -86,10 +86,9 @@ struct diagnostics_options {
     cmd->add_option("--dump-positions", dump_positions, "positions to dump per tensor")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   }
 
-  void start(session& s) const {
-    if (profile || !profile_json.empty() || !trace.empty()) s.enable_profiling();
-    if (!dump_pattern.empty()) s.enable_tensor_dump(dump_pattern, dump_dir, dump_positions);
-  }
+  // False (after printing why) when an output file could not be written: checked before the run,
+  // so that a long generation does not end without its profile.
+  bool start(session& s) const;
 
   // Returns false (after printing why) when a file could not be written.
   bool finish(session& s) const;

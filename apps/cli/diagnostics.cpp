@@ -1,6 +1,11 @@
 #include <fmt/core.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "common_options.h"
@@ -14,6 +19,24 @@ static bool write_text(const std::string& path, const std::string& text) {
     fmt::print(stderr, "error: cannot write {}\n", path);
     return false;
   }
+  return true;
+}
+
+// Whether `path` can be written (an existing file writable, or its folder for a new one).
+static bool can_write(const std::string& path) {
+  if (::access(path.c_str(), F_OK) == 0) return ::access(path.c_str(), W_OK) == 0;
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return ::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0;
+}
+
+bool diagnostics_options::start(session& s) const {
+  for (const std::string* path : {&profile_json, &trace})
+    if (!path->empty() && !can_write(*path)) {
+      fmt::print(stderr, "error: cannot write {}: {}\n", *path, std::strerror(errno));
+      return false;
+    }
+  if (profile || !profile_json.empty() || !trace.empty()) s.enable_profiling();
+  if (!dump_pattern.empty()) s.enable_tensor_dump(dump_pattern, dump_dir, dump_positions);
   return true;
 }
 

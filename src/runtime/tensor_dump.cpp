@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -37,7 +38,12 @@ tensor_tap tensor_dumper::tap() {
   return [this](const char* name, int layer, const float* data, int64_t n_rows, int64_t n_cols,
                 std::span<const int32_t> positions) {
     const std::string full = full_name(name, layer);
-    if (!matches(full)) return;
+    if (!matches(full)) {
+      // The names of layer 0 and outside the layers, to show when nothing matched.
+      if (layer <= 0 && seen_.size() < 64 && std::find(seen_.begin(), seen_.end(), full) == seen_.end())
+        seen_.push_back(full);
+      return;
+    }
     auto [it, inserted] = tensors_.try_emplace(full);
     captured& c = it->second;
     if (inserted) {
@@ -86,6 +92,12 @@ result<std::string> tensor_dumper::finish() {
   std::ofstream idx(dir_ + "/index.json");
   idx << json_text(index, 2) << "\n";
   if (!idx) return make_error("cannot write {}/index.json", dir_);
+  if (order_.empty()) {
+    std::string names;
+    for (const auto& n : seen_) names += (names.empty() ? "" : ", ") + n;
+    stats = fmt::format("no tensor name matched; this model's are {} (and blk.N.* for every layer N)\n",
+                        names.empty() ? "(none: nothing was evaluated)" : names);
+  }
   return stats;
 }
 

@@ -38,6 +38,7 @@ class tensor_dumper {
   int n_positions_;
   std::map<std::string, captured> tensors_;
   std::vector<std::string> order_;
+  std::vector<std::string> seen_;  // names that did not match (layer 0 and outside the layers)
 };
 
 }  // namespace glia

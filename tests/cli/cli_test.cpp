@@ -165,11 +165,35 @@ TEST(cli, logits_refuses_garbage_ids) {
   EXPECT_NE(r.err.find("'x' is not a token id"), std::string::npos) << r.err;
 }
 
+// logits and detokenize read --ids alike: what `tokenize --ids-only` or llama-tokenize print pastes
+// back ("1 2 3", "[1, 2, 3]"), and an empty or trailing item is refused by both.
+TEST(cli, ids_are_read_alike_by_logits_and_detokenize) {
+  const std::string model = quote(test::testdata("models/brown-f32.gguf"));
+  const std::string out = quote(test::scratch("ids.f32"));
+  for (const char* ids : {"5,6,7", "5 6 7", "[5, 6, 7]", " 5 ,6, 7 "}) {
+    run_result l = run_cli("logits -m " + model + " --ids '" + ids + "' --out " + out);
+    EXPECT_EQ(l.exit_code, 0) << ids << ": " << l.err;
+    EXPECT_NE(l.err.find("wrote 3 x"), std::string::npos) << l.err;
+    run_result d = run_cli("detokenize -m " + model + " --ids '" + ids + "'");
+    EXPECT_EQ(d.exit_code, 0) << ids << ": " << d.err;
+  }
+  for (const char* bad : {"5,,6", "5,", "5;6", "99999999999"}) {
+    for (const std::string cmd : {"logits --out " + out, std::string("detokenize")}) {
+      run_result r = run_cli(cmd + " -m " + model + " --ids '" + bad + "'");
+      EXPECT_NE(r.exit_code, 0) << cmd << " " << bad;
+      EXPECT_NE(r.err.find("--ids"), std::string::npos) << r.err;
+    }
+  }
+}
+
 TEST(cli, info_describes_the_model) {
   run_result r = run_cli("info -m " + quote(test::testdata("models/gemma3-F16.gguf")));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("architecture:    gemma3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("sliding attention (window 8)"), std::string::npos) << r.out;
+  // Runs of layers that read alike share a line (the pack's gemma3: five sliding, then one full).
+  EXPECT_NE(r.out.find("layers 0-4:      heads 4/2 kv"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layer 5:         heads 4/2 kv, head dim 32/32, full attention"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("F16"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("memory:"), std::string::npos) << r.out;
 }
@@ -236,6 +260,18 @@ TEST(cli_diagnostics, profile_percentages_sum_to_100_and_trace_is_chrome_json) {
   }
 }
 
+// An output path that cannot be written is refused before the run, not after a long generation.
+TEST(cli_diagnostics, unwritable_profile_paths_are_refused_up_front) {
+  for (const char* flag : {"--profile-json", "--trace"}) {
+    run_result r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury' -n 4 " + flag + " " +
+                           quote(test::scratch("no-such-folder/p.json")));
+    EXPECT_EQ(r.exit_code, 1) << flag;
+    EXPECT_NE(r.err.find("cannot write"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("generated:"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
 TEST(cli_diagnostics, dump_tensors_writes_raw_floats_and_an_index) {
   const std::string dir = test::scratch("dump_" + std::to_string(::getpid()));
   run_result r = run_cli("logits -m " + quote(test::testdata("models/qwen3-F16.gguf")) + " --ids 1,2,3,4,5,6 --kv-type f32 --out " +
@@ -254,6 +290,13 @@ TEST(cli_diagnostics, dump_tensors_writes_raw_floats_and_an_index) {
   ASSERT_LE(dumped.size(), all.size());
   EXPECT_TRUE(std::equal(dumped.begin(), dumped.end(), all.begin()));
   EXPECT_NE(r.err.find("blk.1.attn_norm"), std::string::npos) << r.err;
+  // A pattern that matches nothing (a wrong case, a typo) says so and lists the names there are.
+  r = run_cli("logits -m " + quote(test::testdata("models/qwen3-F16.gguf")) + " --ids 1,2 --out " + quote(dir + ".f32") +
+              " --dump-tensors 'BLK.0.*' --dump-dir " + quote(dir + "-none"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("no tensor name matched; this model's are "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("blk.0.attn_norm"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("logits"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+#include "token_ids.h"
+
+#include <charconv>
+
+namespace glia::cli {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+result<std::vector<int32_t>> parse_token_ids(std::string_view text) {
+  std::string_view s = trimmed(text);
+  if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = trimmed(s.substr(1, s.size() - 2));
+  std::vector<int32_t> ids;
+  while (!s.empty()) {
+    size_t end = 0;
+    while (end < s.size() && s[end] != ',' && !is_space(s[end])) ++end;
+    const std::string_view item = s.substr(0, end);
+    int32_t id = 0;
+    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
+    if (item.empty()) return make_error("--ids: an empty item in '{}'", text);
+    if (ec != std::errc{} || p != item.data() + item.size()) return make_error("--ids: '{}' is not a token id", item);
+    ids.push_back(id);
+    s = trimmed(s.substr(end));
+    if (!s.empty() && s.front() == ',') {
+      s = trimmed(s.substr(1));
+      if (s.empty()) return make_error("--ids: '{}' ends with a comma", text);
+    }
+  }
+  if (ids.empty()) return make_error("--ids: no token ids given");
+  return ids;
+}
+
+}  // namespace glia::cli
