@@ -101,8 +101,15 @@ TEST(model_validation, misshaped_tensor) {
   EXPECT_NE(e.find("tensor blk.0.attn_k.weight has shape [16, 32], expected [32, 16]"), std::string::npos) << e;
 }
 
+struct tiny_forward_state {
+  loaded& l;
+  std::unique_ptr<backend>& be;
+  std::unique_ptr<kv_cache>& cache;
+};
+
 class tiny_forward : public ::testing::Test {
  protected:
+  tiny_forward_state state() { return {l_, be_, cache_}; }
   void SetUp() override {
     l_ = load(test::make_tiny_llama({}));
     ASSERT_TRUE(l_.m.is_ok()) << l_.m.message();
@@ -138,37 +145,33 @@ TEST_F(tiny_forward, context_overflow) {
   EXPECT_NE(s.message().find("the context holds 16"), std::string::npos) << s.message();
 }
 
-TEST_F(tiny_forward, non_finite_reports_layer_and_position) {
-  // Poison one weight of layer 1's FFN down projection: the first non-finite value appears in the
-  // output of layer 1, at the first position.
-  auto& m = const_cast<model&>(**l_.m);
-  auto* down = const_cast<float*>(static_cast<const float*>(m.weights.layers[1].ffn_down.data));
-  down[3] = std::numeric_limits<float>::infinity();
-  forward_pass fwd(m, *be_);
-  std::vector<int32_t> ids = {5, 6, 7};
+// Sets one weight of layer 1's `which` matrix to `value` and runs `n_ids` tokens from an empty cache:
+// the error must name layer 1, position 0.
+void expect_non_finite_in_layer_1(const tiny_forward_state& f, weight_view layer_weights::*which, float value, size_t n_ids) {
+  auto& m = const_cast<model&>(**f.l.m);
+  auto* w = const_cast<float*>(static_cast<const float*>((m.weights.layers[1].*which).data));
+  const float kept = w[7];
+  w[7] = value;
+  forward_pass fwd(m, *f.be);
+  const std::vector<int32_t> ids = {5, 6, 7};
   std::vector<float> logits;
-  status s = fwd.run(*cache_, ids, 0, true, logits);
+  f.cache->clear();
+  status s = fwd.run(*f.cache, std::span(ids).first(n_ids), 0, true, logits);
+  w[7] = kept;
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("layer 1 at position 0"), std::string::npos) << s.message();
 }
 
-// A NaN in a query (or key) weight makes NaN attention scores; attention's softmax must pass them on
-// (its running max skips NaN, and a NaN weight sum once read as "no visible key" and gave zeros), so
-// the report names the layer, in the batch and token by token.
+TEST_F(tiny_forward, non_finite_reports_layer_and_position) {
+  // An infinite FFN down weight: the first non-finite value is in layer 1's output.
+  expect_non_finite_in_layer_1(state(), &layer_weights::ffn_down, std::numeric_limits<float>::infinity(), 3);
+}
+
+// A NaN in a query weight makes NaN attention scores; attention's softmax must pass them on (its
+// running max skips NaN, and a NaN weight sum once read as "no visible key" and gave zeros), so the
+// report names the layer, in the batch and token by token.
 TEST_F(tiny_forward, nan_in_attention_scores_reports_layer_and_position) {
-  auto& m = const_cast<model&>(**l_.m);
-  auto* wq = const_cast<float*>(static_cast<const float*>(m.weights.layers[1].wq.data));
-  wq[7] = std::numeric_limits<float>::quiet_NaN();
-  forward_pass fwd(m, *be_);
-  std::vector<int32_t> ids = {5, 6, 7};
-  std::vector<float> logits;
-  status s = fwd.run(*cache_, ids, 0, true, logits);
-  ASSERT_FALSE(s.is_ok());
-  EXPECT_NE(s.message().find("layer 1 at position 0"), std::string::npos) << s.message();
-  cache_->clear();
-  s = fwd.run(*cache_, std::span(ids).first(1), 0, true, logits);
-  ASSERT_FALSE(s.is_ok());
-  EXPECT_NE(s.message().find("layer 1 at position 0"), std::string::npos) << s.message();
+  for (size_t n_ids : {3, 1}) expect_non_finite_in_layer_1(state(), &layer_weights::wq, std::numeric_limits<float>::quiet_NaN(), n_ids);
 }
 
 TEST_F(tiny_forward, batch_one_by_one_and_chunks_agree) {
