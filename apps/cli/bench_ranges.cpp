@@ -42,9 +42,12 @@ result<std::vector<int>> expand_int_list(std::string_view option, const std::vec
     if (last < first) return bad("the range ends before it starts");
     if (op == '+' && step < 1) return bad("the step must be at least 1");
     if (op == '*' && (step < 2 || first < 1)) return bad("the multiplier must be at least 2 and the range start at 1 or more");
-    for (long long v = first; v <= last; v = op == '+' ? v + step : v * step) {
+    for (long long v = first;;) {
       if (out.size() == k_max_values) return bad(fmt::format("more than {} values", k_max_values));
       out.push_back(int(v));
+      // The next value would pass `last` (checked before forming it: a huge step must not overflow).
+      if (op == '+' ? step > last - v : v > last / step) break;
+      v = op == '+' ? v + step : v * step;
     }
   }
   return out;

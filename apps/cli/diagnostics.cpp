@@ -24,6 +24,11 @@ static bool write_text(const std::string& path, const std::string& text) {
 
 // Whether `path` can be written (an existing file writable, or its folder for a new one).
 static bool can_write(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    errno = EISDIR;
+    return false;
+  }
   if (::access(path.c_str(), F_OK) == 0) return ::access(path.c_str(), W_OK) == 0;
   const std::string dir = std::filesystem::path(path).parent_path().string();
   return ::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0;

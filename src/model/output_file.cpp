@@ -14,9 +14,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool under_special_tree(const fs::path& p) {
+// A file descriptor's name (/dev/stdout, /dev/fd/N, /proc/self/fd/N): whatever it leads to is the
+// caller's open file, which must be written as it is (/dev/shm and the like are ordinary folders).
+bool names_a_descriptor(const fs::path& p) {
   const std::string s = p.lexically_normal().string();
-  return s.starts_with("/dev/") || s.starts_with("/proc/");
+  return s.starts_with("/proc/") || s.starts_with("/dev/fd/") || s == "/dev/stdout" || s == "/dev/stderr";
 }
 
 // The path a write to `path` would land on: symlinks followed one hop at a time (a dangling link
@@ -28,9 +30,11 @@ struct resolved {
 
 result<resolved> resolve(const std::string& path) {
   constexpr int max_hops = 40;  // Linux's own limit
-  resolved r{fs::absolute(path), false};
+  std::error_code ec0;
+  resolved r{fs::absolute(path, ec0), false};
+  if (ec0) return make_error("{}: cannot resolve the path: {}", path, ec0.message());
   for (int hop = 0;; ++hop) {
-    r.special = r.special || under_special_tree(r.target);
+    r.special = r.special || names_a_descriptor(r.target);
     std::error_code ec;
     if (!fs::is_symlink(fs::symlink_status(r.target, ec))) break;
     if (hop == max_hops) return make_error("{}: too many levels of symbolic links", path);
@@ -42,7 +46,7 @@ result<resolved> resolve(const std::string& path) {
   const fs::path parent = fs::weakly_canonical(r.target.parent_path(), ec);
   if (ec) return make_error("{}: cannot resolve the folder: {}", path, ec.message());
   r.target = parent / r.target.filename();
-  r.special = r.special || under_special_tree(r.target);
+  r.special = r.special || names_a_descriptor(r.target);
   return r;
 }
 
@@ -127,12 +131,24 @@ output_file::~output_file() {
 
 status output_file::commit() {
   if (!f_) return make_error("{}: already closed", path_);
+  // On disk before the rename, so that a crash cannot leave an empty file where the old one was.
+  const bool synced = temp_path_.empty() || (std::fflush(f_) == 0 && ::fsync(::fileno(f_)) == 0);
+  const int sync_err = errno;
   const int rc = std::fclose(f_);
   f_ = nullptr;
+  if (!synced) return make_error("{}: write failed: {}", path_, std::strerror(sync_err));
   if (rc != 0) return make_error("{}: close failed: {}", path_, std::strerror(errno));
   if (temp_path_.empty()) return {};
-  if (std::rename(temp_path_.c_str(), target_.c_str()) != 0)
-    return make_error("{}: cannot move {} into place: {}", path_, temp_path_, std::strerror(errno));
+  if (std::rename(temp_path_.c_str(), target_.c_str()) != 0) {
+    const int err = errno;
+    // A target that is a mount point rename() cannot replace (a bind mount on the same file
+    // system, which open() could not tell): copied over it in place, as a direct write would.
+    if (err != EBUSY && err != EXDEV) return make_error("{}: cannot move {} into place: {}", path_, temp_path_, std::strerror(err));
+    std::error_code ec;
+    fs::copy_file(temp_path_, target_, fs::copy_options::overwrite_existing, ec);
+    if (ec) return make_error("{}: cannot copy {} into place: {}", path_, temp_path_, ec.message());
+    std::remove(temp_path_.c_str());
+  }
   temp_path_.clear();
   return {};
 }

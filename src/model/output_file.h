@@ -1,10 +1,11 @@
 // The file a tool writes its result to (glia quantize, glia synth). A regular file, new or existing,
 // directly or behind symlinks, is written under a temporary name next to it and renamed over it by
 // commit(), so a run that fails or is interrupted leaves what was there; a replaced file keeps its
-// mode (and owner where allowed). Anything else is written in order as it is and never removed: a
-// pipe, a device, anything under /dev or /proc (/dev/stdout even when the shell points it at a
-// file), a file that is a mount point (a container's bind mount), and a writable file whose folder
-// takes no new names (read-only folder, sticky folder, name too long for the suffix).
+// mode (and owner where allowed) and is on disk (fsync) before the rename. Anything else is written
+// in order as it is and never removed: a pipe, a device, a descriptor's name (/dev/stdout, /dev/fd/N,
+// /proc/self/fd/N, even when the shell points it at a file), a file that is a mount point (a
+// container's bind mount; one open() cannot tell is copied over in place at the end), and a writable
+// file whose folder takes no new names (read-only folder, sticky folder, name too long for the suffix).
 #pragma once
 
 #include <cstdio>

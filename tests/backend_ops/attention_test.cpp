@@ -136,46 +136,14 @@ TEST(attention, uniform_scores_average_values) {
   }
 }
 
-// A NaN score (a NaN in a query or in a visible key: a broken weight upstream) must come out of
-// attention as NaN, so that the forward pass's non-finite check names the layer and position; the
-// online softmax's max skips NaN, and the division once treated the NaN sum as "no visible key" and
-// wrote zeros. A NaN in a key no query sees changes nothing. Long enough to be split into parts
-// that are merged, on every attend this host runs and the scalar one.
+// A NaN score must come out of attention as NaN (expect_nan_scores_come_out, op_cases.h), on every
+// attend this host runs and the scalar one, with one thread and with parts merged across three.
 TEST(attention, a_nan_score_comes_out_as_nan) {
-  const int n_slots = 3000, dk = 16, dv = 8, n_head = 4, n_kv_head = 2;
-  auto k = random_floats(size_t(n_slots * n_kv_head * dk), 11);
-  auto v = random_floats(size_t(n_slots * n_kv_head * dv), 12);
-  std::vector<int32_t> slot_pos(static_cast<size_t>(n_slots));
-  for (int s = 0; s < n_slots; ++s) slot_pos[size_t(s)] = s;
-  const int32_t pos = 2500;  // slots past it are not visible
-  k[size_t((2900 * n_kv_head + 0) * dk + 3)] = NAN;  // kv head 0, an invisible slot
-  kv_layer_view kv{dtype::f32, k.data(), v.data(), slot_pos.data(), n_slots, n_kv_head, dk, dv};
   std::vector<const cpu::kernel_table*> tables = host_attend_tables();
   tables.push_back(&cpu::scalar_kernels());
-  for (const cpu::kernel_table* kt : tables) {
-    for (int nth : {1, 3}) {
-      const auto b = cpu::make_cpu_backend(nth, *kt);
-      attention_params p{n_head, 0.25f, 0.0f, 0};
-      auto q = random_floats(size_t(n_head * dk), 13);
-      std::vector<float> out(size_t(n_head * dv));
-      b->attention(kv, q.data(), &pos, 1, p, out.data());
-      for (float x : out) ASSERT_TRUE(std::isfinite(x)) << kt->attend_isa << ": the NaN key is not visible";
-      q[size_t(1 * dk + 5)] = NAN;  // query head 1
-      b->attention(kv, q.data(), &pos, 1, p, out.data());
-      for (int h = 0; h < n_head; ++h)
-        for (int d = 0; d < dv; ++d)
-          EXPECT_EQ(std::isnan(out[size_t(h * dv + d)]), h == 1) << kt->attend_isa << " threads " << nth << " head " << h;
-      q[size_t(1 * dk + 5)] = 0.5f;
-      std::vector<float> k_nan = k;
-      k_nan[size_t((1234 * n_kv_head + 1) * dk + 7)] = NAN;  // kv head 1 (query heads 2, 3), visible
-      kv_layer_view kv_nan = kv;
-      kv_nan.k = k_nan.data();
-      b->attention(kv_nan, q.data(), &pos, 1, p, out.data());
-      for (int h = 0; h < n_head; ++h)
-        for (int d = 0; d < dv; ++d)
-          EXPECT_EQ(std::isnan(out[size_t(h * dv + d)]), h >= 2) << kt->attend_isa << " threads " << nth << " head " << h;
-    }
-  }
+  for (const cpu::kernel_table* kt : tables)
+    for (int nth : {1, 3})
+      expect_nan_scores_come_out(*cpu::make_cpu_backend(nth, *kt), std::string(kt->attend_isa) + " threads " + std::to_string(nth));
 }
 
 // Two visible keys with scores a and b: weights are e^a / (e^a + e^b) and e^b / (e^a + e^b), even

@@ -151,6 +151,12 @@ TEST(cuda_backend, refuses_kv_views_in_another_order) {
   EXPECT_THROW(cuda->attention(f.view(), q.data(), &pos, 1, attention_params{4, 0.3f, 0.0f, 0}, out.data()), std::invalid_argument);
 }
 
+// As on the CPU (attention_test.cpp): a NaN score reaches the output, so the forward pass reports it.
+TEST(cuda_backend, a_nan_score_comes_out_as_nan) {
+  REQUIRE_CUDA();
+  expect_nan_scores_come_out(*cuda, "cuda");
+}
+
 TEST(cuda_backend, memory_round_trip) {
   REQUIRE_CUDA();
   EXPECT_FALSE(cuda->host_memory());

@@ -4,8 +4,10 @@
 #include "op_cases.h"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -281,6 +283,35 @@ std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case&
   b.attention(f.view(), q_all.data() + first_tok * a.n_head * s.head_dim_k, pos_all.data() + first_tok, n_tok, p,
               out.data());
   return out;
+}
+
+void expect_nan_scores_come_out(backend& b, const std::string& label) {
+  const int n_slots = 3000, dk = 16, dv = 8, n_head = 4, n_kv_head = 2;
+  auto k = random_floats(size_t(n_slots * n_kv_head * dk), 11);
+  auto v = random_floats(size_t(n_slots * n_kv_head * dv), 12);
+  std::vector<int32_t> slot_pos(static_cast<size_t>(n_slots));
+  for (int s = 0; s < n_slots; ++s) slot_pos[size_t(s)] = s;
+  const int32_t pos = 2500;                          // slots past it are not visible
+  k[size_t((2900 * n_kv_head + 0) * dk + 3)] = NAN;  // kv head 0, an invisible slot
+  kv_layer_view kv{dtype::f32, k.data(), v.data(), slot_pos.data(), n_slots, n_kv_head, dk, dv};
+  const attention_params p{n_head, 0.25f, 0.0f, 0};
+  auto q = random_floats(size_t(n_head * dk), 13);
+  std::vector<float> out(size_t(n_head * dv));
+  auto expect_nan_heads = [&](const kv_layer_view& view, auto is_nan_head, const char* what) {
+    b.attention(view, q.data(), &pos, 1, p, out.data());
+    for (int h = 0; h < n_head; ++h)
+      for (int d = 0; d < dv; ++d)
+        EXPECT_EQ(std::isnan(out[size_t(h * dv + d)]), is_nan_head(h)) << label << ", " << what << ": head " << h;
+  };
+  expect_nan_heads(kv, [](int) { return false; }, "a NaN in an invisible key");
+  q[size_t(1 * dk + 5)] = NAN;
+  expect_nan_heads(kv, [](int h) { return h == 1; }, "a NaN in query head 1");
+  q[size_t(1 * dk + 5)] = 0.5f;
+  std::vector<float> k_nan = k;
+  k_nan[size_t((1234 * n_kv_head + 1) * dk + 7)] = NAN;  // kv head 1 (query heads 2 and 3), visible
+  kv_layer_view with_nan = kv;
+  with_nan.k = k_nan.data();
+  expect_nan_heads(with_nan, [](int h) { return h >= 2; }, "a NaN in a visible key of kv head 1");
 }
 
 std::vector<cpu::isa_level> host_mm_levels() {

@@ -77,4 +77,11 @@ inline constexpr int64_t attn_max_batch = 8;
 std::vector<float> run_attention(backend& b, const kv_shape& s, const attn_case& a, int64_t n_tok, int64_t first_tok,
                                  std::optional<kv_order> order = std::nullopt);
 
+// A NaN score (a NaN in a query, or in a key the query sees: a broken weight upstream) must come out
+// of `b`'s attention as NaN, so that the forward pass's non-finite check names the layer and
+// position; a NaN in a key no query sees changes nothing. The online softmax's max skips NaN, and
+// the CPU division once read the NaN weight sum as "no visible key" and wrote zeros. 3000 slots, so
+// that backends split the row into parts and merge them.
+void expect_nan_scores_come_out(backend& b, const std::string& label);
+
 }  // namespace glia::test

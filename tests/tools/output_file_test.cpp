@@ -104,6 +104,23 @@ TEST(output_file, a_path_through_proc_is_written_in_place) {
   EXPECT_EQ(entries(dir), 1);
 }
 
+// /dev/shm (a RAM disk people write models to) is an ordinary folder: a failed run leaves its file.
+TEST(output_file, a_file_in_dev_shm_is_replaced_only_when_finished) {
+  const fs::path shm = "/dev/shm";
+  if (::access(shm.c_str(), W_OK) != 0) GTEST_SKIP() << "no writable /dev/shm";
+  const fs::path file = shm / ("glia-output-test-" + std::to_string(::getpid()) + ".gguf");
+  { std::ofstream(file) << "previous"; }
+  {
+    auto unfinished = output_file::open(file.string());
+    ASSERT_TRUE(unfinished.is_ok()) << unfinished.message();
+    ASSERT_GE(std::fputs("partial", unfinished->stream()), 0);
+  }
+  EXPECT_EQ(text_of(file), "previous");
+  write_and_commit(file, "new");
+  EXPECT_EQ(text_of(file), "new");
+  fs::remove(file);
+}
+
 // Ctrl-C during glia quantize: the run stops between tensors and leaves nothing behind.
 TEST(output_file, an_interrupted_quantize_leaves_the_path_as_it_was) {
   const fs::path dir = fresh_dir("output-interrupted");

@@ -70,9 +70,8 @@ struct f32x8 {
 // e^x as exp_ps (simd_avx2.h) computes it, lane for lane, on 16 lanes.
 inline __m512 exp512_ps(__m512 x) {
   const __m512 x0 = x;
-  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
   const __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_GE_OQ);  // also false for NaN
-  const __mmask16 overflow = _mm512_cmp_ps_mask(x, _mm512_set1_ps(88.0f), _CMP_GT_OQ);
+  const __mmask16 overflow = _mm512_cmp_ps_mask(x, _mm512_set1_ps(88.0f), _CMP_NLE_UQ);  // or NaN
   x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -83,7 +82,7 @@ inline __m512 exp512_ps(__m512 x) {
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
   const __m512i scale = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
   const __m512 e = _mm512_maskz_mul_ps(keep, p, _mm512_castsi512_ps(scale));
-  return _mm512_mask_blend_ps(nan, _mm512_mask_blend_ps(overflow, e, _mm512_set1_ps(__builtin_inff())), x0);
+  return _mm512_mask_blend_ps(overflow, e, _mm512_mul_ps(x0, _mm512_set1_ps(__builtin_inff())));
 }
 
 struct f32x16 {

@@ -428,9 +428,9 @@ inline float hsum_ps(__m256 v) {
 // std::exp does: attention's softmax relies on it to pass a NaN score on to the non-finite check.
 inline __m256 exp_ps(__m256 x) {
   const __m256 x0 = x;
-  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
   const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);  // also false for NaN
-  const __m256 overflow = _mm256_cmp_ps(x, _mm256_set1_ps(88.0f), _CMP_GT_OQ);
+  // Above 88, or NaN (unordered): x0 * inf is then +inf or that NaN.
+  const __m256 overflow = _mm256_cmp_ps(x, _mm256_set1_ps(88.0f), _CMP_NLE_UQ);
   x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -446,7 +446,7 @@ inline __m256 exp_ps(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   const __m256i scale = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   const __m256 e = _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(scale)), underflow);
-  return _mm256_blendv_ps(_mm256_blendv_ps(e, _mm256_set1_ps(__builtin_inff()), overflow), x0, nan);
+  return _mm256_blendv_ps(e, _mm256_mul_ps(x0, _mm256_set1_ps(__builtin_inff())), overflow);
 }
 
 }  // namespace

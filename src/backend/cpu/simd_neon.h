@@ -15,9 +15,8 @@ namespace {  // NOLINT(google-build-namespaces): internal linkage, as simd_avx2.
 // degree 7, 2^n through the exponent bits.
 inline float32x4_t exp_f32x4(float32x4_t x) {
   const float32x4_t x0 = x;
-  const uint32x4_t number = vceqq_f32(x, x);  // false for NaN
   const uint32x4_t keep = vcgeq_f32(x, vdupq_n_f32(-87.0f));  // false for NaN
-  const uint32x4_t overflow = vcgtq_f32(x, vdupq_n_f32(88.0f));
+  const uint32x4_t overflow = vmvnq_u32(vcleq_f32(x, vdupq_n_f32(88.0f)));  // above 88, or NaN
   x = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-87.0f)), vdupq_n_f32(88.0f));
   const float32x4_t n = vrndnq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504088896341f)));
   float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));  // x - n ln2 (high part, exact)
@@ -28,7 +27,7 @@ inline float32x4_t exp_f32x4(float32x4_t x) {
   const int32x4_t scale = vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127)), 23);
   const float32x4_t e = vmulq_f32(p, vreinterpretq_f32_s32(scale));
   const float32x4_t kept = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), keep));
-  return vbslq_f32(number, vbslq_f32(overflow, vdupq_n_f32(INFINITY), kept), x0);
+  return vbslq_f32(overflow, vmulq_f32(x0, vdupq_n_f32(INFINITY)), kept);  // +inf, or the NaN
 }
 
 // r[i] lane k becomes r[k] lane i.

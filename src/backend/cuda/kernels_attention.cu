@@ -44,16 +44,18 @@ __device__ float parts_max(const float* parts, int count, int stride) {
   for (int i = 0; i < count; ++i) m = fmaxf(m, parts[i * stride]);
   return m;
 }
+// A part with l = 0 saw no slot and is left out; one with l = NaN (a NaN score, whatever its m) is
+// not, so the NaN reaches the output.
 __device__ float parts_sum(const float* parts, int count, int stride, float m) {
   float l = 0.0f;
   for (int i = 0; i < count; ++i)
-    if (parts[i * stride] != -INFINITY) l += parts[i * stride + 1] * expf(parts[i * stride] - m);
+    if (parts[i * stride + 1] != 0.0f) l += parts[i * stride + 1] * expf(parts[i * stride] - m);
   return l;
 }
 __device__ float parts_value(const float* parts, int count, int stride, float m, int d) {
   float v = 0.0f;
   for (int i = 0; i < count; ++i)
-    if (parts[i * stride] != -INFINITY) v += parts[i * stride + 2 + d] * expf(parts[i * stride] - m);
+    if (parts[i * stride + 1] != 0.0f) v += parts[i * stride + 2 + d] * expf(parts[i * stride] - m);
   return v;
 }
 
@@ -116,7 +118,9 @@ __global__ void __launch_bounds__(32 * warps) attention_split_kernel(const T* kc
     }
     float cmax = sc;
     for (int off = 16; off > 0; off >>= 1) cmax = fmaxf(cmax, __shfl_xor_sync(0xffffffffu, cmax, off));
-    if (cmax == -INFINITY) continue;  // nothing visible in these 32 slots
+    // Nothing visible in these 32 slots. fmaxf skips NaN, so a group whose visible scores are all NaN
+    // (a broken Q or K) also has cmax = -inf: it goes on, and its NaN reaches l and the output.
+    if (cmax == -INFINITY && !__any_sync(0xffffffffu, isnan(sc))) continue;
     const float m_new = fmaxf(m, cmax);
     const float corr = expf(m - m_new);  // 0 while nothing was seen (m = -inf)
     const float p = sc == -INFINITY ? 0.0f : expf(sc - m_new);
