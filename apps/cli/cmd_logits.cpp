@@ -26,13 +26,13 @@ command_fn add_logits(CLI::App& app) {
   };
   auto o = std::make_shared<opts>();
   add_session_options(cmd, o->s);
-  cmd->add_option("--ids", o->ids, "comma-separated token ids")->required();
+  cmd->add_option("--ids", o->ids, "token ids (1,2,3 or \"1 2 3\" or [1, 2, 3]), or @FILE holding them")->required();
   cmd->add_option("--out", o->out, "output file")->required();
   cmd->add_flag("--one-by-one", o->one_by_one, "evaluate one token at a time through the KV cache");
   o->diag.add_to(cmd);
 
   return [o]() {
-    auto ids = parse_token_ids(o->ids);
+    auto ids = read_token_ids(o->ids);
     if (!ids) {
       fmt::print(stderr, "error: {}\n", ids.message());
       return 1;

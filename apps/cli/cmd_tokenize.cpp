@@ -106,14 +106,14 @@ command_fn add_detokenize(CLI::App& app) {
   };
   auto o = std::make_shared<opts>();
   o->src.add_to(cmd);
-  cmd->add_option("--ids", o->ids, "token ids, comma-separated (e.g. 1,15043,3186)")->required();
+  cmd->add_option("--ids", o->ids, "token ids (1,15043,3186 or \"1 15043 3186\" or [1, 15043, 3186]), or @FILE holding them")->required();
   cmd->add_flag("--skip-special", o->skip_special, "leave out control tokens such as <s> (else they print as their text)");
   cmd->callback([o]() {
     if (o->src.model_opt->count() == 0 && o->src.hf_opt->count() == 0) throw CLI::RequiredError("-m or --tokenizer");
   });
 
   return [o]() {
-    auto ids = parse_token_ids(o->ids);
+    auto ids = read_token_ids(o->ids);
     if (!ids) {
       fmt::print(stderr, "error: {}\n", ids.message());
       return 1;

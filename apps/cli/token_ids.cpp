@@ -1,6 +1,8 @@
 #include "token_ids.h"
 
 #include <charconv>
+#include <fstream>
+#include <iterator>
 
 namespace glia::cli {
 namespace {
@@ -35,6 +37,17 @@ result<std::vector<int32_t>> parse_token_ids(std::string_view text) {
     }
   }
   if (ids.empty()) return make_error("--ids: no token ids given");
+  return ids;
+}
+
+result<std::vector<int32_t>> read_token_ids(const std::string& arg) {
+  if (!arg.starts_with('@')) return parse_token_ids(arg);
+  const std::string path = arg.substr(1);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("--ids {}: cannot read the file", arg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto ids = parse_token_ids(text);
+  if (!ids) return make_error("{} (in {})", ids.message(), path);
   return ids;
 }
 

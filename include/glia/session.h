@@ -78,6 +78,7 @@ class session {
 
   int n_vocab() const;
   int n_ctx() const;
+  int n_ctx_train() const;  // the context the model was trained with (its GGUF context_length)
   int32_t n_past() const;  // tokens already in the KV cache
   const std::vector<int32_t>& history() const;  // those tokens
   std::string architecture() const;

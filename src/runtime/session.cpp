@@ -104,6 +104,7 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
 
 int session::n_vocab() const { return int(p_->m->profile.n_vocab); }
 int session::n_ctx() const { return p_->cache->n_ctx(); }
+int session::n_ctx_train() const { return p_->m->profile.n_ctx_train; }
 int32_t session::n_past() const { return p_->n_past; }
 std::string session::architecture() const { return p_->m->profile.arch; }
 uint64_t session::model_file_bytes() const { return p_->m->file->size(); }

@@ -99,6 +99,16 @@ TEST(cli, run_reads_special_tokens_in_the_prompt) {
   EXPECT_LT(prompt_tokens(special.err), prompt_tokens(plain.err));
 }
 
+// As llama.cpp: a context past the model's training context is allowed, with a warning.
+TEST(cli, a_context_past_training_is_a_warning) {
+  const std::string model = quote(test::testdata("models/stories260K.gguf"));  // trained with 128
+  run_result r = run_cli("logits -m " + model + " --ids 1,2 -c 256 --out " + quote(test::scratch("ctx.f32")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: a context of 256 tokens is longer than the 128"), std::string::npos) << r.err;
+  r = run_cli("logits -m " + model + " --ids 1,2 -c 128 --out " + quote(test::scratch("ctx.f32")));
+  EXPECT_EQ(r.err.find("warning:"), std::string::npos) << r.err;
+}
+
 TEST(cli, run_says_when_the_context_cut_generation_short) {
   run_result r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury said' -n 50 -c 16 --temp 0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -177,6 +187,15 @@ TEST(cli, ids_are_read_alike_by_logits_and_detokenize) {
     run_result d = run_cli("detokenize -m " + model + " --ids '" + ids + "'");
     EXPECT_EQ(d.exit_code, 0) << ids << ": " << d.err;
   }
+  // From a file, for contexts longer than one command-line argument holds.
+  const std::string file = test::scratch("ids.txt");
+  std::ofstream(file) << "[5, 6,\n 7]\n";
+  run_result from_file = run_cli("logits -m " + model + " --ids @" + quote(file) + " --out " + out);
+  EXPECT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_NE(from_file.err.find("wrote 3 x"), std::string::npos) << from_file.err;
+  run_result missing = run_cli("detokenize -m " + model + " --ids @" + quote(file + ".missing"));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("cannot read the file"), std::string::npos) << missing.err;
   for (const char* bad : {"5,,6", "5,", "5;6", "99999999999"}) {
     for (const std::string cmd : {"logits --out " + out, std::string("detokenize")}) {
       run_result r = run_cli(cmd + " -m " + model + " --ids '" + bad + "'");
