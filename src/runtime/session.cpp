@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -112,12 +113,19 @@ bool session::model_is_mapped() const { return p_->m->file->is_mapped(); }
 uint64_t session::prepared_weight_bytes() const { return p_->fwd->prepared_bytes(); }
 double session::prepare_seconds() const { return p_->fwd->prepare_seconds(); }
 
+// A template that does not parse is refused when it is chosen, not on every request that uses it.
+static result<session::chat_format> checked(session::chat_format f, std::string_view what) {
+  auto compiled = jinja::compiled_template::compile(f.source);
+  if (!compiled) return make_error("{}: {}", what, compiled.message());
+  return f;
+}
+
 result<session::chat_format> session::chat_template(const std::string& spec) const {
   chat_format f;
   if (spec.empty()) {
     if (auto t = p_->m->file->get_string("tokenizer.chat_template"); t && !t->empty()) {
       f.source = *t;
-      return f;
+      return checked(std::move(f), "the model's chat template (tokenizer.chat_template; give another with --chat-template)");
     }
     const builtin_template* b = find_builtin_template("chatml");
     f.source = b->source;
@@ -130,12 +138,14 @@ result<session::chat_format> session::chat_template(const std::string& spec) con
     f.end_of_turn = b->end_of_turn;
     return f;
   }
+  std::error_code ec;
   std::ifstream in(spec, std::ios::binary);
-  if (!in)
+  if (!std::filesystem::is_regular_file(spec, ec) || !in)
     return make_error("--chat-template '{}' is neither a built-in ({}) nor a readable file", spec,
                       fmt::join(builtin_template_names(), ", "));
   f.source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return f;
+  if (in.bad()) return make_error("--chat-template '{}': cannot read the file", spec);
+  return checked(std::move(f), fmt::format("--chat-template '{}'", spec));
 }
 
 result<std::string> session::render_chat(const chat_format& f, const std::string& messages_json,

@@ -145,7 +145,16 @@ int run_server(const server_options& opts) {
   });
 
   int code = 0;
-  if (status s = load(st); !s) {
+  // The listener and signal threads are running: an exception here must become an error, or their
+  // destructors would end the process without a word.
+  auto guarded_load = [&]() -> status {
+    try {
+      return load(st);
+    } catch (const std::exception& e) {
+      return make_error("{}", e.what());
+    }
+  };
+  if (status s = guarded_load(); !s) {
     fmt::print(stderr, "error: {}\n", s.message());
     code = 1;
     if (!got_signal) pthread_kill(signals.native_handle(), SIGTERM);

@@ -26,7 +26,7 @@ struct token_logprob {
 
 struct gen_event {
   std::string text;                     // text released to the client (may be empty)
-  std::vector<token_logprob> logprobs;  // one per token generated since the previous event
+  std::vector<token_logprob> logprobs;  // one per token whose text starts in this event's text
 };
 
 class job {

@@ -163,6 +163,7 @@ field_error message_text(const json& content, const std::string& role, std::stri
       return bad_request(fmt::format("content part type {} is not supported (only \"text\")", type == part.end() ? "(none)" : type->dump()), "messages");
     auto text = part.find("text");
     if (text == part.end() || !text->is_string()) return bad_request("a text content part needs a string 'text'", "messages");
+    if (&part != &content.front()) out += '\n';  // parts on lines of their own, as llama-server and vLLM join them
     out += text->get<std::string>();
   }
   return std::nullopt;
@@ -176,8 +177,10 @@ field_error read_messages(const json& obj, json& out) {
   out = json::array();
   for (const auto& m : *it) {
     if (!m.is_object()) return bad_request(fmt::format("each message must be an object, got {}", json_type_name(m)), "messages");
+    // A field this server does not act on is refused, unless it is null or an empty list: the SDKs
+    // send an assistant message back as they received it ("tool_calls": null, "audio": null, ...).
     for (const auto& [k, v] : m.items())
-      if (k != "role" && k != "content" && k != "name" && k != "refusal")
+      if (k != "role" && k != "content" && k != "name" && k != "refusal" && !v.is_null() && !(v.is_array() && v.empty()))
         return bad_request(fmt::format("message field '{}' is not supported", shown(k)), "messages");
     auto role = m.find("role");
     if (role == m.end() || !role->is_string()) return bad_request("each message needs a string 'role'", "messages");

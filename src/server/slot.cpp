@@ -23,6 +23,7 @@ void slot::start(std::shared_ptr<job> j) {
   n_prefilled_ = 0;
   first_chunk_ = true;
   pending_lp_.clear();
+  in_bytes_ = out_bytes_ = 0;
   job_->n_prompt = int(job_->prompt.size());
 }
 
@@ -96,12 +97,32 @@ token_logprob slot::logprob_of(int32_t id) const {
   return lp;
 }
 
+void slot::filter_text(const std::string& text, gen_event& ev, bool& hit) {
+  in_bytes_ += text.size();
+  const std::string passed = stops_->push(text, hit);
+  out_bytes_ += passed.size();
+  ev.text += passed;
+}
+
+void slot::release_logprobs(gen_event& ev, bool all) {
+  while (!pending_lp_.empty() && (all || pending_lp_.front().start < out_bytes_)) {
+    ev.logprobs.push_back(std::move(pending_lp_.front().lp));
+    pending_lp_.pop_front();
+  }
+}
+
 // The held-back text (incomplete characters, a possible stop-string start) at the end of generation.
 void slot::emit_tail() {
   bool hit = false;
-  gen_event ev{stops_->push(text_->flush(), hit), std::move(pending_lp_)};
+  gen_event ev;
+  filter_text(text_->flush(), ev, hit);
+  if (!hit) {
+    const std::string rest = stops_->flush();
+    out_bytes_ += rest.size();
+    ev.text += rest;
+  }
+  release_logprobs(ev, !hit);  // no stop string: every token's text went out, even an empty one
   pending_lp_.clear();
-  if (!hit) ev.text += stops_->flush();
   if (!ev.text.empty() || !ev.logprobs.empty()) job_->emit(std::move(ev));
 }
 
@@ -121,15 +142,14 @@ int32_t slot::sample_and_emit(metrics& m) {
   smp_->accept(id);
   ++j.n_generated;
   m.generated_tokens++;
-  if (j.params.logprobs) pending_lp_.push_back(logprob_of(id));
+  if (j.params.logprobs) pending_lp_.push_back({logprob_of(id), in_bytes_});
   bool hit = false;
-  gen_event ev{stops_->push(text_->push(id), hit), {}};
-  if (!ev.text.empty() || hit) {
-    ev.logprobs = std::move(pending_lp_);
-    pending_lp_.clear();
-  }
+  gen_event ev;
+  filter_text(text_->push(id), ev, hit);
+  release_logprobs(ev, false);
   if (!ev.text.empty() || !ev.logprobs.empty()) j.emit(std::move(ev));
   if (hit) {
+    pending_lp_.clear();  // the stop string's tokens: their text is never returned
     finish(finish_kind::stop);
     return -1;
   }

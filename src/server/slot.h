@@ -5,6 +5,7 @@
 // used on the engine thread only.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <span>
 #include <vector>
@@ -53,7 +54,20 @@ class slot {
   size_t n_prefilled_ = 0;     // prompt tokens in the sequence so far
   size_t planned_end_ = 0;     // prompt position the planned chunk ends at
   bool first_chunk_ = true;
-  std::vector<token_logprob> pending_lp_;  // logprobs of tokens whose text the stop filter holds back
+  // Logprobs wait until some of their token's text is sent: a token's text starts `start` bytes into
+  // what the text stream gave the stop filter (in_bytes_), and goes out once the filter has passed
+  // more than that (out_bytes_). Tokens whose text is all in a stop string are never reported, so the
+  // logprobs match the returned text.
+  struct pending_logprob {
+    token_logprob lp;
+    size_t start;
+  };
+  std::deque<pending_logprob> pending_lp_;
+  size_t in_bytes_ = 0, out_bytes_ = 0;
+  // Moves the logprobs of tokens whose text has started going out (all of them with `all`) into ev.
+  void release_logprobs(gen_event& ev, bool all);
+  // Runs text through the stop filter into ev.text, counting both sides.
+  void filter_text(const std::string& text, gen_event& ev, bool& hit);
 };
 
 }  // namespace glia::server

@@ -117,6 +117,23 @@ TEST(cli, run_says_when_the_context_cut_generation_short) {
   EXPECT_EQ(r.err.find("context full"), std::string::npos) << r.err;
 }
 
+// A chat template that does not parse, or a folder given as one, is refused when chat or serve
+// starts (llama-server does the same), with one line and exit code 1; not on every request, and
+// never as a crash.
+TEST(cli, a_broken_chat_template_is_refused_at_start) {
+  const std::string bad = test::scratch("broken.jinja");
+  std::ofstream(bad) << "{% for m in messages %}{{ m.content }";
+  const std::string model = test::testdata("models/brown-f32.gguf");
+  for (const std::string& tmpl : {bad, test::scratch("")}) {
+    const test::cli_result chat = test::run_glia({"chat", "-m", model, "--chat-template", tmpl}, std::string("hi\n"));
+    EXPECT_EQ(chat.exit_code, 1) << chat.err;
+    EXPECT_NE(chat.err.find("error: --chat-template '" + tmpl + "'"), std::string::npos) << chat.err;
+    const test::cli_result serve = test::run_glia({"serve", "-m", model, "--port", "0", "--chat-template", tmpl});
+    EXPECT_EQ(serve.exit_code, 1) << serve.err;
+    EXPECT_NE(serve.err.find("error: --chat-template '" + tmpl + "'"), std::string::npos) << serve.err;
+  }
+}
+
 TEST(cli, logits_match_the_golden_rows) {
   const auto m = manifest("qwen3-F16");
   const auto& prompt = m["prompts"][0];

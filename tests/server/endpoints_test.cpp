@@ -212,6 +212,37 @@ TEST_F(ServerEndpoints, Logprobs) {
   EXPECT_EQ(offsets, lp["text_offset"]);
 }
 
+// A stop string's own tokens are not in the logprobs: every listed token starts inside the returned
+// text (llama-server drops them too), and the text is where the tokens' text begins. Streamed, the same.
+TEST_F(ServerEndpoints, LogprobsEndWithTheReturnedText) {
+  for (const char* stop : {"same", "jury", "e"}) {
+    json req = {{"prompt", "The jury said"}, {"max_tokens", 20}, {"temperature", 0}, {"stop", stop}, {"logprobs", 1}};
+    auto r = post(*srv, "/v1/completions", req);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json choice = r.json()["choices"][0];
+    const std::string text = choice["text"];
+    const json& lp = choice["logprobs"];
+    std::string joined;
+    for (const auto& t : lp["tokens"]) joined += t.get<std::string>();
+    EXPECT_EQ(joined.substr(0, text.size()), text) << stop;
+    for (const auto& o : lp["text_offset"]) EXPECT_LT(o.get<size_t>(), std::max<size_t>(text.size(), 1)) << stop << " " << r.body;
+    if (choice["finish_reason"] == "stop" && !lp["tokens"].empty()) {
+      const std::string last = lp["tokens"].back();
+      EXPECT_LT(joined.size() - last.size(), text.size()) << "the last token starts inside the text: " << r.body;
+    }
+    req["stream"] = true;
+    const auto st = parse_stream(post(*srv, "/v1/completions", req).body, false);
+    json tokens = json::array();
+    for (const auto& chunk : st.chunks) {
+      const json& l = chunk["choices"][0]["logprobs"];
+      if (l.is_object())
+        for (const auto& t : l["tokens"]) tokens.push_back(t);
+    }
+    EXPECT_EQ(tokens, lp["tokens"]) << stop;
+    EXPECT_EQ(st.text, text) << stop;
+  }
+}
+
 // Legacy completions list the sampled token among the alternatives even when it is not one of the
 // most likely (OpenAI: up to logprobs + 1 entries). The bias forces token 198, which the model's own
 // distribution (what logprobs report) does not rank first.

@@ -38,7 +38,7 @@ TEST(ServerParse, ChatAllFields) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const auto& p = r.value().params;
   EXPECT_EQ(r.value().messages[0]["role"], "system");
-  EXPECT_EQ(r.value().messages[1]["content"], "ab");
+  EXPECT_EQ(r.value().messages[1]["content"], "a\nb");  // parts joined with newlines, as vLLM and llama-server
   EXPECT_EQ(p.max_tokens, 7);
   EXPECT_EQ(p.sampling.temperature, 0.0f);
   EXPECT_EQ(p.sampling.top_k, 3);
@@ -97,6 +97,18 @@ TEST(ServerParse, CompletionPromptForms) {
   EXPECT_EQ(c.value().prompt_text, "one");
 }
 
+// An assistant message as the SDKs hand it back (model_dump(): the fields it did not use are null or
+// empty) is accepted; text parts are joined on lines of their own, as llama-server and vLLM do.
+TEST(ServerParse, SdkEchoedMessagesAndTextParts) {
+  auto c = chat(R"({"messages":[{"role":"user","content":[{"type":"text","text":"Hel"},{"type":"text","text":"lo"}]},
+      {"role":"assistant","content":"Hi","refusal":null,"tool_calls":null,"function_call":null,"audio":null,"annotations":[]},
+      {"role":"user","content":"Again"}]})");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c.value().messages.size(), 3u);
+  EXPECT_EQ(c.value().messages[0]["content"], "Hel\nlo");
+  EXPECT_EQ(c.value().messages[1], nlohmann::json({{"role", "assistant"}, {"content", "Hi"}}));
+}
+
 // Every one of these must be a 400 naming the problem, never a crash or an ignored field.
 TEST(ServerParse, RejectsBadRequests) {
   const char* bad_chat[] = {
@@ -111,7 +123,8 @@ TEST(ServerParse, RejectsBadRequests) {
       R"({"messages":[{"role":"wizard","content":"x"}]})",
       R"({"messages":[{"role":"tool","content":"x"}]})",
       R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]})",
-      R"({"messages":[{"role":"user","content":"x","tool_calls":[]}]})",
+      R"({"messages":[{"role":"user","content":"x","tool_calls":[{"id":"call_1","type":"function"}]}]})",
+      R"({"messages":[{"role":"user","content":"x","audio":{"id":"a"}}]})",
       R"({"messages":[{"role":"user","content":"x"}],"n":2})",
       R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]})",
       R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"auto"})",
