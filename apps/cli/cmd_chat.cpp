@@ -97,7 +97,7 @@ command_fn add_chat(CLI::App& app) {
       fmt::print(stderr, "error: {}\n", format.message());
       return 1;
     }
-    if (format->fell_back) fmt::print(stderr, "warning: the model has no chat template; using ChatML\n");
+    if (format->fell_back) fmt::print(stderr, "warning: {}\n", format->fallback_note);
     auto sp = o->sampling.resolve(sess);
     if (!sp) {
       fmt::print(stderr, "error: {}\n", sp.message());

@@ -36,10 +36,7 @@ result<std::unique_ptr<session>> open_session(session_options opts) {
              double((*s)->model_file_bytes()) / mib, (*s)->model_is_mapped() ? "mapped" : "read into memory",
              std::chrono::duration<double>(clock::now() - start).count(), repacked,
              rss ? fmt::format("{:.1f} MiB", double(*rss) / mib) : std::string("unknown"));
-  // As llama.cpp, allowed with a warning: positions past training may degrade the output.
-  if (const int train = (*s)->n_ctx_train(); train > 0 && (*s)->n_ctx() > train)
-    fmt::print(stderr, "warning: a context of {} tokens is longer than the {} the model was trained with; text past that may degrade\n",
-               (*s)->n_ctx(), train);
+  if (const std::string w = (*s)->context_warning(); !w.empty()) fmt::print(stderr, "warning: {}\n", w);
   return s;
 }
 

@@ -79,6 +79,9 @@ class session {
   int n_vocab() const;
   int n_ctx() const;
   int n_ctx_train() const;  // the context the model was trained with (its GGUF context_length)
+  // A warning for front ends to print when the context is longer than the training context (allowed,
+  // as in llama.cpp: text past it may degrade), or empty.
+  std::string context_warning() const;
   int32_t n_past() const;  // tokens already in the KV cache
   const std::vector<int32_t>& history() const;  // those tokens
   std::string architecture() const;
@@ -112,6 +115,7 @@ class session {
     std::string source;        // Jinja
     std::string end_of_turn;   // a stop string for built-ins whose marker is not a special token
     bool fell_back = false;
+    std::string fallback_note;  // when fell_back: why ChatML is used, for a warning
   };
   result<chat_format> chat_template(const std::string& spec) const;
   // Renders messages (a JSON array of {"role", "content"} objects, as text) with a template, giving it

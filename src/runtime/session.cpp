@@ -106,6 +106,12 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
 int session::n_vocab() const { return int(p_->m->profile.n_vocab); }
 int session::n_ctx() const { return p_->cache->n_ctx(); }
 int session::n_ctx_train() const { return p_->m->profile.n_ctx_train; }
+
+std::string session::context_warning() const {
+  if (n_ctx_train() <= 0 || n_ctx() <= n_ctx_train()) return {};
+  return fmt::format("a context of {} tokens is longer than the {} the model was trained with; text past that may degrade",
+                     n_ctx(), n_ctx_train());
+}
 int32_t session::n_past() const { return p_->n_past; }
 std::string session::architecture() const { return p_->m->profile.arch; }
 uint64_t session::model_file_bytes() const { return p_->m->file->size(); }
@@ -113,24 +119,26 @@ bool session::model_is_mapped() const { return p_->m->file->is_mapped(); }
 uint64_t session::prepared_weight_bytes() const { return p_->fwd->prepared_bytes(); }
 double session::prepare_seconds() const { return p_->fwd->prepare_seconds(); }
 
-// A template that does not parse is refused when it is chosen, not on every request that uses it.
-static result<session::chat_format> checked(session::chat_format f, std::string_view what) {
-  auto compiled = jinja::compiled_template::compile(f.source);
-  if (!compiled) return make_error("{}: {}", what, compiled.message());
-  return f;
-}
-
 result<session::chat_format> session::chat_template(const std::string& spec) const {
   chat_format f;
   if (spec.empty()) {
+    // The model's own template, or ChatML with a warning when it has none or one that does not
+    // parse (as llama.cpp does; a template is checked once here rather than on every request).
+    std::string note = "the model has no chat template; using ChatML";
     if (auto t = p_->m->file->get_string("tokenizer.chat_template"); t && !t->empty()) {
-      f.source = *t;
-      return checked(std::move(f), "the model's chat template (tokenizer.chat_template; give another with --chat-template)");
+      auto compiled = jinja::compiled_template::compile(*t);
+      if (compiled) {
+        f.source = *t;
+        return f;
+      }
+      note = fmt::format("the model's chat template does not parse ({}); using ChatML (give one with --chat-template)",
+                         compiled.message());
     }
     const builtin_template* b = find_builtin_template("chatml");
     f.source = b->source;
     f.end_of_turn = b->end_of_turn;
     f.fell_back = true;
+    f.fallback_note = note;
     return f;
   }
   if (const builtin_template* b = find_builtin_template(spec)) {
@@ -140,12 +148,15 @@ result<session::chat_format> session::chat_template(const std::string& spec) con
   }
   std::error_code ec;
   std::ifstream in(spec, std::ios::binary);
-  if (!std::filesystem::is_regular_file(spec, ec) || !in)
+  if (std::filesystem::is_directory(spec, ec) || !in)  // (a pipe, <(...), is fine)
     return make_error("--chat-template '{}' is neither a built-in ({}) nor a readable file", spec,
                       fmt::join(builtin_template_names(), ", "));
   f.source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (in.bad()) return make_error("--chat-template '{}': cannot read the file", spec);
-  return checked(std::move(f), fmt::format("--chat-template '{}'", spec));
+  // Refused when chosen, not on every request that uses it.
+  if (auto compiled = jinja::compiled_template::compile(f.source); !compiled)
+    return make_error("--chat-template '{}': {}", spec, compiled.message());
+  return f;
 }
 
 result<std::string> session::render_chat(const chat_format& f, const std::string& messages_json,

@@ -28,9 +28,10 @@ status load(server_state& st) {
   auto sess = session::create(o.session);
   if (!sess) return make_error("{}", sess.message());
   const session& s0 = **sess;
+  if (const std::string w = s0.context_warning(); !w.empty()) fmt::print(stderr, "warning: {}\n", w);
   auto fmt_ = s0.chat_template(o.chat_template);
   if (!fmt_) return make_error("{}", fmt_.message());
-  if (fmt_->fell_back) fmt::print(stderr, "warning: the model has no chat template; using ChatML\n");
+  if (fmt_->fell_back) fmt::print(stderr, "warning: {}\n", fmt_->fallback_note);
   st.chat_fmt = *fmt_;
   sampler_params sp;
   status d = apply_gguf_sampling_defaults(sp, [&s0](std::string_view k) { return s0.metadata_number(k); });
@@ -152,6 +153,8 @@ int run_server(const server_options& opts) {
       return load(st);
     } catch (const std::exception& e) {
       return make_error("{}", e.what());
+    } catch (...) {
+      return make_error("loading the model failed (an unknown exception)");
     }
   };
   if (status s = guarded_load(); !s) {

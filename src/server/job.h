@@ -21,6 +21,10 @@ enum class finish_kind { none, stop, length, cancelled, error };
 struct token_logprob {
   std::string token;
   float logprob = 0.0f;
+  // Characters of the returned text before this token's text (legacy completions' text_offset): from
+  // the text itself, so a token shown as nothing (a control token) or cut by a stop string counts
+  // what the client sees.
+  size_t text_offset = 0;
   std::vector<std::pair<std::string, float>> top;  // most likely alternatives, best first
 };
 

@@ -6,7 +6,6 @@
 #include <fmt/core.h>
 
 #include "core/json_text.h"
-#include "tokenizer/utf8.h"
 
 namespace glia::server {
 
@@ -38,7 +37,7 @@ json bytes_of(const std::string& s) {
 
 }  // namespace
 
-json logprobs_json(bool chat, const std::vector<token_logprob>& lps, size_t text_offset0) {
+json logprobs_json(bool chat, const std::vector<token_logprob>& lps) {
   if (chat) {
     json content = json::array();
     for (const auto& lp : lps) {
@@ -49,7 +48,6 @@ json logprobs_json(bool chat, const std::vector<token_logprob>& lps, size_t text
     return {{"content", content}};
   }
   json tokens = json::array(), token_lps = json::array(), tops = json::array(), offsets = json::array();
-  size_t off = text_offset0;
   for (const auto& lp : lps) {
     tokens.push_back(lp.token);
     token_lps.push_back(lp.logprob);
@@ -58,8 +56,7 @@ json logprobs_json(bool chat, const std::vector<token_logprob>& lps, size_t text
     for (const auto& [tok, l] : lp.top) top[tok] = l;
     top[lp.token] = lp.logprob;
     tops.push_back(top);
-    offsets.push_back(off);
-    off += tok::utf8_char_count(lp.token);
+    offsets.push_back(lp.text_offset);
   }
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
@@ -81,7 +78,7 @@ json completion_json(const response_meta& m, const std::string& text, const std:
 }
 
 json chunk_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps, bool role_delta,
-                finish_kind finish, bool include_usage, size_t text_offset0) {
+                finish_kind finish, bool include_usage) {
   json choice = {{"index", 0}};
   if (m.chat) {
     json delta = json::object();
@@ -91,7 +88,7 @@ json chunk_json(const response_meta& m, const std::string& text, const std::vect
   } else {
     choice["text"] = text;
   }
-  choice["logprobs"] = lps && !lps->empty() ? logprobs_json(m.chat, *lps, text_offset0) : json();
+  choice["logprobs"] = lps && !lps->empty() ? logprobs_json(m.chat, *lps) : json();
   choice["finish_reason"] = finish == finish_kind::none ? json() : json(finish_reason_name(finish));
   json c = {{"id", m.id},
             {"object", m.chat ? "chat.completion.chunk" : "text_completion"},

@@ -22,17 +22,15 @@ struct response_meta {
 response_meta new_response_meta(bool chat, const std::string& model);
 const char* finish_reason_name(finish_kind k);  // "stop" | "length"
 nlohmann::json usage_json(int n_prompt, int n_generated);
-nlohmann::json logprobs_json(bool chat, const std::vector<token_logprob>& lps, size_t text_offset0 = 0);
+nlohmann::json logprobs_json(bool chat, const std::vector<token_logprob>& lps);
 
 // A whole answer (non-streaming).
 nlohmann::json completion_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
                                finish_kind reason, int n_prompt, int n_generated);
 // One streaming chunk. `role_delta`: the first chat chunk carries {"role": "assistant"}.
 // `finish`: finish_kind::none for a chunk in the middle. With include_usage every chunk has "usage": null.
-// `text_offset0`: completion logprobs' text_offset of the chunk's first token (the characters of the tokens
-// streamed before it), so offsets run on across chunks as in the non-streaming response.
 nlohmann::json chunk_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
-                          bool role_delta, finish_kind finish, bool include_usage, size_t text_offset0 = 0);
+                          bool role_delta, finish_kind finish, bool include_usage);
 // The last chunk of a stream with stream_options.include_usage: no choices, the usage.
 nlohmann::json usage_chunk_json(const response_meta& m, int n_prompt, int n_generated);
 

@@ -9,7 +9,6 @@
 #include "server/responses.h"
 #include "server/server_state.h"
 #include "server/sse.h"
-#include "tokenizer/utf8.h"
 
 namespace glia::server {
 namespace {
@@ -86,7 +85,6 @@ struct stream_state {
   std::shared_ptr<job> j;
   response_meta meta;
   bool first = true;
-  size_t text_offset = 0;  // completion logprobs: characters of the tokens streamed so far
   std::unique_ptr<in_flight_guard> guard;
 };
 
@@ -99,13 +97,12 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   const bool done = j.wait(events, poll_interval);
   for (const auto& e : events) {
     const auto* lps = j.params.logprobs ? &e.logprobs : nullptr;
-    const json chunk = chunk_json(ss->meta, e.text, lps, ss->first && ss->meta.chat, finish_kind::none, usage, ss->text_offset);
+    const json chunk = chunk_json(ss->meta, e.text, lps, ss->first && ss->meta.chat, finish_kind::none, usage);
     if (!write(sink, sse_data(dump_json(chunk)))) {
       j.cancel = true;
       return false;
     }
     ss->first = false;
-    for (const auto& lp : e.logprobs) ss->text_offset += tok::utf8_char_count(lp.token);
   }
   if (!done) return true;
   if (j.reason == finish_kind::cancelled) return false;

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "server/connection.h"
+#include "tokenizer/utf8.h"
 
 namespace glia::server {
 
@@ -23,7 +24,8 @@ void slot::start(std::shared_ptr<job> j) {
   n_prefilled_ = 0;
   first_chunk_ = true;
   pending_lp_.clear();
-  in_bytes_ = out_bytes_ = 0;
+  in_bytes_ = out_bytes_ = counted_bytes_ = counted_chars_ = 0;
+  sent_.clear();
   job_->n_prompt = int(job_->prompt.size());
 }
 
@@ -101,12 +103,21 @@ void slot::filter_text(const std::string& text, gen_event& ev, bool& hit) {
   in_bytes_ += text.size();
   const std::string passed = stops_->push(text, hit);
   out_bytes_ += passed.size();
+  sent_ += passed;
   ev.text += passed;
 }
 
 void slot::release_logprobs(gen_event& ev, bool all) {
   while (!pending_lp_.empty() && (all || pending_lp_.front().start < out_bytes_)) {
-    ev.logprobs.push_back(std::move(pending_lp_.front().lp));
+    pending_logprob& p = pending_lp_.front();
+    // Starts only grow: count the characters of the new bytes once.
+    const size_t upto = std::min(p.start, sent_.size());
+    if (upto > counted_bytes_) {
+      counted_chars_ += tok::utf8_char_count(std::string_view(sent_).substr(counted_bytes_, upto - counted_bytes_));
+      counted_bytes_ = upto;
+    }
+    p.lp.text_offset = counted_chars_;
+    ev.logprobs.push_back(std::move(p.lp));
     pending_lp_.pop_front();
   }
 }
@@ -119,6 +130,7 @@ void slot::emit_tail() {
   if (!hit) {
     const std::string rest = stops_->flush();
     out_bytes_ += rest.size();
+    sent_ += rest;
     ev.text += rest;
   }
   release_logprobs(ev, !hit);  // no stop string: every token's text went out, even an empty one

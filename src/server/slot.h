@@ -64,6 +64,8 @@ class slot {
   };
   std::deque<pending_logprob> pending_lp_;
   size_t in_bytes_ = 0, out_bytes_ = 0;
+  size_t counted_bytes_ = 0, counted_chars_ = 0;  // characters in the first counted_bytes_ bytes sent
+  std::string sent_;                              // the text sent so far, to count characters in
   // Moves the logprobs of tokens whose text has started going out (all of them with `all`) into ev.
   void release_logprobs(gen_event& ev, bool all);
   // Runs text through the stop filter into ev.text, counting both sides.

@@ -45,7 +45,7 @@ TEST(bad_prompt, id_not_a_number) {
 }
 
 TEST(bad_prompt, empty_id_in_list) {
-  EXPECT_EQ(the_error(logits("1,,2")), "error: --ids: an empty item in '1,,2'");
+  EXPECT_EQ(the_error(logits("1,,2")), "error: --ids: an empty item after 1 ids");
 }
 
 TEST(bad_prompt, more_ids_than_context) {

@@ -175,6 +175,24 @@ TEST(chat, windows_line_ends_are_plain_line_ends) {
   EXPECT_EQ(lf.out, crlf.out.substr(0, lf.out.size()));
 }
 
+// A model whose own template does not parse falls back to ChatML with a warning that says why, as
+// llama.cpp does (a template given with --chat-template that does not parse is refused: cli_test).
+TEST(chat, a_model_template_that_does_not_parse_falls_back_to_chatml) {
+  const std::string path = test::scratch("brown-bad-template-" + std::to_string(::getpid()) + ".gguf");
+  auto f = gguf::file::open(test::testdata("models/brown-f32.gguf"));
+  ASSERT_TRUE(f.is_ok());
+  gguf::writer w;
+  w.copy_metadata(**f);
+  ASSERT_TRUE(w.copy_tensors(**f).is_ok());
+  w.set_string("tokenizer.chat_template", "{% for m in messages %}{{ m.content }");
+  ASSERT_TRUE(w.write(path).is_ok());
+  child c({test::cli_path(), "chat", "-m", path, "--temp", "0", "-n", "4"});
+  c.write("Hello\n/exit\n");
+  ASSERT_EQ(c.wait_exit(30000), 0) << c.err;
+  EXPECT_NE(c.err.find("warning: the model's chat template does not parse (line 1"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("using ChatML"), std::string::npos) << c.err;
+}
+
 TEST(chat, clear_forgets_the_conversation) {
   child c({test::cli_path(), "chat", "-m", brown_with_template(), "--temp", "0", "-n", "4", "--verbose"});
   c.write("One\n/clear\nOne\n");

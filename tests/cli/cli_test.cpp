@@ -214,7 +214,7 @@ TEST(cli, ids_are_read_alike_by_logits_and_detokenize) {
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.err.find("cannot read the file"), std::string::npos) << missing.err;
   for (const char* bad : {"5,,6", "5,", "5;6", "99999999999"}) {
-    for (const std::string cmd : {"logits --out " + out, std::string("detokenize")}) {
+    for (const std::string& cmd : {"logits --out " + out, std::string("detokenize")}) {
       run_result r = run_cli(cmd + " -m " + model + " --ids '" + bad + "'");
       EXPECT_NE(r.exit_code, 0) << cmd << " " << bad;
       EXPECT_NE(r.err.find("--ids"), std::string::npos) << r.err;

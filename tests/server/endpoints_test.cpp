@@ -243,6 +243,35 @@ TEST_F(ServerEndpoints, LogprobsEndWithTheReturnedText) {
   }
 }
 
+// text_offset counts characters of the returned text, as OpenAI and vLLM do (Python string offsets),
+// not bytes of the tokens: on a model whose greedy text has Cyrillic letters (two bytes each, some
+// split across byte tokens), each whole-character token's text is found at its offset.
+TEST(ServerLogprobs, TextOffsetsCountCharactersOfTheText) {
+  server_process srv({"-m", test::testdata("models/llama-h256-Q2_K.gguf")});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  auto r = post(srv, "/v1/completions", json{{"prompt", "Once upon a time"}, {"max_tokens", 14}, {"temperature", 0}, {"logprobs", 0}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json choice = r.json()["choices"][0];
+  const std::string text = choice["text"];
+  std::vector<size_t> char_start;  // byte position of each character
+  for (size_t i = 0; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) char_start.push_back(i);
+  ASSERT_GT(text.size(), char_start.size()) << "the test needs multi-byte characters: " << text;
+  const json& lp = choice["logprobs"];
+  size_t prev = 0, checked = 0;
+  for (size_t i = 0; i < lp["tokens"].size(); ++i) {
+    const size_t off = lp["text_offset"][i];
+    EXPECT_GE(off, prev);
+    ASSERT_LE(off, char_start.size()) << r.body;
+    prev = off;
+    const std::string tok = lp["tokens"][i];
+    if (tok.find("\xEF\xBF\xBD") != std::string::npos || off == char_start.size()) continue;  // a byte token
+    EXPECT_EQ(text.compare(char_start[off], tok.size(), tok), 0) << "token " << i << " '" << tok << "' at " << off << ": " << r.body;
+    ++checked;
+  }
+  EXPECT_GT(checked, 5u);
+}
+
 // Legacy completions list the sampled token among the alternatives even when it is not one of the
 // most likely (OpenAI: up to logprobs + 1 entries). The bias forces token 198, which the model's own
 // distribution (what logprobs report) does not rank first.

@@ -5,7 +5,6 @@
 #include "server/auth.h"
 #include "server/metrics.h"
 #include "server/request.h"
-#include "server/responses.h"
 #include "server/sse.h"
 #include "runtime/stop_filter.h"
 #include "server/utf8_check.h"
@@ -263,15 +262,6 @@ TEST(ServerMetrics, PrometheusText) {
   EXPECT_NE(t.find("glia_decode_tokens_per_second 5.000"), std::string::npos);
   EXPECT_NE(t.find("glia_slots_busy 1\n"), std::string::npos);
   EXPECT_NE(t.find("glia_kv_cache_usage_ratio 0.500000"), std::string::npos);
-}
-
-// Legacy logprobs' text_offset counts characters, as OpenAI and vLLM do (Python string offsets),
-// not bytes: a character whose bytes two tokens share counts once, at the token with its lead byte.
-TEST(ServerResponses, TextOffsetsCountCharacters) {
-  std::vector<token_logprob> lps;
-  for (const char* t : {"a", "\xD0", "\xB3", "\xD1\x96", " b", "\xF0\x9F\x98\x80", "c"}) lps.push_back({t, -1.0f, {}});
-  const auto j = logprobs_json(false, lps, 5);
-  EXPECT_EQ(j["text_offset"], nlohmann::json({5, 6, 7, 7, 8, 10, 11}));
 }
 
 }  // namespace
