@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -97,16 +98,18 @@ class child {
   int in_ = -1, out_ = -1, err_ = -1;
 };
 
-// brown-f32 with a real chat template from the pack written into tokenizer.chat_template.
-std::string brown_with_template() {
+// brown-f32 with `source` written into tokenizer.chat_template: by default a real chat template from
+// the pack.
+std::string brown_with_template(const std::string& name = "chat", std::optional<std::string> source = std::nullopt) {
   // One file per test process: ctest runs tests in parallel.
-  const std::string path = test::scratch("brown-chat-" + std::to_string(::getpid()) + ".gguf");
+  const std::string path = test::scratch("brown-" + name + "-" + std::to_string(::getpid()) + ".gguf");
   auto f = gguf::file::open(test::testdata("models/brown-f32.gguf"));
   EXPECT_TRUE(f.is_ok());
   gguf::writer w;
   w.copy_metadata(**f);
   EXPECT_TRUE(w.copy_tensors(**f).is_ok());
-  w.set_string("tokenizer.chat_template", test::read_text(test::testdata("chat_templates/templates/Qwen-Qwen2.5-7B-Instruct.jinja")));
+  w.set_string("tokenizer.chat_template",
+               source ? *source : test::read_text(test::testdata("chat_templates/templates/Qwen-Qwen2.5-7B-Instruct.jinja")));
   EXPECT_TRUE(w.write(path).is_ok());
   return path;
 }
@@ -178,14 +181,7 @@ TEST(chat, windows_line_ends_are_plain_line_ends) {
 // A model whose own template does not parse falls back to ChatML with a warning that says why, as
 // llama.cpp does (a template given with --chat-template that does not parse is refused: cli_test).
 TEST(chat, a_model_template_that_does_not_parse_falls_back_to_chatml) {
-  const std::string path = test::scratch("brown-bad-template-" + std::to_string(::getpid()) + ".gguf");
-  auto f = gguf::file::open(test::testdata("models/brown-f32.gguf"));
-  ASSERT_TRUE(f.is_ok());
-  gguf::writer w;
-  w.copy_metadata(**f);
-  ASSERT_TRUE(w.copy_tensors(**f).is_ok());
-  w.set_string("tokenizer.chat_template", "{% for m in messages %}{{ m.content }");
-  ASSERT_TRUE(w.write(path).is_ok());
+  const std::string path = brown_with_template("bad-template", "{% for m in messages %}{{ m.content }");
   child c({test::cli_path(), "chat", "-m", path, "--temp", "0", "-n", "4"});
   c.write("Hello\n/exit\n");
   ASSERT_EQ(c.wait_exit(30000), 0) << c.err;
