@@ -135,6 +135,8 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
   p.stream = b.value_or(false);
   if (auto it = obj.find("stream_options"); it != obj.end() && !it->is_null()) {
     if (!it->is_object()) return bad_request(fmt::format("'stream_options' must be an object, got {}", json_type_name(*it)), "stream_options");
+    // As OpenAI and vLLM: options of a stream that was not asked for are a mistake worth saying.
+    if (!p.stream) return bad_request("'stream_options' is only allowed with \"stream\": true", "stream_options");
     for (const auto& [k, v] : it->items())
       if (k != "include_usage") return bad_request(fmt::format("unknown field 'stream_options.{}'", shown(k)), "stream_options");
     b.reset();
