@@ -1,11 +1,8 @@
 // glia logits: evaluate token ids and write their logits as little-endian float32 [n_ids, n_vocab].
 #include <fmt/core.h>
 
-#include <cstdio>
 #include <bit>
-#include <cerrno>
-#include <climits>
-#include <cstdlib>
+#include <cstdio>
 #include <fstream>
 
 #include "commands.h"

@@ -41,7 +41,6 @@ struct source_options {
   }
 };
 
-
 }  // namespace
 
 command_fn add_tokenize(CLI::App& app) {

@@ -17,6 +17,10 @@
 
 namespace glia {
 
+namespace jinja {
+class compiled_template;
+}
+
 struct session_options {
   std::string model_path;
   int n_ctx = 0;            // 0: the model's training context, capped at 4096
@@ -113,6 +117,7 @@ class session {
   // says so). Otherwise the name of a built-in (chatml, llama3, gemma, mistral) or a file path.
   struct chat_format {
     std::string source;        // Jinja
+    std::shared_ptr<const jinja::compiled_template> compiled;  // source, parsed once by chat_template()
     std::string end_of_turn;   // a stop string for built-ins whose marker is not a special token
     bool fell_back = false;
     std::string fallback_note;  // when fell_back: why ChatML is used, for a warning

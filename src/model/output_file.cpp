@@ -22,10 +22,10 @@ bool names_a_descriptor(const fs::path& p) {
 }
 
 // The path a write to `path` would land on: symlinks followed one hop at a time (a dangling link
-// names the file that writing would create), and whether any hop passed through /dev or /proc.
+// names the file that writing would create), and whether any hop was a descriptor's name.
 struct resolved {
   fs::path target;
-  bool special = false;
+  bool descriptor = false;
 };
 
 result<resolved> resolve(const std::string& path) {
@@ -34,7 +34,7 @@ result<resolved> resolve(const std::string& path) {
   resolved r{fs::absolute(path, ec0), false};
   if (ec0) return make_error("{}: cannot resolve the path: {}", path, ec0.message());
   for (int hop = 0;; ++hop) {
-    r.special = r.special || names_a_descriptor(r.target);
+    r.descriptor = r.descriptor || names_a_descriptor(r.target);
     std::error_code ec;
     if (!fs::is_symlink(fs::symlink_status(r.target, ec))) break;
     if (hop == max_hops) return make_error("{}: too many levels of symbolic links", path);
@@ -46,7 +46,7 @@ result<resolved> resolve(const std::string& path) {
   const fs::path parent = fs::weakly_canonical(r.target.parent_path(), ec);
   if (ec) return make_error("{}: cannot resolve the folder: {}", path, ec.message());
   r.target = parent / r.target.filename();
-  r.special = r.special || names_a_descriptor(r.target);
+  r.descriptor = r.descriptor || names_a_descriptor(r.target);
   return r;
 }
 
@@ -75,7 +75,7 @@ result<output_file> output_file::open(const std::string& path) {
     if (!out.f_) return make_error("{}: cannot open for writing: {}", path, std::strerror(errno));
     return std::move(out);
   };
-  if (r->special || (exists && !S_ISREG(st.st_mode))) return open_directly();
+  if (r->descriptor || (exists && !S_ISREG(st.st_mode))) return open_directly();
   if (exists) {
     // rename() would replace a file the user may not write to; refuse as opening it would.
     if (::access(r->target.c_str(), W_OK) != 0) return make_error("{}: cannot write: {}", path, std::strerror(errno));

@@ -147,6 +147,7 @@ class mix_state {
   }
 
   dtype base() const { return base_; }
+  bool tied() const { return !has_output_; }  // the token embedding is also the output matrix
 
  private:
   const mix_options& o_;
@@ -206,7 +207,6 @@ result<std::vector<dtype>> plan_tensor_types(std::span<const tensor_desc> tensor
   // A tied model's token embedding is also its output matrix: --output-tensor-type names its type,
   // with the mix's rules or without (llama-quantize: with them only); an explicit
   // --token-embedding-type still wins, as there.
-  const bool tied = std::none_of(tensors.begin(), tensors.end(), [](const tensor_desc& t) { return t.name == "output.weight"; });
   std::vector<dtype> out;
   out.reserve(tensors.size());
   for (const auto& t : tensors) {
@@ -222,7 +222,7 @@ result<std::vector<dtype>> plan_tensor_types(std::span<const tensor_desc> tensor
       if (!chosen) return chosen.take_error();
       nt = *chosen;
     }
-    if (opts.output_type && (t.name == "output.weight" || (tied && t.name == "token_embd.weight"))) nt = *opts.output_type;
+    if (opts.output_type && (t.name == "output.weight" || (mix.tied() && t.name == "token_embd.weight"))) nt = *opts.output_type;
     if (opts.token_embd_type && t.name == "token_embd.weight") nt = *opts.token_embd_type;
     if (t.dims[0] % block_of(nt) != 0)
       return make_error("tensor {}: rows of {} elements are not a multiple of {}'s block of {}", t.name, t.dims[0],

@@ -119,31 +119,39 @@ bool session::model_is_mapped() const { return p_->m->file->is_mapped(); }
 uint64_t session::prepared_weight_bytes() const { return p_->fwd->prepared_bytes(); }
 double session::prepare_seconds() const { return p_->fwd->prepare_seconds(); }
 
+// Parses `f.source` into `f`: once, when the template is chosen, not on every request that uses it.
+static status compile_into(session::chat_format& f) {
+  auto compiled = jinja::compiled_template::compile(f.source);
+  if (!compiled) return compiled.take_error();
+  f.compiled = std::make_shared<const jinja::compiled_template>(std::move(*compiled));
+  return {};
+}
+
 result<session::chat_format> session::chat_template(const std::string& spec) const {
   chat_format f;
   if (spec.empty()) {
     // The model's own template, or ChatML with a warning when it has none or one that does not
-    // parse (as llama.cpp does; a template is checked once here rather than on every request).
+    // parse (as llama.cpp does).
     std::string note = "the model has no chat template; using ChatML";
     if (auto t = p_->m->file->get_string("tokenizer.chat_template"); t && !t->empty()) {
-      auto compiled = jinja::compiled_template::compile(*t);
-      if (compiled) {
-        f.source = *t;
-        return f;
-      }
+      f.source = *t;
+      status parsed = compile_into(f);
+      if (parsed) return f;
       note = fmt::format("the model's chat template does not parse ({}); using ChatML (give one with --chat-template)",
-                         compiled.message());
+                         parsed.message());
     }
     const builtin_template* b = find_builtin_template("chatml");
     f.source = b->source;
     f.end_of_turn = b->end_of_turn;
     f.fell_back = true;
     f.fallback_note = note;
+    GLIA_TRY(compile_into(f));
     return f;
   }
   if (const builtin_template* b = find_builtin_template(spec)) {
     f.source = b->source;
     f.end_of_turn = b->end_of_turn;
+    GLIA_TRY(compile_into(f));
     return f;
   }
   std::error_code ec;
@@ -153,9 +161,7 @@ result<session::chat_format> session::chat_template(const std::string& spec) con
                       fmt::join(builtin_template_names(), ", "));
   f.source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (in.bad()) return make_error("--chat-template '{}': cannot read the file", spec);
-  // Refused when chosen, not on every request that uses it.
-  if (auto compiled = jinja::compiled_template::compile(f.source); !compiled)
-    return make_error("--chat-template '{}': {}", spec, compiled.message());
+  if (status parsed = compile_into(f); !parsed) return make_error("--chat-template '{}': {}", spec, parsed.message());
   return f;
 }
 
@@ -168,7 +174,7 @@ result<std::string> session::render_chat(const chat_format& f, const std::string
   if (in.messages.is_discarded() || !in.messages.is_array()) return make_error("messages must be a JSON array");
   in.add_generation_prompt = add_generation_prompt;
   in.tokens = set->tokens;
-  return jinja::render_chat(f.source, in);
+  return f.compiled ? jinja::render_chat(*f.compiled, in) : jinja::render_chat(f.source, in);
 }
 
 std::optional<double> session::metadata_number(std::string_view key) const { return p_->m->file->get_float(key); }

@@ -5,8 +5,6 @@
 
 #include <fmt/core.h>
 
-#include "core/json_text.h"
-
 namespace glia::server {
 
 using nlohmann::json;
@@ -107,7 +105,5 @@ json usage_chunk_json(const response_meta& m, int n_prompt, int n_generated) {
           {"choices", json::array()},
           {"usage", usage_json(n_prompt, n_generated)}};
 }
-
-std::string dump_json(const json& j) { return json_text(j); }
 
 }  // namespace glia::server

@@ -34,8 +34,4 @@ nlohmann::json chunk_json(const response_meta& m, const std::string& text, const
 // The last chunk of a stream with stream_options.include_usage: no choices, the usage.
 nlohmann::json usage_chunk_json(const response_meta& m, int n_prompt, int n_generated);
 
-// Compact JSON text; bytes that are not valid UTF-8 (a token piece can be part of a character)
-// become U+FFFD instead of making the dump throw.
-std::string dump_json(const nlohmann::json& j);
-
 }  // namespace glia::server

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/json_text.h"
 #include "server/connection.h"
 #include "server/request.h"
 #include "server/responses.h"
@@ -20,7 +21,7 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
   const session& s = st.sess();
   std::vector<int32_t> ids;
   if (r.chat) {
-    auto text = s.render_chat(st.chat_fmt, dump_json(r.messages), true);
+    auto text = s.render_chat(st.chat_fmt, json_text(r.messages), true);
     if (!text) return bad_request(fmt::format("the chat template failed: {}", text.message()), "messages");
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);
@@ -76,7 +77,7 @@ void respond_whole(server_state& st, const response_meta& meta, const std::share
     if (!done && peer_closed(j->client_fd)) j->cancel = true;
   }
   if (j->reason == finish_kind::error) return send_error(res, api_error{500, j->error});
-  res.set_content(dump_json(completion_json(meta, text, j->params.logprobs ? &lps : nullptr, j->reason, j->n_prompt, j->n_generated)),
+  res.set_content(json_text(completion_json(meta, text, j->params.logprobs ? &lps : nullptr, j->reason, j->n_prompt, j->n_generated)),
                   "application/json");
 }
 
@@ -98,7 +99,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   for (const auto& e : events) {
     const auto* lps = j.params.logprobs ? &e.logprobs : nullptr;
     const json chunk = chunk_json(ss->meta, e.text, lps, ss->first && ss->meta.chat, finish_kind::none, usage);
-    if (!write(sink, sse_data(dump_json(chunk)))) {
+    if (!write(sink, sse_data(json_text(chunk)))) {
       j.cancel = true;
       return false;
     }
@@ -110,8 +111,8 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   if (j.reason == finish_kind::error) {
     tail += sse_data(api_error{500, j.error}.to_json());
   } else {
-    tail += sse_data(dump_json(chunk_json(ss->meta, "", nullptr, ss->first && ss->meta.chat, j.reason, usage)));
-    if (usage) tail += sse_data(dump_json(usage_chunk_json(ss->meta, j.n_prompt, j.n_generated)));
+    tail += sse_data(json_text(chunk_json(ss->meta, "", nullptr, ss->first && ss->meta.chat, j.reason, usage)));
+    if (usage) tail += sse_data(json_text(usage_chunk_json(ss->meta, j.n_prompt, j.n_generated)));
   }
   tail += sse_done;
   if (!write(sink, tail)) return false;

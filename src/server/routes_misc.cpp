@@ -1,6 +1,7 @@
 // GET /health, GET /v1/models(/{id}), GET /metrics, POST /tokenize, POST /detokenize.
 #include <fmt/core.h>
 
+#include "core/json_text.h"
 #include "server/request.h"
 #include "server/request_fields.h"
 #include "server/responses.h"
@@ -42,7 +43,7 @@ void tokenize(server_state& st, const httplib::Request& req, httplib::Response& 
   // llama-server's defaults: no BOS, special-token text is the token (as the completion routes read a prompt).
   auto ids = st.sess().tokenize(*content, add_special.value_or(false), parse_special.value_or(true));
   if (!ids) return send_error(res, bad_request(ids.message(), "content"));
-  if (!with_pieces.value_or(false)) return res.set_content(dump_json({{"tokens", *ids}}), "application/json");
+  if (!with_pieces.value_or(false)) return res.set_content(json_text({{"tokens", *ids}}), "application/json");
   // Each token with its text; a piece that is not whole UTF-8 (part of a character) as its bytes.
   json tokens = json::array();
   for (int32_t id : *ids) {
@@ -51,7 +52,7 @@ void tokenize(server_state& st, const httplib::Request& req, httplib::Response& 
     if (!tok::is_valid_utf8(piece)) shown_piece = std::vector<uint8_t>(piece.begin(), piece.end());
     tokens.push_back({{"id", id}, {"piece", shown_piece}});
   }
-  res.set_content(dump_json({{"tokens", tokens}}), "application/json");
+  res.set_content(json_text({{"tokens", tokens}}), "application/json");
 }
 
 void detokenize(server_state& st, const httplib::Request& req, httplib::Response& res) {
@@ -71,7 +72,7 @@ void detokenize(server_state& st, const httplib::Request& req, httplib::Response
       return send_error(res, bad_request(fmt::format("token id {} is outside the vocabulary (0..{})", t.dump(), n_vocab - 1), "tokens"));
     ids.push_back(int32_t(t.get<int64_t>()));
   }
-  res.set_content(dump_json({{"content", st.sess().detokenize(ids)}}), "application/json");
+  res.set_content(json_text({{"content", st.sess().detokenize(ids)}}), "application/json");
 }
 
 }  // namespace
@@ -96,7 +97,7 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
   };
   add_route(svr, st, "GET", "/v1/models", [&st, model_json](const httplib::Request&, httplib::Response& res) {
     if (!require_ready(st, res)) return;
-    res.set_content(dump_json({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
+    res.set_content(json_text({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
   });
   // GET /v1/models/{id} (the SDKs' models.retrieve): the served model, or OpenAI's 404 for any other.
   st.endpoint_prefix_methods["/v1/models/"] = "GET";
@@ -108,7 +109,7 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
       e.code = "model_not_found";
       return send_error(res, e);
     }
-    res.set_content(dump_json(model_json()), "application/json");
+    res.set_content(json_text(model_json()), "application/json");
   });
   add_route(svr, st, "GET", "/metrics", [&st](const httplib::Request&, httplib::Response& res) {
     if (!st.opts.metrics) return send_error(res, api_error{404, "metrics are off; start the server with --metrics"});

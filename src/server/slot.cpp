@@ -24,7 +24,7 @@ void slot::start(std::shared_ptr<job> j) {
   n_prefilled_ = 0;
   first_chunk_ = true;
   pending_lp_.clear();
-  in_bytes_ = out_bytes_ = counted_bytes_ = counted_chars_ = 0;
+  in_bytes_ = counted_bytes_ = counted_chars_ = 0;
   sent_.clear();
   job_->n_prompt = int(job_->prompt.size());
 }
@@ -102,13 +102,12 @@ token_logprob slot::logprob_of(int32_t id) const {
 void slot::filter_text(const std::string& text, gen_event& ev, bool& hit) {
   in_bytes_ += text.size();
   const std::string passed = stops_->push(text, hit);
-  out_bytes_ += passed.size();
   sent_ += passed;
   ev.text += passed;
 }
 
 void slot::release_logprobs(gen_event& ev, bool all) {
-  while (!pending_lp_.empty() && (all || pending_lp_.front().start < out_bytes_)) {
+  while (!pending_lp_.empty() && (all || pending_lp_.front().start < sent_.size())) {
     pending_logprob& p = pending_lp_.front();
     // Starts only grow: count the characters of the new bytes once.
     const size_t upto = std::min(p.start, sent_.size());
@@ -129,7 +128,6 @@ void slot::emit_tail() {
   filter_text(text_->flush(), ev, hit);
   if (!hit) {
     const std::string rest = stops_->flush();
-    out_bytes_ += rest.size();
     sent_ += rest;
     ev.text += rest;
   }

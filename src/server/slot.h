@@ -56,16 +56,16 @@ class slot {
   bool first_chunk_ = true;
   // Logprobs wait until some of their token's text is sent: a token's text starts `start` bytes into
   // what the text stream gave the stop filter (in_bytes_), and goes out once the filter has passed
-  // more than that (out_bytes_). Tokens whose text is all in a stop string are never reported, so the
+  // more than that (sent_). Tokens whose text is all in a stop string are never reported, so the
   // logprobs match the returned text.
   struct pending_logprob {
     token_logprob lp;
     size_t start;
   };
   std::deque<pending_logprob> pending_lp_;
-  size_t in_bytes_ = 0, out_bytes_ = 0;
+  size_t in_bytes_ = 0;
   size_t counted_bytes_ = 0, counted_chars_ = 0;  // characters in the first counted_bytes_ bytes sent
-  std::string sent_;                              // the text sent so far, to count characters in
+  std::string sent_;                              // the text the stop filter has passed
   // Moves the logprobs of tokens whose text has started going out (all of them with `all`) into ev.
   void release_logprobs(gen_event& ev, bool all);
   // Runs text through the stop filter into ev.text, counting both sides.
