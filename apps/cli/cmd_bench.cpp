@@ -496,7 +496,7 @@ command_fn add_bench(CLI::App& app) {
   auto o = std::make_shared<bench_options>();
   // Lists as llama-bench takes them: comma-separated, or the option repeated.
   const auto list = [](CLI::Option* opt) { return opt->delimiter(',')->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll); };
-  list(cmd->add_option("-m,--model", o->models, "GGUF model file(s)"))->required()->check(CLI::ExistingFile);
+  list(cmd->add_option("-m,--model", o->models, "GGUF model file(s) or Hugging Face checkpoint folders"))->required()->check(CLI::ExistingPath);
   // Integer lists also take llama-bench's ranges: FIRST-LAST, FIRST-LAST+STEP, FIRST-LAST*MULT.
   const auto ints = [&](CLI::Option* opt) { return list(opt)->type_name("N[-LAST[+STEP|*MULT]],..."); };
   ints(cmd->add_option("-p,--n-prompt", o->n_prompt_text, "prompt tokens evaluated in one batch (0: skip)"))->capture_default_str();

@@ -34,7 +34,7 @@ command_fn add_info(CLI::App& app) {
     bool check = false;
   };
   auto o = std::make_shared<opts>();
-  cmd->add_option("-m,--model", o->path, "GGUF model file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-m,--model", o->path, "GGUF model file or Hugging Face checkpoint folder")->required()->check(CLI::ExistingPath);
   cmd->add_option("-c,--ctx-size", o->n_ctx, "context size for the memory estimate (default: the model's, at most 4096)")
       ->check(CLI::Range(0, 1 << 24));
   cmd->add_flag("--check-tensors", o->check, "scan every weight (quant scales included) for NaN/Inf");
@@ -48,7 +48,7 @@ command_fn add_info(CLI::App& app) {
     }
     const model& md = **m;
     const family_profile& p = md.profile;
-    fmt::print("file:            {} (GGUF v{}, {})\n", o->path, md.file->version(), human_bytes(double(md.file->size())));
+    fmt::print("file:            {} ({}, {})\n", o->path, md.file->origin(), human_bytes(double(md.file->size())));
     fmt::print("architecture:    {}{}\n", p.arch, p.name.empty() ? "" : fmt::format(" ({})", p.name));
     fmt::print("vocabulary:      {}\n", p.n_vocab);
     fmt::print("embedding:       {}\n", p.n_embd);

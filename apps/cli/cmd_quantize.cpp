@@ -28,7 +28,7 @@ command_fn add_quantize(CLI::App& app) {
     int n_threads = 0;
   };
   auto o = std::make_shared<opts>();
-  cmd->add_option("input", o->in, "source GGUF (F32, F16, BF16 or quantized: requantized)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("input", o->in, "source GGUF (F32, F16, BF16 or quantized: requantized) or Hugging Face checkpoint folder (safetensors)")->required()->check(CLI::ExistingPath);
   cmd->add_option("output", o->out, "GGUF file to write")->required();
   cmd->add_option("type", o->type, "target type: " + type_list() + " (Q3_K, Q4_K, Q5_K mean the _M mixes), or its general.file_type number (15: Q4_K_M)")->required();
   cmd->add_option("--token-embedding-type", o->token_embd_type, "type of token_embd.weight (e.g. q8_0)");

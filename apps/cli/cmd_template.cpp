@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "commands.h"
+#include "model/model_file.h"
 #include "tokenizer/jinja/chat_template.h"
 
 namespace glia::cli {
@@ -56,7 +57,12 @@ int fail(const std::string& msg) {
 
 int run(const options& o) {
   if (o.model.empty() == o.tokenizer.empty()) return fail("give exactly one of -m/--model and --tokenizer");
-  auto set = o.model.empty() ? jinja::load_chat_templates_hf(o.tokenizer) : jinja::load_chat_templates_gguf(o.model);
+  auto set = [&]() -> result<jinja::chat_template_set> {
+    if (o.model.empty()) return jinja::load_chat_templates_hf(o.tokenizer);
+    auto f = open_model_file(o.model);
+    if (!f) return f.take_error();
+    return jinja::load_chat_templates(**f);
+  }();
   if (!set) return fail(set.message());
 
   jinja::chat_inputs in;
@@ -114,8 +120,8 @@ int run(const options& o) {
 command_fn add_template(CLI::App& app) {
   auto* cmd = app.add_subcommand("template", "render a chat template for a conversation");
   auto o = std::make_shared<options>();
-  auto* model = cmd->add_option("-m,--model", o->model, "GGUF model whose chat template and special tokens to use")
-                    ->check(CLI::ExistingFile);
+  auto* model = cmd->add_option("-m,--model", o->model, "GGUF model (or Hugging Face checkpoint folder) whose chat template and special tokens to use")
+                    ->check(CLI::ExistingPath);
   cmd->add_option("--tokenizer", o->tokenizer, "Hugging Face tokenizer folder (tokenizer_config.json)")
       ->check(CLI::ExistingDirectory)
       ->excludes(model);

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "gguf/gguf.h"
+#include "model/model_file.h"
 #include "token_ids.h"
 #include "tokenizer/tokenizer.h"
 
@@ -24,7 +24,7 @@ struct source_options {
   CLI::Option* hf_opt = nullptr;
 
   void add_to(CLI::App* cmd) {
-    model_opt = cmd->add_option("-m,--model", model, "GGUF model file (its tokenizer.ggml.* metadata)")->check(CLI::ExistingFile);
+    model_opt = cmd->add_option("-m,--model", model, "GGUF model file (its tokenizer.ggml.* metadata) or Hugging Face checkpoint folder")->check(CLI::ExistingPath);
     hf_opt = cmd->add_option("--tokenizer", hf, "Hugging Face tokenizer folder (tokenizer.json, tokenizer_config.json)")
                  ->check(CLI::ExistingPath);
     model_opt->excludes(hf_opt);
@@ -33,7 +33,7 @@ struct source_options {
   result<std::unique_ptr<tokenizer>> load() const {
     if (!hf.empty()) return tokenizer::from_hf(hf);
     // Only the metadata is needed; mapping the file costs nothing for the tensors.
-    auto f = gguf::file::open(model);
+    auto f = open_model_file(model);
     if (!f) return f.take_error();
     auto t = tokenizer::from_gguf(**f);
     if (!t) return make_error("{}: {}", model, t.message());

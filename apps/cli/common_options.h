@@ -46,7 +46,7 @@ inline CLI::Validator seed_check(bool minus_one) {
 }
 
 inline void add_session_options(CLI::App* cmd, session_options& o) {
-  cmd->add_option("-m,--model", o.model_path, "GGUF model file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-m,--model", o.model_path, "GGUF model file or Hugging Face checkpoint folder")->required()->check(CLI::ExistingPath);
   cmd->add_option("-c,--ctx-size", o.n_ctx, "context size in tokens (default: the model's, at most 4096)")
       ->check(CLI::Range(0, 1 << 24));
   cmd->add_option("-t,--threads", o.n_threads, "threads (0, the default: one per core)")->check(CLI::Range(0, 1024));

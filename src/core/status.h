@@ -72,3 +72,13 @@ class [[nodiscard]] result {
     auto glia_try_s_ = (expr);                                  \
     if (!glia_try_s_.is_ok()) return ::glia::error{glia_try_s_.message()}; \
   } while (0)
+
+// GLIA_TRY for results that carry a value: declares or assigns `lhs` from a result, returning its
+// error from the enclosing function (which returns a status or a result) when it failed.
+#define GLIA_CAT2_(a, b) a##b
+#define GLIA_CAT_(a, b) GLIA_CAT2_(a, b)
+#define GLIA_ASSIGN(lhs, expr)                                               \
+  auto GLIA_CAT_(glia_res_, __LINE__) = (expr);                              \
+  if (!GLIA_CAT_(glia_res_, __LINE__).is_ok())                               \
+    return ::glia::error{GLIA_CAT_(glia_res_, __LINE__).message()};          \
+  lhs = std::move(*GLIA_CAT_(glia_res_, __LINE__))

@@ -77,6 +77,24 @@ class file {
   // Parses a caller-owned buffer (which must outlive the file object).
   static result<std::shared_ptr<file>> from_memory(std::span<const uint8_t> bytes,
                                                    const read_limits& limits = {});
+  // A file put together rather than parsed: a checkpoint in another format (Hugging Face safetensors)
+  // translated into GGUF metadata and tensor names at load, so that everything above this layer reads
+  // one kind of file. Each part's data lives in `owner` (the source mappings and any converted copies),
+  // which the file keeps alive. Names, dims and sizes are validated as the reader validates a file's;
+  // `source_bytes` is what size() reports (the checkpoint's size on disk).
+  struct part {
+    std::string name;
+    uint32_t type = 0;
+    std::vector<int64_t> dims;  // ggml order
+    std::span<const uint8_t> data;
+  };
+  // `origin` says what was translated ("Hugging Face checkpoint, 2 safetensors files"); `mappings` are
+  // the read-only private file mappings (whole, page-aligned) that parts point into, whose pages
+  // release_pages and map_pages_now may act on as they do on a GGUF file's mapping.
+  static result<std::shared_ptr<file>> assemble(std::vector<std::pair<std::string, value>> metadata,
+                                                std::vector<part> parts, std::shared_ptr<const void> owner,
+                                                uint64_t source_bytes, std::string origin,
+                                                std::vector<std::span<const uint8_t>> mappings);
   ~file();
   file(const file&) = delete;
   file& operator=(const file&) = delete;
@@ -85,7 +103,10 @@ class file {
   uint64_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // start of the tensor data section
   uint64_t size() const { return size_; }
-  bool is_mapped() const { return mapping_ != nullptr; }
+  bool is_mapped() const { return mapping_ != nullptr || !assembled_mappings_.empty(); }
+  // What the file is: "GGUF v3", or the origin an assembled file was given.
+  std::string origin() const;
+  bool is_assembled() const { return !origin_.empty(); }
   // Says that bytes [p, p + n) of a mapped file will not be read soon (e.g. weights a backend
   // repacked into its own copy): the whole pages inside the range leave this process's resident
   // memory and come back from the page cache if they are read again. No effect on a file read into
@@ -119,6 +140,9 @@ class file {
   uint64_t size_ = 0;
   void* mapping_ = nullptr;         // mmap'd region, if any
   std::vector<uint8_t> owned_;      // file contents when not mapped
+  std::shared_ptr<const void> owner_;  // an assembled file's data
+  std::string origin_;                 // an assembled file's origin
+  std::vector<std::span<const uint8_t>> assembled_mappings_;
   uint32_t version_ = 0;
   uint64_t alignment_ = default_alignment;
   uint64_t data_offset_ = 0;
@@ -142,6 +166,7 @@ class writer {
   void set_f32_array(std::string key, const std::vector<float>& v);
   void set_i32_array(std::string key, const std::vector<int32_t>& v);
   void remove(std::string_view key);
+  const std::vector<std::pair<std::string, value>>& metadata() const { return kv_; }
   void set_alignment(uint32_t alignment);  // also written as general.alignment when not 32
 
   // `data` must hold exactly the bytes the type and dims require; it is copied.

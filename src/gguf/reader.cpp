@@ -219,8 +219,13 @@ result<std::shared_ptr<file>> file::from_memory(std::span<const uint8_t> bytes, 
 
 std::optional<std::pair<uintptr_t, uintptr_t>> file::mapped_pages(const void* p, size_t n, bool whole_only) const {
   const auto begin = reinterpret_cast<uintptr_t>(p), end = begin + n;
-  const auto map_begin = reinterpret_cast<uintptr_t>(mapping_), map_end = map_begin + size_t(size_);
-  if (!mapping_ || begin < map_begin || end > map_end || n == 0) return std::nullopt;
+  auto inside = [&](const void* m, size_t size) {
+    const auto map_begin = reinterpret_cast<uintptr_t>(m), map_end = map_begin + size;
+    return m != nullptr && begin >= map_begin && end <= map_end;
+  };
+  bool mapped = inside(mapping_, size_t(size_));
+  for (const auto& m : assembled_mappings_) mapped = mapped || inside(m.data(), m.size());
+  if (!mapped || n == 0) return std::nullopt;
   const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
   if (whole_only) return std::pair{(begin + page - 1) / page * page, end / page * page};
   return std::pair{begin / page * page, (end + page - 1) / page * page};

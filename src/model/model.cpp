@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include "model/model_file.h"
+
 namespace glia {
 
 result<std::shared_ptr<const model>> load_model(std::shared_ptr<gguf::file> file) {
@@ -15,8 +17,8 @@ result<std::shared_ptr<const model>> load_model(std::shared_ptr<gguf::file> file
 }
 
 result<std::shared_ptr<const model>> load_model(const std::string& path, const load_options& opts) {
-  auto f = gguf::file::open(path, opts.use_mmap, {}, opts.progress);
-  if (!f) return f.take_error();  // gguf::file::open's messages name the path already
+  auto f = open_model_file(path, opts.use_mmap, opts.progress);
+  if (!f) return f.take_error();  // its messages name the path already
   auto m = load_model(std::move(*f));
   if (!m) return make_error("{}: {}", path, m.message());
   return m;

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "model/model_file.h"
 #include "model/profile.h"
 
 namespace glia {
@@ -77,7 +78,7 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
   std::error_code ec;
   if (std::filesystem::equivalent(in_path, out_path, ec))
     return make_error("{}: the output would overwrite the input", out_path);
-  auto opened = gguf::file::open(in_path);
+  auto opened = open_model_file(in_path);
   if (!opened) return opened.take_error();  // its message starts with the path
   const gguf::file& f = **opened;
   auto profile = profile_from_gguf(f);

@@ -133,7 +133,9 @@ result<session::chat_format> session::chat_template(const std::string& spec) con
     // The model's own template, or ChatML with a warning when it has none or one that does not
     // parse (as llama.cpp does).
     std::string note = "the model has no chat template; using ChatML";
-    if (auto t = p_->m->file->get_string("tokenizer.chat_template"); t && !t->empty()) {
+    auto set = jinja::load_chat_templates(*p_->m->file);
+    const std::string* t = set ? set->select() : nullptr;
+    if (t && !t->empty()) {
       f.source = *t;
       status parsed = compile_into(f);
       if (parsed) return f;

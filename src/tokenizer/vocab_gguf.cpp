@@ -10,6 +10,7 @@
 #include "gguf/gguf.h"
 #include "tokenizer/pre_table.h"
 #include "tokenizer/vocab.h"
+#include "tokenizer/vocab_hf.h"
 
 namespace glia::tok {
 
@@ -385,7 +386,16 @@ bool vocab::is_eog(int32_t id) const { return std::binary_search(eog_ids.begin()
 
 result<vocab> load_vocab_from_gguf(const gguf::file& f) {
   const gguf::value* m = f.find(k_model);
-  if (!m) return make_error("{}: missing (the file has no tokenizer)", k_model);
+  if (!m) {
+    // A translated Hugging Face checkpoint (model/hf/) carries its tokenizer.json as it is.
+    if (auto json = f.get_string("tokenizer.huggingface.json")) {
+      auto v = load_vocab_from_hf_json(*json, f.get_string("tokenizer.huggingface.config").value_or(""));
+      if (!v) return make_error("tokenizer.json: {}", v.message());
+      return v;
+    }
+    if (f.is_assembled()) return make_error("the checkpoint has no tokenizer.json");
+    return make_error("{}: missing (the file has no tokenizer)", k_model);
+  }
   if (!m->as_string()) return make_error("{}: expected a string, found {}", k_model, gguf::value_type_name(m->type));
   vocab v;
   v.model = *m->as_string();

@@ -5,7 +5,7 @@
 #include <iterator>
 
 #include "gguf/gguf.h"
-#include "tokenizer/jinja/try.h"
+#include "core/status.h"
 
 namespace glia::jinja {
 
@@ -46,6 +46,9 @@ const std::string* chat_template_set::select(std::string_view name, bool has_too
 }
 
 result<chat_template_set> load_chat_templates(const gguf::file& f) {
+  // A translated Hugging Face checkpoint (model/hf/) carries tokenizer_config.json as it is.
+  if (auto config = f.get_string("tokenizer.huggingface.config"); config && !f.find("tokenizer.ggml.tokens"))
+    return load_chat_templates_hf_texts(*config, f.get_string("tokenizer.huggingface.chat_template"));
   chat_template_set set;
   constexpr std::string_view key = "tokenizer.chat_template";
   for (const auto& [k, v] : f.metadata()) {
@@ -97,12 +100,10 @@ result<std::string> read_text_file(const std::filesystem::path& p) {
 
 }  // namespace
 
-result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
-  namespace fs = std::filesystem;
-  const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
-  GLIA_ASSIGN(std::string text, read_text_file(config_path));
-  const json config = json::parse(text, nullptr, false);
-  if (config.is_discarded() || !config.is_object()) return make_error("{}: not a JSON object", config_path.string());
+result<chat_template_set> load_chat_templates_hf_texts(std::string_view config_text,
+                                                      const std::optional<std::string>& jinja_text) {
+  const json config = json::parse(config_text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return make_error("tokenizer_config.json: not a JSON object");
   chat_template_set set;
   if (auto it = config.find("chat_template"); it != config.end()) {
     if (it->is_string()) {
@@ -111,21 +112,17 @@ result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
       for (const auto& t : *it) {
         if (!t.is_object() || !t.contains("name") || !t.contains("template") || !t["name"].is_string() ||
             !t["template"].is_string())
-          return make_error("{}: chat_template entries must be {{\"name\": ..., \"template\": ...}}", config_path.string());
+          return make_error("tokenizer_config.json: chat_template entries must be {{\"name\": ..., \"template\": ...}}");
         const std::string name = t["name"].get<std::string>();
         if (name == "default") set.default_template = t["template"].get<std::string>();
         else set.named.emplace_back(name, t["template"].get<std::string>());
       }
     } else if (!it->is_null()) {
-      return make_error("{}: chat_template must be a string or a list", config_path.string());
+      return make_error("tokenizer_config.json: chat_template must be a string or a list");
     }
   }
   // Newer transformers save the template next to the config.
-  const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
-  std::error_code ec;
-  if (fs::exists(jinja_path, ec)) {
-    GLIA_ASSIGN(set.default_template, read_text_file(jinja_path));
-  }
+  if (jinja_text) set.default_template = *jinja_text;
   for (const char* name : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
     std::optional<std::string> token;
     if (auto it = config.find(name); it != config.end()) {
@@ -133,10 +130,25 @@ result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
       else if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
         token = (*it)["content"].get<std::string>();
       else if (!it->is_null())
-        return make_error("{}: {} must be a string, an object with \"content\", or null", config_path.string(), name);
+        return make_error("tokenizer_config.json: {} must be a string, an object with \"content\", or null", name);
     }
     set.tokens.emplace_back(name, std::move(token));
   }
+  return set;
+}
+
+result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
+  GLIA_ASSIGN(std::string config, read_text_file(config_path));
+  const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
+  std::optional<std::string> jinja_text;
+  std::error_code ec;
+  if (fs::exists(jinja_path, ec)) {
+    GLIA_ASSIGN(jinja_text, read_text_file(jinja_path));
+  }
+  auto set = load_chat_templates_hf_texts(config, jinja_text);
+  if (!set) return make_error("{}: {}", dir, set.message());
   return set;
 }
 

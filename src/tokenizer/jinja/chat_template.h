@@ -58,6 +58,9 @@ result<chat_template_set> load_chat_templates_gguf(const std::string& path);
 // {name, template}), overridden by chat_template.jinja when present; bos/eos/unk/pad_token as
 // strings or {"content": ...} objects (None when absent or null).
 result<chat_template_set> load_chat_templates_hf(const std::string& dir);
+// The same from the texts of tokenizer_config.json and chat_template.jinja (when there is one).
+result<chat_template_set> load_chat_templates_hf_texts(std::string_view config_text,
+                                                      const std::optional<std::string>& jinja_text);
 
 }  // namespace jinja
 }  // namespace glia

@@ -1,6 +1,6 @@
 // Expression evaluation.
 #include "tokenizer/jinja/interp.h"
-#include "tokenizer/jinja/try.h"
+#include "core/status.h"
 
 namespace glia::jinja {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "tokenizer/jinja/try.h"
+#include "core/status.h"
 #include "tokenizer/jinja/ustr.h"
 
 namespace glia::jinja {

@@ -5,7 +5,7 @@
 #include <ctime>
 
 #include "tokenizer/jinja/interp.h"
-#include "tokenizer/jinja/try.h"
+#include "core/status.h"
 #include "tokenizer/jinja/ustr.h"
 
 namespace glia::jinja {

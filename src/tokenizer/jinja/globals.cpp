@@ -3,7 +3,7 @@
 #include <ctime>
 
 #include "tokenizer/jinja/interp.h"
-#include "tokenizer/jinja/try.h"
+#include "core/status.h"
 
 namespace glia::jinja {
 namespace {

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "tokenizer/jinja/parser.h"
-#include "tokenizer/jinja/try.h"
+#include "core/status.h"
 
 namespace glia::jinja {
 

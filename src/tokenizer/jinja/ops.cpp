@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "tokenizer/jinja/interp.h"
-#include "tokenizer/jinja/try.h"
+#include "core/status.h"
 #include "tokenizer/jinja/ustr.h"
 
 namespace glia::jinja {

@@ -9,7 +9,7 @@
 
 #include "tokenizer/jinja/ast.h"
 #include "tokenizer/jinja/lexer.h"
-#include "tokenizer/jinja/try.h"
+#include "core/status.h"
 
 namespace glia::jinja::detail {
 

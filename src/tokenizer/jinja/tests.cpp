@@ -3,7 +3,7 @@
 #include <map>
 
 #include "tokenizer/jinja/filters.h"
-#include "tokenizer/jinja/try.h"
+#include "core/status.h"
 #include "tokenizer/jinja/ustr.h"
 
 namespace glia::jinja {

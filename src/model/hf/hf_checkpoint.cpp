@@ -1,0 +1,250 @@
+#include "model/hf/hf_checkpoint.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include "model/hf/hf_config.h"
+#include "model/hf/hf_tensor_names.h"
+#include "quant/types.h"
+#include "safetensors/safetensors.h"
+
+namespace glia::hf {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// What the assembled file's tensors point into: the mapped shards and the converted copies.
+struct checkpoint_data {
+  std::vector<std::shared_ptr<safetensors::file>> shards;
+  std::deque<std::vector<uint8_t>> copies;  // a deque: growing it never moves a copy
+};
+
+result<std::string> read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return make_error("{}: cannot open", p.filename().string());
+  std::string s{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) return make_error("{}: cannot read", p.filename().string());
+  return s;
+}
+
+bool has_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+// The shard files: those model.safetensors.index.json's weight_map names, else model.safetensors,
+// else every *.safetensors in the folder.
+result<std::vector<fs::path>> shard_paths(const fs::path& dir, json& weight_map) {
+  const fs::path index_path = dir / "model.safetensors.index.json";
+  if (has_file(index_path)) {
+    auto text = read_text(index_path);
+    GLIA_TRY(text);
+    json index = json::parse(*text, nullptr, false);
+    if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+      return make_error("model.safetensors.index.json: expected an object with a \"weight_map\" object");
+    weight_map = index["weight_map"];
+    std::set<std::string> files;
+    for (const auto& [tensor, file] : weight_map.items()) {
+      if (!file.is_string()) return make_error("model.safetensors.index.json: weight_map[\"{}\"] is not a file name", tensor);
+      const std::string f = file.get<std::string>();
+      if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..")
+        return make_error("model.safetensors.index.json: weight_map[\"{}\"] = \"{}\" is not a file name in this folder", tensor, f);
+      files.insert(f);
+    }
+    if (files.empty()) return make_error("model.safetensors.index.json: weight_map is empty");
+    std::vector<fs::path> out;
+    for (const auto& f : files) out.push_back(dir / f);
+    return out;
+  }
+  if (has_file(dir / "model.safetensors")) return std::vector<fs::path>{dir / "model.safetensors"};
+  std::vector<fs::path> out;
+  bool pytorch = false;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const auto ext = e.path().extension();
+    if (ext == ".safetensors") out.push_back(e.path());
+    pytorch |= ext == ".bin" || ext == ".pt" || ext == ".pth";
+  }
+  std::sort(out.begin(), out.end());
+  if (!out.empty()) return out;
+  if (pytorch)
+    return make_error("the weights are PyTorch pickles (.bin/.pt), which glia does not read; it reads *.safetensors "
+                      "(transformers saves them with save_pretrained(..., safe_serialization=True))");
+  return make_error("no *.safetensors weights in the folder");
+}
+
+result<uint32_t> ggml_type_of(const safetensors::tensor_info& t) {
+  switch (t.type) {
+    case safetensors::dtype::f32: return uint32_t(glia::dtype::f32);
+    case safetensors::dtype::f16: return uint32_t(glia::dtype::f16);
+    case safetensors::dtype::bf16: return uint32_t(glia::dtype::bf16);
+    default:
+      return make_error("tensor {} has dtype {}; glia reads F32, F16 and BF16 checkpoints (not quantized ones such "
+                        "as GPTQ, AWQ or FP8)",
+                        t.name, safetensors::dtype_name(t.type));
+  }
+}
+
+// llama.cpp's converter reorders each head's rows from (half, pair) to (pair, half): GGUF row
+// h*hd + 2i + j is checkpoint row h*hd + j*hd/2 + i.
+status permute_heads(std::span<const uint8_t> in, std::vector<uint8_t>& out, int64_t n_rows, int64_t n_heads,
+                     const std::string& name) {
+  if (n_heads <= 0 || n_rows % n_heads != 0 || (n_rows / n_heads) % 2 != 0)
+    return make_error("tensor {}: {} rows do not split into {} heads of an even size", name, n_rows, n_heads);
+  const size_t row_bytes = in.size() / size_t(n_rows);
+  const int64_t hd = n_rows / n_heads;
+  out.resize(in.size());
+  for (int64_t h = 0; h < n_heads; ++h)
+    for (int64_t i = 0; i < hd / 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        std::memcpy(out.data() + size_t(h * hd + 2 * i + j) * row_bytes, in.data() + size_t(h * hd + j * hd / 2 + i) * row_bytes,
+                    row_bytes);
+  return {};
+}
+
+std::span<const uint8_t> as_bytes(const std::vector<float>& v) {
+  return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)};
+}
+
+struct translation {
+  model_config cfg;
+  std::vector<gguf::file::part> parts;
+  std::shared_ptr<checkpoint_data> data = std::make_shared<checkpoint_data>();
+  std::set<uint32_t> matrix_types;
+};
+
+// One checkpoint tensor into its GGUF part (converted when the GGUF conventions differ).
+status add_tensor(const safetensors::tensor_info& t, const std::string& gguf_name, translation& tr) {
+  GLIA_ASSIGN(uint32_t type, ggml_type_of(t));
+  if (t.shape.empty()) return make_error("tensor {} is a scalar; a weight has at least one dimension", t.name);
+  std::vector<int64_t> dims(t.shape.rbegin(), t.shape.rend());  // row-major shape -> ggml order
+  std::span<const uint8_t> bytes(t.data, size_t(t.n_bytes));
+  const family& fam = *tr.cfg.fam;
+  const bool is_q = gguf_name.ends_with("attn_q.weight") || gguf_name.ends_with("attn_q.bias");
+  const bool is_k = gguf_name.ends_with("attn_k.weight") || gguf_name.ends_with("attn_k.bias");
+  if (fam.permute_qk && (is_q || is_k)) {
+    auto& copy = tr.data->copies.emplace_back();
+    GLIA_TRY(permute_heads(bytes, copy, dims.size() == 1 ? dims[0] : t.n_elements() / dims[0], is_q ? tr.cfg.n_head : tr.cfg.n_head_kv, t.name));
+    bytes = copy;
+  }
+  if (dims.size() == 1) {
+    // Vectors become F32, as the converter writes them; Gemma's norms become 1 + w.
+    std::vector<float> f(static_cast<size_t>(dims[0]));
+    find_type(type)->dequantize_row(bytes.data(), f.data(), dims[0]);
+    if (fam.norm_plus_one && gguf_name.ends_with("norm.weight"))
+      for (float& x : f) x += 1.0f;
+    auto& copy = tr.data->copies.emplace_back(as_bytes(f).begin(), as_bytes(f).end());
+    tr.parts.push_back({gguf_name, uint32_t(glia::dtype::f32), std::move(dims), copy});
+    return {};
+  }
+  tr.matrix_types.insert(type);
+  tr.parts.push_back({gguf_name, type, std::move(dims), bytes});
+  return {};
+}
+
+status add_shard(const fs::path& path, const json& weight_map, std::set<std::string>& seen, translation& tr) {
+  const std::string file_name = path.filename().string();
+  auto shard = safetensors::file::open(path.string());
+  if (!shard) return make_error("{}", shard.message());
+  tr.data->shards.push_back(*shard);
+  for (const auto& t : (*shard)->tensors()) {
+    if (!seen.insert(t.name).second) return make_error("{}: tensor {} is also in another shard", file_name, t.name);
+    if (!weight_map.is_null()) {
+      auto it = weight_map.find(t.name);
+      if (it != weight_map.end() && *it != file_name)
+        return make_error("{}: holds tensor {}, which model.safetensors.index.json places in {}", file_name, t.name, it->dump());
+    }
+    auto mapped = map_tensor_name(t.name, *tr.cfg.fam);
+    if (!mapped)
+      return make_error("{}: tensor {} is not part of a {} model as glia knows it", file_name, t.name, tr.cfg.fam->hf_arch);
+    if (mapped->kind == name_kind::skipped) continue;
+    if (mapped->gguf == "output.weight" && tr.cfg.tied) continue;  // the head is the embedding
+    status s = add_tensor(t, mapped->gguf, tr);
+    if (!s) return make_error("{}: {}", file_name, s.message());
+  }
+  return {};
+}
+
+// tokenizer.json, tokenizer_config.json and chat_template.jinja, as they are.
+status add_tokenizer_files(const fs::path& dir, gguf::writer& md) {
+  constexpr std::pair<const char*, const char*> files[] = {{"tokenizer.json", "tokenizer.huggingface.json"},
+                                                           {"tokenizer_config.json", "tokenizer.huggingface.config"},
+                                                           {"chat_template.jinja", "tokenizer.huggingface.chat_template"}};
+  for (const auto& [file, key] : files) {
+    if (!has_file(dir / file)) continue;
+    GLIA_ASSIGN(std::string text, read_text(dir / file));
+    md.set_string(key, std::move(text));
+  }
+  return {};
+}
+
+// general.file_type as the converter sets it when every matrix has one type.
+void set_file_type(const std::set<uint32_t>& types, gguf::writer& md) {
+  if (types.size() != 1) return;
+  const auto t = glia::dtype(*types.begin());
+  if (t == glia::dtype::f32) md.set_u32("general.file_type", 0);
+  if (t == glia::dtype::f16) md.set_u32("general.file_type", 1);
+  if (t == glia::dtype::bf16) md.set_u32("general.file_type", 32);
+}
+
+result<std::shared_ptr<gguf::file>> open_dir(const fs::path& dir) {
+  GLIA_ASSIGN(std::string config_text, read_text(dir / "config.json"));
+  json config = json::parse(config_text, nullptr, false);
+  if (config.is_discarded()) return make_error("config.json: not valid JSON");
+  translation tr;
+  fs::path normal = fs::absolute(dir).lexically_normal();
+  if (normal.filename().empty()) normal = normal.parent_path();  // "dir/"
+  GLIA_ASSIGN(tr.cfg, read_model_config(config, normal.filename().string()));
+  json weight_map;
+  GLIA_ASSIGN(auto shards, shard_paths(dir, weight_map));
+  std::set<std::string> seen;
+  uint64_t source_bytes = 0;
+  for (const auto& p : shards) {
+    GLIA_TRY(add_shard(p, weight_map, seen, tr));
+    source_bytes += tr.data->shards.back()->size();
+  }
+  for (const auto& [name, file] : weight_map.items())
+    if (!seen.count(name)) return make_error("model.safetensors.index.json: tensor {} is not in {}", name, file.dump());
+  if (!tr.cfg.tied && std::none_of(tr.parts.begin(), tr.parts.end(), [](const auto& p) { return p.name == "output.weight"; }))
+    return make_error("config.json says tie_word_embeddings is false, but the checkpoint has no lm_head.weight");
+  if (!tr.cfg.rope_freq_factors.empty()) {
+    const auto& f = tr.cfg.rope_freq_factors;
+    auto& copy = tr.data->copies.emplace_back(as_bytes(f).begin(), as_bytes(f).end());
+    tr.parts.push_back({"rope_freqs.weight", uint32_t(glia::dtype::f32), {int64_t(f.size())}, copy});
+  }
+  set_file_type(tr.matrix_types, tr.cfg.metadata);
+  GLIA_TRY(add_tokenizer_files(dir, tr.cfg.metadata));
+  auto metadata = tr.cfg.metadata.metadata();
+  const size_t n = tr.data->shards.size();
+  std::vector<std::span<const uint8_t>> mappings;
+  for (const auto& shard : tr.data->shards)
+    if (shard->is_mapped()) mappings.push_back(shard->bytes());
+  return gguf::file::assemble(std::move(metadata), std::move(tr.parts), tr.data, source_bytes,
+                              fmt::format("Hugging Face checkpoint, {} safetensors file{}", n, n == 1 ? "" : "s"),
+                              std::move(mappings));
+}
+
+}  // namespace
+
+bool is_checkpoint_dir(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) && has_file(fs::path(path) / "config.json");
+}
+
+result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return make_error("{}: not a folder", dir);
+  if (!has_file(fs::path(dir) / "config.json"))
+    return make_error("{}: a folder, but not a Hugging Face checkpoint (no config.json)", dir);
+  auto f = open_dir(dir);
+  if (!f) return make_error("{}: {}", dir, f.message());
+  return f;
+}
+
+}  // namespace glia::hf

@@ -1,0 +1,26 @@
+// config.json -> the GGUF metadata llama.cpp's converter writes for the same model, and the facts
+// the tensor translation needs (head counts for the Q/K reordering, tying, RoPE frequency factors).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf.h"
+#include "model/hf/hf_family.h"
+
+namespace glia::hf {
+
+struct model_config {
+  const family* fam = nullptr;
+  json text;  // the language model's config, transformers' defaults filled in
+  int64_t n_head = 0, n_head_kv = 0;
+  bool tied = false;                    // the LM head is the token embedding
+  std::vector<float> rope_freq_factors;  // Llama 3 RoPE scaling: the rope_freqs tensor llama.cpp adds
+  gguf::writer metadata;
+};
+
+// `name` becomes general.name when config.json has no _name_or_path.
+result<model_config> read_model_config(const json& config, const std::string& name);
+
+}  // namespace glia::hf

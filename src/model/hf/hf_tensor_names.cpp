@@ -1,0 +1,80 @@
+#include "model/hf/hf_tensor_names.h"
+
+#include <charconv>
+
+namespace glia::hf {
+
+namespace {
+
+struct suffix_map {
+  std::string_view hf, gguf;
+};
+
+// Per-layer names after "model.layers.<i>.".
+constexpr suffix_map kLayer[] = {
+    {"input_layernorm.weight", "attn_norm.weight"},
+    {"self_attn.q_proj.weight", "attn_q.weight"},
+    {"self_attn.k_proj.weight", "attn_k.weight"},
+    {"self_attn.v_proj.weight", "attn_v.weight"},
+    {"self_attn.o_proj.weight", "attn_output.weight"},
+    {"self_attn.q_proj.bias", "attn_q.bias"},
+    {"self_attn.k_proj.bias", "attn_k.bias"},
+    {"self_attn.v_proj.bias", "attn_v.bias"},
+    {"self_attn.o_proj.bias", "attn_output.bias"},
+    {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+    {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+    {"mlp.gate_proj.weight", "ffn_gate.weight"},
+    {"mlp.up_proj.weight", "ffn_up.weight"},
+    {"mlp.down_proj.weight", "ffn_down.weight"},
+};
+constexpr suffix_map kSandwich[] = {
+    {"post_attention_layernorm.weight", "post_attention_norm.weight"},
+    {"pre_feedforward_layernorm.weight", "ffn_norm.weight"},
+    {"post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
+};
+constexpr suffix_map kPlain[] = {{"post_attention_layernorm.weight", "ffn_norm.weight"}};
+constexpr suffix_map kTop[] = {
+    {"model.embed_tokens.weight", "token_embd.weight"},
+    {"model.norm.weight", "output_norm.weight"},
+    {"lm_head.weight", "output.weight"},
+};
+
+// A multimodal checkpoint's language model: "language_model.model.*" (transformers < 4.52) or
+// "model.language_model.*", with the head at "language_model.lm_head.*" or "lm_head.*".
+std::optional<std::string> text_model_name(std::string_view name) {
+  for (std::string_view p : {"language_model.model.", "model.language_model."})
+    if (name.starts_with(p)) return "model." + std::string(name.substr(p.size()));
+  if (name.starts_with("language_model.lm_head.")) return std::string(name.substr(std::string_view("language_model.").size()));
+  if (name.starts_with("lm_head.")) return std::string(name);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<mapped_name> map_tensor_name(std::string_view hf_name, const family& fam) {
+  std::string name(hf_name);
+  if (fam.text_config) {
+    auto text = text_model_name(hf_name);
+    if (!text) return mapped_name{name_kind::skipped, {}};  // vision tower, projector
+    name = std::move(*text);
+  }
+  if (name.ends_with(".rotary_emb.inv_freq")) return mapped_name{name_kind::skipped, {}};
+  for (const auto& m : kTop)
+    if (name == m.hf) return mapped_name{name_kind::weight, std::string(m.gguf)};
+  constexpr std::string_view layers = "model.layers.";
+  if (!name.starts_with(layers)) return std::nullopt;
+  std::string_view rest = std::string_view(name).substr(layers.size());
+  unsigned il = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), il);
+  if (ec != std::errc() || end == rest.data() || end == rest.data() + rest.size() || *end != '.') return std::nullopt;
+  const std::string_view suffix(end + 1, size_t(rest.data() + rest.size() - end - 1));
+  auto lookup = [&](std::span<const suffix_map> table) -> std::optional<mapped_name> {
+    for (const auto& m : table)
+      if (suffix == m.hf) return mapped_name{name_kind::weight, "blk." + std::to_string(il) + "." + std::string(m.gguf)};
+    return std::nullopt;
+  };
+  if (auto m = lookup(kLayer)) return m;
+  return fam.sandwich_norms ? lookup(kSandwich) : lookup(kPlain);
+}
+
+}  // namespace glia::hf

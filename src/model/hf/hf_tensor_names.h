@@ -1,0 +1,24 @@
+// Hugging Face tensor names -> GGUF tensor names (llama.cpp's, which the weight binder reads).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "model/hf/hf_family.h"
+
+namespace glia::hf {
+
+enum class name_kind { weight, skipped };
+
+struct mapped_name {
+  name_kind kind = name_kind::weight;
+  std::string gguf;  // weights only
+};
+
+// nullopt: a name this family's checkpoints should not have (the caller refuses the checkpoint).
+// Skipped: tensors that carry nothing the forward needs (rotary inv_freq buffers, a multimodal
+// model's vision tower and projector).
+std::optional<mapped_name> map_tensor_name(std::string_view hf_name, const family& fam);
+
+}  // namespace glia::hf

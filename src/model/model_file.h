@@ -1,0 +1,18 @@
+// The one way a model path is opened: a GGUF file, or a Hugging Face checkpoint folder translated
+// into the GGUF a converter would write (model/hf/). Everything that takes -m goes through here.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "gguf/gguf.h"
+
+namespace glia {
+
+// use_mmap and progress apply to GGUF files; a checkpoint's safetensors are always mapped.
+result<std::shared_ptr<gguf::file>> open_model_file(const std::string& path, bool use_mmap = true,
+                                                    const std::function<void(uint64_t, uint64_t)>& progress = {});
+
+}  // namespace glia
