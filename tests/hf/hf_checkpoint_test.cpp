@@ -151,6 +151,12 @@ TEST(hf_checkpoint, folder_problems_are_named) {
 
   fresh();
   c = read_json(dir + "/config.json");
+  c["num_hidden_layers"] = 1;
+  write_text(dir + "/config.json", c.dump());
+  expect_error("belongs to layer 1, but config.json says num_hidden_layers is 1");
+
+  fresh();
+  c = read_json(dir + "/config.json");
   c["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
   write_text(dir + "/config.json", c.dump());
   expect_error("rope_scaling type dynamic is not supported");

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <set>
 
+#include <fmt/ranges.h>
+
 #include "model/hf/hf_config.h"
 #include "model/hf/hf_tensor_names.h"
 #include "quant/types.h"
@@ -21,7 +23,7 @@ namespace fs = std::filesystem;
 
 // What the assembled file's tensors point into: the mapped shards and the converted copies.
 struct checkpoint_data {
-  std::vector<std::shared_ptr<safetensors::file>> shards;
+  std::vector<std::shared_ptr<const safetensors::file>> shards;
   std::deque<std::vector<uint8_t>> copies;  // a deque: growing it never moves a copy
 };
 
@@ -123,6 +125,10 @@ struct translation {
 status add_tensor(const safetensors::tensor_info& t, const std::string& gguf_name, translation& tr) {
   GLIA_ASSIGN(uint32_t type, ggml_type_of(t));
   if (t.shape.empty()) return make_error("tensor {} is a scalar; a weight has at least one dimension", t.name);
+  // Checked here as well as by assemble: the conversions below divide by dims and index rows.
+  if (t.shape.size() > 4) return make_error("tensor {} has {} dimensions; weights have 1 to 4", t.name, t.shape.size());
+  for (int64_t d : t.shape)
+    if (d < 1) return make_error("tensor {} has shape [{}]; every dimension must be at least 1", t.name, fmt::join(t.shape, ", "));
   std::vector<int64_t> dims(t.shape.rbegin(), t.shape.rend());  // row-major shape -> ggml order
   std::span<const uint8_t> bytes(t.data, size_t(t.n_bytes));
   const family& fam = *tr.cfg.fam;
@@ -148,12 +154,10 @@ status add_tensor(const safetensors::tensor_info& t, const std::string& gguf_nam
   return {};
 }
 
-status add_shard(const fs::path& path, const json& weight_map, std::set<std::string>& seen, translation& tr) {
-  const std::string file_name = path.filename().string();
-  auto shard = safetensors::file::open(path.string());
-  if (!shard) return make_error("{}", shard.message());
-  tr.data->shards.push_back(*shard);
-  for (const auto& t : (*shard)->tensors()) {
+status add_shard(const std::string& file_name, const std::shared_ptr<const safetensors::file>& shard,
+                 const json& weight_map, std::set<std::string>& seen, translation& tr) {
+  tr.data->shards.push_back(shard);
+  for (const auto& t : shard->tensors()) {
     if (!seen.insert(t.name).second) return make_error("{}: tensor {} is also in another shard", file_name, t.name);
     if (!weight_map.is_null()) {
       auto it = weight_map.find(t.name);
@@ -164,6 +168,10 @@ status add_shard(const fs::path& path, const json& weight_map, std::set<std::str
     if (!mapped)
       return make_error("{}: tensor {} is not part of a {} model as glia knows it", file_name, t.name, tr.cfg.fam->hf_arch);
     if (mapped->kind == name_kind::skipped) continue;
+    // A layer the config does not count would be left out without a word (llama.cpp refuses such a file).
+    if (mapped->layer >= tr.cfg.n_layer)
+      return make_error("{}: tensor {} belongs to layer {}, but config.json says num_hidden_layers is {}", file_name, t.name,
+                        mapped->layer, tr.cfg.n_layer);
     if (mapped->gguf == "output.weight" && tr.cfg.tied) continue;  // the head is the embedding
     status s = add_tensor(t, mapped->gguf, tr);
     if (!s) return make_error("{}: {}", file_name, s.message());
@@ -171,18 +179,10 @@ status add_shard(const fs::path& path, const json& weight_map, std::set<std::str
   return {};
 }
 
-// tokenizer.json, tokenizer_config.json and chat_template.jinja, as they are.
-status add_tokenizer_files(const fs::path& dir, gguf::writer& md) {
-  constexpr std::pair<const char*, const char*> files[] = {{"tokenizer.json", "tokenizer.huggingface.json"},
-                                                           {"tokenizer_config.json", "tokenizer.huggingface.config"},
-                                                           {"chat_template.jinja", "tokenizer.huggingface.chat_template"}};
-  for (const auto& [file, key] : files) {
-    if (!has_file(dir / file)) continue;
-    GLIA_ASSIGN(std::string text, read_text(dir / file));
-    md.set_string(key, std::move(text));
-  }
-  return {};
-}
+// tokenizer.json, tokenizer_config.json and chat_template.jinja travel as they are, under these keys.
+constexpr std::pair<const char*, const char*> kTokenizerFiles[] = {{"tokenizer.json", "tokenizer.huggingface.json"},
+                                                                 {"tokenizer_config.json", "tokenizer.huggingface.config"},
+                                                                 {"chat_template.jinja", "tokenizer.huggingface.chat_template"}};
 
 // general.file_type as the converter sets it when every matrix has one type.
 void set_file_type(const std::set<uint32_t>& types, gguf::writer& md) {
@@ -193,24 +193,42 @@ void set_file_type(const std::set<uint32_t>& types, gguf::writer& md) {
   if (t == glia::dtype::bf16) md.set_u32("general.file_type", 32);
 }
 
-result<std::shared_ptr<gguf::file>> open_dir(const fs::path& dir) {
-  GLIA_ASSIGN(std::string config_text, read_text(dir / "config.json"));
-  json config = json::parse(config_text, nullptr, false);
-  if (config.is_discarded()) return make_error("config.json: not valid JSON");
-  translation tr;
+result<checkpoint_files> read_dir(const fs::path& dir) {
+  checkpoint_files files;
   fs::path normal = fs::absolute(dir).lexically_normal();
   if (normal.filename().empty()) normal = normal.parent_path();  // "dir/"
-  GLIA_ASSIGN(tr.cfg, read_model_config(config, normal.filename().string()));
-  json weight_map;
-  GLIA_ASSIGN(auto shards, shard_paths(dir, weight_map));
+  files.name = normal.filename().string();
+  GLIA_ASSIGN(files.config_json, read_text(dir / "config.json"));
+  GLIA_ASSIGN(auto paths, shard_paths(dir, files.weight_map));
+  for (const auto& p : paths) {
+    auto shard = safetensors::file::open(p.string());
+    if (!shard) return make_error("{}", shard.message());
+    files.shards.emplace_back(p.filename().string(), std::move(*shard));
+  }
+  for (const auto& [file, key] : kTokenizerFiles) {
+    if (!has_file(dir / file)) continue;
+    GLIA_ASSIGN(std::string text, read_text(dir / file));
+    files.tokenizer_files.emplace_back(file, std::move(text));
+  }
+  return files;
+}
+
+}  // namespace
+
+result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files) {
+  json config = json::parse(files.config_json, nullptr, false);
+  if (config.is_discarded()) return make_error("config.json: not valid JSON");
+  translation tr;
+  GLIA_ASSIGN(tr.cfg, read_model_config(config, files.name));
   std::set<std::string> seen;
   uint64_t source_bytes = 0;
-  for (const auto& p : shards) {
-    GLIA_TRY(add_shard(p, weight_map, seen, tr));
-    source_bytes += tr.data->shards.back()->size();
+  for (const auto& [file_name, shard] : files.shards) {
+    GLIA_TRY(add_shard(file_name, shard, files.weight_map, seen, tr));
+    source_bytes += shard->size();
   }
-  for (const auto& [name, file] : weight_map.items())
-    if (!seen.count(name)) return make_error("model.safetensors.index.json: tensor {} is not in {}", name, file.dump());
+  if (files.weight_map.is_object())
+    for (const auto& [name, file] : files.weight_map.items())
+      if (!seen.count(name)) return make_error("model.safetensors.index.json: tensor {} is not in {}", name, file.dump());
   if (!tr.cfg.tied && std::none_of(tr.parts.begin(), tr.parts.end(), [](const auto& p) { return p.name == "output.weight"; }))
     return make_error("config.json says tie_word_embeddings is false, but the checkpoint has no lm_head.weight");
   if (!tr.cfg.rope_freq_factors.empty()) {
@@ -219,7 +237,9 @@ result<std::shared_ptr<gguf::file>> open_dir(const fs::path& dir) {
     tr.parts.push_back({"rope_freqs.weight", uint32_t(glia::dtype::f32), {int64_t(f.size())}, copy});
   }
   set_file_type(tr.matrix_types, tr.cfg.metadata);
-  GLIA_TRY(add_tokenizer_files(dir, tr.cfg.metadata));
+  for (const auto& [file, text] : files.tokenizer_files)
+    for (const auto& [known, key] : kTokenizerFiles)
+      if (file == known) tr.cfg.metadata.set_string(key, text);
   auto metadata = tr.cfg.metadata.metadata();
   const size_t n = tr.data->shards.size();
   std::vector<std::span<const uint8_t>> mappings;
@@ -229,8 +249,6 @@ result<std::shared_ptr<gguf::file>> open_dir(const fs::path& dir) {
                               fmt::format("Hugging Face checkpoint, {} safetensors file{}", n, n == 1 ? "" : "s"),
                               std::move(mappings));
 }
-
-}  // namespace
 
 bool is_checkpoint_dir(const std::string& path) {
   std::error_code ec;
@@ -242,7 +260,9 @@ result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) return make_error("{}: not a folder", dir);
   if (!has_file(fs::path(dir) / "config.json"))
     return make_error("{}: a folder, but not a Hugging Face checkpoint (no config.json)", dir);
-  auto f = open_dir(dir);
+  auto files = read_dir(dir);
+  if (!files) return make_error("{}: {}", dir, files.message());
+  auto f = translate(*files);
   if (!f) return make_error("{}: {}", dir, f.message());
   return f;
 }

@@ -8,11 +8,28 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/status.h"
 #include "gguf/gguf.h"
+#include "model/hf/hf_family.h"
+#include "safetensors/safetensors.h"
 
 namespace glia::hf {
+
+// A checkpoint's files as read from its folder; translate() works on these alone (tests build them in
+// memory).
+struct checkpoint_files {
+  std::string name;         // general.name when config.json has no _name_or_path (the folder's name)
+  std::string config_json;
+  std::vector<std::pair<std::string, std::shared_ptr<const safetensors::file>>> shards;  // file name, file
+  json weight_map;          // model.safetensors.index.json's, or null
+  std::vector<std::pair<std::string, std::string>> tokenizer_files;  // file name, text
+};
+
+// Errors name the file and the key or tensor at fault.
+result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files);
 
 // True for a folder that holds a config.json (what open_checkpoint reads).
 bool is_checkpoint_dir(const std::string& path);

@@ -116,6 +116,7 @@ result<model_config> read_model_config(const json& config, const std::string& na
   GLIA_TRY(eps);
   auto theta = positive_number(cfg, "rope_theta");
   GLIA_TRY(theta);
+  out.n_layer = **n_layer;
   out.n_head = **n_head;
   out.n_head_kv = *n_head_kv ? **n_head_kv : out.n_head;
   if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {

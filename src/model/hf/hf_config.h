@@ -14,7 +14,7 @@ namespace glia::hf {
 struct model_config {
   const family* fam = nullptr;
   json text;  // the language model's config, transformers' defaults filled in
-  int64_t n_head = 0, n_head_kv = 0;
+  int64_t n_layer = 0, n_head = 0, n_head_kv = 0;
   bool tied = false;                    // the LM head is the token embedding
   std::vector<float> rope_freq_factors;  // Llama 3 RoPE scaling: the rope_freqs tensor llama.cpp adds
   gguf::writer metadata;

@@ -70,7 +70,7 @@ std::optional<mapped_name> map_tensor_name(std::string_view hf_name, const famil
   const std::string_view suffix(end + 1, size_t(rest.data() + rest.size() - end - 1));
   auto lookup = [&](std::span<const suffix_map> table) -> std::optional<mapped_name> {
     for (const auto& m : table)
-      if (suffix == m.hf) return mapped_name{name_kind::weight, "blk." + std::to_string(il) + "." + std::string(m.gguf)};
+      if (suffix == m.hf) return mapped_name{name_kind::weight, "blk." + std::to_string(il) + "." + std::string(m.gguf), il};
     return std::nullopt;
   };
   if (auto m = lookup(kLayer)) return m;

@@ -14,6 +14,7 @@ enum class name_kind { weight, skipped };
 struct mapped_name {
   name_kind kind = name_kind::weight;
   std::string gguf;  // weights only
+  int64_t layer = -1;  // model.layers.<layer>.*; -1 for the others
 };
 
 // nullopt: a name this family's checkpoints should not have (the caller refuses the checkpoint).
