@@ -20,6 +20,11 @@ result<std::optional<int64_t>> positive_int(const json& cfg, std::string_view ke
   return std::optional<int64_t>(it->get<int64_t>());
 }
 
+result<int64_t> required_int(const json& cfg, std::string_view key) {
+  GLIA_ASSIGN(const std::optional<int64_t> v, positive_int(cfg, key, true));
+  return *v;
+}
+
 result<double> positive_number(const json& cfg, std::string_view key) {
   auto it = cfg.find(key);
   if (it == cfg.end() || !it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>()))
@@ -98,27 +103,16 @@ result<model_config> read_model_config(const json& config, const std::string& na
   const std::string arch(out.fam->gguf_arch);
   gguf::writer& md = out.metadata;
 
-  auto n_embd = positive_int(cfg, "hidden_size", true);
-  GLIA_TRY(n_embd);
-  auto n_layer = positive_int(cfg, "num_hidden_layers", true);
-  GLIA_TRY(n_layer);
-  auto n_ff = positive_int(cfg, "intermediate_size", true);
-  GLIA_TRY(n_ff);
-  auto n_head = positive_int(cfg, "num_attention_heads", true);
-  GLIA_TRY(n_head);
-  auto n_head_kv = positive_int(cfg, "num_key_value_heads", false);
-  GLIA_TRY(n_head_kv);
-  auto n_ctx = positive_int(cfg, "max_position_embeddings", true);
-  GLIA_TRY(n_ctx);
-  auto head_dim = positive_int(cfg, "head_dim", false);
-  GLIA_TRY(head_dim);
-  auto eps = positive_number(cfg, "rms_norm_eps");
-  GLIA_TRY(eps);
-  auto theta = positive_number(cfg, "rope_theta");
-  GLIA_TRY(theta);
-  out.n_layer = **n_layer;
-  out.n_head = **n_head;
-  out.n_head_kv = *n_head_kv ? **n_head_kv : out.n_head;
+  GLIA_ASSIGN(const int64_t n_embd, required_int(cfg, "hidden_size"));
+  GLIA_ASSIGN(out.n_layer, required_int(cfg, "num_hidden_layers"));
+  GLIA_ASSIGN(const int64_t n_ff, required_int(cfg, "intermediate_size"));
+  GLIA_ASSIGN(out.n_head, required_int(cfg, "num_attention_heads"));
+  GLIA_ASSIGN(const int64_t n_ctx, required_int(cfg, "max_position_embeddings"));
+  GLIA_ASSIGN(const std::optional<int64_t> n_head_kv, positive_int(cfg, "num_key_value_heads", false));
+  GLIA_ASSIGN(const std::optional<int64_t> head_dim, positive_int(cfg, "head_dim", false));
+  GLIA_ASSIGN(const double eps, positive_number(cfg, "rms_norm_eps"));
+  GLIA_ASSIGN(const double theta, positive_number(cfg, "rope_theta"));
+  out.n_head_kv = n_head_kv.value_or(out.n_head);
   if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
     if (!t->is_boolean()) return make_error("config.json: tie_word_embeddings must be true or false, found {}", t->dump());
     out.tied = t->get<bool>();
@@ -129,20 +123,19 @@ result<model_config> read_model_config(const json& config, const std::string& na
 
   md.set_string("general.architecture", arch);
   md.set_string("general.name", model_name);
-  md.set_u32(arch + ".context_length", uint32_t(**n_ctx));
-  md.set_u32(arch + ".embedding_length", uint32_t(**n_embd));
-  md.set_u32(arch + ".block_count", uint32_t(**n_layer));
-  md.set_u32(arch + ".feed_forward_length", uint32_t(**n_ff));
+  md.set_u32(arch + ".context_length", uint32_t(n_ctx));
+  md.set_u32(arch + ".embedding_length", uint32_t(n_embd));
+  md.set_u32(arch + ".block_count", uint32_t(out.n_layer));
+  md.set_u32(arch + ".feed_forward_length", uint32_t(n_ff));
   md.set_u32(arch + ".attention.head_count", uint32_t(out.n_head));
   md.set_u32(arch + ".attention.head_count_kv", uint32_t(out.n_head_kv));
-  md.set_f32(arch + ".attention.layer_norm_rms_epsilon", float(*eps));
-  md.set_f32(arch + ".rope.freq_base", float(*theta));
-  if (*head_dim) {
-    md.set_u32(arch + ".attention.key_length", uint32_t(**head_dim));
-    md.set_u32(arch + ".attention.value_length", uint32_t(**head_dim));
+  md.set_f32(arch + ".attention.layer_norm_rms_epsilon", float(eps));
+  md.set_f32(arch + ".rope.freq_base", float(theta));
+  if (head_dim) {
+    md.set_u32(arch + ".attention.key_length", uint32_t(*head_dim));
+    md.set_u32(arch + ".attention.value_length", uint32_t(*head_dim));
   }
-  const int64_t hd = *head_dim ? **head_dim : **n_embd / out.n_head;
-  GLIA_TRY(read_rope_scaling(cfg, hd, *theta, out));
+  GLIA_TRY(read_rope_scaling(cfg, head_dim.value_or(n_embd / out.n_head), theta, out));
   if (out.fam->extra) GLIA_TRY(out.fam->extra(cfg, arch, md));
   return out;
 }
