@@ -1,4 +1,4 @@
-// glia: run Llama-family GGUF models locally.
+// glia: run Llama-family models locally, from GGUF files or Hugging Face checkpoint folders.
 #include <fmt/core.h>
 
 #include <exception>
@@ -8,7 +8,7 @@
 #include "commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"glia: run Llama-family language models (GGUF) locally"};
+  CLI::App app{"glia: run Llama-family language models locally (GGUF files or Hugging Face checkpoint folders)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "glia 0.1.0");
   std::map<CLI::App*, glia::cli::command_fn> commands;

@@ -8,8 +8,17 @@ namespace glia {
 
 result<std::shared_ptr<gguf::file>> open_model_file(const std::string& path, bool use_mmap,
                                                     const std::function<void(uint64_t, uint64_t)>& progress) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return hf::open_checkpoint(path);
+  if (fs::is_directory(path, ec)) return hf::open_checkpoint(path, use_mmap);
+  const fs::path p(path);
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (p.filename() == "config.json") return hf::open_checkpoint(dir.string(), use_mmap);
+  const auto ext = p.extension();
+  if ((ext == ".safetensors" || ext == ".json" || ext == ".jinja") && fs::is_regular_file(dir / "config.json", ec))
+    return make_error("{}: one file of a Hugging Face checkpoint; give its folder, {}", path, dir.string());
+  if (ext == ".safetensors")
+    return make_error("{}: a safetensors file; glia reads a Hugging Face checkpoint as its folder (with config.json)", path);
   return gguf::file::open(path, use_mmap, {}, progress);
 }
 

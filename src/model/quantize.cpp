@@ -75,9 +75,15 @@ status quantize_rows(thread_pool& pool, dtype type, const float* src, int64_t n_
 
 result<quantize_summary> quantize_model(const std::string& in_path, const std::string& out_path,
                                         const quantize_options& opts) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::equivalent(in_path, out_path, ec))
-    return make_error("{}: the output would overwrite the input", out_path);
+  if (fs::equivalent(in_path, out_path, ec)) return make_error("{}: the output would overwrite the input", out_path);
+  // A checkpoint folder's files (through symlinks too: the Hugging Face cache links a snapshot's files
+  // to shared blobs) are input as well.
+  if (fs::is_directory(in_path, ec))
+    for (const auto& e : fs::directory_iterator(in_path, ec))
+      if (fs::equivalent(e.path(), out_path, ec))
+        return make_error("{}: the output would overwrite the input's {}", out_path, e.path().filename().string());
   auto opened = open_model_file(in_path);
   if (!opened) return opened.take_error();  // its message starts with the path
   const gguf::file& f = **opened;

@@ -15,16 +15,9 @@
 
 #include "core/status.h"
 #include "model/quantize.h"
+#include "model/rope_scaling.h"
 
 namespace glia {
-
-// Llama 3 ("rope_type": "llama3") frequency scaling from the model's config.json.
-struct llama3_rope_scaling {
-  double factor = 0.0;  // 0: none
-  double low_freq_factor = 1.0;
-  double high_freq_factor = 4.0;
-  int original_context = 8192;
-};
 
 struct synth_preset {
   const char* name;  // "tinyllama"
@@ -51,10 +44,6 @@ struct synth_preset {
 std::span<const synth_preset> synth_presets();
 const synth_preset* find_synth_preset(std::string_view name);
 
-// Frequency divisors for RoPE pairs i < head_dim/2 as llama.cpp's converter computes the
-// rope_freqs tensor for rope_type "llama3": 1 for short wavelengths, `factor` for long ones, a
-// smooth blend in between.
-std::vector<float> llama3_rope_factors(const llama3_rope_scaling& s, double rope_base, int head_dim);
 
 // A SentencePiece-style vocabulary (tokenizer.ggml.model "llama"): <unk> <s> </s>, the 256 byte
 // tokens <0x00>..<0xFF>, then single characters and made-up pieces built by joining two earlier

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "gguf/gguf.h"
+#include "gguf/hf_keys.h"
 #include "tokenizer/pre_table.h"
 #include "tokenizer/vocab.h"
 #include "tokenizer/vocab_hf.h"
@@ -388,9 +389,18 @@ result<vocab> load_vocab_from_gguf(const gguf::file& f) {
   const gguf::value* m = f.find(k_model);
   if (!m) {
     // A translated Hugging Face checkpoint (model/hf/) carries its tokenizer.json as it is.
-    if (auto json = f.get_string("tokenizer.huggingface.json")) {
-      auto v = load_vocab_from_hf_json(*json, f.get_string("tokenizer.huggingface.config").value_or(""));
-      if (!v) return make_error("tokenizer.json: {}", v.message());
+    if (auto json = f.get_string(gguf::key_hf_tokenizer_json)) {
+      const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
+      auto v = load_vocab_from_hf_json(*json, f.get_string(gguf::key_hf_tokenizer_config).value_or(""),
+                                       embd && embd->n_dims == 2 ? embd->ne[1] : 0);
+      if (!v) return v;
+      // transformers stops at any eos_token_id of config.json / generation_config.json.
+      if (const gguf::value* eos = f.find(gguf::key_hf_eos_token_ids); eos && eos->as_array()) {
+        for (const auto& e : *eos->as_array())
+          if (auto id = e.as_int(); id && v->valid(int32_t(*id))) v->eog_ids.push_back(int32_t(*id));
+        std::sort(v->eog_ids.begin(), v->eog_ids.end());
+        v->eog_ids.erase(std::unique(v->eog_ids.begin(), v->eog_ids.end()), v->eog_ids.end());
+      }
       return v;
     }
     if (f.is_assembled()) return make_error("the checkpoint has no tokenizer.json");

@@ -191,7 +191,7 @@ status read_config(const json& config, vocab& v, const template_spec& tmpl) {
   return {};
 }
 
-result<vocab> load(const json& root, const big_members& big, const json& config) {
+result<vocab> load(const json& root, const big_members& big, const json& config, int64_t n_embedding_rows) {
   if (!root.is_object()) return make_error("tokenizer.json: expected a JSON object");
   vocab v;
   v.kind = vocab_kind::bpe;
@@ -206,7 +206,16 @@ result<vocab> load(const json& root, const big_members& big, const json& config)
   const auto model = root.find("model");
   if (model == root.end()) return make_error("tokenizer.json: \"model\" is missing");
   GLIA_TRY(read_model(*model, big, v));
+  const size_t n_model_tokens = v.tokens.size();
   GLIA_TRY(read_added_tokens(root, v));
+  if (n_embedding_rows > 0 && v.tokens.size() > size_t(n_embedding_rows)) {
+    if (n_model_tokens > size_t(n_embedding_rows))
+      return make_error("tokenizer.json: model.vocab has ids up to {}, but the model's embedding has only {} rows",
+                        n_model_tokens - 1, n_embedding_rows);
+    // Added tokens past the embedding (Gemma 3 1B's <image_soft_token>) could never be evaluated;
+    // llama.cpp's converter leaves them out too, so their text is tokenized as text.
+    v.tokens.resize(size_t(n_embedding_rows));
+  }
   GLIA_TRY(index_tokens(v));
 
   auto part = [&](const char* key) -> const json& {
@@ -268,7 +277,8 @@ result<big_members> find_big_members(std::string_view doc, std::string& rest) {
 
 }  // namespace
 
-result<vocab> load_vocab_from_hf_json(std::string_view tokenizer_json, std::string_view config_json) {
+result<vocab> load_vocab_from_hf_json(std::string_view tokenizer_json, std::string_view config_json,
+                                      int64_t n_embedding_rows) {
   std::string rest;
   auto big = find_big_members(tokenizer_json, rest);
   if (!big) return big.take_error();
@@ -280,7 +290,7 @@ result<vocab> load_vocab_from_hf_json(std::string_view tokenizer_json, std::stri
     if (config.is_discarded() || !config.is_object()) return make_error("tokenizer_config.json: not a JSON object");
   }
   try {
-    return load(root, *big, config);
+    return load(root, *big, config, n_embedding_rows);
   } catch (const json::exception& e) {  // a member of an unexpected type that a check above missed
     return make_error("tokenizer.json: {}", e.what());
   }

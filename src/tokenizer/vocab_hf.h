@@ -14,7 +14,9 @@
 namespace glia::tok {
 
 // config_json may be empty (no tokenizer_config.json). Errors name the JSON member at fault.
-result<vocab> load_vocab_from_hf_json(std::string_view tokenizer_json, std::string_view config_json);
+// n_embedding_rows > 0: the model's vocabulary size; added tokens past it are left out.
+result<vocab> load_vocab_from_hf_json(std::string_view tokenizer_json, std::string_view config_json,
+                                      int64_t n_embedding_rows = 0);
 
 // A whole file, gunzipped when it is gzip-compressed (zlib reads plain files as they are).
 result<std::string> read_file_maybe_gz(const std::string& path);

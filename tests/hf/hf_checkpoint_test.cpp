@@ -103,6 +103,23 @@ TEST(hf_checkpoint, tokenizer_and_chat_template_come_from_the_folder) {
   EXPECT_EQ(*rendered2, "J<s>");
 }
 
+TEST(hf_checkpoint, chat_template_jinja_alone_is_the_template) {
+  const std::string dir = llama_dir("jinja_only");
+  fs::remove(dir + "/tokenizer_config.json");
+  write_text(dir + "/chat_template.jinja", "J{{ messages[0].content }}");
+  session_options so;
+  so.model_path = dir;
+  so.n_ctx = 64;
+  auto sess = session::create(so);
+  ASSERT_TRUE(sess.is_ok()) << sess.message();
+  auto format = (*sess)->chat_template("");
+  ASSERT_TRUE(format.is_ok()) << format.message();
+  EXPECT_FALSE(format->fell_back);
+  auto rendered = (*sess)->render_chat(*format, R"([{"role": "user", "content": "hi"}])", true);
+  ASSERT_TRUE(rendered.is_ok()) << rendered.message();
+  EXPECT_EQ(*rendered, "Jhi");
+}
+
 TEST(hf_checkpoint, without_tokenizer_json_a_session_says_what_is_missing) {
   const std::string dir = test::scratch("hf_checkpoint/no_tokenizer");
   ASSERT_TRUE(test::export_hf_checkpoint(test::testdata("models/qwen3-F16.gguf"), dir).is_ok());
@@ -155,15 +172,46 @@ TEST(hf_checkpoint, folder_problems_are_named) {
   write_text(dir + "/config.json", c.dump());
   expect_error("belongs to layer 1, but config.json says num_hidden_layers is 1");
 
+
+  // Settings that change the forward in ways the GGUF architecture cannot express are refused.
+  const std::pair<json, std::string> refused[] = {
+      {{{"attention_bias", true}}, "attention_bias is true; attention biases are not supported for LlamaForCausalLM"},
+      {{{"hidden_act", "gelu"}}, "hidden_act \"gelu\" is not supported for LlamaForCausalLM"},
+      {{{"mlp_bias", true}}, "mlp_bias is true"},
+      {{{"partial_rotary_factor", 0.5}}, "partial_rotary_factor 0.5 is not supported"},
+      {{{"final_logit_softcapping", 30.0}}, "final_logit_softcapping is set; softcapping is not supported for LlamaForCausalLM"},
+      {{{"quantization_config", {{"quant_method", "gptq"}, {"bits", 4}}}}, "a quantized checkpoint (quantization_config, method \"gptq\")"},
+      {{{"rope_scaling", {{"rope_type", "dynamic"}, {"factor", 2.0}}}}, "rope_scaling type dynamic is not supported"},
+      {{{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}, {"attention_factor", 1.2}}}}, "rope_scaling.attention_factor is not supported"},
+      {{{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 4.0}, {"high_freq_factor", 1.0},
+                          {"original_max_position_embeddings", 64}}}},
+       "high_freq_factor (1) must be greater than low_freq_factor (4)"},
+      {{{"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 20000.0}}}}, "rope_theta 10000.0 and rope_parameters' 20000.0 disagree"},
+      {{{"max_position_embeddings", 4294967296LL}}, "max_position_embeddings must be a positive integer, found 4294967296"},
+  };
+  for (const auto& [patch, want] : refused) {
+    fresh();
+    c = read_json(dir + "/config.json");
+    c.update(patch);
+    write_text(dir + "/config.json", c.dump());
+    expect_error(want);
+  }
+
   fresh();
-  c = read_json(dir + "/config.json");
-  c["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
-  write_text(dir + "/config.json", c.dump());
-  expect_error("rope_scaling type dynamic is not supported");
+  write_text(dir + "/config.json", std::string(100000, '[') + std::string(100000, ']'));
+  expect_error("config.json: nests 100000 levels deep; the limit is 64");
+
+  fresh();
+  rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) {
+    copy_all_but(f, w, "");
+    std::vector<uint8_t> b(128 * 4);
+    ASSERT_TRUE(w.add("model.layers.0.self_attn.o_proj.bias", safetensors::dtype::f32, {128}, b).is_ok());
+  });
+  expect_error("tensor model.layers.0.self_attn.o_proj.bias is not part of a LlamaForCausalLM model");
 
   fresh();
   rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) { copy_all_but(f, w, "lm_head.weight"); });
-  expect_error("tie_word_embeddings is false, but the checkpoint has no lm_head.weight");
+  expect_error("the checkpoint has no lm_head.weight, and config.json does not tie it to the embedding (tie_word_embeddings is false)");
 
   fresh();
   rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) { copy_all_but(f, w, "model.layers.1.mlp.up_proj.weight"); });
@@ -198,14 +246,23 @@ TEST(hf_checkpoint, folder_problems_are_named) {
   fs::rename(dir + "/model.safetensors", dir + "/pytorch_model.bin");
   expect_error("PyTorch");
 
+  // The index is read when there is no model.safetensors (which transformers prefers).
   fresh();
+  fs::rename(dir + "/model.safetensors", dir + "/model-00001-of-00002.safetensors");
   write_text(dir + "/model.safetensors.index.json",
              json{{"weight_map", {{"model.norm.weight", "model-00002-of-00002.safetensors"}}}}.dump());
-  expect_error("model-00002-of-00002.safetensors");
+  expect_error("model-00002-of-00002.safetensors: cannot open");
 
   fresh();
+  fs::rename(dir + "/model.safetensors", dir + "/model-00001-of-00001.safetensors");
   write_text(dir + "/model.safetensors.index.json", json{{"weight_map", {{"model.norm.weight", "../model.safetensors"}}}}.dump());
   expect_error("is not a file name in this folder");
+
+  fresh();
+  fs::rename(dir + "/model.safetensors", dir + "/model-00001-of-00001.safetensors");
+  write_text(dir + "/model.safetensors.index.json",
+             json{{"weight_map", {{"model.norm.weight", "model-00001-of-00001.safetensors"}, {"model.extra.weight", "model-00001-of-00001.safetensors"}}}}.dump());
+  expect_error("model.safetensors.index.json: tensor model.extra.weight is not in \"model-00001-of-00001.safetensors\"");
 }
 
 TEST(hf_checkpoint, cli_quantizes_runs_and_describes_a_folder) {
@@ -237,6 +294,12 @@ TEST(hf_checkpoint, cli_quantizes_runs_and_describes_a_folder) {
   EXPECT_NE(info.out.find("llama"), std::string::npos) << info.out;
   auto tok = test::run_glia({"tokenize", "-m", dir, "-p", "Hello"});
   EXPECT_EQ(tok.exit_code, 0) << tok.err;
+  // The folder's config.json stands for the folder; one weights file is not a model.
+  auto by_config = test::run_glia({"info", "-m", dir + "/config.json"});
+  EXPECT_EQ(by_config.exit_code, 0) << by_config.err;
+  auto by_shard = test::run_glia({"info", "-m", dir + "/model.safetensors"});
+  EXPECT_NE(by_shard.exit_code, 0);
+  EXPECT_NE(by_shard.err.find("one file of a Hugging Face checkpoint; give its folder"), std::string::npos) << by_shard.err;
 }
 
 
@@ -269,6 +332,142 @@ TEST(hf_checkpoint, bf16_weights_are_used_as_they_are) {
   auto m = load_model(dir);
   ASSERT_TRUE(m.is_ok());
   EXPECT_EQ((*m)->file->get_int("general.file_type"), 32);  // MOSTLY_BF16, as the converter writes it
+}
+
+std::unique_ptr<session> open_session(const std::string& path, bool use_mmap = true) {
+  session_options so;
+  so.model_path = path;
+  so.n_ctx = 64;
+  so.use_mmap = use_mmap;
+  auto s = session::create(so);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return s.is_ok() ? std::move(*s) : nullptr;
+}
+
+// Gemma 3 1B's tokenizer has one added token (<image_soft_token>) past its 262144 embedding rows:
+// such a token is left out, its text tokenized as text, as in llama.cpp's GGUF of the model.
+TEST(hf_checkpoint, added_tokens_past_the_embedding_are_text) {
+  const std::string dir = llama_dir("added_past_rows");
+  json tok = read_json(dir + "/tokenizer.json");
+  tok["added_tokens"].push_back({{"id", 32000}, {"content", "<image_soft_token>"}, {"special", true}, {"single_word", false},
+                                 {"lstrip", false}, {"rstrip", false}, {"normalized", false}});
+  write_text(dir + "/tokenizer.json", tok.dump());
+  auto sess = open_session(dir);
+  ASSERT_TRUE(sess);
+  auto ids = sess->tokenize("Look: <image_soft_token>", true, true);
+  ASSERT_TRUE(ids.is_ok()) << ids.message();
+  for (int32_t id : *ids) EXPECT_LT(id, 32000);
+  std::vector<float> logits;
+  EXPECT_TRUE(sess->eval(*ids, false, logits).is_ok());
+
+  // A vocabulary the embedding cannot hold at all is refused when the model loads.
+  json c = read_json(dir + "/config.json");
+  c["vocab_size"] = 1000;
+  rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) {
+    for (const auto& t : f.tensors()) {
+      if (t.name == "model.embed_tokens.weight" || t.name == "lm_head.weight") {
+        ASSERT_TRUE(w.add(t.name, t.type, {1000, t.shape[1]}, {t.data, size_t(1000 * t.shape[1] * 2)}).is_ok());
+      } else {
+        ASSERT_TRUE(w.add(t.name, t.type, t.shape, {t.data, size_t(t.n_bytes)}).is_ok());
+      }
+    }
+  });
+  session_options so;
+  so.model_path = dir;
+  auto small = session::create(so);
+  ASSERT_FALSE(small.is_ok());
+  EXPECT_NE(small.message().find("model.vocab has ids up to 31999, but the model's embedding has only 1000 rows"), std::string::npos)
+      << small.message();
+}
+
+TEST(hf_checkpoint, generation_config_eos_ids_end_generation) {
+  const std::string dir = llama_dir("eos_ids");
+  auto plain = open_session(dir);
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(plain->is_end_of_generation(2));  // </s>
+  EXPECT_FALSE(plain->is_end_of_generation(13));
+  write_text(dir + "/generation_config.json", R"({"bos_token_id": 1, "eos_token_id": [2, 13], "temperature": 0.6})");
+  auto with = open_session(dir);
+  ASSERT_TRUE(with);
+  EXPECT_TRUE(with->is_end_of_generation(13));
+  write_text(dir + "/generation_config.json", R"({"eos_token_id": "x"})");
+  EXPECT_NE(load_error(dir).find("generation_config.json: eos_token_id must be a token id or a list of them"), std::string::npos);
+}
+
+TEST(hf_checkpoint, no_mmap_reads_the_weights_into_memory) {
+  const std::string dir = llama_dir("no_mmap");
+  auto mapped = open_session(dir, true), read = open_session(dir, false);
+  ASSERT_TRUE(mapped && read);
+  EXPECT_TRUE(mapped->model_is_mapped());
+  EXPECT_FALSE(read->model_is_mapped());
+  std::vector<float> a, b;
+  const std::vector<int32_t> ids = {1, 100, 200, 300};
+  ASSERT_TRUE(mapped->eval(ids, false, a).is_ok());
+  ASSERT_TRUE(read->eval(ids, false, b).is_ok());
+  EXPECT_EQ(a, b);
+}
+
+TEST(hf_checkpoint, chat_template_json_of_multimodal_repositories) {
+  const std::string dir = llama_dir("chat_template_json");
+  write_text(dir + "/chat_template.json", json{{"chat_template", "P{{ messages[0].content }}"}}.dump());
+  auto sess = open_session(dir);
+  ASSERT_TRUE(sess);
+  auto format = sess->chat_template("");
+  ASSERT_TRUE(format.is_ok());
+  auto rendered = sess->render_chat(*format, R"([{"role": "user", "content": "hi"}])", true);
+  ASSERT_TRUE(rendered.is_ok()) << rendered.message();
+  EXPECT_EQ(*rendered, "Phi");
+}
+
+// huggingface-cli download leaves models--org--name/{refs/main, snapshots/<rev>/*} with the snapshot's
+// files symlinked to blobs/: either folder opens, named org/name, and quantize never writes through
+// a link onto a blob.
+TEST(hf_checkpoint, hugging_face_cache_layout) {
+  if (test::emulated) GTEST_SKIP() << "the CLI runs under an emulator";
+  const std::string src = llama_dir("cache_src");
+  const fs::path repo = test::scratch("hf_checkpoint/cache/models--acme--tiny-llama");
+  fs::remove_all(repo);
+  const fs::path snap = repo / "snapshots" / "0123abcd";
+  fs::create_directories(snap);
+  fs::create_directories(repo / "blobs");
+  fs::create_directories(repo / "refs");
+  write_text(repo / "refs" / "main", "0123abcd");
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(src)) {
+    const fs::path blob = repo / "blobs" / ("blob" + std::to_string(n++));
+    fs::copy_file(e.path(), blob);
+    fs::create_symlink(fs::path("../../blobs") / blob.filename(), snap / e.path().filename());
+  }
+  for (const fs::path& p : {repo, snap}) {
+    auto m = load_model(p.string());
+    ASSERT_TRUE(m.is_ok()) << m.message();
+    EXPECT_EQ((*m)->profile.name, "acme/tiny-llama");
+  }
+  const auto blob_size = fs::file_size(snap / "model.safetensors");
+  auto q = test::run_glia({"quantize", snap.string(), (snap / "model.safetensors").string(), "Q8_0"});
+  EXPECT_NE(q.exit_code, 0);
+  EXPECT_NE(q.err.find("the output would overwrite the input's model.safetensors"), std::string::npos) << q.err;
+  // Another name for the same blob is the same file.
+  fs::create_symlink(fs::canonical(snap / "model.safetensors"), repo / "alias.safetensors");
+  q = test::run_glia({"quantize", snap.string(), (repo / "alias.safetensors").string(), "Q8_0"});
+  EXPECT_NE(q.exit_code, 0);
+  EXPECT_EQ(fs::file_size(snap / "model.safetensors"), blob_size);
+  EXPECT_TRUE(load_model(snap.string()).is_ok());
+}
+
+TEST(hf_checkpoint, folders_that_are_not_whole_models_say_what_they_are) {
+  const std::string dir = test::scratch("hf_checkpoint/adapter");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_text(dir + "/adapter_config.json", "{}");
+  EXPECT_NE(load_error(dir).find("a PEFT adapter"), std::string::npos);
+  fs::remove(dir + "/adapter_config.json");
+  write_text(dir + "/params.json", "{}");
+  EXPECT_NE(load_error(dir).find("Mistral's own layout (params.json)"), std::string::npos);
+  // Only consolidated.safetensors (Mistral's layout) beside a config: not transformers' weights.
+  const std::string mistral = llama_dir("consolidated");
+  fs::rename(mistral + "/model.safetensors", mistral + "/consolidated.safetensors");
+  EXPECT_NE(load_error(mistral).find("no model*.safetensors weights"), std::string::npos);
 }
 
 }  // namespace

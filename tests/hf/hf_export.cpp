@@ -76,7 +76,8 @@ json config_of(const gguf::file& f, const std::string& arch, bool tied, int64_t 
   const int64_t head_dim = i("attention.key_length").value_or(*i("embedding_length") / *i("attention.head_count"));
   if (i("attention.key_length")) c["head_dim"] = head_dim;
   if (auto type = f.get_string(arch + ".rope.scaling.type")) {
-    json rs = {{"rope_type", *type}, {"factor", *d("rope.scaling.factor")}};
+    // Older configs (Qwen2.5's YaRN ones among them) name the kind "type" rather than "rope_type".
+    json rs = {{*type == "yarn" ? "type" : "rope_type", *type}, {"factor", *d("rope.scaling.factor")}};
     if (auto orig = i("rope.scaling.original_context_length")) rs["original_max_position_embeddings"] = *orig;
     c["rope_scaling"] = rs;
   }
@@ -143,11 +144,25 @@ status export_hf_checkpoint(const std::string& gguf_path, const std::string& dir
   fs::create_directories(dir);
   json config = config_of(f, arch, tied, n_vocab);
   if (!opts.rope_scaling.empty()) config["rope_scaling"] = json::parse(opts.rope_scaling);
+  if (opts.v5_rope) {
+    json global = config.contains("rope_scaling") ? config["rope_scaling"] : json{{"rope_type", "default"}};
+    if (global.contains("type")) global["rope_type"] = global["type"], global.erase("type");
+    global["rope_theta"] = config["rope_theta"];
+    config.erase("rope_scaling");
+    config.erase("rope_theta");
+    if (config.contains("rope_local_base_freq")) {
+      config["rope_parameters"] = {{"full_attention", global},
+                                   {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", config["rope_local_base_freq"]}}}};
+      config.erase("rope_local_base_freq");
+    } else {
+      config["rope_parameters"] = global;
+    }
+  }
   if (opts.multimodal) {
     config = {{"architectures", {"Gemma3ForConditionalGeneration"}}, {"model_type", "gemma3"}, {"text_config", config},
               {"vision_config", {{"hidden_size", 16}}}};
   } else {
-    config["architectures"] = {hf_arch};
+    config["architectures"] = {opts.architecture.empty() ? std::string(hf_arch) : opts.architecture};
     config["model_type"] = arch;
   }
   GLIA_TRY(write_text(fs::path(dir) / "config.json", config.dump(2)));
@@ -170,7 +185,7 @@ status export_hf_checkpoint(const std::string& gguf_path, const std::string& dir
     if (t.type == uint32_t(dtype::f32)) type = safetensors::dtype::f32;
     else if (t.type == uint32_t(dtype::f16)) type = safetensors::dtype::f16;
     else return make_error("{}: only F32/F16 models export", t.name);
-    if (opts.bf16 && t.n_dims == 2) {
+    if ((opts.bf16 && t.n_dims == 2) || (opts.bf16_vectors && t.n_dims == 1)) {
       std::vector<float> f(size_t(t.n_elements()));
       find_type(t.type)->dequantize_row(t.data, f.data(), t.n_elements());
       bytes.resize(f.size() * 2);
@@ -186,12 +201,21 @@ status export_hf_checkpoint(const std::string& gguf_path, const std::string& dir
       const int64_t rows = t.n_dims == 1 ? t.ne[0] : t.ne[1];
       bytes = unpermute_rows(bytes.data(), rows, bytes.size() / size_t(rows), is_q ? n_head : n_head_kv);
     }
-    if (gemma && t.name.ends_with("norm.weight")) {
-      if (type != safetensors::dtype::f32) return make_error("{}: norms are F32 in the pack", t.name);
-      float* w = reinterpret_cast<float*>(bytes.data());
-      for (int64_t e = 0; e < t.n_elements(); ++e) w[e] -= 1.0f;
+    if (gemma && t.name.ends_with("norm.weight")) {  // transformers' Gemma norms multiply by 1 + w
+      for (int64_t e = 0; e < t.n_elements(); ++e) {
+        if (type == safetensors::dtype::f32) {
+          reinterpret_cast<float*>(bytes.data())[e] -= 1.0f;
+        } else {
+          uint16_t b;
+          std::memcpy(&b, bytes.data() + 2 * e, 2);
+          b = f32_to_bf16(bf16_to_f32(b) - 1.0f);
+          std::memcpy(bytes.data() + 2 * e, &b, 2);
+        }
+      }
     }
-    const std::string full = (opts.multimodal ? "language_model." : "") + name;  // transformers < 4.52 names
+    std::string full = name;
+    if (opts.multimodal && opts.new_names) full = name.starts_with("model.") ? "model.language_model." + name.substr(6) : name;
+    else if (opts.multimodal) full = "language_model." + name;  // transformers < 4.52
     const size_t s = k++ % shards.size();
     GLIA_TRY(shards[s].add(full, type, shape, bytes));
     weight_map[full] = shard_name(s);

@@ -62,7 +62,7 @@ TEST(hf_hostile_config, every_key_with_every_hostile_value) {
   const source sources[] = {{"llama-untied-F16", "llama", {}},
                             {"qwen2-F16", "qwen2", {}},
                             {"gemma2-F16", "gemma2", {}},
-                            {"gemma3-F16", "gemma3_mm", {.multimodal = true, .shards = 1, .tokenizer_dir = {}}}};
+                            {"gemma3-F16", "gemma3_mm", {.multimodal = true, .shards = 1}}};
   auto be = make_cpu_backend(2);
   int tried = 0;
   for (const auto& src : sources) {

@@ -1,5 +1,7 @@
 #include "model/hf/hf_checkpoint.h"
 
+#include "gguf/hf_keys.h"
+
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -7,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+
+#include "core/json_depth.h"
 
 #include <fmt/ranges.h>
 
@@ -25,6 +29,7 @@ namespace fs = std::filesystem;
 struct checkpoint_data {
   std::vector<std::shared_ptr<const safetensors::file>> shards;
   std::deque<std::vector<uint8_t>> copies;  // a deque: growing it never moves a copy
+  std::vector<std::shared_ptr<const std::string>> buffers;  // shards read into memory (no mmap)
 };
 
 result<std::string> read_text(const fs::path& p) {
@@ -40,15 +45,17 @@ bool has_file(const fs::path& p) {
   return fs::is_regular_file(p, ec);
 }
 
-// The shard files: those model.safetensors.index.json's weight_map names, else model.safetensors,
-// else every *.safetensors in the folder.
+// The weight files, in transformers' order of preference: model.safetensors, else the files
+// model.safetensors.index.json's weight_map names, else every model*.safetensors (as llama.cpp's
+// converter globs them: other *.safetensors, such as Mistral's consolidated.safetensors, hold the
+// same weights in another layout).
 result<std::vector<fs::path>> shard_paths(const fs::path& dir, json& weight_map) {
+  if (has_file(dir / "model.safetensors")) return std::vector<fs::path>{dir / "model.safetensors"};
   const fs::path index_path = dir / "model.safetensors.index.json";
   if (has_file(index_path)) {
-    auto text = read_text(index_path);
-    GLIA_TRY(text);
-    json index = json::parse(*text, nullptr, false);
-    if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+    GLIA_ASSIGN(const std::string text, read_text(index_path));
+    GLIA_ASSIGN(const json index, parse_json_file(text, "model.safetensors.index.json"));
+    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
       return make_error("model.safetensors.index.json: expected an object with a \"weight_map\" object");
     weight_map = index["weight_map"];
     std::set<std::string> files;
@@ -64,13 +71,12 @@ result<std::vector<fs::path>> shard_paths(const fs::path& dir, json& weight_map)
     for (const auto& f : files) out.push_back(dir / f);
     return out;
   }
-  if (has_file(dir / "model.safetensors")) return std::vector<fs::path>{dir / "model.safetensors"};
   std::vector<fs::path> out;
-  bool pytorch = false;
+  bool pytorch = false, other_safetensors = false;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const auto ext = e.path().extension();
-    if (ext == ".safetensors") out.push_back(e.path());
+    if (ext == ".safetensors") (e.path().filename().string().starts_with("model") ? out.push_back(e.path()) : void(other_safetensors = true));
     pytorch |= ext == ".bin" || ext == ".pt" || ext == ".pth";
   }
   std::sort(out.begin(), out.end());
@@ -78,6 +84,8 @@ result<std::vector<fs::path>> shard_paths(const fs::path& dir, json& weight_map)
   if (pytorch)
     return make_error("the weights are PyTorch pickles (.bin/.pt), which glia does not read; it reads *.safetensors "
                       "(transformers saves them with save_pretrained(..., safe_serialization=True))");
+  if (other_safetensors)
+    return make_error("no model*.safetensors weights (the other *.safetensors files are not in transformers' layout)");
   return make_error("no *.safetensors weights in the folder");
 }
 
@@ -180,9 +188,10 @@ status add_shard(const std::string& file_name, const std::shared_ptr<const safet
 }
 
 // tokenizer.json, tokenizer_config.json and chat_template.jinja travel as they are, under these keys.
-constexpr std::pair<const char*, const char*> kTokenizerFiles[] = {{"tokenizer.json", "tokenizer.huggingface.json"},
-                                                                 {"tokenizer_config.json", "tokenizer.huggingface.config"},
-                                                                 {"chat_template.jinja", "tokenizer.huggingface.chat_template"}};
+constexpr std::pair<std::string_view, std::string_view> kTokenizerFiles[] = {
+    {"tokenizer.json", gguf::key_hf_tokenizer_json},
+    {"tokenizer_config.json", gguf::key_hf_tokenizer_config},
+    {"chat_template.jinja", gguf::key_hf_chat_template}};
 
 // general.file_type as the converter sets it when every matrix has one type.
 void set_file_type(const std::set<uint32_t>& types, gguf::writer& md) {
@@ -193,31 +202,113 @@ void set_file_type(const std::set<uint32_t>& types, gguf::writer& md) {
   if (t == glia::dtype::bf16) md.set_u32("general.file_type", 32);
 }
 
-result<checkpoint_files> read_dir(const fs::path& dir) {
-  checkpoint_files files;
+// A folder of the Hugging Face cache (models--org--name/snapshots/<revision>) is named org/name.
+std::string model_name_of(const fs::path& dir) {
   fs::path normal = fs::absolute(dir).lexically_normal();
   if (normal.filename().empty()) normal = normal.parent_path();  // "dir/"
-  files.name = normal.filename().string();
+  const fs::path parent = normal.parent_path();
+  const std::string repo = parent.parent_path().filename().string();
+  if (parent.filename() == "snapshots" && repo.starts_with("models--")) {
+    std::string name = repo.substr(8);
+    if (const size_t sep = name.find("--"); sep != std::string::npos) name.replace(sep, 2, "/");
+    return name;
+  }
+  return normal.filename().string();
+}
+
+result<std::shared_ptr<const safetensors::file>> open_shard(const fs::path& p, bool use_mmap, checkpoint_files& files) {
+  if (use_mmap) {
+    auto shard = safetensors::file::open(p.string());
+    if (!shard) return make_error("{}", shard.message());
+    return std::shared_ptr<const safetensors::file>(std::move(*shard));
+  }
+  GLIA_ASSIGN(std::string text, read_text(p));
+  auto buffer = std::make_shared<const std::string>(std::move(text));
+  files.buffers.push_back(buffer);
+  auto shard = safetensors::file::from_memory({reinterpret_cast<const uint8_t*>(buffer->data()), buffer->size()});
+  if (!shard) return make_error("{}: {}", p.filename().string(), shard.message());
+  return std::shared_ptr<const safetensors::file>(std::move(*shard));
+}
+
+// The chat template: chat_template.jinja, else the "chat_template" of chat_template.json (the
+// processor's file in multimodal repositories), else tokenizer_config.json's (read with the tokenizer).
+status read_chat_template(const fs::path& dir, checkpoint_files& files) {
+  if (has_file(dir / "chat_template.jinja")) {
+    GLIA_ASSIGN(std::string text, read_text(dir / "chat_template.jinja"));
+    files.tokenizer_files.emplace_back("chat_template.jinja", std::move(text));
+  } else if (has_file(dir / "chat_template.json")) {
+    GLIA_ASSIGN(const std::string text, read_text(dir / "chat_template.json"));
+    GLIA_ASSIGN(const json j, parse_json_file(text, "chat_template.json"));
+    if (!j.is_object() || !j.contains("chat_template") || !j["chat_template"].is_string())
+      return make_error("chat_template.json: expected an object with a \"chat_template\" string");
+    files.tokenizer_files.emplace_back("chat_template.jinja", j["chat_template"].get<std::string>());
+  }
+  return {};
+}
+
+// End-of-generation ids that config.json and generation_config.json name (transformers stops at any
+// of them): an id or a list of ids.
+status read_eos_ids(const fs::path& dir, const json& config, checkpoint_files& files) {
+  auto add = [&](const json& j, std::string_view where) -> status {
+    auto it = j.find("eos_token_id");
+    if (it == j.end() || it->is_null()) return {};
+    const json list = it->is_array() ? *it : json::array({*it});
+    for (const auto& id : list) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+        return make_error("{}: eos_token_id must be a token id or a list of them, found {}", where, it->dump());
+      files.eos_ids.push_back(int32_t(id.get<int64_t>()));
+    }
+    return {};
+  };
+  if (config.is_object()) {
+    GLIA_TRY(add(config, "config.json"));
+    if (config.contains("text_config") && config["text_config"].is_object()) GLIA_TRY(add(config["text_config"], "config.json"));
+  }
+  if (has_file(dir / "generation_config.json")) {
+    GLIA_ASSIGN(const std::string text, read_text(dir / "generation_config.json"));
+    GLIA_ASSIGN(const json j, parse_json_file(text, "generation_config.json"));
+    if (j.is_object()) GLIA_TRY(add(j, "generation_config.json"));
+  }
+  return {};
+}
+
+result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
+  checkpoint_files files;
+  files.name = model_name_of(dir);
   GLIA_ASSIGN(files.config_json, read_text(dir / "config.json"));
   GLIA_ASSIGN(auto paths, shard_paths(dir, files.weight_map));
   for (const auto& p : paths) {
-    auto shard = safetensors::file::open(p.string());
-    if (!shard) return make_error("{}", shard.message());
-    files.shards.emplace_back(p.filename().string(), std::move(*shard));
+    GLIA_ASSIGN(auto shard, open_shard(p, use_mmap, files));
+    files.shards.emplace_back(p.filename().string(), std::move(shard));
   }
-  for (const auto& [file, key] : kTokenizerFiles) {
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json"}) {
     if (!has_file(dir / file)) continue;
     GLIA_ASSIGN(std::string text, read_text(dir / file));
     files.tokenizer_files.emplace_back(file, std::move(text));
   }
+  GLIA_TRY(read_chat_template(dir, files));
+  // config.json's own errors are translate's to report; here only its eos ids are wanted.
+  const json config = json_nesting_depth(files.config_json) <= 64 ? json::parse(files.config_json, nullptr, false) : json();
+  GLIA_TRY(read_eos_ids(dir, config, files));
   return files;
+}
+
+// The Hugging Face cache's repository folder (models--org--name) stands for the revision refs/main names.
+fs::path resolve_cache_repo(const fs::path& dir) {
+  const fs::path ref = dir / "refs" / "main";
+  if (has_file(dir / "config.json") || !has_file(ref)) return dir;
+  auto rev = read_text(ref);
+  if (!rev) return dir;
+  std::string r = *rev;
+  while (!r.empty() && (r.back() == '\n' || r.back() == '\r' || r.back() == ' ')) r.pop_back();
+  if (r.empty() || r.find('/') != std::string::npos || r == "." || r == "..") return dir;
+  return dir / "snapshots" / r;
 }
 
 }  // namespace
 
 result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files) {
-  json config = json::parse(files.config_json, nullptr, false);
-  if (config.is_discarded()) return make_error("config.json: not valid JSON");
+  GLIA_ASSIGN(const json config, parse_json_file(files.config_json, "config.json"));
   translation tr;
   GLIA_ASSIGN(tr.cfg, read_model_config(config, files.name));
   std::set<std::string> seen;
@@ -230,7 +321,8 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files) {
     for (const auto& [name, file] : files.weight_map.items())
       if (!seen.count(name)) return make_error("model.safetensors.index.json: tensor {} is not in {}", name, file.dump());
   if (!tr.cfg.tied && std::none_of(tr.parts.begin(), tr.parts.end(), [](const auto& p) { return p.name == "output.weight"; }))
-    return make_error("config.json says tie_word_embeddings is false, but the checkpoint has no lm_head.weight");
+    return make_error("the checkpoint has no lm_head.weight, and config.json does not tie it to the embedding "
+                      "(tie_word_embeddings is {})", tr.cfg.tied_given ? "false" : "absent");
   if (!tr.cfg.rope_freq_factors.empty()) {
     const auto& f = tr.cfg.rope_freq_factors;
     auto& copy = tr.data->copies.emplace_back(as_bytes(f).begin(), as_bytes(f).end());
@@ -239,7 +331,9 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files) {
   set_file_type(tr.matrix_types, tr.cfg.metadata);
   for (const auto& [file, text] : files.tokenizer_files)
     for (const auto& [known, key] : kTokenizerFiles)
-      if (file == known) tr.cfg.metadata.set_string(key, text);
+      if (file == known) tr.cfg.metadata.set_string(std::string(key), text);
+  if (!files.eos_ids.empty()) tr.cfg.metadata.set_i32_array(std::string(gguf::key_hf_eos_token_ids), files.eos_ids);
+  tr.data->buffers = files.buffers;
   auto metadata = tr.cfg.metadata.metadata();
   const size_t n = tr.data->shards.size();
   std::vector<std::span<const uint8_t>> mappings;
@@ -250,20 +344,21 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files) {
                               std::move(mappings));
 }
 
-bool is_checkpoint_dir(const std::string& path) {
+result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& path, bool use_mmap) {
   std::error_code ec;
-  return fs::is_directory(path, ec) && has_file(fs::path(path) / "config.json");
-}
-
-result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return make_error("{}: not a folder", dir);
-  if (!has_file(fs::path(dir) / "config.json"))
-    return make_error("{}: a folder, but not a Hugging Face checkpoint (no config.json)", dir);
-  auto files = read_dir(dir);
-  if (!files) return make_error("{}: {}", dir, files.message());
+  if (!fs::is_directory(path, ec)) return make_error("{}: not a folder", path);
+  const fs::path dir = resolve_cache_repo(path);
+  if (!has_file(dir / "config.json")) {
+    if (has_file(dir / "adapter_config.json"))
+      return make_error("{}: a PEFT adapter (adapter_config.json), not a whole model; merge it into its base model first", path);
+    if (has_file(dir / "params.json"))
+      return make_error("{}: a checkpoint in Mistral's own layout (params.json); glia reads the transformers layout (config.json)", path);
+    return make_error("{}: a folder, but not a Hugging Face checkpoint (no config.json)", path);
+  }
+  auto files = read_dir(dir, use_mmap);
+  if (!files) return make_error("{}: {}", path, files.message());
   auto f = translate(*files);
-  if (!f) return make_error("{}: {}", dir, f.message());
+  if (!f) return make_error("{}: {}", path, f.message());
   return f;
 }
 

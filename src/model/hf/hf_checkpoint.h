@@ -26,15 +26,16 @@ struct checkpoint_files {
   std::vector<std::pair<std::string, std::shared_ptr<const safetensors::file>>> shards;  // file name, file
   json weight_map;          // model.safetensors.index.json's, or null
   std::vector<std::pair<std::string, std::string>> tokenizer_files;  // file name, text
+  std::vector<int32_t> eos_ids;  // config.json's and generation_config.json's eos_token_id
+  std::vector<std::shared_ptr<const std::string>> buffers;  // shard bytes read into memory (no mmap)
 };
 
 // Errors name the file and the key or tensor at fault.
 result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files);
 
-// True for a folder that holds a config.json (what open_checkpoint reads).
-bool is_checkpoint_dir(const std::string& path);
-
-// Errors start with the folder's path and name the file and key or tensor at fault.
-result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& dir);
+// Errors start with the folder's path and name the file and key or tensor at fault. use_mmap false
+// reads the weights into memory (network file systems). A Hugging Face cache repository folder
+// (models--org--name) opens the revision refs/main names.
+result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& path, bool use_mmap = true);
 
 }  // namespace glia::hf

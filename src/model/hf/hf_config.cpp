@@ -1,8 +1,10 @@
 #include "model/hf/hf_config.h"
 
+#include <climits>
 #include <cmath>
 
-#include "model/synth.h"
+#include "core/json_depth.h"
+#include "model/rope_scaling.h"
 
 namespace glia::hf {
 
@@ -15,7 +17,7 @@ result<std::optional<int64_t>> positive_int(const json& cfg, std::string_view ke
     if (required) return make_error("config.json: {} is missing", key);
     return std::optional<int64_t>{};
   }
-  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > (int64_t(1) << 31))
+  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > INT32_MAX)
     return make_error("config.json: {} must be a positive integer, found {}", key, it->dump());
   return std::optional<int64_t>(it->get<int64_t>());
 }
@@ -32,16 +34,57 @@ result<double> positive_number(const json& cfg, std::string_view key) {
   return it->get<double>();
 }
 
+bool present(const json& cfg, std::string_view key) { return cfg.contains(key) && !cfg[std::string(key)].is_null(); }
+
+// The RoPE settings: transformers 5 keeps them in "rope_parameters" ({"rope_type", "rope_theta",
+// "factor", ...}, or one such object per layer type for models that mix sliding and full attention);
+// earlier versions in "rope_theta" and "rope_scaling".
+struct rope_settings {
+  double theta = 0;
+  json scaling;                  // {"rope_type" (or "type"), "factor", ...}; null: none
+  std::optional<double> theta_local;  // sliding-window layers, where it differs
+};
+
+result<rope_settings> read_rope_settings(const json& given, const json& cfg) {
+  rope_settings r;
+  auto rp = given.find("rope_parameters");
+  if (rp == given.end() || rp->is_null()) {
+    GLIA_ASSIGN(r.theta, positive_number(cfg, "rope_theta"));
+    if (auto it = cfg.find("rope_scaling"); it != cfg.end()) r.scaling = *it;
+    return r;
+  }
+  if (!rp->is_object()) return make_error("config.json: rope_parameters must be an object, found {}", rp->dump());
+  const bool per_layer_type = rp->contains("full_attention") || rp->contains("sliding_attention");
+  const json global = per_layer_type ? rp->value("full_attention", json::object()) : *rp;
+  if (!global.is_object()) return make_error("config.json: rope_parameters.full_attention must be an object");
+  auto theta = positive_number(global, "rope_theta");
+  if (!theta) return make_error("{} (in rope_parameters)", theta.message());
+  r.theta = *theta;
+  r.scaling = global;
+  if (present(given, "rope_theta") && given["rope_theta"] != global["rope_theta"])
+    return make_error("config.json: rope_theta {} and rope_parameters' {} disagree", given["rope_theta"].dump(), global["rope_theta"].dump());
+  if (per_layer_type && rp->contains("sliding_attention")) {
+    const json& local = (*rp)["sliding_attention"];
+    if (!local.is_object()) return make_error("config.json: rope_parameters.sliding_attention must be an object");
+    auto local_theta = positive_number(local, "rope_theta");
+    if (!local_theta) return make_error("{} (in rope_parameters.sliding_attention)", local_theta.message());
+    r.theta_local = *local_theta;
+    if (local.value("rope_type", "default") != "default")
+      return make_error("config.json: RoPE scaling on sliding-window layers ({}) is not supported", local["rope_type"].dump());
+  }
+  return r;
+}
+
 // rope_scaling: {"rope_type" (or the older "type"): "linear" | "yarn" | "llama3" | "default", "factor", ...}.
-status read_rope_scaling(const json& cfg, int64_t head_dim, double theta, model_config& out) {
-  auto it = cfg.find("rope_scaling");
-  if (it == cfg.end() || it->is_null()) return {};
-  const json& rs = *it;
+status read_rope_scaling(const json& rs, int64_t head_dim, double theta, model_config& out) {
+  if (rs.is_null()) return {};
   if (!rs.is_object()) return make_error("config.json: rope_scaling must be an object or null, found {}", rs.dump());
   std::string type;
   for (const char* key : {"rope_type", "type"})
     if (auto t = rs.find(key); t != rs.end() && t->is_string()) type = t->get<std::string>();
   if (type.empty() || type == "default") return {};
+  if (type != "linear" && type != "yarn" && type != "llama3")
+    return make_error("config.json: rope_scaling type {} is not supported (linear, yarn, llama3)", type);
   const std::string arch(out.fam->gguf_arch);
   auto factor = positive_number(rs, "factor");
   if (!factor) return make_error("{} (rope_scaling of type {})", factor.message(), type);
@@ -51,55 +94,94 @@ status read_rope_scaling(const json& cfg, int64_t head_dim, double theta, model_
     return {};
   }
   if (type == "yarn") {
+    // These change YaRN's attention scale or ramp from the formula the engine implements.
+    for (const char* key : {"attention_factor", "mscale", "mscale_all_dim", "extrapolation_factor", "truncate"})
+      if (present(rs, key)) return make_error("config.json: rope_scaling.{} is not supported (YaRN with the default attention scale only)", key);
     out.metadata.set_string(arch + ".rope.scaling.type", "yarn");
     out.metadata.set_f32(arch + ".rope.scaling.factor", float(*factor));
-    auto orig = positive_int(rs, "original_max_position_embeddings", false);
-    GLIA_TRY(orig);
-    if (*orig) out.metadata.set_u32(arch + ".rope.scaling.original_context_length", uint32_t(**orig));
+    GLIA_ASSIGN(auto orig, positive_int(rs, "original_max_position_embeddings", false));
+    if (orig) out.metadata.set_u32(arch + ".rope.scaling.original_context_length", uint32_t(*orig));
     for (auto [hf_key, gguf_key] : {std::pair{"beta_fast", "rope.scaling.yarn_beta_fast"}, std::pair{"beta_slow", "rope.scaling.yarn_beta_slow"}}) {
-      if (!rs.contains(hf_key) || rs[hf_key].is_null()) continue;
-      auto v = positive_number(rs, hf_key);
-      GLIA_TRY(v);
-      out.metadata.set_f32(arch + "." + gguf_key, float(*v));
+      if (!present(rs, hf_key)) continue;
+      GLIA_ASSIGN(const double v, positive_number(rs, hf_key));
+      out.metadata.set_f32(arch + "." + gguf_key, float(v));
     }
     return {};
   }
   if (type == "llama3") {
+    // Only the llama architecture reads a rope_freqs tensor.
+    if (arch != "llama") return make_error("config.json: rope_scaling type llama3 is not supported for {}", out.fam->hf_arch);
     llama3_rope_scaling s;
     s.factor = *factor;
-    auto low = positive_number(rs, "low_freq_factor");
-    GLIA_TRY(low);
-    auto high = positive_number(rs, "high_freq_factor");
-    GLIA_TRY(high);
-    auto orig = positive_int(rs, "original_max_position_embeddings", true);
-    GLIA_TRY(orig);
-    s.low_freq_factor = *low;
-    s.high_freq_factor = *high;
-    s.original_context = int(**orig);
+    GLIA_ASSIGN(s.low_freq_factor, positive_number(rs, "low_freq_factor"));
+    GLIA_ASSIGN(s.high_freq_factor, positive_number(rs, "high_freq_factor"));
+    GLIA_ASSIGN(const int64_t orig, required_int(rs, "original_max_position_embeddings"));
+    if (!(s.high_freq_factor > s.low_freq_factor))
+      return make_error("config.json: rope_scaling's high_freq_factor ({}) must be greater than low_freq_factor ({})",
+                        s.high_freq_factor, s.low_freq_factor);
+    s.original_context = int(orig);
     out.rope_freq_factors = llama3_rope_factors(s, theta, int(head_dim));
     return {};
   }
   return make_error("config.json: rope_scaling type {} is not supported (linear, yarn, llama3)", type);
 }
 
+// Settings of real checkpoints that would change the forward in ways the GGUF architecture does not
+// express: refused rather than silently run differently.
+status refuse_unsupported(const json& given, const json& cfg, const family& fam) {
+  if (present(given, "quantization_config")) {
+    const json& q = given["quantization_config"];
+    return make_error("config.json: a quantized checkpoint (quantization_config, method {}); glia reads F32, F16 and BF16 "
+                      "checkpoints", q.is_object() && q.contains("quant_method") ? q["quant_method"].dump() : "unknown");
+  }
+  if (present(cfg, fam.activation_key)) {
+    const json& act = cfg[std::string(fam.activation_key)];
+    bool ok = false;
+    for (std::string_view name : fam.activations) ok |= act.is_string() && act.get<std::string>() == name;
+    if (!ok) return make_error("config.json: {} {} is not supported for {}", fam.activation_key, act.dump(), fam.hf_arch);
+  }
+  if (cfg.value("use_sliding_window", false) == true)
+    return make_error("config.json: use_sliding_window is true; sliding-window attention is not supported for {}", fam.hf_arch);
+  if (!fam.qkv_bias && cfg.value("attention_bias", false) == true)
+    return make_error("config.json: attention_bias is true; attention biases are not supported for {}", fam.hf_arch);
+  if (cfg.value("mlp_bias", false) == true) return make_error("config.json: mlp_bias is true; FFN biases are not supported");
+  if (present(cfg, "partial_rotary_factor") && cfg["partial_rotary_factor"] != 1 && cfg["partial_rotary_factor"] != 1.0)
+    return make_error("config.json: partial_rotary_factor {} is not supported", cfg["partial_rotary_factor"].dump());
+  if (!fam.softcaps)
+    for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
+      if (present(cfg, key)) return make_error("config.json: {} is set; softcapping is not supported for {}", key, fam.hf_arch);
+  return {};
+}
+
+// Real configs nest a few levels; deeper text is refused before parsing (see core/json_depth.h).
+constexpr size_t max_config_depth = 64;
+
 }  // namespace
+
+result<json> parse_json_file(std::string_view text, std::string_view file_name) {
+  if (const size_t depth = json_nesting_depth(text); depth > max_config_depth)
+    return make_error("{}: nests {} levels deep; the limit is {}", file_name, depth, max_config_depth);
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return make_error("{}: not valid JSON", file_name);
+  return j;
+}
 
 result<model_config> read_model_config(const json& config, const std::string& name) {
   if (!config.is_object()) return make_error("config.json: not a JSON object");
   model_config out;
-  auto fam = find_family(config);
-  GLIA_TRY(fam);
-  out.fam = *fam;
+  GLIA_ASSIGN(out.fam, find_family(config));
   json given = config;
   if (out.fam->text_config) {
     auto it = config.find("text_config");
     if (it == config.end() || !it->is_object())
       return make_error("config.json: {} keeps the language model's settings in \"text_config\", which is missing", out.fam->hf_arch);
     given = *it;
+    if (present(config, "quantization_config")) given["quantization_config"] = config["quantization_config"];
   }
   out.text = json::parse(out.fam->defaults);
   for (const auto& [k, v] : given.items()) out.text[k] = v;
   const json& cfg = out.text;
+  GLIA_TRY(refuse_unsupported(given, cfg, *out.fam));
   const std::string arch(out.fam->gguf_arch);
   gguf::writer& md = out.metadata;
 
@@ -111,8 +193,9 @@ result<model_config> read_model_config(const json& config, const std::string& na
   GLIA_ASSIGN(const std::optional<int64_t> n_head_kv, positive_int(cfg, "num_key_value_heads", false));
   GLIA_ASSIGN(const std::optional<int64_t> head_dim, positive_int(cfg, "head_dim", false));
   GLIA_ASSIGN(const double eps, positive_number(cfg, "rms_norm_eps"));
-  GLIA_ASSIGN(const double theta, positive_number(cfg, "rope_theta"));
+  GLIA_ASSIGN(const rope_settings rope, read_rope_settings(given, cfg));
   out.n_head_kv = n_head_kv.value_or(out.n_head);
+  out.tied_given = present(given, "tie_word_embeddings");
   if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
     if (!t->is_boolean()) return make_error("config.json: tie_word_embeddings must be true or false, found {}", t->dump());
     out.tied = t->get<bool>();
@@ -130,13 +213,18 @@ result<model_config> read_model_config(const json& config, const std::string& na
   md.set_u32(arch + ".attention.head_count", uint32_t(out.n_head));
   md.set_u32(arch + ".attention.head_count_kv", uint32_t(out.n_head_kv));
   md.set_f32(arch + ".attention.layer_norm_rms_epsilon", float(eps));
-  md.set_f32(arch + ".rope.freq_base", float(theta));
+  md.set_f32(arch + ".rope.freq_base", float(rope.theta));
   if (head_dim) {
     md.set_u32(arch + ".attention.key_length", uint32_t(*head_dim));
     md.set_u32(arch + ".attention.value_length", uint32_t(*head_dim));
   }
-  GLIA_TRY(read_rope_scaling(cfg, head_dim.value_or(n_embd / out.n_head), theta, out));
+  GLIA_TRY(read_rope_scaling(rope.scaling, head_dim.value_or(n_embd / out.n_head), rope.theta, out));
   if (out.fam->extra) GLIA_TRY(out.fam->extra(cfg, arch, md));
+  if (rope.theta_local) {  // after extra, whose rope_local_base_freq (or its default) this replaces
+    if (!out.fam->local_rope_base && *rope.theta_local != rope.theta)
+      return make_error("config.json: a different RoPE base on sliding-window layers is not supported for {}", out.fam->hf_arch);
+    if (out.fam->local_rope_base) md.set_f32(arch + ".rope.freq_base_swa", float(*rope.theta_local));
+  }
   return out;
 }
 

@@ -16,9 +16,13 @@ struct model_config {
   json text;  // the language model's config, transformers' defaults filled in
   int64_t n_layer = 0, n_head = 0, n_head_kv = 0;
   bool tied = false;                    // the LM head is the token embedding
+  bool tied_given = false;              // config.json says so (else the family's default)
   std::vector<float> rope_freq_factors;  // Llama 3 RoPE scaling: the rope_freqs tensor llama.cpp adds
   gguf::writer metadata;
 };
+
+// JSON text of one of the checkpoint's files, refused past a nesting depth no real file reaches.
+result<json> parse_json_file(std::string_view text, std::string_view file_name);
 
 // `name` becomes general.name when config.json has no _name_or_path.
 result<model_config> read_model_config(const json& config, const std::string& name);

@@ -81,29 +81,34 @@ status gemma3_extra(const json& cfg, std::string_view arch, gguf::writer& md) {
 // Gemma2Config and Gemma3TextConfig.
 constexpr std::string_view llama_defaults = R"({"max_position_embeddings": 2048, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": false})";
 constexpr std::string_view mistral_defaults = R"({"max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "num_key_value_heads": 8, "tie_word_embeddings": false})";
-constexpr std::string_view qwen2_defaults = R"({"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": false})";
-constexpr std::string_view qwen3_defaults = R"({"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "head_dim": 128, "tie_word_embeddings": false})";
-constexpr std::string_view gemma_defaults = R"({"max_position_embeddings": 8192, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "head_dim": 256, "tie_word_embeddings": true})";
-constexpr std::string_view gemma2_defaults = R"({"max_position_embeddings": 8192, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "head_dim": 256, "tie_word_embeddings": true, "query_pre_attn_scalar": 256, "sliding_window": 4096, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0})";
+constexpr std::string_view qwen2_defaults = R"({"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "num_key_value_heads": 32, "tie_word_embeddings": false})";
+constexpr std::string_view qwen3_defaults = R"({"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "head_dim": 128, "num_key_value_heads": 32, "tie_word_embeddings": false})";
+constexpr std::string_view gemma_defaults = R"({"max_position_embeddings": 8192, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "head_dim": 256, "num_key_value_heads": 16, "tie_word_embeddings": true})";
+constexpr std::string_view gemma2_defaults = R"({"max_position_embeddings": 8192, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "head_dim": 256, "num_key_value_heads": 4, "tie_word_embeddings": true, "query_pre_attn_scalar": 256, "sliding_window": 4096, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0})";
 constexpr std::string_view gemma3_defaults = R"({"max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "head_dim": 256, "num_attention_heads": 8, "num_key_value_heads": 4, "tie_word_embeddings": true, "query_pre_attn_scalar": 256, "sliding_window": 4096, "sliding_window_pattern": 6, "rope_local_base_freq": 10000.0})";
 
+constexpr std::string_view silu[] = {"silu"};
+constexpr std::string_view gelu_tanh[] = {"gelu_pytorch_tanh", "gelu"};
+
 const family kFamilies[] = {
-    {.hf_arch = "LlamaForCausalLM", .gguf_arch = "llama", .permute_qk = true, .defaults = llama_defaults},
-    {.hf_arch = "MistralForCausalLM", .gguf_arch = "llama", .permute_qk = true, .defaults = mistral_defaults},
-    {.hf_arch = "Qwen2ForCausalLM", .gguf_arch = "qwen2", .defaults = qwen2_defaults},
-    {.hf_arch = "Qwen3ForCausalLM", .gguf_arch = "qwen3", .defaults = qwen3_defaults},
-    {.hf_arch = "GemmaForCausalLM", .gguf_arch = "gemma", .norm_plus_one = true, .defaults = gemma_defaults},
+    {.hf_arch = "LlamaForCausalLM", .gguf_arch = "llama", .permute_qk = true, .activations = silu, .defaults = llama_defaults},
+    {.hf_arch = "MistralForCausalLM", .gguf_arch = "llama", .permute_qk = true, .activations = silu, .defaults = mistral_defaults},
+    {.hf_arch = "Qwen2ForCausalLM", .gguf_arch = "qwen2", .activations = silu, .qkv_bias = true, .defaults = qwen2_defaults},
+    {.hf_arch = "Qwen3ForCausalLM", .gguf_arch = "qwen3", .activations = silu, .defaults = qwen3_defaults},
+    {.hf_arch = "GemmaForCausalLM", .gguf_arch = "gemma", .norm_plus_one = true, .activation_key = "hidden_activation",
+     .activations = gelu_tanh, .defaults = gemma_defaults},
     {.hf_arch = "Gemma2ForCausalLM", .gguf_arch = "gemma2", .norm_plus_one = true, .sandwich_norms = true,
-     .defaults = gemma2_defaults, .extra = gemma2_extra},
+     .activation_key = "hidden_activation", .activations = gelu_tanh, .softcaps = true, .defaults = gemma2_defaults,
+     .extra = gemma2_extra},
     {.hf_arch = "Gemma3ForCausalLM", .gguf_arch = "gemma3", .norm_plus_one = true, .sandwich_norms = true,
+     .activation_key = "hidden_activation", .activations = gelu_tanh, .local_rope_base = true, .defaults = gemma3_defaults,
+     .extra = gemma3_extra},
+    {.hf_arch = "Gemma3ForConditionalGeneration", .gguf_arch = "gemma3", .norm_plus_one = true, .sandwich_norms = true,
+     .text_config = true, .activation_key = "hidden_activation", .activations = gelu_tanh, .local_rope_base = true,
      .defaults = gemma3_defaults, .extra = gemma3_extra},
-    {.hf_arch = "Gemma3ForConditionalGeneration", .gguf_arch = "gemma3", .norm_plus_one = true,
-     .sandwich_norms = true, .text_config = true, .defaults = gemma3_defaults, .extra = gemma3_extra},
 };
 
 }  // namespace
-
-std::span<const family> families() { return kFamilies; }
 
 result<const family*> find_family(const json& config) {
   std::vector<std::string_view> supported;

@@ -28,6 +28,14 @@ struct family {
   // A multimodal wrapper: the language model's config is "text_config" and its tensors sit under a
   // prefix; the vision tower's are left out.
   bool text_config = false;
+  // The activation's config key and the names that mean the one the GGUF architecture runs (Gemma's
+  // MLP reads hidden_activation; Gemma 1 configs also say "hidden_act": "gelu", which transformers
+  // overrides with the tanh approximation, as llama.cpp runs it).
+  std::string_view activation_key = "hidden_act";
+  std::span<const std::string_view> activations;
+  bool qkv_bias = false;          // Q/K/V projections have biases (Qwen2)
+  bool softcaps = false;          // attention and final logit softcapping (Gemma 2)
+  bool local_rope_base = false;   // sliding-window layers have their own RoPE base (Gemma 3)
   // transformers' config-class defaults for the keys a checkpoint may leave out (Gemma 3's
   // text_config leaves out most), as JSON.
   std::string_view defaults;
@@ -35,7 +43,6 @@ struct family {
   status (*extra)(const json& cfg, std::string_view arch, gguf::writer& md) = nullptr;
 };
 
-std::span<const family> families();
 // Errors name the architectures config.json gave and the supported ones.
 result<const family*> find_family(const json& config);
 

@@ -17,15 +17,17 @@ constexpr suffix_map kLayer[] = {
     {"self_attn.k_proj.weight", "attn_k.weight"},
     {"self_attn.v_proj.weight", "attn_v.weight"},
     {"self_attn.o_proj.weight", "attn_output.weight"},
-    {"self_attn.q_proj.bias", "attn_q.bias"},
-    {"self_attn.k_proj.bias", "attn_k.bias"},
-    {"self_attn.v_proj.bias", "attn_v.bias"},
-    {"self_attn.o_proj.bias", "attn_output.bias"},
     {"self_attn.q_norm.weight", "attn_q_norm.weight"},
     {"self_attn.k_norm.weight", "attn_k_norm.weight"},
     {"mlp.gate_proj.weight", "ffn_gate.weight"},
     {"mlp.up_proj.weight", "ffn_up.weight"},
     {"mlp.down_proj.weight", "ffn_down.weight"},
+};
+// Families with Q/K/V biases (an o_proj bias has no GGUF counterpart the engine reads).
+constexpr suffix_map kBias[] = {
+    {"self_attn.q_proj.bias", "attn_q.bias"},
+    {"self_attn.k_proj.bias", "attn_k.bias"},
+    {"self_attn.v_proj.bias", "attn_v.bias"},
 };
 constexpr suffix_map kSandwich[] = {
     {"post_attention_layernorm.weight", "post_attention_norm.weight"},
@@ -74,6 +76,8 @@ std::optional<mapped_name> map_tensor_name(std::string_view hf_name, const famil
     return std::nullopt;
   };
   if (auto m = lookup(kLayer)) return m;
+  if (fam.qkv_bias)
+    if (auto m = lookup(kBias)) return m;
   return fam.sandwich_norms ? lookup(kSandwich) : lookup(kPlain);
 }
 

@@ -4,7 +4,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/json_depth.h"
 #include "gguf/gguf.h"
+#include "gguf/hf_keys.h"
 #include "core/status.h"
 
 namespace glia::jinja {
@@ -47,8 +49,9 @@ const std::string* chat_template_set::select(std::string_view name, bool has_too
 
 result<chat_template_set> load_chat_templates(const gguf::file& f) {
   // A translated Hugging Face checkpoint (model/hf/) carries tokenizer_config.json as it is.
-  if (auto config = f.get_string("tokenizer.huggingface.config"); config && !f.find("tokenizer.ggml.tokens"))
-    return load_chat_templates_hf_texts(*config, f.get_string("tokenizer.huggingface.chat_template"));
+  if ((f.find(gguf::key_hf_tokenizer_config) || f.find(gguf::key_hf_chat_template)) && !f.find("tokenizer.ggml.tokens"))
+    return load_chat_templates_hf_texts(f.get_string(gguf::key_hf_tokenizer_config).value_or("{}"),
+                                        f.get_string(gguf::key_hf_chat_template));
   chat_template_set set;
   constexpr std::string_view key = "tokenizer.chat_template";
   for (const auto& [k, v] : f.metadata()) {
@@ -102,6 +105,8 @@ result<std::string> read_text_file(const std::filesystem::path& p) {
 
 result<chat_template_set> load_chat_templates_hf_texts(std::string_view config_text,
                                                       const std::optional<std::string>& jinja_text) {
+  // Real configs nest a few levels; deeper text is refused before parsing (see core/json_depth.h).
+  if (json_nesting_depth(config_text) > 64) return make_error("tokenizer_config.json: nested too deeply");
   const json config = json::parse(config_text, nullptr, false);
   if (config.is_discarded() || !config.is_object()) return make_error("tokenizer_config.json: not a JSON object");
   chat_template_set set;

@@ -1,0 +1,101 @@
+// The checkpoint conventions against answers worked out from their definitions rather than from our
+// exporter: llama.cpp's converter reorders Llama Q/K rows with
+//   w.reshape(n_head, 2, rows // n_head // 2, cols).swapaxes(1, 2)
+// so with one head of 8 rows, checkpoint rows 0..7 become GGUF rows 0 4 1 5 2 6 3 7, and with two
+// heads of 4 rows, 0 2 1 3 4 6 5 7; transformers' Gemma RMSNorm multiplies by (1 + w), which GGUF
+// stores as the weight itself.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "model/hf/hf_checkpoint.h"
+
+namespace glia {
+namespace {
+
+using json = nlohmann::json;
+
+// A one-layer checkpoint whose q_proj/k_proj row r holds the value r in every column.
+struct tiny_checkpoint {
+  std::vector<uint8_t> bytes;
+  hf::checkpoint_files files;
+
+  tiny_checkpoint(const char* arch, int n_head, int n_head_kv, float norm) {
+    constexpr int64_t hidden = 8;
+    const int64_t hd = hidden / n_head;
+    safetensors::writer w;
+    auto rows = [&](const std::string& name, int64_t n_rows) {
+      std::vector<float> v(size_t(n_rows * hidden));
+      for (int64_t r = 0; r < n_rows; ++r)
+        for (int64_t c = 0; c < hidden; ++c) v[size_t(r * hidden + c)] = float(r);
+      EXPECT_TRUE(w.add(name, safetensors::dtype::f32, {n_rows, hidden}, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4}).is_ok());
+    };
+    rows("model.layers.0.self_attn.q_proj.weight", n_head * hd);
+    rows("model.layers.0.self_attn.k_proj.weight", n_head_kv * hd);
+    std::vector<float> n(hidden, norm);
+    EXPECT_TRUE(w.add("model.layers.0.input_layernorm.weight", safetensors::dtype::f32, {hidden},
+                      {reinterpret_cast<const uint8_t*>(n.data()), n.size() * 4}).is_ok());
+    bytes = *w.to_bytes();
+    auto f = safetensors::file::from_memory(bytes);
+    EXPECT_TRUE(f.is_ok()) << f.message();
+    files.name = "tiny";
+    files.config_json = json{{"architectures", {arch}}, {"hidden_size", hidden}, {"num_hidden_layers", 1},
+                             {"intermediate_size", 8}, {"num_attention_heads", n_head}, {"num_key_value_heads", n_head_kv},
+                             {"max_position_embeddings", 64}, {"head_dim", hd}, {"tie_word_embeddings", true}}.dump();
+    files.shards.emplace_back("model.safetensors", std::move(*f));
+  }
+};
+
+std::vector<float> first_column(const gguf::file& f, const std::string& name) {
+  const gguf::tensor_info* t = f.find_tensor(name);
+  EXPECT_NE(t, nullptr) << name;
+  std::vector<float> out;
+  if (!t) return out;
+  for (int64_t r = 0; r < t->ne[1]; ++r) {
+    float v;
+    std::memcpy(&v, t->data + size_t(r * t->ne[0]) * 4, 4);
+    out.push_back(v);
+  }
+  return out;
+}
+
+TEST(hf_conventions, llama_q_and_k_rows_take_the_converters_order) {
+  tiny_checkpoint one_head("LlamaForCausalLM", 1, 1, 1.0f);
+  auto f = hf::translate(one_head.files);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  EXPECT_EQ(first_column(**f, "blk.0.attn_q.weight"), (std::vector<float>{0, 4, 1, 5, 2, 6, 3, 7}));
+  EXPECT_EQ(first_column(**f, "blk.0.attn_k.weight"), (std::vector<float>{0, 4, 1, 5, 2, 6, 3, 7}));
+
+  tiny_checkpoint two_heads("MistralForCausalLM", 2, 1, 1.0f);  // K: one KV head of 4 rows
+  f = hf::translate(two_heads.files);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  EXPECT_EQ(first_column(**f, "blk.0.attn_q.weight"), (std::vector<float>{0, 2, 1, 3, 4, 6, 5, 7}));
+  EXPECT_EQ(first_column(**f, "blk.0.attn_k.weight"), (std::vector<float>{0, 2, 1, 3}));
+}
+
+TEST(hf_conventions, only_llama_checkpoints_are_reordered) {
+  tiny_checkpoint qwen("Qwen3ForCausalLM", 1, 1, 1.0f);
+  auto f = hf::translate(qwen.files);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  EXPECT_EQ(first_column(**f, "blk.0.attn_q.weight"), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(hf_conventions, gemma_norms_are_one_plus_the_stored_weight) {
+  tiny_checkpoint gemma("GemmaForCausalLM", 1, 1, 0.25f);
+  auto f = hf::translate(gemma.files);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  const gguf::tensor_info* t = (*f)->find_tensor("blk.0.attn_norm.weight");
+  ASSERT_NE(t, nullptr);
+  float v;
+  std::memcpy(&v, t->data, 4);
+  EXPECT_EQ(v, 1.25f);
+  tiny_checkpoint llama("LlamaForCausalLM", 1, 1, 0.25f);
+  f = hf::translate(llama.files);
+  ASSERT_TRUE(f.is_ok());
+  std::memcpy(&v, (*f)->find_tensor("blk.0.attn_norm.weight")->data, 4);
+  EXPECT_EQ(v, 0.25f);
+}
+
+}  // namespace
+}  // namespace glia
