@@ -125,7 +125,8 @@ class session {
   result<chat_format> chat_template(const std::string& spec) const;
   // Renders messages (a JSON array of {"role", "content"} objects, as text) with a template, giving it
   // the model's special tokens.
-  result<std::string> render_chat(const chat_format& fmt, const std::string& messages_json, bool add_generation_prompt) const;
+  result<std::string> render_chat(const chat_format& fmt, const std::string& messages_json, bool add_generation_prompt,
+                                  const std::string& extra_vars_json = "{}") const;
 
   // Several sequences sharing this session's weights, for a server's slots. Sequence 0 is the
   // session's own context (eval, generate, history); set_sequence_count adds KV caches 1..n-1 (or

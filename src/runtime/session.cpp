@@ -167,8 +167,8 @@ result<session::chat_format> session::chat_template(const std::string& spec) con
   return f;
 }
 
-result<std::string> session::render_chat(const chat_format& f, const std::string& messages_json,
-                                         bool add_generation_prompt) const {
+result<std::string> session::render_chat(const chat_format& f, const std::string& messages_json, bool add_generation_prompt,
+                                         const std::string& extra_vars_json) const {
   auto set = jinja::load_chat_templates(*p_->m->file);
   if (!set) return set.take_error();
   jinja::chat_inputs in;
@@ -176,6 +176,8 @@ result<std::string> session::render_chat(const chat_format& f, const std::string
   if (in.messages.is_discarded() || !in.messages.is_array()) return make_error("messages must be a JSON array");
   in.add_generation_prompt = add_generation_prompt;
   in.tokens = set->tokens;
+  in.extra = jinja::json::parse(extra_vars_json, nullptr, false);
+  if (in.extra.is_discarded() || !in.extra.is_object()) return make_error("extra template variables must be a JSON object");
   return f.compiled ? jinja::render_chat(*f.compiled, in) : jinja::render_chat(f.source, in);
 }
 

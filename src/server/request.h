@@ -28,6 +28,8 @@ struct completion_request {
   bool chat = false;
   std::string model;
   nlohmann::json messages;           // chat: [{"role", "content": string}] normalized for the template
+  nlohmann::json template_kwargs = nlohmann::json::object();  // chat: chat_template_kwargs (enable_thinking, ...)
+  bool add_generation_prompt = true;
   std::string prompt_text;           // completions: a text prompt...
   std::vector<int64_t> prompt_ids;   // ...or token ids (checked against the vocabulary later)
   bool prompt_is_ids = false;

@@ -29,8 +29,10 @@ const std::set<std::string> common_fields = {
     "model", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "presence_penalty",
     "frequency_penalty", "repeat_penalty", "logit_bias", "logprobs", "n", "stream", "stream_options",
     "user", "metadata", "store", "service_tier", "response_format", "tools", "tool_choice",
-    "parallel_tool_calls", "functions", "function_call"};
-const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs"};
+    "parallel_tool_calls", "functions", "function_call", "repetition_penalty"};
+// chat_template_kwargs and add_generation_prompt as vLLM and llama-server take them.
+const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs",
+                                           "add_generation_prompt"};
 const std::set<std::string> completion_fields = {"prompt", "echo", "suffix", "best_of"};
 
 field_error check_known(const json& obj, const std::set<std::string>& own) {
@@ -119,6 +121,9 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
   GLIA_FIELD(real("presence_penalty", -2.0, 2.0, s.presence_penalty));
   GLIA_FIELD(real("frequency_penalty", -2.0, 2.0, s.frequency_penalty));
   GLIA_FIELD(real("repeat_penalty", 0.01, 100.0, s.repeat_penalty));
+  if (obj.contains("repeat_penalty") && obj.contains("repetition_penalty"))
+    return bad_request("give one of 'repeat_penalty' and 'repetition_penalty' (the same setting)", "repetition_penalty");
+  GLIA_FIELD(real("repetition_penalty", 0.01, 100.0, s.repeat_penalty));  // vLLM's and transformers' name
   i.reset();
   GLIA_FIELD(read_int(obj, "top_k", 0, max_int32, i));
   if (i) s.top_k = int(*i);
@@ -270,6 +275,17 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
   if (i) {
     if (!r.params.logprobs) return bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
     r.params.top_logprobs = int(*i);
+  }
+  std::optional<bool> gen;
+  GLIA_FIELD(read_bool(obj, "add_generation_prompt", gen));
+  r.add_generation_prompt = gen.value_or(true);
+  if (auto it = obj.find("chat_template_kwargs"); it != obj.end() && !it->is_null()) {
+    if (!it->is_object())
+      return bad_request(fmt::format("'chat_template_kwargs' must be an object, got {}", json_type_name(*it)), "chat_template_kwargs");
+    for (const char* reserved : {"messages", "add_generation_prompt", "tools"})
+      if (it->contains(reserved))
+        return bad_request(fmt::format("'chat_template_kwargs' may not set '{}'", reserved), "chat_template_kwargs");
+    r.template_kwargs = *it;
   }
   return r;
 }

@@ -21,7 +21,7 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
   const session& s = st.sess();
   std::vector<int32_t> ids;
   if (r.chat) {
-    auto text = s.render_chat(st.chat_fmt, json_text(r.messages), true);
+    auto text = s.render_chat(st.chat_fmt, json_text(r.messages), r.add_generation_prompt, json_text(r.template_kwargs));
     if (!text) return bad_request(fmt::format("the chat template failed: {}", text.message()), "messages");
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);

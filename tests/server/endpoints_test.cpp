@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <chrono>
 #include <ctime>
 
@@ -429,6 +431,25 @@ TEST(ServerTemplate, RealChatTemplate) {
   ASSERT_EQ(r.status, 200) << r.body;
   // Llama-2 chat renders "<s>[INST] Hello [/INST]": more tokens than the bare message.
   EXPECT_GT(r.json()["usage"]["prompt_tokens"].get<int>(), 6);
+}
+
+// chat_template_kwargs reach the template as variables (Qwen3's enable_thinking switch).
+TEST(ServerTemplate, ChatTemplateKwargsAreTemplateVariables) {
+  const std::string tmpl = test::scratch("kwargs_template.jinja");
+  {
+    std::ofstream out(tmpl);
+    out << "{% if enable_thinking is defined and not enable_thinking %}no thinking here please {% endif %}"
+           "{{ messages[0].content }}";
+  }
+  server_process srv({"-m", test_model(), "--chat-template", tmpl});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  json req = {{"messages", {{{"role", "user"}, {"content", "Hello"}}}}, {"max_tokens", 1}, {"temperature", 0}};
+  auto plain = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  req["chat_template_kwargs"] = {{"enable_thinking", false}};
+  auto switched = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(switched.status, 200) << switched.body;
+  EXPECT_GT(switched.json()["usage"]["prompt_tokens"].get<int>(), plain.json()["usage"]["prompt_tokens"].get<int>() + 3);
 }
 
 TEST(ServerAuthKey, BearerRequiredExceptHealth) {

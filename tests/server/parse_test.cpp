@@ -52,6 +52,29 @@ TEST(ServerParse, ChatAllFields) {
 
 // A participant name reaches the template's message (templates that use message.name see it); a
 // name that is not a string is refused.
+// vLLM's and llama-server's chat extras: template variables (Qwen3's enable_thinking), the
+// generation prompt switch, and transformers' name for the repeat penalty.
+TEST(ServerParse, ChatTemplateKwargsAndRepetitionPenalty) {
+  auto r = chat(R"({"messages":[{"role":"user","content":"hi"}],"chat_template_kwargs":{"enable_thinking":false},
+    "add_generation_prompt":false,"repetition_penalty":1.1})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().template_kwargs, nlohmann::json({{"enable_thinking", false}}));
+  EXPECT_FALSE(r.value().add_generation_prompt);
+  EXPECT_FLOAT_EQ(r.value().params.sampling.repeat_penalty, 1.1f);
+  auto plain = chat(R"({"messages":[{"role":"user","content":"hi"}]})");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain.value().add_generation_prompt);
+  EXPECT_TRUE(plain.value().template_kwargs.empty());
+  for (const char* bad : {R"("chat_template_kwargs":[1])", R"("chat_template_kwargs":{"messages":[]})",
+                          R"("repeat_penalty":1.1,"repetition_penalty":1.2)", R"("repetition_penalty":0)",
+                          R"("add_generation_prompt":"yes")"}) {
+    auto e = chat(std::string(R"({"messages":[{"role":"user","content":"hi"}],)") + bad + "}");
+    EXPECT_FALSE(e.ok()) << bad;
+  }
+  // Completions have no template.
+  EXPECT_FALSE(completion(R"({"prompt":"x","chat_template_kwargs":{}})").ok());
+}
+
 TEST(ServerParse, MessageNamePassesThrough) {
   auto r = chat(R"({"messages":[{"role":"user","content":"hi","name":"bob"},{"role":"user","content":"yo","name":null}]})");
   ASSERT_TRUE(r.ok()) << r.error().message;
