@@ -59,7 +59,7 @@ int run(const options& o) {
   if (o.model.empty() == o.tokenizer.empty()) return fail("give exactly one of -m/--model and --tokenizer");
   auto set = [&]() -> result<jinja::chat_template_set> {
     if (o.model.empty()) return jinja::load_chat_templates_hf(o.tokenizer);
-    auto f = open_model_file(o.model);
+    auto f = open_model_metadata(o.model);
     if (!f) return f.take_error();
     return jinja::load_chat_templates(**f);
   }();

@@ -33,7 +33,7 @@ struct source_options {
   result<std::unique_ptr<tokenizer>> load() const {
     if (!hf.empty()) return tokenizer::from_hf(hf);
     // Only the metadata is needed; mapping the file costs nothing for the tensors.
-    auto f = open_model_file(model);
+    auto f = open_model_metadata(model);
     if (!f) return f.take_error();
     auto t = tokenizer::from_gguf(**f);
     if (!t) return make_error("{}: {}", model, t.message());

@@ -22,4 +22,10 @@ result<std::shared_ptr<gguf::file>> open_model_file(const std::string& path, boo
   return gguf::file::open(path, use_mmap, {}, progress);
 }
 
+result<std::shared_ptr<gguf::file>> open_model_metadata(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return hf::open_checkpoint(path, true, true);
+  return open_model_file(path);
+}
+
 }  // namespace glia

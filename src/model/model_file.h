@@ -11,8 +11,10 @@
 
 namespace glia {
 
-// use_mmap and progress apply to GGUF files; a checkpoint's safetensors are always mapped.
+// progress applies to GGUF files read without mmap.
 result<std::shared_ptr<gguf::file>> open_model_file(const std::string& path, bool use_mmap = true,
                                                     const std::function<void(uint64_t, uint64_t)>& progress = {});
+// The metadata (tokenizer, chat template) without the work a checkpoint's weights need at load.
+result<std::shared_ptr<gguf::file>> open_model_metadata(const std::string& path);
 
 }  // namespace glia

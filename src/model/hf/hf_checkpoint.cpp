@@ -127,6 +127,7 @@ struct translation {
   std::vector<gguf::file::part> parts;
   std::shared_ptr<checkpoint_data> data = std::make_shared<checkpoint_data>();
   std::set<uint32_t> matrix_types;
+  bool metadata_only = false;  // leave out the tensors that would be converted (copied)
 };
 
 // One checkpoint tensor into its GGUF part (converted when the GGUF conventions differ).
@@ -142,6 +143,7 @@ status add_tensor(const safetensors::tensor_info& t, const std::string& gguf_nam
   const family& fam = *tr.cfg.fam;
   const bool is_q = gguf_name.ends_with("attn_q.weight") || gguf_name.ends_with("attn_q.bias");
   const bool is_k = gguf_name.ends_with("attn_k.weight") || gguf_name.ends_with("attn_k.bias");
+  if (tr.metadata_only && (dims.size() == 1 || (fam.permute_qk && (is_q || is_k)))) return {};
   if (fam.permute_qk && (is_q || is_k)) {
     auto& copy = tr.data->copies.emplace_back();
     GLIA_TRY(permute_heads(bytes, copy, dims.size() == 1 ? dims[0] : t.n_elements() / dims[0], is_q ? tr.cfg.n_head : tr.cfg.n_head_kv, t.name));
@@ -307,9 +309,10 @@ fs::path resolve_cache_repo(const fs::path& dir) {
 
 }  // namespace
 
-result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files) {
+result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, bool metadata_only) {
   GLIA_ASSIGN(const json config, parse_json_file(files.config_json, "config.json"));
   translation tr;
+  tr.metadata_only = metadata_only;
   GLIA_ASSIGN(tr.cfg, read_model_config(config, files.name));
   std::set<std::string> seen;
   uint64_t source_bytes = 0;
@@ -320,7 +323,7 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files) {
   if (files.weight_map.is_object())
     for (const auto& [name, file] : files.weight_map.items())
       if (!seen.count(name)) return make_error("model.safetensors.index.json: tensor {} is not in {}", name, file.dump());
-  if (!tr.cfg.tied && std::none_of(tr.parts.begin(), tr.parts.end(), [](const auto& p) { return p.name == "output.weight"; }))
+  if (!metadata_only && !tr.cfg.tied && std::none_of(tr.parts.begin(), tr.parts.end(), [](const auto& p) { return p.name == "output.weight"; }))
     return make_error("the checkpoint has no lm_head.weight, and config.json does not tie it to the embedding "
                       "(tie_word_embeddings is {})", tr.cfg.tied_given ? "false" : "absent");
   if (!tr.cfg.rope_freq_factors.empty()) {
@@ -344,7 +347,7 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files) {
                               std::move(mappings));
 }
 
-result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& path, bool use_mmap) {
+result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& path, bool use_mmap, bool metadata_only) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) return make_error("{}: not a folder", path);
   const fs::path dir = resolve_cache_repo(path);
@@ -357,7 +360,7 @@ result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& path, boo
   }
   auto files = read_dir(dir, use_mmap);
   if (!files) return make_error("{}: {}", path, files.message());
-  auto f = translate(*files);
+  auto f = translate(*files, metadata_only);
   if (!f) return make_error("{}: {}", path, f.message());
   return f;
 }

@@ -30,12 +30,14 @@ struct checkpoint_files {
   std::vector<std::shared_ptr<const std::string>> buffers;  // shard bytes read into memory (no mmap)
 };
 
-// Errors name the file and the key or tensor at fault.
-result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files);
+// Errors name the file and the key or tensor at fault. metadata_only leaves out the tensors that would
+// be converted (Q/K rows, vectors): enough for the tokenizer and chat template, not for a model.
+result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, bool metadata_only = false);
 
 // Errors start with the folder's path and name the file and key or tensor at fault. use_mmap false
 // reads the weights into memory (network file systems). A Hugging Face cache repository folder
 // (models--org--name) opens the revision refs/main names.
-result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& path, bool use_mmap = true);
+result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& path, bool use_mmap = true,
+                                                    bool metadata_only = false);
 
 }  // namespace glia::hf

@@ -81,4 +81,21 @@ std::optional<mapped_name> map_tensor_name(std::string_view hf_name, const famil
   return fam.sandwich_norms ? lookup(kSandwich) : lookup(kPlain);
 }
 
+std::string checkpoint_tensor_name(std::string_view gguf_name, std::string_view gguf_arch) {
+  for (const auto& m : kTop)
+    if (gguf_name == m.gguf) return std::string(m.hf);
+  constexpr std::string_view blk = "blk.";
+  if (!gguf_name.starts_with(blk)) return {};
+  const size_t dot = gguf_name.find('.', blk.size());
+  if (dot == std::string_view::npos) return {};
+  const std::string_view layer = gguf_name.substr(blk.size(), dot - blk.size());
+  const std::string_view suffix = gguf_name.substr(dot + 1);
+  const bool sandwich = gguf_arch == "gemma2" || gguf_arch == "gemma3";
+  for (std::span<const suffix_map> table : {std::span<const suffix_map>(kLayer), std::span<const suffix_map>(kBias),
+                                            sandwich ? std::span<const suffix_map>(kSandwich) : std::span<const suffix_map>(kPlain)})
+    for (const auto& m : table)
+      if (suffix == m.gguf) return "model.layers." + std::string(layer) + "." + std::string(m.hf);
+  return {};
+}
+
 }  // namespace glia::hf

@@ -22,4 +22,8 @@ struct mapped_name {
 // model's vision tower and projector).
 std::optional<mapped_name> map_tensor_name(std::string_view hf_name, const family& fam);
 
+// The other way, for messages: the transformers name of a GGUF tensor name of the GGUF architecture
+// `gguf_arch` (the text model's name for multimodal checkpoints); empty when there is none.
+std::string checkpoint_tensor_name(std::string_view gguf_name, std::string_view gguf_arch);
+
 }  // namespace glia::hf
