@@ -391,6 +391,8 @@ TEST(hf_checkpoint, generation_config_eos_ids_end_generation) {
   auto with = open_session(dir);
   ASSERT_TRUE(with);
   EXPECT_TRUE(with->is_end_of_generation(13));
+  // Its sampling settings are the model's defaults (general.sampling.*), as vLLM applies them.
+  EXPECT_FLOAT_EQ(float(with->metadata_number("general.sampling.temp").value_or(-1)), 0.6f);
   write_text(dir + "/generation_config.json", R"({"eos_token_id": "x"})");
   EXPECT_NE(load_error(dir).find("generation_config.json: eos_token_id must be a token id or a list of them"), std::string::npos);
 }

@@ -248,10 +248,11 @@ status read_chat_template(const fs::path& dir, checkpoint_files& files) {
   return {};
 }
 
-// End-of-generation ids that config.json and generation_config.json name (transformers stops at any
-// of them): an id or a list of ids.
-status read_eos_ids(const fs::path& dir, const json& config, checkpoint_files& files) {
-  auto add = [&](const json& j, std::string_view where) -> status {
+// From config.json and generation_config.json: the end-of-generation ids (transformers stops at any
+// eos_token_id, an id or a list of ids) and generation_config's sampling settings, which become the
+// model's sampling defaults (general.sampling.*) as vLLM applies them.
+status read_generation_config(const fs::path& dir, const json& config, checkpoint_files& files) {
+  auto add_eos = [&](const json& j, std::string_view where) -> status {
     auto it = j.find("eos_token_id");
     if (it == j.end() || it->is_null()) return {};
     const json list = it->is_array() ? *it : json::array({*it});
@@ -263,13 +264,24 @@ status read_eos_ids(const fs::path& dir, const json& config, checkpoint_files& f
     return {};
   };
   if (config.is_object()) {
-    GLIA_TRY(add(config, "config.json"));
-    if (config.contains("text_config") && config["text_config"].is_object()) GLIA_TRY(add(config["text_config"], "config.json"));
+    GLIA_TRY(add_eos(config, "config.json"));
+    if (config.contains("text_config") && config["text_config"].is_object()) GLIA_TRY(add_eos(config["text_config"], "config.json"));
   }
-  if (has_file(dir / "generation_config.json")) {
-    GLIA_ASSIGN(const std::string text, read_text(dir / "generation_config.json"));
-    GLIA_ASSIGN(const json j, parse_json_file(text, "generation_config.json"));
-    if (j.is_object()) GLIA_TRY(add(j, "generation_config.json"));
+  if (!has_file(dir / "generation_config.json")) return {};
+  GLIA_ASSIGN(const std::string text, read_text(dir / "generation_config.json"));
+  GLIA_ASSIGN(const json j, parse_json_file(text, "generation_config.json"));
+  if (!j.is_object()) return {};
+  GLIA_TRY(add_eos(j, "generation_config.json"));
+  constexpr std::pair<const char*, const char*> sampling[] = {{"temperature", "general.sampling.temp"},
+                                                              {"top_k", "general.sampling.top_k"},
+                                                              {"top_p", "general.sampling.top_p"},
+                                                              {"min_p", "general.sampling.min_p"},
+                                                              {"repetition_penalty", "general.sampling.penalty_repeat"}};
+  for (const auto& [hf_key, gguf_key] : sampling) {
+    auto it = j.find(hf_key);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_number()) return make_error("generation_config.json: {} must be a number, found {}", hf_key, it->dump());
+    files.sampling.emplace_back(gguf_key, it->get<double>());
   }
   return {};
 }
@@ -291,7 +303,7 @@ result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
   GLIA_TRY(read_chat_template(dir, files));
   // config.json's own errors are translate's to report; here only its eos ids are wanted.
   const json config = json_nesting_depth(files.config_json) <= 64 ? json::parse(files.config_json, nullptr, false) : json();
-  GLIA_TRY(read_eos_ids(dir, config, files));
+  GLIA_TRY(read_generation_config(dir, config, files));
   return files;
 }
 
@@ -336,6 +348,10 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
     for (const auto& [known, key] : kTokenizerFiles)
       if (file == known) tr.cfg.metadata.set_string(std::string(key), text);
   if (!files.eos_ids.empty()) tr.cfg.metadata.set_i32_array(std::string(gguf::key_hf_eos_token_ids), files.eos_ids);
+  for (const auto& [key, value] : files.sampling) {
+    if (key.ends_with("top_k")) tr.cfg.metadata.set_i32(key, int32_t(std::clamp(value, -1.0, double(INT32_MAX))));
+    else tr.cfg.metadata.set_f32(key, float(value));
+  }
   tr.data->buffers = files.buffers;
   auto metadata = tr.cfg.metadata.metadata();
   const size_t n = tr.data->shards.size();

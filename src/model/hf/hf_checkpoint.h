@@ -27,6 +27,7 @@ struct checkpoint_files {
   json weight_map;          // model.safetensors.index.json's, or null
   std::vector<std::pair<std::string, std::string>> tokenizer_files;  // file name, text
   std::vector<int32_t> eos_ids;  // config.json's and generation_config.json's eos_token_id
+  std::vector<std::pair<std::string, double>> sampling;  // general.sampling.* from generation_config.json
   std::vector<std::shared_ptr<const std::string>> buffers;  // shard bytes read into memory (no mmap)
 };
 
