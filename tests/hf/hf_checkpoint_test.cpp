@@ -66,58 +66,56 @@ std::string load_error(const std::string& dir) {
   return m.is_ok() ? std::string() : m.message();
 }
 
+std::unique_ptr<session> open_session(const std::string& path, bool use_mmap = true) {
+  session_options so;
+  so.model_path = path;
+  so.n_ctx = 64;
+  so.use_mmap = use_mmap;
+  auto s = session::create(so);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return s.is_ok() ? std::move(*s) : nullptr;
+}
+
+// The folder's own chat template (not a fallback) rendered for `messages`, with the generation prompt.
+std::string render_default(const std::string& dir, const std::string& messages) {
+  auto sess = open_session(dir);
+  if (!sess) return "(no session)";
+  auto format = sess->chat_template("");
+  EXPECT_TRUE(format.is_ok()) << format.message();
+  if (!format.is_ok()) return "(no template)";
+  EXPECT_FALSE(format->fell_back);
+  auto r = sess->render_chat(*format, messages, true);
+  EXPECT_TRUE(r.is_ok()) << r.message();
+  return r.is_ok() ? *r : "(render failed)";
+}
+
 TEST(hf_checkpoint, tokenizer_and_chat_template_come_from_the_folder) {
   const std::string dir = llama_dir("tokenizer");
   json config = read_json(dir + "/tokenizer_config.json");
   config["chat_template"] = "{% for m in messages %}[{{ m.role }}] {{ m.content }}{{ eos_token }}{% endfor %}";
   write_text(dir + "/tokenizer_config.json", config.dump());
-  session_options so;
-  so.model_path = dir;
-  so.n_threads = 2;
-  so.n_ctx = 256;
-  auto sess = session::create(so);
-  ASSERT_TRUE(sess.is_ok()) << sess.message();
+  auto sess = open_session(dir);
+  ASSERT_TRUE(sess);
   auto reference = tokenizer::from_hf(dir);
   ASSERT_TRUE(reference.is_ok()) << reference.message();
   const std::string text = "Hello world, this is\n a test of the tokenizer.";
-  auto ours = (*sess)->tokenize(text, true, true);
+  auto ours = sess->tokenize(text, true, true);
   ASSERT_TRUE(ours.is_ok());
   EXPECT_EQ(*ours, (*reference)->encode(text, true, true));
   EXPECT_EQ(ours->front(), 1);  // <s>, from the tokenizer's post-processor
 
-  auto format = (*sess)->chat_template("");
-  ASSERT_TRUE(format.is_ok()) << format.message();
-  EXPECT_FALSE(format->fell_back);
-  auto rendered = (*sess)->render_chat(*format, R"([{"role": "user", "content": "hi"}])", true);
-  ASSERT_TRUE(rendered.is_ok()) << rendered.message();
-  EXPECT_EQ(*rendered, "[user] hi</s>");
+  EXPECT_EQ(render_default(dir, R"([{"role": "user", "content": "hi"}])"), "[user] hi</s>");
 
   // chat_template.jinja, where newer transformers save the template, wins over the config's.
   write_text(dir + "/chat_template.jinja", "J{{ bos_token }}");
-  auto again = session::create(so);
-  ASSERT_TRUE(again.is_ok()) << again.message();
-  auto jinja = (*again)->chat_template("");
-  ASSERT_TRUE(jinja.is_ok());
-  auto rendered2 = (*again)->render_chat(*jinja, "[]", false);
-  ASSERT_TRUE(rendered2.is_ok());
-  EXPECT_EQ(*rendered2, "J<s>");
+  EXPECT_EQ(render_default(dir, "[]"), "J<s>");
 }
 
 TEST(hf_checkpoint, chat_template_jinja_alone_is_the_template) {
   const std::string dir = llama_dir("jinja_only");
   fs::remove(dir + "/tokenizer_config.json");
   write_text(dir + "/chat_template.jinja", "J{{ messages[0].content }}");
-  session_options so;
-  so.model_path = dir;
-  so.n_ctx = 64;
-  auto sess = session::create(so);
-  ASSERT_TRUE(sess.is_ok()) << sess.message();
-  auto format = (*sess)->chat_template("");
-  ASSERT_TRUE(format.is_ok()) << format.message();
-  EXPECT_FALSE(format->fell_back);
-  auto rendered = (*sess)->render_chat(*format, R"([{"role": "user", "content": "hi"}])", true);
-  ASSERT_TRUE(rendered.is_ok()) << rendered.message();
-  EXPECT_EQ(*rendered, "Jhi");
+  EXPECT_EQ(render_default(dir, R"([{"role": "user", "content": "hi"}])"), "Jhi");
 }
 
 TEST(hf_checkpoint, without_tokenizer_json_a_session_says_what_is_missing) {
@@ -335,15 +333,6 @@ TEST(hf_checkpoint, bf16_weights_are_used_as_they_are) {
   EXPECT_EQ((*m)->file->get_int("general.file_type"), 32);  // MOSTLY_BF16, as the converter writes it
 }
 
-std::unique_ptr<session> open_session(const std::string& path, bool use_mmap = true) {
-  session_options so;
-  so.model_path = path;
-  so.n_ctx = 64;
-  so.use_mmap = use_mmap;
-  auto s = session::create(so);
-  EXPECT_TRUE(s.is_ok()) << s.message();
-  return s.is_ok() ? std::move(*s) : nullptr;
-}
 
 // Gemma 3 1B's tokenizer has one added token (<image_soft_token>) past its 262144 embedding rows:
 // such a token is left out, its text tokenized as text, as in llama.cpp's GGUF of the model.
@@ -413,13 +402,7 @@ TEST(hf_checkpoint, no_mmap_reads_the_weights_into_memory) {
 TEST(hf_checkpoint, chat_template_json_of_multimodal_repositories) {
   const std::string dir = llama_dir("chat_template_json");
   write_text(dir + "/chat_template.json", json{{"chat_template", "P{{ messages[0].content }}"}}.dump());
-  auto sess = open_session(dir);
-  ASSERT_TRUE(sess);
-  auto format = sess->chat_template("");
-  ASSERT_TRUE(format.is_ok());
-  auto rendered = sess->render_chat(*format, R"([{"role": "user", "content": "hi"}])", true);
-  ASSERT_TRUE(rendered.is_ok()) << rendered.message();
-  EXPECT_EQ(*rendered, "Phi");
+  EXPECT_EQ(render_default(dir, R"([{"role": "user", "content": "hi"}])"), "Phi");
 }
 
 // huggingface-cli download leaves models--org--name/{refs/main, snapshots/<rev>/*} with the snapshot's
