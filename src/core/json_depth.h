@@ -9,6 +9,9 @@
 
 namespace glia {
 
+// Configuration files (config.json, tokenizer_config.json, ...) nest a few levels; deeper text is refused.
+inline constexpr size_t max_config_json_depth = 64;
+
 inline size_t json_nesting_depth(std::string_view s) {
   size_t depth = 0, deepest = 0;
   bool in_string = false;

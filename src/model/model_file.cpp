@@ -13,7 +13,7 @@ result<std::shared_ptr<gguf::file>> open_model_file(const std::string& path, boo
   if (fs::is_directory(path, ec)) return hf::open_checkpoint(path, use_mmap);
   const fs::path p(path);
   const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  if (p.filename() == "config.json") return hf::open_checkpoint(dir.string(), use_mmap);
+  if (p.filename() == "config.json") return hf::open_checkpoint(path, use_mmap);
   const auto ext = p.extension();
   if ((ext == ".safetensors" || ext == ".json" || ext == ".jinja") && fs::is_regular_file(dir / "config.json", ec))
     return make_error("{}: one file of a Hugging Face checkpoint; give its folder, {}", path, dir.string());

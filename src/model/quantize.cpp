@@ -8,6 +8,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "model/hf/hf_checkpoint.h"
 #include "model/model_file.h"
 #include "model/profile.h"
 
@@ -80,8 +81,8 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
   if (fs::equivalent(in_path, out_path, ec)) return make_error("{}: the output would overwrite the input", out_path);
   // A checkpoint folder's files (through symlinks too: the Hugging Face cache links a snapshot's files
   // to shared blobs) are input as well.
-  if (fs::is_directory(in_path, ec))
-    for (const auto& e : fs::directory_iterator(in_path, ec))
+  if (auto folder = hf::checkpoint_folder(in_path))
+    for (const auto& e : fs::directory_iterator(*folder, ec))
       if (fs::equivalent(e.path(), out_path, ec))
         return make_error("{}: the output would overwrite the input's {}", out_path, e.path().filename().string());
   auto opened = open_model_file(in_path);

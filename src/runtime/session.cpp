@@ -134,6 +134,7 @@ result<session::chat_format> session::chat_template(const std::string& spec) con
     // parse (as llama.cpp does).
     std::string note = "the model has no chat template; using ChatML";
     auto set = jinja::load_chat_templates(*p_->m->file);
+    if (!set) note = fmt::format("the model's chat template cannot be read ({}); using ChatML", set.message());
     const std::string* t = set ? set->select() : nullptr;
     if (t && !t->empty()) {
       f.source = *t;
@@ -169,13 +170,14 @@ result<session::chat_format> session::chat_template(const std::string& spec) con
 
 result<std::string> session::render_chat(const chat_format& f, const std::string& messages_json, bool add_generation_prompt,
                                          const std::string& extra_vars_json) const {
+  // A model whose template metadata cannot be read was given ChatML by chat_template(), with a note;
+  // it renders without the model's special-token texts rather than failing every request.
   auto set = jinja::load_chat_templates(*p_->m->file);
-  if (!set) return set.take_error();
   jinja::chat_inputs in;
   in.messages = jinja::json::parse(messages_json, nullptr, false);
   if (in.messages.is_discarded() || !in.messages.is_array()) return make_error("messages must be a JSON array");
   in.add_generation_prompt = add_generation_prompt;
-  in.tokens = set->tokens;
+  if (set) in.tokens = set->tokens;
   in.extra = jinja::json::parse(extra_vars_json, nullptr, false);
   if (in.extra.is_discarded() || !in.extra.is_object()) return make_error("extra template variables must be a JSON object");
   return f.compiled ? jinja::render_chat(*f.compiled, in) : jinja::render_chat(f.source, in);

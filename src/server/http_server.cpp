@@ -13,6 +13,7 @@
 
 #include "server/connection.h"
 #include "server/request_gate.h"
+#include "server/model_name.h"
 #include "server/server_state.h"
 
 namespace glia::server {
@@ -37,7 +38,7 @@ status load(server_state& st) {
   status d = apply_gguf_sampling_defaults(sp, [&s0](std::string_view k) { return s0.metadata_number(k); });
   if (!d) fmt::print(stderr, "warning: {}\n", d.message());
   st.sampling_defaults = sp;
-  st.model_name = std::filesystem::path(o.session.model_path).filename().string();
+  st.model_name = served_model_name(o.session.model_path, s0.metadata_string("general.name").value_or(""));
   st.model_loaded_at = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   scheduler_options so;
   so.max_queue = o.max_queue;

@@ -123,7 +123,9 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
   GLIA_FIELD(real("repeat_penalty", 0.01, 100.0, s.repeat_penalty));
   if (obj.contains("repeat_penalty") && obj.contains("repetition_penalty"))
     return bad_request("give one of 'repeat_penalty' and 'repetition_penalty' (the same setting)", "repetition_penalty");
-  GLIA_FIELD(real("repetition_penalty", 0.01, 100.0, s.repeat_penalty));  // vLLM's and transformers' name
+  // vLLM's and transformers' name; they penalize the whole sequence rather than llama.cpp's last 64.
+  GLIA_FIELD(real("repetition_penalty", 0.01, 100.0, s.repeat_penalty));
+  if (obj.contains("repetition_penalty") && !obj["repetition_penalty"].is_null()) s.repeat_last_n = -1;
   i.reset();
   GLIA_FIELD(read_int(obj, "top_k", 0, max_int32, i));
   if (i) s.top_k = int(*i);
@@ -187,7 +189,8 @@ field_error read_messages(const json& obj, json& out) {
     // A field this server does not act on is refused, unless it is null or an empty list: the SDKs
     // send an assistant message back as they received it ("tool_calls": null, "audio": null, ...).
     for (const auto& [k, v] : m.items())
-      if (k != "role" && k != "content" && k != "name" && k != "refusal" && !v.is_null() && !(v.is_array() && v.empty()))
+      if (k != "role" && k != "content" && k != "name" && k != "refusal" && k != "reasoning_content" && !v.is_null() &&
+          !(v.is_array() && v.empty()))
         return bad_request(fmt::format("message field '{}' is not supported", shown(k)), "messages");
     auto role = m.find("role");
     if (role == m.end() || !role->is_string()) return bad_request("each message needs a string 'role'", "messages");
@@ -203,6 +206,14 @@ field_error read_messages(const json& obj, json& out) {
     if (auto name = m.find("name"); name != m.end() && !name->is_null()) {
       if (!name->is_string()) return bad_request(fmt::format("message 'name' must be a string, got {}", json_type_name(*name)), "messages");
       msg["name"] = *name;
+    }
+    // An assistant turn's reasoning, as vLLM returns it and reasoning models' templates read it back
+    // (Qwen3's drops it from earlier turns, keeps it in the last).
+    if (auto reasoning = m.find("reasoning_content"); reasoning != m.end() && !reasoning->is_null()) {
+      if (!reasoning->is_string())
+        return bad_request(fmt::format("message 'reasoning_content' must be a string, got {}", json_type_name(*reasoning)), "messages");
+      if (r != "assistant") return bad_request("only assistant messages carry 'reasoning_content'", "messages");
+      msg["reasoning_content"] = *reasoning;
     }
     out.push_back(std::move(msg));
   }

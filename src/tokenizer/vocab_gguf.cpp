@@ -24,6 +24,11 @@ constexpr std::string_view k_types = "tokenizer.ggml.token_type";
 constexpr std::string_view k_merges = "tokenizer.ggml.merges";
 constexpr std::string_view k_pre = "tokenizer.ggml.pre";
 
+void sort_unique(std::vector<int32_t>& ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
 // Fetches an optional array key and checks its element type and length (n_expected 0: any length).
 result<const std::vector<gguf::value>*> get_array(const gguf::file& f, std::string_view key,
                                                   std::initializer_list<gguf::value_type> elem_types,
@@ -262,8 +267,7 @@ void detect_eog(vocab& v, bool force_control) {
   }
   for (int32_t id : {v.eos, v.eot, v.eom, fim_pad, fim_rep, fim_sep})
     if (id != no_token) v.eog_ids.push_back(id);
-  std::sort(v.eog_ids.begin(), v.eog_ids.end());
-  v.eog_ids.erase(std::unique(v.eog_ids.begin(), v.eog_ids.end()), v.eog_ids.end());
+  sort_unique(v.eog_ids);
 
   auto eog_with_text = [&](std::string_view text) {
     for (int32_t id : v.eog_ids)
@@ -390,16 +394,15 @@ result<vocab> load_vocab_from_gguf(const gguf::file& f) {
   if (!m) {
     // A translated Hugging Face checkpoint (model/hf/) carries its tokenizer.json as it is.
     if (auto json = f.get_string(gguf::key_hf_tokenizer_json)) {
-      const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
-      auto v = load_vocab_from_hf_json(*json, f.get_string(gguf::key_hf_tokenizer_config).value_or(""),
-                                       embd && embd->n_dims == 2 ? embd->ne[1] : 0);
+      // <arch>.vocab_size: the model's rows, past which added tokens are left out.
+      const int64_t n_rows = f.get_int(f.get_string("general.architecture").value_or("") + ".vocab_size").value_or(0);
+      auto v = load_vocab_from_hf_json(*json, f.get_string(gguf::key_hf_tokenizer_config).value_or(""), n_rows);
       if (!v) return v;
       // transformers stops at any eos_token_id of config.json / generation_config.json.
       if (const gguf::value* eos = f.find(gguf::key_hf_eos_token_ids); eos && eos->as_array()) {
         for (const auto& e : *eos->as_array())
-          if (auto id = e.as_int(); id && v->valid(int32_t(*id))) v->eog_ids.push_back(int32_t(*id));
-        std::sort(v->eog_ids.begin(), v->eog_ids.end());
-        v->eog_ids.erase(std::unique(v->eog_ids.begin(), v->eog_ids.end()), v->eog_ids.end());
+          if (auto id = e.as_int(); id && *id >= 0 && *id < v->size()) v->eog_ids.push_back(int32_t(*id));
+        sort_unique(v->eog_ids);
       }
       return v;
     }

@@ -186,6 +186,8 @@ TEST(hf_checkpoint, folder_problems_are_named) {
        "high_freq_factor (1) must be greater than low_freq_factor (4)"},
       {{{"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 20000.0}}}}, "rope_theta 10000.0 and rope_parameters' 20000.0 disagree"},
       {{{"max_position_embeddings", 4294967296LL}}, "max_position_embeddings must be a positive integer, found 4294967296"},
+      {{{"rope_theta", nullptr}, {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.5}}}},
+       "rope_parameters' partial_rotary_factor 0.5 is not supported"},
   };
   for (const auto& [patch, want] : refused) {
     fresh();
@@ -437,8 +439,21 @@ TEST(hf_checkpoint, hugging_face_cache_layout) {
   fs::create_symlink(fs::canonical(snap / "model.safetensors"), repo / "alias.safetensors");
   q = test::run_glia({"quantize", snap.string(), (repo / "alias.safetensors").string(), "Q8_0"});
   EXPECT_NE(q.exit_code, 0);
+  // Nor when the input is given as the repository folder or as the snapshot's config.json.
+  q = test::run_glia({"quantize", repo.string(), (snap / "model.safetensors").string(), "Q8_0"});
+  EXPECT_NE(q.exit_code, 0) << q.out;
+  q = test::run_glia({"quantize", (snap / "config.json").string(), (repo / "alias.safetensors").string(), "Q8_0"});
+  EXPECT_NE(q.exit_code, 0) << q.out;
   EXPECT_EQ(fs::file_size(snap / "model.safetensors"), blob_size);
   EXPECT_TRUE(load_model(snap.string()).is_ok());
+
+  // Without refs/main (a download by revision) the only snapshot is the one; a refs/main naming a
+  // missing snapshot says so.
+  fs::remove(repo / "refs" / "main");
+  EXPECT_TRUE(load_model(repo.string()).is_ok());
+  write_text(repo / "refs" / "main", "fedcba98\n");
+  EXPECT_NE(load_error(repo.string()).find("refs/main names revision 'fedcba98', which is not a folder in snapshots/"),
+            std::string::npos);
 }
 
 TEST(hf_checkpoint, folders_that_are_not_whole_models_say_what_they_are) {

@@ -97,5 +97,39 @@ TEST(hf_conventions, gemma_norms_are_one_plus_the_stored_weight) {
   EXPECT_EQ(v, 0.25f);
 }
 
+// transformers 5 keeps Gemma 3's two RoPE bases in rope_parameters, one per layer type.
+TEST(hf_conventions, gemma3_rope_parameters_per_layer_type) {
+  tiny_checkpoint gemma("Gemma3ForCausalLM", 1, 1, 0.0f);
+  json c = json::parse(gemma.files.config_json);
+  c["rope_parameters"] = {{"full_attention", {{"rope_type", "linear"}, {"factor", 8.0}, {"rope_theta", 1000000.0}}},
+                          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 20000.0}}}};
+  gemma.files.config_json = c.dump();
+  auto f = hf::translate(gemma.files);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  EXPECT_EQ((*f)->get_float("gemma3.rope.freq_base"), 1000000.0);
+  EXPECT_EQ((*f)->get_float("gemma3.rope.freq_base_swa"), 20000.0);
+  EXPECT_EQ((*f)->get_string("gemma3.rope.scaling.type"), "linear");
+  c["layer_types"] = {"sliding_attention", "full_attention"};  // two entries for one layer
+  gemma.files.config_json = c.dump();
+  f = hf::translate(gemma.files);
+  ASSERT_FALSE(f.is_ok());
+  EXPECT_NE(f.message().find("config.json: layer_types must list one entry per layer"), std::string::npos) << f.message();
+}
+
+// generation_config.json's settings that differ from transformers' defaults become general.sampling.*;
+// the repetition penalty covers the whole sequence there.
+TEST(hf_conventions, generation_config_sampling_defaults) {
+  tiny_checkpoint llama("LlamaForCausalLM", 1, 1, 1.0f);
+  llama.files.texts.emplace_back("generation_config.json",
+                                 R"({"temperature": 0.6, "top_k": 50, "top_p": 0.95, "repetition_penalty": 1.05, "eos_token_id": [2, 7]})");
+  auto f = hf::translate(llama.files);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  EXPECT_FLOAT_EQ(float(*(*f)->get_float("general.sampling.temp")), 0.6f);
+  EXPECT_FALSE((*f)->get_int("general.sampling.top_k"));  // 50 is transformers' default: not the model's choice
+  EXPECT_FLOAT_EQ(float(*(*f)->get_float("general.sampling.top_p")), 0.95f);
+  EXPECT_FLOAT_EQ(float(*(*f)->get_float("general.sampling.penalty_repeat")), 1.05f);
+  EXPECT_EQ((*f)->get_int("general.sampling.penalty_last_n"), -1);
+}
+
 }  // namespace
 }  // namespace glia

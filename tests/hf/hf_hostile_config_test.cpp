@@ -12,6 +12,8 @@
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "test_support.h"
+#include "tokenizer/jinja/chat_template.h"
+#include "tokenizer/tokenizer.h"
 
 namespace glia {
 namespace {
@@ -39,6 +41,8 @@ void expect_one_line(const std::string& msg, const std::string& what) {
 void load_and_run(const hf::checkpoint_files& files, backend& be, const std::string& what) {
   auto f = hf::translate(files);
   if (!f) return expect_one_line(f.message(), what);
+  if (auto tok = tokenizer::from_gguf(**f); !tok) expect_one_line(tok.message(), what);
+  if (auto set = jinja::load_chat_templates(**f); !set) expect_one_line(set.message(), what);
   auto m = load_model(*f);
   if (!m) return expect_one_line(m.message(), what);
   auto cache = kv_cache::create((*m)->profile, 8, 8, dtype::f32, be);
@@ -72,7 +76,12 @@ TEST(hf_hostile_config, every_key_with_every_hostile_value) {
     const json& settings = nested ? config["text_config"] : config;
     std::vector<std::string> keys;
     for (const auto& [k, v] : settings.items()) keys.push_back(k);
-    keys.push_back("rope_scaling");
+    // And the keys these exports leave out that real configs carry.
+    for (const char* k : {"rope_scaling", "rope_parameters", "mlp_bias", "attention_bias", "use_sliding_window", "hidden_act",
+                          "hidden_activation", "quantization_config", "partial_rotary_factor", "layer_types",
+                          "sliding_window_pattern", "query_pre_attn_scalar", "rope_local_base_freq", "attn_logit_softcapping",
+                          "final_logit_softcapping", "eos_token_id", "tie_word_embeddings", "head_dim"})
+      if (!settings.contains(k)) keys.push_back(k);
     for (const auto& key : keys) {
       auto with = [&](const std::optional<json>& value) {
         json c = config;
@@ -87,9 +96,28 @@ TEST(hf_hostile_config, every_key_with_every_hostile_value) {
       with(std::nullopt);
       for (const json& v : kHostile) with(v);
       for (const char* type : {"linear", "yarn", "llama3", "dynamic", "longrope", "default"})
-        for (const json& factor : {json(-2.0), json(0), json(1e-30), json(1e30), json("8")})
-          if (key == "rope_scaling") with(json{{"rope_type", type}, {"factor", factor}, {"original_max_position_embeddings", 0},
-                                              {"low_freq_factor", 4}, {"high_freq_factor", 1}});
+        for (const json& factor : {json(-2.0), json(0), json(1e-30), json(1e30), json("8")}) {
+          const json scaling = {{"rope_type", type}, {"factor", factor}, {"original_max_position_embeddings", 0},
+                                {"low_freq_factor", 4}, {"high_freq_factor", 1}, {"rope_theta", factor}};
+          if (key == "rope_scaling") with(scaling);
+          if (key == "rope_parameters") {
+            with(scaling);
+            with(json{{"full_attention", scaling}, {"sliding_attention", scaling}});
+            for (const json& v : kHostile) with(json{{"full_attention", v}, {"sliding_attention", v}});
+          }
+        }
+    }
+    // The side files, each hostile.
+    for (const char* file : {"generation_config.json", "chat_template.json", "tokenizer_config.json", "tokenizer.json"}) {
+      for (const json& v : kHostile) {
+        for (const json& doc : {v, json{{"eos_token_id", v}, {"temperature", v}, {"top_k", v}, {"chat_template", v},
+                                        {"repetition_penalty", v}, {"bos_token", v}, {"model", v}}}) {
+          hf::checkpoint_files files = base;
+          files.texts.emplace_back(file, doc.dump());
+          load_and_run(files, *be, std::string(src.name) + " " + file + " = " + doc.dump());
+          ++tried;
+        }
+      }
     }
     // The top level of a multimodal config too (architectures, text_config itself).
     for (const char* key : {"architectures", "text_config"}) {

@@ -439,7 +439,7 @@ TEST(ServerTemplate, ChatTemplateKwargsAreTemplateVariables) {
   {
     std::ofstream out(tmpl);
     out << "{% if enable_thinking is defined and not enable_thinking %}no thinking here please {% endif %}"
-           "{{ messages[0].content }}";
+           "{{ messages[0].content }}{% if add_generation_prompt %} and now the answer{% endif %}";
   }
   server_process srv({"-m", test_model(), "--chat-template", tmpl});
   ASSERT_NE(srv.port(), 0) << srv.log();
@@ -450,6 +450,11 @@ TEST(ServerTemplate, ChatTemplateKwargsAreTemplateVariables) {
   auto switched = post(srv, "/v1/chat/completions", req);
   ASSERT_EQ(switched.status, 200) << switched.body;
   EXPECT_GT(switched.json()["usage"]["prompt_tokens"].get<int>(), plain.json()["usage"]["prompt_tokens"].get<int>() + 3);
+  req.erase("chat_template_kwargs");
+  req["add_generation_prompt"] = false;
+  auto no_prompt = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(no_prompt.status, 200) << no_prompt.body;
+  EXPECT_LT(no_prompt.json()["usage"]["prompt_tokens"].get<int>(), plain.json()["usage"]["prompt_tokens"].get<int>());
 }
 
 TEST(ServerAuthKey, BearerRequiredExceptHealth) {

@@ -2,8 +2,11 @@
 // checking, stop-string holding, the API-key compare, SSE framing and the metrics text.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "server/auth.h"
 #include "server/metrics.h"
+#include "server/model_name.h"
 #include "server/request.h"
 #include "server/sse.h"
 #include "runtime/stop_filter.h"
@@ -50,8 +53,6 @@ TEST(ServerParse, ChatAllFields) {
   EXPECT_TRUE(p.include_usage);
 }
 
-// A participant name reaches the template's message (templates that use message.name see it); a
-// name that is not a string is refused.
 // vLLM's and llama-server's chat extras: template variables (Qwen3's enable_thinking), the
 // generation prompt switch, and transformers' name for the repeat penalty.
 TEST(ServerParse, ChatTemplateKwargsAndRepetitionPenalty) {
@@ -61,6 +62,7 @@ TEST(ServerParse, ChatTemplateKwargsAndRepetitionPenalty) {
   EXPECT_EQ(r.value().template_kwargs, nlohmann::json({{"enable_thinking", false}}));
   EXPECT_FALSE(r.value().add_generation_prompt);
   EXPECT_FLOAT_EQ(r.value().params.sampling.repeat_penalty, 1.1f);
+  EXPECT_EQ(r.value().params.sampling.repeat_last_n, -1);  // the whole sequence, as vLLM
   auto plain = chat(R"({"messages":[{"role":"user","content":"hi"}]})");
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(plain.value().add_generation_prompt);
@@ -71,10 +73,18 @@ TEST(ServerParse, ChatTemplateKwargsAndRepetitionPenalty) {
     auto e = chat(std::string(R"({"messages":[{"role":"user","content":"hi"}],)") + bad + "}");
     EXPECT_FALSE(e.ok()) << bad;
   }
+  // An assistant turn's reasoning passes to the template.
+  auto reasoning = chat(R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo","reasoning_content":"think"}]})");
+  ASSERT_TRUE(reasoning.ok()) << reasoning.error().message;
+  EXPECT_EQ(reasoning.value().messages[1]["reasoning_content"], "think");
+  EXPECT_FALSE(chat(R"({"messages":[{"role":"user","content":"hi","reasoning_content":"x"}]})").ok());
+  EXPECT_FALSE(chat(R"({"messages":[{"role":"assistant","content":"hi","reasoning_content":1}]})").ok());
   // Completions have no template.
   EXPECT_FALSE(completion(R"({"prompt":"x","chat_template_kwargs":{}})").ok());
 }
 
+// A participant name reaches the template's message (templates that use message.name see it); a
+// name that is not a string is refused.
 TEST(ServerParse, MessageNamePassesThrough) {
   auto r = chat(R"({"messages":[{"role":"user","content":"hi","name":"bob"},{"role":"user","content":"yo","name":null}]})");
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -221,6 +231,17 @@ TEST(ServerParse, NullMeansAbsent) {
   auto r = chat(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":null,"stop":null,"seed":null,"n":null})");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_FALSE(r.value().params.seed_given);
+}
+
+TEST(ServerModelName, FileNameOrTheCheckpointsName) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "glia_model_name_test" / "Qwen3-0.6B";
+  fs::create_directories(dir);
+  EXPECT_EQ(served_model_name("/models/tiny.Q8_0.gguf", "tiny"), "tiny.Q8_0.gguf");  // as llama-server
+  EXPECT_EQ(served_model_name(dir.string() + "/", "Qwen/Qwen3-0.6B"), "Qwen/Qwen3-0.6B");
+  EXPECT_EQ(served_model_name(dir.string() + "/", ""), "Qwen3-0.6B");  // a trailing slash names the folder
+  EXPECT_EQ(served_model_name((dir / "config.json").string(), ""), "Qwen3-0.6B");
+  fs::remove_all(dir.parent_path());
 }
 
 TEST(ServerUtf8, Validation) {

@@ -3,11 +3,13 @@
 #include "gguf/hf_keys.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <set>
 
 #include "core/json_depth.h"
@@ -189,11 +191,84 @@ status add_shard(const std::string& file_name, const std::shared_ptr<const safet
   return {};
 }
 
-// tokenizer.json, tokenizer_config.json and chat_template.jinja travel as they are, under these keys.
-constexpr std::pair<std::string_view, std::string_view> kTokenizerFiles[] = {
-    {"tokenizer.json", gguf::key_hf_tokenizer_json},
-    {"tokenizer_config.json", gguf::key_hf_tokenizer_config},
-    {"chat_template.jinja", gguf::key_hf_chat_template}};
+// The folder's files besides config.json and the weights that translate() reads.
+constexpr const char* kSideFiles[] = {"tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
+                                      "chat_template.json", "generation_config.json"};
+
+const std::string* text_of(const checkpoint_files& files, std::string_view name) {
+  for (const auto& [file, text] : files.texts)
+    if (file == name) return &text;
+  return nullptr;
+}
+
+// tokenizer.json and tokenizer_config.json travel as they are; the chat template is chat_template.jinja,
+// else the "chat_template" of chat_template.json (the processor's file in multimodal repositories),
+// else tokenizer_config.json's (read with the tokenizer).
+status add_tokenizer(const checkpoint_files& files, gguf::writer& md) {
+  if (const std::string* t = text_of(files, "tokenizer.json")) md.set_string(std::string(gguf::key_hf_tokenizer_json), *t);
+  if (const std::string* t = text_of(files, "tokenizer_config.json")) md.set_string(std::string(gguf::key_hf_tokenizer_config), *t);
+  if (const std::string* t = text_of(files, "chat_template.jinja")) {
+    md.set_string(std::string(gguf::key_hf_chat_template), *t);
+  } else if (const std::string* t = text_of(files, "chat_template.json")) {
+    GLIA_ASSIGN(const json j, parse_json_file(*t, "chat_template.json"));
+    if (!j.is_object() || !j.contains("chat_template") || !j["chat_template"].is_string())
+      return make_error("chat_template.json: expected an object with a \"chat_template\" string");
+    md.set_string(std::string(gguf::key_hf_chat_template), j["chat_template"].get<std::string>());
+  }
+  return {};
+}
+
+// From config.json and generation_config.json: the end-of-generation ids (transformers stops at any
+// eos_token_id, an id or a list of ids) and generation_config's sampling settings, which become the
+// model's sampling defaults (general.sampling.*) as vLLM applies them: those that differ from
+// transformers' GenerationConfig defaults, the repetition penalty over the whole sequence.
+status add_generation_config(const json& config, const checkpoint_files& files, gguf::writer& md) {
+  std::vector<int32_t> eos;
+  auto add_eos = [&](const json& j, std::string_view where) -> status {
+    auto it = j.find("eos_token_id");
+    if (it == j.end() || it->is_null()) return {};
+    const json list = it->is_array() ? *it : json::array({*it});
+    for (const auto& id : list) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+        return make_error("{}: eos_token_id must be a token id or a list of them, found {}", where, it->dump());
+      eos.push_back(int32_t(id.get<int64_t>()));
+    }
+    return {};
+  };
+  GLIA_TRY(add_eos(config, "config.json"));
+  if (config.contains("text_config") && config["text_config"].is_object()) GLIA_TRY(add_eos(config["text_config"], "config.json"));
+  if (const std::string* text = text_of(files, "generation_config.json")) {
+    GLIA_ASSIGN(const json j, parse_json_file(*text, "generation_config.json"));
+    if (!j.is_object()) return make_error("generation_config.json: not a JSON object");
+    GLIA_TRY(add_eos(j, "generation_config.json"));
+    struct setting {
+      const char* hf_key;
+      const char* gguf_key;
+      double transformers_default;  // NaN: none
+    };
+    constexpr setting settings[] = {{"temperature", "general.sampling.temp", 1.0},
+                                    {"top_k", "general.sampling.top_k", 50.0},
+                                    {"top_p", "general.sampling.top_p", 1.0},
+                                    {"min_p", "general.sampling.min_p", std::numeric_limits<double>::quiet_NaN()},
+                                    {"repetition_penalty", "general.sampling.penalty_repeat", 1.0}};
+    for (const auto& [hf_key, gguf_key, fallback] : settings) {
+      auto it = j.find(hf_key);
+      if (it == j.end() || it->is_null()) continue;
+      if (!it->is_number() || !std::isfinite(it->get<double>()))
+        return make_error("generation_config.json: {} must be a number, found {}", hf_key, it->dump());
+      const double v = it->get<double>();
+      if (v == fallback) continue;
+      if (std::string_view(hf_key) == "top_k") {
+        md.set_i32(gguf_key, int32_t(std::clamp(v, -1.0, double(INT32_MAX))));
+      } else {
+        md.set_f32(gguf_key, float(v));
+      }
+      if (std::string_view(hf_key) == "repetition_penalty") md.set_i32("general.sampling.penalty_last_n", -1);
+    }
+  }
+  if (!eos.empty()) md.set_i32_array(std::string(gguf::key_hf_eos_token_ids), eos);
+  return {};
+}
 
 // general.file_type as the converter sets it when every matrix has one type.
 void set_file_type(const std::set<uint32_t>& types, gguf::writer& md) {
@@ -232,60 +307,6 @@ result<std::shared_ptr<const safetensors::file>> open_shard(const fs::path& p, b
   return std::shared_ptr<const safetensors::file>(std::move(*shard));
 }
 
-// The chat template: chat_template.jinja, else the "chat_template" of chat_template.json (the
-// processor's file in multimodal repositories), else tokenizer_config.json's (read with the tokenizer).
-status read_chat_template(const fs::path& dir, checkpoint_files& files) {
-  if (has_file(dir / "chat_template.jinja")) {
-    GLIA_ASSIGN(std::string text, read_text(dir / "chat_template.jinja"));
-    files.tokenizer_files.emplace_back("chat_template.jinja", std::move(text));
-  } else if (has_file(dir / "chat_template.json")) {
-    GLIA_ASSIGN(const std::string text, read_text(dir / "chat_template.json"));
-    GLIA_ASSIGN(const json j, parse_json_file(text, "chat_template.json"));
-    if (!j.is_object() || !j.contains("chat_template") || !j["chat_template"].is_string())
-      return make_error("chat_template.json: expected an object with a \"chat_template\" string");
-    files.tokenizer_files.emplace_back("chat_template.jinja", j["chat_template"].get<std::string>());
-  }
-  return {};
-}
-
-// From config.json and generation_config.json: the end-of-generation ids (transformers stops at any
-// eos_token_id, an id or a list of ids) and generation_config's sampling settings, which become the
-// model's sampling defaults (general.sampling.*) as vLLM applies them.
-status read_generation_config(const fs::path& dir, const json& config, checkpoint_files& files) {
-  auto add_eos = [&](const json& j, std::string_view where) -> status {
-    auto it = j.find("eos_token_id");
-    if (it == j.end() || it->is_null()) return {};
-    const json list = it->is_array() ? *it : json::array({*it});
-    for (const auto& id : list) {
-      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-        return make_error("{}: eos_token_id must be a token id or a list of them, found {}", where, it->dump());
-      files.eos_ids.push_back(int32_t(id.get<int64_t>()));
-    }
-    return {};
-  };
-  if (config.is_object()) {
-    GLIA_TRY(add_eos(config, "config.json"));
-    if (config.contains("text_config") && config["text_config"].is_object()) GLIA_TRY(add_eos(config["text_config"], "config.json"));
-  }
-  if (!has_file(dir / "generation_config.json")) return {};
-  GLIA_ASSIGN(const std::string text, read_text(dir / "generation_config.json"));
-  GLIA_ASSIGN(const json j, parse_json_file(text, "generation_config.json"));
-  if (!j.is_object()) return {};
-  GLIA_TRY(add_eos(j, "generation_config.json"));
-  constexpr std::pair<const char*, const char*> sampling[] = {{"temperature", "general.sampling.temp"},
-                                                              {"top_k", "general.sampling.top_k"},
-                                                              {"top_p", "general.sampling.top_p"},
-                                                              {"min_p", "general.sampling.min_p"},
-                                                              {"repetition_penalty", "general.sampling.penalty_repeat"}};
-  for (const auto& [hf_key, gguf_key] : sampling) {
-    auto it = j.find(hf_key);
-    if (it == j.end() || it->is_null()) continue;
-    if (!it->is_number()) return make_error("generation_config.json: {} must be a number, found {}", hf_key, it->dump());
-    files.sampling.emplace_back(gguf_key, it->get<double>());
-  }
-  return {};
-}
-
 result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
   checkpoint_files files;
   files.name = model_name_of(dir);
@@ -295,28 +316,12 @@ result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
     GLIA_ASSIGN(auto shard, open_shard(p, use_mmap, files));
     files.shards.emplace_back(p.filename().string(), std::move(shard));
   }
-  for (const char* file : {"tokenizer.json", "tokenizer_config.json"}) {
+  for (const char* file : kSideFiles) {
     if (!has_file(dir / file)) continue;
     GLIA_ASSIGN(std::string text, read_text(dir / file));
-    files.tokenizer_files.emplace_back(file, std::move(text));
+    files.texts.emplace_back(file, std::move(text));
   }
-  GLIA_TRY(read_chat_template(dir, files));
-  // config.json's own errors are translate's to report; here only its eos ids are wanted.
-  const json config = json_nesting_depth(files.config_json) <= 64 ? json::parse(files.config_json, nullptr, false) : json();
-  GLIA_TRY(read_generation_config(dir, config, files));
   return files;
-}
-
-// The Hugging Face cache's repository folder (models--org--name) stands for the revision refs/main names.
-fs::path resolve_cache_repo(const fs::path& dir) {
-  const fs::path ref = dir / "refs" / "main";
-  if (has_file(dir / "config.json") || !has_file(ref)) return dir;
-  auto rev = read_text(ref);
-  if (!rev) return dir;
-  std::string r = *rev;
-  while (!r.empty() && (r.back() == '\n' || r.back() == '\r' || r.back() == ' ')) r.pop_back();
-  if (r.empty() || r.find('/') != std::string::npos || r == "." || r == "..") return dir;
-  return dir / "snapshots" / r;
 }
 
 }  // namespace
@@ -344,14 +349,12 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
     tr.parts.push_back({"rope_freqs.weight", uint32_t(glia::dtype::f32), {int64_t(f.size())}, copy});
   }
   set_file_type(tr.matrix_types, tr.cfg.metadata);
-  for (const auto& [file, text] : files.tokenizer_files)
-    for (const auto& [known, key] : kTokenizerFiles)
-      if (file == known) tr.cfg.metadata.set_string(std::string(key), text);
-  if (!files.eos_ids.empty()) tr.cfg.metadata.set_i32_array(std::string(gguf::key_hf_eos_token_ids), files.eos_ids);
-  for (const auto& [key, value] : files.sampling) {
-    if (key.ends_with("top_k")) tr.cfg.metadata.set_i32(key, int32_t(std::clamp(value, -1.0, double(INT32_MAX))));
-    else tr.cfg.metadata.set_f32(key, float(value));
-  }
+  GLIA_TRY(add_tokenizer(files, tr.cfg.metadata));
+  GLIA_TRY(add_generation_config(config, files, tr.cfg.metadata));
+  // The vocabulary size as the converter writes it: the tokenizer leaves out added tokens past it.
+  for (const auto& p : tr.parts)
+    if (p.name == "token_embd.weight" && p.dims.size() == 2)
+      tr.cfg.metadata.set_u32(std::string(tr.cfg.fam->gguf_arch) + ".vocab_size", uint32_t(p.dims[1]));
   tr.data->buffers = files.buffers;
   auto metadata = tr.cfg.metadata.metadata();
   const size_t n = tr.data->shards.size();
@@ -363,17 +366,39 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
                               std::move(mappings));
 }
 
-result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& path, bool use_mmap, bool metadata_only) {
+result<std::string> checkpoint_folder(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) return make_error("{}: not a folder", path);
-  const fs::path dir = resolve_cache_repo(path);
-  if (!has_file(dir / "config.json")) {
-    if (has_file(dir / "adapter_config.json"))
-      return make_error("{}: a PEFT adapter (adapter_config.json), not a whole model; merge it into its base model first", path);
-    if (has_file(dir / "params.json"))
-      return make_error("{}: a checkpoint in Mistral's own layout (params.json); glia reads the transformers layout (config.json)", path);
-    return make_error("{}: a folder, but not a Hugging Face checkpoint (no config.json)", path);
+  const fs::path p(path);
+  if (p.filename() == "config.json" && fs::is_regular_file(p, ec)) return (p.has_parent_path() ? p.parent_path() : fs::path(".")).string();
+  if (!fs::is_directory(p, ec)) return make_error("{}: not a folder", path);
+  if (has_file(p / "config.json")) return path;
+  // The Hugging Face cache's repository folder: the revision refs/main names, else its only snapshot.
+  if (fs::is_directory(p / "snapshots", ec)) {
+    if (has_file(p / "refs" / "main")) {
+      GLIA_ASSIGN(std::string rev, read_text(p / "refs" / "main"));
+      while (!rev.empty() && std::isspace(static_cast<unsigned char>(rev.back()))) rev.pop_back();
+      if (rev.empty() || rev.find('/') != std::string::npos || rev == "." || rev == ".." || !fs::is_directory(p / "snapshots" / rev, ec))
+        return make_error("{}: refs/main names revision '{}', which is not a folder in snapshots/", path, rev);
+      return (p / "snapshots" / rev).string();
+    }
+    std::vector<std::string> revs;
+    for (const auto& e : fs::directory_iterator(p / "snapshots", ec))
+      if (e.is_directory(ec)) revs.push_back(e.path().filename().string());
+    std::sort(revs.begin(), revs.end());
+    if (revs.size() == 1) return (p / "snapshots" / revs[0]).string();
+    if (revs.empty()) return make_error("{}: a Hugging Face cache folder without snapshots", path);
+    return make_error("{}: a Hugging Face cache folder with several snapshots ({}) and no refs/main; give one of them",
+                      path, fmt::join(revs, ", "));
   }
+  if (has_file(p / "adapter_config.json"))
+    return make_error("{}: a PEFT adapter (adapter_config.json), not a whole model; merge it into its base model first", path);
+  if (has_file(p / "params.json"))
+    return make_error("{}: a checkpoint in Mistral's own layout (params.json); glia reads the transformers layout (config.json)", path);
+  return make_error("{}: a folder, but not a Hugging Face checkpoint (no config.json)", path);
+}
+
+result<std::shared_ptr<gguf::file>> open_checkpoint(const std::string& path, bool use_mmap, bool metadata_only) {
+  GLIA_ASSIGN(const std::string dir, checkpoint_folder(path));
   auto files = read_dir(dir, use_mmap);
   if (!files) return make_error("{}: {}", path, files.message());
   auto f = translate(*files, metadata_only);

@@ -36,6 +36,22 @@ result<double> positive_number(const json& cfg, std::string_view key) {
 
 bool present(const json& cfg, std::string_view key) { return cfg.contains(key) && !cfg[std::string(key)].is_null(); }
 
+// A true/false setting; absent or null is false, as transformers reads it.
+result<bool> flag(const json& cfg, std::string_view key) {
+  if (!present(cfg, key)) return false;
+  const json& v = cfg[std::string(key)];
+  if (!v.is_boolean()) return make_error("config.json: {} must be true or false, found {}", key, v.dump());
+  return v.get<bool>();
+}
+
+// Rotating part of each head (transformers' partial_rotary_factor, at the top level or, since
+// transformers 5, in rope_parameters) is not what these architectures do.
+status refuse_partial_rotary(const json& obj, std::string_view where) {
+  if (present(obj, "partial_rotary_factor") && obj["partial_rotary_factor"] != 1 && obj["partial_rotary_factor"] != 1.0)
+    return make_error("config.json: {}partial_rotary_factor {} is not supported", where, obj["partial_rotary_factor"].dump());
+  return {};
+}
+
 // The RoPE settings: transformers 5 keeps them in "rope_parameters" ({"rope_type", "rope_theta",
 // "factor", ...}, or one such object per layer type for models that mix sliding and full attention);
 // earlier versions in "rope_theta" and "rope_scaling".
@@ -57,11 +73,24 @@ result<rope_settings> read_rope_settings(const json& given, const json& cfg) {
   const bool per_layer_type = rp->contains("full_attention") || rp->contains("sliding_attention");
   const json global = per_layer_type ? rp->value("full_attention", json::object()) : *rp;
   if (!global.is_object()) return make_error("config.json: rope_parameters.full_attention must be an object");
-  auto theta = positive_number(global, "rope_theta");
+  // transformers 5 fills a missing rope_theta from the top level (or the class default), and lets a
+  // legacy rope_scaling beside rope_parameters win; one that disagrees is refused here instead.
+  auto theta = present(global, "rope_theta") ? positive_number(global, "rope_theta") : positive_number(cfg, "rope_theta");
   if (!theta) return make_error("{} (in rope_parameters)", theta.message());
   r.theta = *theta;
   r.scaling = global;
-  if (present(given, "rope_theta") && given["rope_theta"] != global["rope_theta"])
+  if (present(given, "rope_scaling")) {
+    const json& legacy = given["rope_scaling"];
+    auto kind = [](const json& j) {
+      for (const char* key : {"rope_type", "type"})
+        if (j.is_object() && j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
+      return std::string("default");
+    };
+    if (kind(legacy) != kind(global) || legacy.value("factor", json()) != global.value("factor", json()))
+      return make_error("config.json: rope_scaling {} and rope_parameters {} disagree", legacy.dump(), global.dump());
+  }
+  GLIA_TRY(refuse_partial_rotary(global, "rope_parameters' "));
+  if (present(given, "rope_theta") && present(global, "rope_theta") && given["rope_theta"] != global["rope_theta"])
     return make_error("config.json: rope_theta {} and rope_parameters' {} disagree", given["rope_theta"].dump(), global["rope_theta"].dump());
   if (per_layer_type && rp->contains("sliding_attention")) {
     const json& local = (*rp)["sliding_attention"];
@@ -69,7 +98,8 @@ result<rope_settings> read_rope_settings(const json& given, const json& cfg) {
     auto local_theta = positive_number(local, "rope_theta");
     if (!local_theta) return make_error("{} (in rope_parameters.sliding_attention)", local_theta.message());
     r.theta_local = *local_theta;
-    if (local.value("rope_type", "default") != "default")
+    GLIA_TRY(refuse_partial_rotary(local, "rope_parameters.sliding_attention's "));
+    if (present(local, "rope_type") && local["rope_type"] != "default")
       return make_error("config.json: RoPE scaling on sliding-window layers ({}) is not supported", local["rope_type"].dump());
   }
   return r;
@@ -140,27 +170,25 @@ status refuse_unsupported(const json& given, const json& cfg, const family& fam)
     for (std::string_view name : fam.activations) ok |= act.is_string() && act.get<std::string>() == name;
     if (!ok) return make_error("config.json: {} {} is not supported for {}", fam.activation_key, act.dump(), fam.hf_arch);
   }
-  if (cfg.value("use_sliding_window", false) == true)
-    return make_error("config.json: use_sliding_window is true; sliding-window attention is not supported for {}", fam.hf_arch);
-  if (!fam.qkv_bias && cfg.value("attention_bias", false) == true)
+  GLIA_ASSIGN(const bool sliding, flag(cfg, "use_sliding_window"));
+  if (sliding) return make_error("config.json: use_sliding_window is true; sliding-window attention is not supported for {}", fam.hf_arch);
+  GLIA_ASSIGN(const bool attention_bias, flag(cfg, "attention_bias"));
+  if (attention_bias && !fam.qkv_bias)
     return make_error("config.json: attention_bias is true; attention biases are not supported for {}", fam.hf_arch);
-  if (cfg.value("mlp_bias", false) == true) return make_error("config.json: mlp_bias is true; FFN biases are not supported");
-  if (present(cfg, "partial_rotary_factor") && cfg["partial_rotary_factor"] != 1 && cfg["partial_rotary_factor"] != 1.0)
-    return make_error("config.json: partial_rotary_factor {} is not supported", cfg["partial_rotary_factor"].dump());
+  GLIA_ASSIGN(const bool mlp_bias, flag(cfg, "mlp_bias"));
+  if (mlp_bias) return make_error("config.json: mlp_bias is true; FFN biases are not supported");
+  GLIA_TRY(refuse_partial_rotary(cfg, ""));
   if (!fam.softcaps)
     for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
       if (present(cfg, key)) return make_error("config.json: {} is set; softcapping is not supported for {}", key, fam.hf_arch);
   return {};
 }
 
-// Real configs nest a few levels; deeper text is refused before parsing (see core/json_depth.h).
-constexpr size_t max_config_depth = 64;
-
 }  // namespace
 
 result<json> parse_json_file(std::string_view text, std::string_view file_name) {
-  if (const size_t depth = json_nesting_depth(text); depth > max_config_depth)
-    return make_error("{}: nests {} levels deep; the limit is {}", file_name, depth, max_config_depth);
+  if (const size_t depth = json_nesting_depth(text); depth > max_config_json_depth)
+    return make_error("{}: nests {} levels deep; the limit is {}", file_name, depth, max_config_json_depth);
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return make_error("{}: not valid JSON", file_name);
   return j;
@@ -200,12 +228,11 @@ result<model_config> read_model_config(const json& config, const std::string& na
     if (!t->is_boolean()) return make_error("config.json: tie_word_embeddings must be true or false, found {}", t->dump());
     out.tied = t->get<bool>();
   }
-  std::string model_name = name;
-  if (auto it = config.find("_name_or_path"); it != config.end() && it->is_string() && !it->get<std::string>().empty())
-    model_name = it->get<std::string>();
 
   md.set_string("general.architecture", arch);
-  md.set_string("general.name", model_name);
+  // The folder's name (org/name in the Hugging Face cache) rather than _name_or_path, which is often
+  // the path a fine-tune was saved from.
+  md.set_string("general.name", name);
   md.set_u32(arch + ".context_length", uint32_t(n_ctx));
   md.set_u32(arch + ".embedding_length", uint32_t(n_embd));
   md.set_u32(arch + ".block_count", uint32_t(out.n_layer));

@@ -24,7 +24,7 @@ struct model_config {
 // JSON text of one of the checkpoint's files, refused past a nesting depth no real file reaches.
 result<json> parse_json_file(std::string_view text, std::string_view file_name);
 
-// `name` becomes general.name when config.json has no _name_or_path.
+// `name` (the folder's) becomes general.name.
 result<model_config> read_model_config(const json& config, const std::string& name);
 
 }  // namespace glia::hf

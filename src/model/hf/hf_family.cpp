@@ -11,7 +11,11 @@ namespace {
 // bool array of sliding layers. An older config's "sliding_window_pattern" is the period instead.
 status sliding_pattern(const json& cfg, std::string_view arch, gguf::writer& md) {
   const std::string key = fmt::format("{}.attention.sliding_window_pattern", arch);
-  if (auto it = cfg.find("layer_types"); it != cfg.end() && it->is_array()) {
+  if (auto it = cfg.find("layer_types"); it != cfg.end() && !it->is_null()) {
+    if (!it->is_array() || (cfg.contains("num_hidden_layers") && cfg["num_hidden_layers"].is_number_integer() &&
+                            it->size() != cfg["num_hidden_layers"].get<uint64_t>()))
+      return make_error("config.json: layer_types must list one entry per layer (num_hidden_layers), found {} entries",
+                        it->is_array() ? std::to_string(it->size()) : it->dump());
     gguf::value v;
     v.type = gguf::value_type::array;
     v.elem_type = gguf::value_type::boolean;
@@ -88,7 +92,7 @@ constexpr std::string_view gemma2_defaults = R"({"max_position_embeddings": 8192
 constexpr std::string_view gemma3_defaults = R"({"max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "head_dim": 256, "num_attention_heads": 8, "num_key_value_heads": 4, "tie_word_embeddings": true, "query_pre_attn_scalar": 256, "sliding_window": 4096, "sliding_window_pattern": 6, "rope_local_base_freq": 10000.0})";
 
 constexpr std::string_view silu[] = {"silu"};
-constexpr std::string_view gelu_tanh[] = {"gelu_pytorch_tanh", "gelu"};
+constexpr std::string_view gelu_tanh[] = {"gelu_pytorch_tanh"};
 
 const family kFamilies[] = {
     {.hf_arch = "LlamaForCausalLM", .gguf_arch = "llama", .permute_qk = true, .activations = silu, .defaults = llama_defaults},

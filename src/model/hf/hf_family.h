@@ -29,8 +29,8 @@ struct family {
   // prefix; the vision tower's are left out.
   bool text_config = false;
   // The activation's config key and the names that mean the one the GGUF architecture runs (Gemma's
-  // MLP reads hidden_activation; Gemma 1 configs also say "hidden_act": "gelu", which transformers
-  // overrides with the tanh approximation, as llama.cpp runs it).
+  // MLP reads hidden_activation, the tanh-approximated GELU when absent; Gemma 1 configs also say
+  // "hidden_act": "gelu", which it ignores).
   std::string_view activation_key = "hidden_act";
   std::span<const std::string_view> activations;
   bool qkv_bias = false;          // Q/K/V projections have biases (Qwen2)

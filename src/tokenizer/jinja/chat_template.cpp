@@ -106,7 +106,7 @@ result<std::string> read_text_file(const std::filesystem::path& p) {
 result<chat_template_set> load_chat_templates_hf_texts(std::string_view config_text,
                                                       const std::optional<std::string>& jinja_text) {
   // Real configs nest a few levels; deeper text is refused before parsing (see core/json_depth.h).
-  if (json_nesting_depth(config_text) > 64) return make_error("tokenizer_config.json: nested too deeply");
+  if (json_nesting_depth(config_text) > max_config_json_depth) return make_error("tokenizer_config.json: nested too deeply");
   const json config = json::parse(config_text, nullptr, false);
   if (config.is_discarded() || !config.is_object()) return make_error("tokenizer_config.json: not a JSON object");
   chat_template_set set;
