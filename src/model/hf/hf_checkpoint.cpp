@@ -7,12 +7,11 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <set>
 
 #include "core/json_depth.h"
+#include "core/read_file.h"
 
 #include <fmt/ranges.h>
 
@@ -34,12 +33,12 @@ struct checkpoint_data {
   std::vector<std::shared_ptr<const std::string>> buffers;  // shards read into memory (no mmap)
 };
 
+// Messages name the file alone: the folder's path starts the message already.
 result<std::string> read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return make_error("{}: cannot open", p.filename().string());
-  std::string s{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) return make_error("{}: cannot read", p.filename().string());
-  return s;
+  auto text = read_whole_file(p.string());
+  if (!text && text.message().starts_with(p.string() + ": "))
+    return make_error("{}: {}", p.filename().string(), text.message().substr(p.string().size() + 2));
+  return text;
 }
 
 bool has_file(const fs::path& p) {

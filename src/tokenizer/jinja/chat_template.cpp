@@ -1,10 +1,9 @@
 #include "tokenizer/jinja/chat_template.h"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "core/json_depth.h"
+#include "core/read_file.h"
 #include "gguf/gguf.h"
 #include "gguf/hf_keys.h"
 #include "core/status.h"
@@ -93,13 +92,7 @@ result<chat_template_set> load_chat_templates_gguf(const std::string& path) {
 
 namespace {
 
-result<std::string> read_text_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return make_error("cannot open {}", p.string());
-  std::string s{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) return make_error("cannot read {}", p.string());
-  return s;
-}
+result<std::string> read_text_file(const std::filesystem::path& p) { return read_whole_file(p.string()); }
 
 }  // namespace
 
