@@ -30,6 +30,7 @@ struct completion_request {
   nlohmann::json messages;           // chat: [{"role", "content": string}] normalized for the template
   nlohmann::json template_kwargs = nlohmann::json::object();  // chat: chat_template_kwargs (enable_thinking, ...)
   bool add_generation_prompt = true;
+  bool continue_final_message = false;  // the reply continues the last (assistant) message: a prefill
   std::string prompt_text;           // completions: a text prompt...
   std::vector<int64_t> prompt_ids;   // ...or token ids (checked against the vocabulary later)
   bool prompt_is_ids = false;

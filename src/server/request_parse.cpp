@@ -32,7 +32,7 @@ const std::set<std::string> common_fields = {
     "parallel_tool_calls", "functions", "function_call", "repetition_penalty"};
 // chat_template_kwargs and add_generation_prompt as vLLM and llama-server take them.
 const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs",
-                                           "add_generation_prompt"};
+                                           "add_generation_prompt", "continue_final_message"};
 const std::set<std::string> completion_fields = {"prompt", "echo", "suffix", "best_of"};
 
 field_error check_known(const json& obj, const std::set<std::string>& own) {
@@ -287,9 +287,18 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
     if (!r.params.logprobs) return bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
     r.params.top_logprobs = int(*i);
   }
-  std::optional<bool> gen;
+  std::optional<bool> gen, cont;
   GLIA_FIELD(read_bool(obj, "add_generation_prompt", gen));
-  r.add_generation_prompt = gen.value_or(true);
+  GLIA_FIELD(read_bool(obj, "continue_final_message", cont));
+  r.continue_final_message = cont.value_or(false);
+  // vLLM's rules: continuing the final message replaces the generation prompt, and it must be the assistant's.
+  if (r.continue_final_message) {
+    if (gen.value_or(false))
+      return bad_request("'continue_final_message' and 'add_generation_prompt' cannot both be true", "continue_final_message");
+    if (r.messages.back()["role"] != "assistant")
+      return bad_request("'continue_final_message' needs the last message to be the assistant's", "continue_final_message");
+  }
+  r.add_generation_prompt = gen.value_or(!r.continue_final_message);
   if (auto it = obj.find("chat_template_kwargs"); it != obj.end() && !it->is_null()) {
     if (!it->is_object())
       return bad_request(fmt::format("'chat_template_kwargs' must be an object, got {}", json_type_name(*it)), "chat_template_kwargs");

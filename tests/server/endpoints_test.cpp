@@ -457,6 +457,21 @@ TEST(ServerTemplate, ChatTemplateKwargsAreTemplateVariables) {
   EXPECT_LT(no_prompt.json()["usage"]["prompt_tokens"].get<int>(), plain.json()["usage"]["prompt_tokens"].get<int>());
 }
 
+// continue_final_message: the prompt ends with the assistant's partial reply (Llama 2's template
+// would close it with " </s>"), so the reply continues it.
+TEST(ServerTemplate, ContinueFinalMessageEndsThePromptWithIt) {
+  server_process srv({"-m", test_model(), "--chat-template", llama2_chat_template()});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  json req = {{"messages", {{{"role", "user"}, {"content", "Hello"}}, {{"role", "assistant"}, {"content", "The jury said"}}}},
+              {"max_tokens", 1}, {"temperature", 0}};
+  auto closed = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(closed.status, 200) << closed.body;
+  req["continue_final_message"] = true;
+  auto open = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(open.status, 200) << open.body;
+  EXPECT_LT(open.json()["usage"]["prompt_tokens"].get<int>(), closed.json()["usage"]["prompt_tokens"].get<int>());
+}
+
 TEST(ServerAuthKey, BearerRequiredExceptHealth) {
   server_process srv({"-m", test_model(), "--api-key", "sekrit"});
   ASSERT_NE(srv.port(), 0) << srv.log();

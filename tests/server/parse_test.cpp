@@ -73,6 +73,14 @@ TEST(ServerParse, ChatTemplateKwargsAndRepetitionPenalty) {
     auto e = chat(std::string(R"({"messages":[{"role":"user","content":"hi"}],)") + bad + "}");
     EXPECT_FALSE(e.ok()) << bad;
   }
+  // A prefill: the reply continues the last assistant message (then no generation prompt, as vLLM).
+  auto prefill = chat(R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Sure,"}],"continue_final_message":true})");
+  ASSERT_TRUE(prefill.ok()) << prefill.error().message;
+  EXPECT_TRUE(prefill.value().continue_final_message);
+  EXPECT_FALSE(prefill.value().add_generation_prompt);
+  EXPECT_FALSE(chat(R"({"messages":[{"role":"user","content":"hi"}],"continue_final_message":true})").ok());
+  EXPECT_FALSE(chat(R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"a"}],
+    "continue_final_message":true,"add_generation_prompt":true})").ok());
   // An assistant turn's reasoning passes to the template.
   auto reasoning = chat(R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo","reasoning_content":"think"}]})");
   ASSERT_TRUE(reasoning.ok()) << reasoning.error().message;
