@@ -12,6 +12,8 @@
 #include "glia/session.h"
 #include "hf_export.h"
 #include "model/model.h"
+#include "model/model_file.h"
+#include "tokenizer/jinja/chat_template.h"
 #include "safetensors/safetensors.h"
 #include "tokenizer/tokenizer.h"
 
@@ -405,6 +407,23 @@ TEST(hf_checkpoint, chat_template_json_of_multimodal_repositories) {
   const std::string dir = llama_dir("chat_template_json");
   write_text(dir + "/chat_template.json", json{{"chat_template", "P{{ messages[0].content }}"}}.dump());
   EXPECT_EQ(render_default(dir, R"([{"role": "user", "content": "hi"}])"), "Phi");
+}
+
+// Newer transformers save named templates as additional_chat_templates/NAME.jinja.
+TEST(hf_checkpoint, additional_chat_templates_are_named_templates) {
+  const std::string dir = llama_dir("named_templates");
+  fs::create_directories(dir + "/additional_chat_templates");
+  write_text(dir + "/additional_chat_templates/tool_use.jinja", "T{{ messages[0].content }}");
+  write_text(dir + "/chat_template.jinja", "D");
+  auto f = open_model_metadata(dir);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  for (auto set : {jinja::load_chat_templates(**f), jinja::load_chat_templates_hf(dir)}) {
+    ASSERT_TRUE(set.is_ok()) << set.message();
+    ASSERT_NE(set->select("tool_use"), nullptr);
+    EXPECT_EQ(*set->select("tool_use"), "T{{ messages[0].content }}");
+    EXPECT_EQ(*set->select(), "D");
+    EXPECT_EQ(*set->select("", true), "T{{ messages[0].content }}");  // HF picks tool_use when tools are given
+  }
 }
 
 // huggingface-cli download leaves models--org--name/{refs/main, snapshots/<rev>/*} with the snapshot's

@@ -200,21 +200,18 @@ const std::string* text_of(const checkpoint_files& files, std::string_view name)
   return nullptr;
 }
 
-// tokenizer.json and tokenizer_config.json travel as they are; the chat template is chat_template.jinja,
-// else the "chat_template" of chat_template.json (the processor's file in multimodal repositories),
-// else tokenizer_config.json's (read with the tokenizer).
-status add_tokenizer(const checkpoint_files& files, gguf::writer& md) {
-  if (const std::string* t = text_of(files, "tokenizer.json")) md.set_string(std::string(gguf::key_hf_tokenizer_json), *t);
-  if (const std::string* t = text_of(files, "tokenizer_config.json")) md.set_string(std::string(gguf::key_hf_tokenizer_config), *t);
-  if (const std::string* t = text_of(files, "chat_template.jinja")) {
-    md.set_string(std::string(gguf::key_hf_chat_template), *t);
-  } else if (const std::string* t = text_of(files, "chat_template.json")) {
-    GLIA_ASSIGN(const json j, parse_json_file(*t, "chat_template.json"));
-    if (!j.is_object() || !j.contains("chat_template") || !j["chat_template"].is_string())
-      return make_error("chat_template.json: expected an object with a \"chat_template\" string");
-    md.set_string(std::string(gguf::key_hf_chat_template), j["chat_template"].get<std::string>());
+// tokenizer.json, tokenizer_config.json and the chat templates travel as they are, for the tokenizer
+// layer to read.
+void add_tokenizer(const checkpoint_files& files, gguf::writer& md) {
+  constexpr std::string_view named_dir = "additional_chat_templates/";
+  for (const auto& [file, text] : files.texts) {
+    if (file == "tokenizer.json") md.set_string(std::string(gguf::key_hf_tokenizer_json), text);
+    if (file == "tokenizer_config.json") md.set_string(std::string(gguf::key_hf_tokenizer_config), text);
+    if (file == "chat_template.jinja") md.set_string(std::string(gguf::key_hf_chat_template), text);
+    if (file == "chat_template.json") md.set_string(std::string(gguf::key_hf_chat_template_json), text);
+    if (file.starts_with(named_dir) && file.ends_with(".jinja"))
+      md.set_string(fmt::format("{}.{}", gguf::key_hf_chat_template, file.substr(named_dir.size(), file.size() - named_dir.size() - 6)), text);
   }
-  return {};
 }
 
 // From config.json and generation_config.json: the end-of-generation ids (transformers stops at any
@@ -320,6 +317,16 @@ result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
     GLIA_ASSIGN(std::string text, read_text(dir / file));
     files.texts.emplace_back(file, std::move(text));
   }
+  // Named chat templates as newer transformers save them (additional_chat_templates/tool_use.jinja).
+  std::error_code ec;
+  std::vector<fs::path> named;
+  for (const auto& e : fs::directory_iterator(dir / "additional_chat_templates", ec))
+    if (e.path().extension() == ".jinja" && has_file(e.path())) named.push_back(e.path());
+  std::sort(named.begin(), named.end());
+  for (const auto& p : named) {
+    GLIA_ASSIGN(std::string text, read_text(p));
+    files.texts.emplace_back("additional_chat_templates/" + p.filename().string(), std::move(text));
+  }
   return files;
 }
 
@@ -348,7 +355,7 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
     tr.parts.push_back({"rope_freqs.weight", uint32_t(glia::dtype::f32), {int64_t(f.size())}, copy});
   }
   set_file_type(tr.matrix_types, tr.cfg.metadata);
-  GLIA_TRY(add_tokenizer(files, tr.cfg.metadata));
+  add_tokenizer(files, tr.cfg.metadata);
   GLIA_TRY(add_generation_config(config, files, tr.cfg.metadata));
   // The vocabulary size as the converter writes it: the tokenizer leaves out added tokens past it.
   for (const auto& p : tr.parts)

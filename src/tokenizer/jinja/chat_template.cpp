@@ -1,5 +1,6 @@
 #include "tokenizer/jinja/chat_template.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/json_depth.h"
@@ -48,9 +49,16 @@ const std::string* chat_template_set::select(std::string_view name, bool has_too
 
 result<chat_template_set> load_chat_templates(const gguf::file& f) {
   // A translated Hugging Face checkpoint (model/hf/) carries tokenizer_config.json as it is.
-  if ((f.find(gguf::key_hf_tokenizer_config) || f.find(gguf::key_hf_chat_template)) && !f.find("tokenizer.ggml.tokens"))
-    return load_chat_templates_hf_texts(f.get_string(gguf::key_hf_tokenizer_config).value_or("{}"),
-                                        f.get_string(gguf::key_hf_chat_template));
+  if (f.find(gguf::key_hf_tokenizer_json) && !f.find("tokenizer.ggml.tokens")) {
+    hf_template_texts texts;
+    texts.config = f.get_string(gguf::key_hf_tokenizer_config).value_or("{}");
+    texts.jinja = f.get_string(gguf::key_hf_chat_template);
+    texts.json = f.get_string(gguf::key_hf_chat_template_json);
+    const std::string named_prefix = std::string(gguf::key_hf_chat_template) + ".";
+    for (const auto& [k, v] : f.metadata())
+      if (k.starts_with(named_prefix) && v.as_string()) texts.named.emplace_back(k.substr(named_prefix.size()), *v.as_string());
+    return load_chat_templates_hf_texts(texts);
+  }
   chat_template_set set;
   constexpr std::string_view key = "tokenizer.chat_template";
   for (const auto& [k, v] : f.metadata()) {
@@ -96,8 +104,8 @@ result<std::string> read_text_file(const std::filesystem::path& p) { return read
 
 }  // namespace
 
-result<chat_template_set> load_chat_templates_hf_texts(std::string_view config_text,
-                                                      const std::optional<std::string>& jinja_text) {
+result<chat_template_set> load_chat_templates_hf_texts(const hf_template_texts& texts) {
+  const std::string& config_text = texts.config;
   // Real configs nest a few levels; deeper text is refused before parsing (see core/json_depth.h).
   if (json_nesting_depth(config_text) > max_config_json_depth) return make_error("tokenizer_config.json: nested too deeply");
   const json config = json::parse(config_text, nullptr, false);
@@ -120,7 +128,19 @@ result<chat_template_set> load_chat_templates_hf_texts(std::string_view config_t
     }
   }
   // Newer transformers save the template next to the config.
-  if (jinja_text) set.default_template = *jinja_text;
+  if (texts.jinja) {
+    set.default_template = *texts.jinja;
+  } else if (texts.json) {
+    if (json_nesting_depth(*texts.json) > max_config_json_depth) return make_error("chat_template.json: nested too deeply");
+    const json j = json::parse(*texts.json, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("chat_template") || !j["chat_template"].is_string())
+      return make_error("chat_template.json: expected an object with a \"chat_template\" string");
+    set.default_template = j["chat_template"].get<std::string>();
+  }
+  for (const auto& [name, text] : texts.named) {
+    std::erase_if(set.named, [&](const auto& t) { return t.first == name; });
+    set.named.emplace_back(name, text);
+  }
   for (const char* name : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
     std::optional<std::string> token;
     if (auto it = config.find(name); it != config.end()) {
@@ -137,15 +157,29 @@ result<chat_template_set> load_chat_templates_hf_texts(std::string_view config_t
 
 result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
   namespace fs = std::filesystem;
-  const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
-  GLIA_ASSIGN(std::string config, read_text_file(config_path));
-  const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
-  std::optional<std::string> jinja_text;
   std::error_code ec;
-  if (fs::exists(jinja_path, ec)) {
-    GLIA_ASSIGN(jinja_text, read_text_file(jinja_path));
-  }
-  auto set = load_chat_templates_hf_texts(config, jinja_text);
+  hf_template_texts texts;
+  const fs::path d(dir);
+  if (!fs::is_directory(d, ec)) return make_error("{}: not a folder", dir);
+  auto optional_text = [&](const fs::path& p, std::optional<std::string>& out) -> status {
+    if (!fs::exists(p, ec)) return {};
+    GLIA_ASSIGN(out, read_text_file(p));
+    return {};
+  };
+  std::optional<std::string> config;
+  GLIA_TRY(optional_text(d / "tokenizer_config.json", config));
+  GLIA_TRY(optional_text(d / "chat_template.jinja", texts.jinja));
+  GLIA_TRY(optional_text(d / "chat_template.json", texts.json));
+  if (!config && !texts.jinja && !texts.json) return make_error("{}: no tokenizer_config.json or chat template", dir);
+  if (config) texts.config = std::move(*config);
+  if (fs::is_directory(d / "additional_chat_templates", ec))
+    for (const auto& e : fs::directory_iterator(d / "additional_chat_templates", ec))
+      if (e.path().extension() == ".jinja") {
+        GLIA_ASSIGN(std::string text, read_text_file(e.path()));
+        texts.named.emplace_back(e.path().stem().string(), std::move(text));
+      }
+  std::sort(texts.named.begin(), texts.named.end());
+  auto set = load_chat_templates_hf_texts(texts);
   if (!set) return make_error("{}: {}", dir, set.message());
   return set;
 }

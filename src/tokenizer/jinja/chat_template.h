@@ -55,12 +55,20 @@ result<chat_template_set> load_chat_templates(const gguf::file& f);
 result<chat_template_set> load_chat_templates_gguf(const std::string& path);
 
 // From an HF tokenizer folder: tokenizer_config.json's chat_template (a string or a list of
-// {name, template}), overridden by chat_template.jinja when present; bos/eos/unk/pad_token as
+// {name, template}), overridden by chat_template.jinja or chat_template.json when present, with
+// additional_chat_templates/*.jinja; bos/eos/unk/pad_token as
 // strings or {"content": ...} objects (None when absent or null).
 result<chat_template_set> load_chat_templates_hf(const std::string& dir);
-// The same from the texts of tokenizer_config.json and chat_template.jinja (when there is one).
-result<chat_template_set> load_chat_templates_hf_texts(std::string_view config_text,
-                                                      const std::optional<std::string>& jinja_text);
+// The same from the files' texts: the template is chat_template.jinja's, else chat_template.json's
+// "chat_template" (the processor's file of multimodal repositories), else tokenizer_config.json's;
+// additional_chat_templates/NAME.jinja are named ones (newer transformers).
+struct hf_template_texts {
+  std::string config = "{}";            // tokenizer_config.json
+  std::optional<std::string> jinja;     // chat_template.jinja
+  std::optional<std::string> json;      // chat_template.json
+  std::vector<std::pair<std::string, std::string>> named;  // NAME, additional_chat_templates/NAME.jinja
+};
+result<chat_template_set> load_chat_templates_hf_texts(const hf_template_texts& texts);
 
 }  // namespace jinja
 }  // namespace glia
