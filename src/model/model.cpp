@@ -1,27 +1,10 @@
 #include "model/model.h"
 
-#include <regex>
-
 #include "model/hf/hf_tensor_names.h"
 #include "model/model_file.h"
 
 namespace glia {
 
-namespace {
-
-// A message about a translated checkpoint names GGUF tensors; this says which of the checkpoint's
-// tensors that is (whose shapes list the dimensions the other way round).
-std::string in_checkpoint_terms(const std::string& message, const std::string& arch) {
-  static const std::regex gguf_name(R"((blk\.\d+\.[a-z_]+\.(weight|bias)|token_embd\.weight|output_norm\.weight|output\.weight))");
-  std::smatch match;
-  if (!std::regex_search(message, match, gguf_name)) return {};
-  const std::string hf_name = hf::checkpoint_tensor_name(match.str(), arch);
-  if (hf_name.empty()) return {};
-  return fmt::format(" ({} is the checkpoint's {}{})", match.str(), hf_name,
-                     message.find("shape") != std::string::npos ? ", whose shape lists the dimensions in reverse order" : "");
-}
-
-}  // namespace
 
 result<std::shared_ptr<const model>> load_model(std::shared_ptr<gguf::file> file) {
   auto profile = profile_from_gguf(*file);
@@ -38,10 +21,9 @@ result<std::shared_ptr<const model>> load_model(std::shared_ptr<gguf::file> file
 result<std::shared_ptr<const model>> load_model(const std::string& path, const load_options& opts) {
   auto f = open_model_file(path, opts.use_mmap, opts.progress);
   if (!f) return f.take_error();  // its messages name the path already
-  const bool checkpoint = (*f)->is_assembled();
-  const std::string arch = (*f)->get_string("general.architecture").value_or("");
-  auto m = load_model(std::move(*f));
-  if (!m) return make_error("{}: {}{}", path, m.message(), checkpoint ? in_checkpoint_terms(m.message(), arch) : "");
+  std::shared_ptr<gguf::file> file = std::move(*f);
+  auto m = load_model(file);
+  if (!m) return make_error("{}: {}{}", path, m.message(), hf::in_checkpoint_terms(m.message(), *file));
   return m;
 }
 

@@ -18,6 +18,7 @@
 #include "runtime/builtin_templates.h"
 #include "runtime/profiler.h"
 #include "runtime/stop_filter.h"
+#include "model/hf/hf_tensor_names.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "runtime/tensor_dump.h"
 #include "runtime/text_stream_impl.h"
@@ -75,7 +76,7 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   p->m = std::move(*m);
   if (opts.check_tensors) {
     status c = check_tensors(*p->m->file, opts.n_threads > 0 ? opts.n_threads : int(std::thread::hardware_concurrency()));
-    if (!c) return make_error("{}: {}", opts.model_path, c.message());
+    if (!c) return make_error("{}: {}{}", opts.model_path, c.message(), hf::in_checkpoint_terms(c.message(), *p->m->file));
   }
   auto tok = tokenizer::from_gguf(*p->m->file);
   if (!tok) return make_error("{}: {}", opts.model_path, tok.message());

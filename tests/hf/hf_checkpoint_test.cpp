@@ -409,6 +409,24 @@ TEST(hf_checkpoint, chat_template_json_of_multimodal_repositories) {
   EXPECT_EQ(render_default(dir, R"([{"role": "user", "content": "hi"}])"), "Phi");
 }
 
+// --check-tensors finds a NaN in a folder's weights and names the checkpoint's tensor.
+TEST(hf_checkpoint, check_tensors_names_the_checkpoint_tensor) {
+  const std::string dir = llama_dir("nan");
+  rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) {
+    for (const auto& t : f.tensors()) {
+      std::vector<uint8_t> b(t.data, t.data + t.n_bytes);
+      if (t.name == "model.layers.1.mlp.down_proj.weight") b[10] = 0x00, b[11] = 0x7e;  // F16 NaN
+      ASSERT_TRUE(w.add(t.name, t.type, t.shape, b).is_ok());
+    }
+  });
+  session_options so;
+  so.model_path = dir;
+  so.check_tensors = true;
+  auto sess = session::create(so);
+  ASSERT_FALSE(sess.is_ok());
+  EXPECT_NE(sess.message().find("is the checkpoint's model.layers.1.mlp.down_proj.weight"), std::string::npos) << sess.message();
+}
+
 // Newer transformers save named templates as additional_chat_templates/NAME.jinja.
 TEST(hf_checkpoint, additional_chat_templates_are_named_templates) {
   const std::string dir = llama_dir("named_templates");

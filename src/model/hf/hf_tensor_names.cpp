@@ -1,6 +1,9 @@
 #include "model/hf/hf_tensor_names.h"
 
 #include <charconv>
+#include <regex>
+
+#include <fmt/format.h>
 
 namespace glia::hf {
 
@@ -96,6 +99,17 @@ std::string checkpoint_tensor_name(std::string_view gguf_name, std::string_view 
     for (const auto& m : table)
       if (suffix == m.gguf) return "model.layers." + std::string(layer) + "." + std::string(m.hf);
   return {};
+}
+
+std::string in_checkpoint_terms(const std::string& message, const gguf::file& f) {
+  if (!f.is_assembled()) return {};
+  static const std::regex gguf_name(R"((blk\.\d+\.[a-z_]+\.(weight|bias)|token_embd\.weight|output_norm\.weight|output\.weight))");
+  std::smatch match;
+  if (!std::regex_search(message, match, gguf_name)) return {};
+  const std::string hf_name = checkpoint_tensor_name(match.str(), f.get_string("general.architecture").value_or(""));
+  if (hf_name.empty()) return {};
+  return fmt::format(" ({} is the checkpoint's {}{})", match.str(), hf_name,
+                     message.find("shape") != std::string::npos ? ", whose shape lists the dimensions in reverse order" : "");
 }
 
 }  // namespace glia::hf

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "gguf/gguf.h"
 #include "model/hf/hf_family.h"
 
 namespace glia::hf {
@@ -25,5 +26,9 @@ std::optional<mapped_name> map_tensor_name(std::string_view hf_name, const famil
 // The other way, for messages: the transformers name of a GGUF tensor name of the GGUF architecture
 // `gguf_arch` (the text model's name for multimodal checkpoints); empty when there is none.
 std::string checkpoint_tensor_name(std::string_view gguf_name, std::string_view gguf_arch);
+
+// For a message about a translated checkpoint `f` that names a GGUF tensor: " (NAME is the
+// checkpoint's HF_NAME...)", saying which of the checkpoint's tensors that is; empty for a GGUF file.
+std::string in_checkpoint_terms(const std::string& message, const gguf::file& f);
 
 }  // namespace glia::hf
