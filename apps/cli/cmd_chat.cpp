@@ -69,6 +69,7 @@ command_fn add_chat(CLI::App& app) {
     diagnostics_options diag;
     sampling_options sampling;
     std::string chat_template;
+    std::string chat_template_kwargs = "{}";
     std::string system;
     int n_predict = -1;
     bool verbose = false;
@@ -76,6 +77,8 @@ command_fn add_chat(CLI::App& app) {
   auto o = std::make_shared<opts>();
   add_session_options(cmd, o->s);
   cmd->add_option("--chat-template", o->chat_template, "built-in template (chatml, llama3, gemma, mistral) or a Jinja file");
+  cmd->add_option("--chat-template-kwargs", o->chat_template_kwargs,
+                  "JSON object of template variables, e.g. '{\"enable_thinking\": false}' (Qwen3)");
   cmd->add_option("--system", o->system, "system prompt");
   cmd->add_option("-n,--n-predict", o->n_predict, "most tokens per answer (-1: until the model stops)")->capture_default_str();
   cmd->add_flag("--verbose", o->verbose, "print the tokens evaluated and reused per turn on stderr");
@@ -98,6 +101,10 @@ command_fn add_chat(CLI::App& app) {
       return 1;
     }
     if (format->fell_back) fmt::print(stderr, "warning: {}\n", format->fallback_note);
+    if (const auto kw = nlohmann::json::parse(o->chat_template_kwargs, nullptr, false); kw.is_discarded() || !kw.is_object()) {
+      fmt::print(stderr, "error: --chat-template-kwargs must be a JSON object, such as '{{\"enable_thinking\": false}}'\n");
+      return 1;
+    }
     auto sp = o->sampling.resolve(sess);
     if (!sp) {
       fmt::print(stderr, "error: {}\n", sp.message());
@@ -133,7 +140,7 @@ command_fn add_chat(CLI::App& app) {
       }
       if (input.empty()) continue;
       messages.push_back({{"role", "user"}, {"content", input}});
-      auto prompt = sess.render_chat(*format, json_text(messages), true);
+      auto prompt = sess.render_chat(*format, json_text(messages), true, o->chat_template_kwargs);
       if (!prompt) {
         fmt::print(stderr, "error: chat template: {}\n", prompt.message());
         messages.erase(messages.end() - 1);

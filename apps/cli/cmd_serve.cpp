@@ -25,6 +25,8 @@ command_fn add_serve(CLI::App& app) {
          "origin whose browser pages may call the API (CORS; repeatable): * (the default: any), or none")
       ->type_name("ORIGIN");
   cmd->add_option("--chat-template", o->chat_template, "built-in template (chatml, llama3, gemma, mistral) or a Jinja file");
+  cmd->add_option("--chat-template-kwargs", o->chat_template_kwargs,
+                  "JSON object of template variables for every request, e.g. '{\"enable_thinking\": false}' (a request's own chat_template_kwargs win)");
   cmd->add_flag("--metrics", o->metrics, "serve Prometheus metrics on GET /metrics");
   cmd->add_option("--drain-seconds", o->drain_seconds, "on SIGTERM, how long running requests may take to finish")->check(CLI::Range(0, 3600))->capture_default_str();
   return [o]() { return server::run_server(*o); };

@@ -34,6 +34,9 @@ status load(server_state& st) {
   if (!fmt_) return make_error("{}", fmt_.message());
   if (fmt_->fell_back) fmt::print(stderr, "warning: {}\n", fmt_->fallback_note);
   st.chat_fmt = *fmt_;
+  st.template_kwargs = nlohmann::json::parse(o.chat_template_kwargs, nullptr, false);
+  if (st.template_kwargs.is_discarded() || !st.template_kwargs.is_object())
+    return make_error("--chat-template-kwargs must be a JSON object, such as '{{\"enable_thinking\": false}}'");
   sampler_params sp;
   status d = apply_gguf_sampling_defaults(sp, [&s0](std::string_view k) { return s0.metadata_number(k); });
   if (!d) fmt::print(stderr, "warning: {}\n", d.message());

@@ -21,7 +21,9 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
   const session& s = st.sess();
   std::vector<int32_t> ids;
   if (r.chat) {
-    auto text = s.render_chat(st.chat_fmt, json_text(r.messages), r.add_generation_prompt, json_text(r.template_kwargs));
+    json kwargs = st.template_kwargs;
+    kwargs.update(r.template_kwargs);
+    auto text = s.render_chat(st.chat_fmt, json_text(r.messages), r.add_generation_prompt, json_text(kwargs));
     if (!text) return bad_request(fmt::format("the chat template failed: {}", text.message()), "messages");
     if (r.continue_final_message) {
       // As vLLM: the rendering ends where the final message's text does, dropping the end of its turn.

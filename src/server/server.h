@@ -21,6 +21,7 @@ struct server_options {
   // Origins whose browser pages may call the API (CORS): "*" for any; empty for none.
   std::vector<std::string> cors_origins = {"*"};
   std::string chat_template;    // empty: the model's
+  std::string chat_template_kwargs = "{}";  // JSON object: template variables every request gets
   bool metrics = false;         // serve GET /metrics
   int drain_seconds = 60;       // on SIGTERM, how long running requests may take to finish
 };

@@ -2,6 +2,8 @@
 // sampling defaults, metrics, and the lifecycle flags.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -25,6 +27,7 @@ struct server_state {
   std::atomic<int> in_flight{0};      // generation requests not yet answered completely
   std::unique_ptr<scheduler> sched;
   session::chat_format chat_fmt;
+  nlohmann::json template_kwargs = nlohmann::json::object();  // --chat-template-kwargs; a request's own win
   sampler_params sampling_defaults;
   std::string model_name;  // the file name, as /v1/models reports it
   int64_t model_loaded_at = 0;  // Unix seconds: /v1/models' "created" (llama-server reports the same)

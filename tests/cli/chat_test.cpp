@@ -151,6 +151,18 @@ TEST(chat, model_without_template_falls_back_to_chatml_with_a_warning) {
   EXPECT_NE(c.err.find("warning: the model has no chat template; using ChatML"), std::string::npos) << c.err;
 }
 
+// --chat-template-kwargs: template variables for every turn (the server's test shows their effect).
+TEST(chat, chat_template_kwargs_must_be_a_json_object) {
+  child ok({test::cli_path(), "chat", "-m", brown_with_template(), "--temp", "0", "-n", "2", "--chat-template-kwargs",
+            R"({"enable_thinking": false})"});
+  ok.write("Hello\n/exit\n");
+  EXPECT_EQ(ok.wait_exit(30000), 0) << ok.err;
+  child bad({test::cli_path(), "chat", "-m", brown_with_template(), "--chat-template-kwargs", "enable_thinking"});
+  bad.write("/exit\n");
+  EXPECT_EQ(bad.wait_exit(30000), 1);
+  EXPECT_NE(bad.err.find("--chat-template-kwargs must be a JSON object"), std::string::npos) << bad.err;
+}
+
 // Text that is not UTF-8 (a Latin-1 file piped in, a --system string) reaches the template with
 // U+FFFD for the bad bytes, as the server and `glia run` treat it, instead of ending the chat.
 TEST(chat, input_that_is_not_utf8_is_answered) {

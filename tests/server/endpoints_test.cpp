@@ -450,6 +450,23 @@ TEST(ServerTemplate, ChatTemplateKwargsAreTemplateVariables) {
   auto switched = post(srv, "/v1/chat/completions", req);
   ASSERT_EQ(switched.status, 200) << switched.body;
   EXPECT_GT(switched.json()["usage"]["prompt_tokens"].get<int>(), plain.json()["usage"]["prompt_tokens"].get<int>() + 3);
+  // The same variables for every request from the command line; a request's own win.
+  {
+    server_process with_flag({"-m", test_model(), "--chat-template", tmpl, "--chat-template-kwargs", R"({"enable_thinking": false})"});
+    ASSERT_NE(with_flag.port(), 0) << with_flag.log();
+    json bare = req;
+    bare.erase("chat_template_kwargs");
+    auto r = post(with_flag, "/v1/chat/completions", bare);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.json()["usage"]["prompt_tokens"], switched.json()["usage"]["prompt_tokens"]);
+    bare["chat_template_kwargs"] = {{"enable_thinking", true}};
+    r = post(with_flag, "/v1/chat/completions", bare);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.json()["usage"]["prompt_tokens"], plain.json()["usage"]["prompt_tokens"]);
+  }
+  server_process bad({"-m", test_model(), "--chat-template-kwargs", "[1]"});
+  EXPECT_EQ(bad.port(), 0);
+  EXPECT_NE(bad.log().find("--chat-template-kwargs must be a JSON object"), std::string::npos) << bad.log();
   req.erase("chat_template_kwargs");
   req["add_generation_prompt"] = false;
   auto no_prompt = post(srv, "/v1/chat/completions", req);
