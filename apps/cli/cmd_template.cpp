@@ -8,7 +8,6 @@
 #include <regex>
 
 #include "commands.h"
-#include "model/hf/hf_checkpoint.h"
 #include "model/model_file.h"
 #include "tokenizer/jinja/chat_template.h"
 
@@ -59,11 +58,7 @@ int fail(const std::string& msg) {
 int run(const options& o) {
   if (o.model.empty() == o.tokenizer.empty()) return fail("give exactly one of -m/--model and --tokenizer");
   auto set = [&]() -> result<jinja::chat_template_set> {
-    // A Hugging Face cache repository folder stands for its snapshot, as for -m.
-    if (o.model.empty()) {
-      auto folder = hf::checkpoint_folder(o.tokenizer);
-      return jinja::load_chat_templates_hf(folder ? *folder : o.tokenizer);
-    }
+    if (o.model.empty()) return jinja::load_chat_templates_hf(tokenizer_folder(o.tokenizer));
     auto f = open_model_metadata(o.model);
     if (!f) return f.take_error();
     return jinja::load_chat_templates(**f);

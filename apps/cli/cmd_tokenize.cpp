@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "commands.h"
-#include "model/hf/hf_checkpoint.h"
 #include "model/model_file.h"
 #include "token_ids.h"
 #include "tokenizer/tokenizer.h"
@@ -32,11 +31,7 @@ struct source_options {
   }
 
   result<std::unique_ptr<tokenizer>> load() const {
-    // A Hugging Face cache repository folder stands for its snapshot, as for -m.
-    if (!hf.empty()) {
-      auto folder = hf::checkpoint_folder(hf);
-      return tokenizer::from_hf(folder ? *folder : hf);
-    }
+    if (!hf.empty()) return tokenizer::from_hf(tokenizer_folder(hf));
     // Only the metadata is needed; mapping the file costs nothing for the tensors.
     auto f = open_model_metadata(model);
     if (!f) return f.take_error();

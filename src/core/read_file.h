@@ -2,12 +2,19 @@
 // multi-GB weights file reads at disk speed) and pipes alike. Errors name the path and the cause.
 #pragma once
 
+#include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
 namespace glia {
 
 result<std::string> read_whole_file(const std::string& path);
+
+// The regular files (through symlinks) of `dir` whose names end in `extension`, sorted; none when
+// `dir` is not a folder.
+std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir, std::string_view extension);
 
 }  // namespace glia

@@ -22,6 +22,11 @@ result<std::shared_ptr<gguf::file>> open_model_file(const std::string& path, boo
   return gguf::file::open(path, use_mmap, {}, progress);
 }
 
+std::string tokenizer_folder(const std::string& path) {
+  auto folder = hf::checkpoint_folder(path);
+  return folder ? *folder : path;
+}
+
 result<std::shared_ptr<gguf::file>> open_model_metadata(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return hf::open_checkpoint(path, true, true);

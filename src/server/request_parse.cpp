@@ -123,9 +123,9 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
   GLIA_FIELD(real("repeat_penalty", 0.01, 100.0, s.repeat_penalty));
   if (obj.contains("repeat_penalty") && obj.contains("repetition_penalty"))
     return bad_request("give one of 'repeat_penalty' and 'repetition_penalty' (the same setting)", "repetition_penalty");
-  // vLLM's and transformers' name; they penalize the whole sequence rather than llama.cpp's last 64.
+  // vLLM's and transformers' name for it, applied over the same window (llama.cpp's last 64 tokens;
+  // vLLM's covers the whole sequence, but one window serves all three penalties here).
   GLIA_FIELD(real("repetition_penalty", 0.01, 100.0, s.repeat_penalty));
-  if (obj.contains("repetition_penalty") && !obj["repetition_penalty"].is_null()) s.repeat_last_n = -1;
   i.reset();
   GLIA_FIELD(read_int(obj, "top_k", 0, max_int32, i));
   if (i) s.top_k = int(*i);

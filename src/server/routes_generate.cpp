@@ -2,9 +2,11 @@
 // answer as one JSON object or as an SSE stream.
 #include <fmt/core.h>
 
+#include <optional>
 #include <random>
 
 #include "core/json_text.h"
+#include "server/chat_prefill.h"
 #include "server/connection.h"
 #include "server/request.h"
 #include "server/responses.h"
@@ -26,13 +28,11 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
     auto text = s.render_chat(st.chat_fmt, json_text(r.messages), r.add_generation_prompt, json_text(kwargs));
     if (!text) return bad_request(fmt::format("the chat template failed: {}", text.message()), "messages");
     if (r.continue_final_message) {
-      // As vLLM: the rendering ends where the final message's text does, dropping the end of its turn.
-      const std::string last = r.messages.back()["content"].get<std::string>();
-      const size_t at = text->rfind(last);
-      if (last.empty() || at == std::string::npos)
-        return bad_request("the chat template does not write the final message's content as it is, so it cannot be continued",
+      const auto end = continued_message_end(*text, r.messages.back()["content"].get<std::string>());
+      if (!end)
+        return bad_request("the chat template does not write the final message's content, so it cannot be continued",
                            "continue_final_message");
-      text->resize(at + last.size());
+      text->resize(*end);
     }
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);

@@ -116,8 +116,7 @@ TEST(hf_conventions, gemma3_rope_parameters_per_layer_type) {
   EXPECT_NE(f.message().find("config.json: layer_types must list one entry per layer"), std::string::npos) << f.message();
 }
 
-// generation_config.json's settings that differ from transformers' defaults become general.sampling.*;
-// the repetition penalty covers the whole sequence there.
+// generation_config.json's settings that differ from transformers' defaults become general.sampling.*.
 TEST(hf_conventions, generation_config_sampling_defaults) {
   tiny_checkpoint llama("LlamaForCausalLM", 1, 1, 1.0f);
   llama.files.texts.emplace_back("generation_config.json",
@@ -128,7 +127,6 @@ TEST(hf_conventions, generation_config_sampling_defaults) {
   EXPECT_FALSE((*f)->get_int("general.sampling.top_k"));  // 50 is transformers' default: not the model's choice
   EXPECT_FLOAT_EQ(float(*(*f)->get_float("general.sampling.top_p")), 0.95f);
   EXPECT_FLOAT_EQ(float(*(*f)->get_float("general.sampling.penalty_repeat")), 1.05f);
-  EXPECT_EQ((*f)->get_int("general.sampling.penalty_last_n"), -1);
 }
 
 }  // namespace

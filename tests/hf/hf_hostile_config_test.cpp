@@ -107,6 +107,17 @@ TEST(hf_hostile_config, every_key_with_every_hostile_value) {
           }
         }
     }
+    // rope_parameters beside a hostile legacy rope_scaling.
+    for (const json& v : kHostile) {
+      json c = config;
+      json& target = nested ? c["text_config"] : c;
+      target["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 10000.0}};
+      target["rope_scaling"] = v;
+      hf::checkpoint_files files = base;
+      files.config_json = c.dump();
+      load_and_run(files, *be, std::string(src.name) + " rope_parameters + rope_scaling = " + v.dump());
+      ++tried;
+    }
     // The side files, each hostile.
     for (const char* file : {"generation_config.json", "chat_template.json", "tokenizer_config.json", "tokenizer.json"}) {
       for (const json& v : kHostile) {

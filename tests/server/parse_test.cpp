@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "server/auth.h"
+#include "server/chat_prefill.h"
 #include "server/metrics.h"
 #include "server/model_name.h"
 #include "server/request.h"
@@ -62,7 +63,6 @@ TEST(ServerParse, ChatTemplateKwargsAndRepetitionPenalty) {
   EXPECT_EQ(r.value().template_kwargs, nlohmann::json({{"enable_thinking", false}}));
   EXPECT_FALSE(r.value().add_generation_prompt);
   EXPECT_FLOAT_EQ(r.value().params.sampling.repeat_penalty, 1.1f);
-  EXPECT_EQ(r.value().params.sampling.repeat_last_n, -1);  // the whole sequence, as vLLM
   auto plain = chat(R"({"messages":[{"role":"user","content":"hi"}]})");
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(plain.value().add_generation_prompt);
@@ -93,6 +93,18 @@ TEST(ServerParse, ChatTemplateKwargsAndRepetitionPenalty) {
 
 // A participant name reaches the template's message (templates that use message.name see it); a
 // name that is not a string is refused.
+// transformers' rule for continue_final_message, case by case.
+TEST(ServerPrefill, CutWhereTheFinalMessageEnds) {
+  // A template that keeps the text as it is: the cut keeps its trailing space.
+  EXPECT_EQ(continued_message_end("[INST] hi [/INST] Sure, </s>", "Sure, "), 24u);
+  // One that trims it (Llama 3's "| trim"): the cut is after the stripped text.
+  EXPECT_EQ(continued_message_end("<|start_header_id|>assistant<|end_header_id|>\n\nSure,<|eot_id|>", "Sure, "), 52u);
+  // The last occurrence counts (the same words in an earlier turn).
+  EXPECT_EQ(continued_message_end("A: Sure, B: x A: Sure, </s>", "Sure,"), 22u);
+  EXPECT_FALSE(continued_message_end("nothing like it", "Sure,"));
+  EXPECT_FALSE(continued_message_end("anything", "  \n"));
+}
+
 TEST(ServerParse, MessageNamePassesThrough) {
   auto r = chat(R"({"messages":[{"role":"user","content":"hi","name":"bob"},{"role":"user","content":"yo","name":null}]})");
   ASSERT_TRUE(r.ok()) << r.error().message;

@@ -217,7 +217,7 @@ void add_tokenizer(const checkpoint_files& files, gguf::writer& md) {
 // From config.json and generation_config.json: the end-of-generation ids (transformers stops at any
 // eos_token_id, an id or a list of ids) and generation_config's sampling settings, which become the
 // model's sampling defaults (general.sampling.*) as vLLM applies them: those that differ from
-// transformers' GenerationConfig defaults, the repetition penalty over the whole sequence.
+// transformers' GenerationConfig defaults.
 status add_generation_config(const json& config, const checkpoint_files& files, gguf::writer& md) {
   std::vector<int32_t> eos;
   auto add_eos = [&](const json& j, std::string_view where) -> status {
@@ -259,7 +259,6 @@ status add_generation_config(const json& config, const checkpoint_files& files, 
       } else {
         md.set_f32(gguf_key, float(v));
       }
-      if (std::string_view(hf_key) == "repetition_penalty") md.set_i32("general.sampling.penalty_last_n", -1);
     }
   }
   if (!eos.empty()) md.set_i32_array(std::string(gguf::key_hf_eos_token_ids), eos);
@@ -318,12 +317,7 @@ result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
     files.texts.emplace_back(file, std::move(text));
   }
   // Named chat templates as newer transformers save them (additional_chat_templates/tool_use.jinja).
-  std::error_code ec;
-  std::vector<fs::path> named;
-  for (const auto& e : fs::directory_iterator(dir / "additional_chat_templates", ec))
-    if (e.path().extension() == ".jinja" && has_file(e.path())) named.push_back(e.path());
-  std::sort(named.begin(), named.end());
-  for (const auto& p : named) {
+  for (const auto& p : files_with_extension(dir / "additional_chat_templates", ".jinja")) {
     GLIA_ASSIGN(std::string text, read_text(p));
     files.texts.emplace_back("additional_chat_templates/" + p.filename().string(), std::move(text));
   }
@@ -375,7 +369,10 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
 result<std::string> checkpoint_folder(const std::string& path) {
   std::error_code ec;
   const fs::path p(path);
-  if (p.filename() == "config.json" && fs::is_regular_file(p, ec)) return (p.has_parent_path() ? p.parent_path() : fs::path(".")).string();
+  if (p.filename() == "config.json") {
+    if (!fs::is_regular_file(p, ec)) return make_error("{}: no such file", path);
+    return (p.has_parent_path() ? p.parent_path() : fs::path(".")).string();
+  }
   if (!fs::is_directory(p, ec)) return make_error("{}: not a folder", path);
   if (has_file(p / "config.json")) return path;
   // The Hugging Face cache's repository folder: the revision refs/main names, else its only snapshot.

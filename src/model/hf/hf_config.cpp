@@ -80,13 +80,18 @@ result<rope_settings> read_rope_settings(const json& given, const json& cfg) {
   r.theta = *theta;
   r.scaling = global;
   if (present(given, "rope_scaling")) {
-    const json& legacy = given["rope_scaling"];
-    auto kind = [](const json& j) {
-      for (const char* key : {"rope_type", "type"})
-        if (j.is_object() && j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
-      return std::string("default");
+    // Compared as scaling settings: without the base, the kind under either of its names.
+    auto settings = [](const json& j) {
+      json out = j;
+      const json kind = j.contains("rope_type") ? j["rope_type"] : j.contains("type") ? j["type"] : json("default");
+      out.erase("rope_theta");
+      out.erase("type");
+      out["rope_type"] = kind;
+      return out;
     };
-    if (kind(legacy) != kind(global) || legacy.value("factor", json()) != global.value("factor", json()))
+    const json& legacy = given["rope_scaling"];
+    if (!legacy.is_object()) return make_error("config.json: rope_scaling must be an object or null, found {}", legacy.dump());
+    if (settings(legacy) != settings(global))
       return make_error("config.json: rope_scaling {} and rope_parameters {} disagree", legacy.dump(), global.dump());
   }
   GLIA_TRY(refuse_partial_rotary(global, "rope_parameters' "));
@@ -109,8 +114,8 @@ result<rope_settings> read_rope_settings(const json& given, const json& cfg) {
 status read_rope_scaling(const json& rs, int64_t head_dim, double theta, model_config& out) {
   if (rs.is_null()) return {};
   if (!rs.is_object()) return make_error("config.json: rope_scaling must be an object or null, found {}", rs.dump());
-  std::string type;
-  for (const char* key : {"rope_type", "type"})
+  std::string type;  // transformers reads "rope_type", else the older "type"
+  for (const char* key : {"type", "rope_type"})
     if (auto t = rs.find(key); t != rs.end() && t->is_string()) type = t->get<std::string>();
   if (type.empty() || type == "default") return {};
   if (type != "linear" && type != "yarn" && type != "llama3")

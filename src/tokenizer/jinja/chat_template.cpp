@@ -49,7 +49,9 @@ const std::string* chat_template_set::select(std::string_view name, bool has_too
 
 result<chat_template_set> load_chat_templates(const gguf::file& f) {
   // A translated Hugging Face checkpoint (model/hf/) carries tokenizer_config.json as it is.
-  if (f.find(gguf::key_hf_tokenizer_json) && !f.find("tokenizer.ggml.tokens")) {
+  const bool from_checkpoint = f.find(gguf::key_hf_tokenizer_json) || f.find(gguf::key_hf_tokenizer_config) ||
+                               f.find(gguf::key_hf_chat_template) || f.find(gguf::key_hf_chat_template_json);
+  if (from_checkpoint && !f.find("tokenizer.ggml.tokens")) {
     hf_template_texts texts;
     texts.config = f.get_string(gguf::key_hf_tokenizer_config).value_or("{}");
     texts.jinja = f.get_string(gguf::key_hf_chat_template);
@@ -172,13 +174,10 @@ result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
   GLIA_TRY(optional_text(d / "chat_template.json", texts.json));
   if (!config && !texts.jinja && !texts.json) return make_error("{}: no tokenizer_config.json or chat template", dir);
   if (config) texts.config = std::move(*config);
-  if (fs::is_directory(d / "additional_chat_templates", ec))
-    for (const auto& e : fs::directory_iterator(d / "additional_chat_templates", ec))
-      if (e.path().extension() == ".jinja") {
-        GLIA_ASSIGN(std::string text, read_text_file(e.path()));
-        texts.named.emplace_back(e.path().stem().string(), std::move(text));
-      }
-  std::sort(texts.named.begin(), texts.named.end());
+  for (const auto& p : files_with_extension(d / "additional_chat_templates", ".jinja")) {
+    GLIA_ASSIGN(std::string text, read_text_file(p));
+    texts.named.emplace_back(p.stem().string(), std::move(text));
+  }
   auto set = load_chat_templates_hf_texts(texts);
   if (!set) return make_error("{}: {}", dir, set.message());
   return set;
