@@ -1,6 +1,6 @@
 #include "model/hf/hf_checkpoint.h"
 
-#include "gguf/hf_keys.h"
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -10,11 +10,8 @@
 #include <limits>
 #include <set>
 
-#include "core/json_depth.h"
 #include "core/read_file.h"
-
-#include <fmt/ranges.h>
-
+#include "gguf/hf_keys.h"
 #include "model/hf/hf_config.h"
 #include "model/hf/hf_tensor_names.h"
 #include "quant/types.h"
