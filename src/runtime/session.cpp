@@ -29,6 +29,8 @@ namespace glia {
 struct session::impl {
   std::shared_ptr<const model> m;
   std::unique_ptr<tokenizer> tok;
+  // The model's chat templates and special-token texts, read once (not per rendered request).
+  result<jinja::chat_template_set> templates = jinja::chat_template_set{};
   std::unique_ptr<backend> be;
   std::unique_ptr<kv_cache> cache;
   std::unique_ptr<forward_pass> fwd;
@@ -81,6 +83,7 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   auto tok = tokenizer::from_gguf(*p->m->file);
   if (!tok) return make_error("{}: {}", opts.model_path, tok.message());
   p->tok = std::move(*tok);
+  p->templates = jinja::load_chat_templates(*p->m->file);
 
   auto be = make_backend(opts.backend, opts.n_threads, opts.repack_weights, opts.cpu_isa);
   if (!be) return be.take_error();
@@ -134,7 +137,7 @@ result<session::chat_format> session::chat_template(const std::string& spec) con
     // The model's own template, or ChatML with a warning when it has none or one that does not
     // parse (as llama.cpp does).
     std::string note = "the model has no chat template; using ChatML";
-    auto set = jinja::load_chat_templates(*p_->m->file);
+    const auto& set = p_->templates;
     if (!set) note = fmt::format("the model's chat template cannot be read ({}); using ChatML", set.message());
     const std::string* t = set ? set->select() : nullptr;
     if (t && !t->empty()) {
@@ -173,7 +176,7 @@ result<std::string> session::render_chat(const chat_format& f, const std::string
                                          const std::string& extra_vars_json) const {
   // A model whose template metadata cannot be read was given ChatML by chat_template(), with a note;
   // it renders without the model's special-token texts rather than failing every request.
-  auto set = jinja::load_chat_templates(*p_->m->file);
+  const auto& set = p_->templates;
   jinja::chat_inputs in;
   in.messages = jinja::json::parse(messages_json, nullptr, false);
   if (in.messages.is_discarded() || !in.messages.is_array()) return make_error("messages must be a JSON array");

@@ -394,11 +394,10 @@ result<vocab> load_vocab_from_gguf(const gguf::file& f) {
   if (!m) {
     // A translated Hugging Face checkpoint (model/hf/) carries its tokenizer.json as it is.
     if (auto json = f.get_string(gguf::key_hf_tokenizer_json)) {
-      // <arch>.vocab_size: the model's rows, past which added tokens are left out (GGUFs quantized from
-      // a folder by earlier builds lack the key: their embedding's rows say the same).
-      int64_t n_rows = f.get_int(f.get_string("general.architecture").value_or("") + ".vocab_size").value_or(0);
-      if (const gguf::tensor_info* embd = f.find_tensor("token_embd.weight"); n_rows <= 0 && embd && embd->n_dims == 2)
-        n_rows = embd->ne[1];
+      // The embedding's rows (every file has them; <arch>.vocab_size only newer ones): added tokens
+      // past them are left out.
+      const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
+      const int64_t n_rows = embd && embd->n_dims == 2 ? embd->ne[1] : 0;
       auto v = load_vocab_from_hf_json(*json, f.get_string(gguf::key_hf_tokenizer_config).value_or(""), n_rows);
       if (!v) return v;
       // transformers stops at any eos_token_id of config.json / generation_config.json.

@@ -100,11 +100,6 @@ result<chat_template_set> load_chat_templates_gguf(const std::string& path) {
   return load_chat_templates(*f);
 }
 
-namespace {
-
-result<std::string> read_text_file(const std::filesystem::path& p) { return read_whole_file(p.string()); }
-
-}  // namespace
 
 result<chat_template_set> load_chat_templates_hf_texts(const hf_template_texts& texts) {
   const std::string& config_text = texts.config;
@@ -165,7 +160,7 @@ result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
   if (!fs::is_directory(d, ec)) return make_error("{}: not a folder", dir);
   auto optional_text = [&](const fs::path& p, std::optional<std::string>& out) -> status {
     if (!fs::exists(p, ec)) return {};
-    GLIA_ASSIGN(out, read_text_file(p));
+    GLIA_ASSIGN(out, read_whole_file(p.string()));
     return {};
   };
   std::optional<std::string> config;
@@ -175,7 +170,7 @@ result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
   if (!config && !texts.jinja && !texts.json) return make_error("{}: no tokenizer_config.json or chat template", dir);
   if (config) texts.config = std::move(*config);
   for (const auto& p : files_with_extension(d / "additional_chat_templates", ".jinja")) {
-    GLIA_ASSIGN(std::string text, read_text_file(p));
+    GLIA_ASSIGN(std::string text, read_whole_file(p.string()));
     texts.named.emplace_back(p.stem().string(), std::move(text));
   }
   auto set = load_chat_templates_hf_texts(texts);
