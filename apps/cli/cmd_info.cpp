@@ -58,9 +58,10 @@ command_fn add_info(CLI::App& app) {
     fmt::print("rms eps:         {}\n", p.norm_eps);
     // One line per run of layers that read alike ("layers 0-4", then "layer 5").
     auto describe_layer = [&](const layer_profile& l) {
-      return fmt::format("heads {}/{} kv, head dim {}/{}, {} attention{}, RoPE {} dims base {} scale {}{}", l.n_head,
+      return fmt::format("heads {}/{} kv, head dim {}/{}, {} attention{}, RoPE {} dims ({}) base {} scale {}{}", l.n_head,
                          l.n_head_kv, l.head_dim_k, l.head_dim_v, l.sliding ? "sliding" : "full",
-                         l.sliding ? fmt::format(" (window {})", l.window) : "", l.rope.n_rot, l.rope.freq_base,
+                         l.sliding ? fmt::format(" (window {})", l.window) : "", l.rope.n_rot,
+                         l.rope.style == rope_style::neox ? "NeoX halves" : "adjacent pairs", l.rope.freq_base,
                          l.rope.freq_scale, l.rope.ext_factor != 0 ? " YaRN" : "");
     };
     for (int first = 0; first < p.n_layer;) {

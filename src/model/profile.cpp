@@ -7,6 +7,7 @@
 
 #include "gguf/gguf.h"
 #include "model/families/families.h"
+#include "model/rope_rows.h"
 
 namespace glia {
 namespace {
@@ -14,11 +15,14 @@ namespace {
 struct family_entry {
   const char* arch;
   status (*fill)(const families::arch_metadata&, family_profile&);
+  // The GGUF convention reorders the checkpoint's Q/K rows for adjacent-pair RoPE (llama.cpp's
+  // converter does for "llama" only), so rows kept in checkpoint order can be marked as such.
+  bool gguf_interleaves_qk = false;
 };
 
 constexpr family_entry kFamilies[] = {
-    {"llama", families::fill_llama},   {"qwen2", families::fill_qwen2},   {"qwen3", families::fill_qwen3},
-    {"gemma", families::fill_gemma},   {"gemma2", families::fill_gemma2}, {"gemma3", families::fill_gemma3},
+    {"llama", families::fill_llama, true}, {"qwen2", families::fill_qwen2},   {"qwen3", families::fill_qwen3},
+    {"gemma", families::fill_gemma},       {"gemma2", families::fill_gemma2}, {"gemma3", families::fill_gemma3},
     {"gemma4", families::fill_gemma4},
 };
 
@@ -66,6 +70,13 @@ result<family_profile> profile_from_gguf(const gguf::file& f) {
   p.arch = *arch;
   p.name = f.get_string("general.name").value_or("");
   GLIA_TRY(entry->fill(families::arch_metadata(f, *arch), p));
+  if (f.get_bool(key_rope_checkpoint_order).value_or(false)) {
+    if (!entry->gguf_interleaves_qk)
+      return make_error("metadata key {} applies to llama models only; {} keeps Q and K in checkpoint order anyway",
+                        key_rope_checkpoint_order, *arch);
+    p.qk_checkpoint_order = true;
+    for (auto& l : p.layers) l.rope.style = rope_style::neox;
+  }
   const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
   if (!embd) return make_error("missing tensor token_embd.weight");
   p.n_vocab = embd->ne[1];

@@ -55,6 +55,10 @@ struct family_profile {
   bool post_ffn_norm = false;     // Gemma 2/3/4
   bool layer_output_scale = false;  // Gemma 4: the residual stream is scaled after each layer
 
+  // Q/K rows in a Hugging Face checkpoint's half-split order (a Llama folder): RoPE is NeoX-style,
+  // and a GGUF written from the model interleaves them (model/rope_rows.h).
+  bool qk_checkpoint_order = false;
+
   std::vector<layer_profile> layers;
 
   int max_head_dim() const;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "model/hf/hf_checkpoint.h"
 #include "model/model_file.h"
 #include "model/profile.h"
+#include "model/rope_rows.h"
 
 namespace glia {
 namespace {
@@ -24,6 +26,20 @@ int64_t first_non_finite_row(const float* x, int64_t n_rows, int64_t n_per_row) 
     for (int64_t j = 0; j < n_per_row; ++j)
       if (!std::isfinite(x[r * n_per_row + j])) return r;
   return -1;
+}
+
+// For a model whose Q/K rows are in checkpoint order: the heads of tensor `name` when it is one of
+// those projections (its rows to interleave for the GGUF), else 0.
+int64_t checkpoint_order_heads(const family_profile& p, const std::string& name) {
+  if (!p.qk_checkpoint_order) return 0;
+  int il = -1, end = 0;
+  char which = 0;
+  if (std::sscanf(name.c_str(), "blk.%d.attn_%c%n", &il, &which, &end) != 2 || il < 0 || il >= p.n_layer) return 0;
+  const std::string_view rest = std::string_view(name).substr(size_t(end));
+  if (rest != ".weight" && rest != ".bias") return 0;
+  if (which == 'q') return p.layers[size_t(il)].n_head;
+  if (which == 'k') return p.layers[size_t(il)].n_head_kv;
+  return 0;
 }
 
 std::string shape_text(const std::vector<int64_t>& dims) {
@@ -105,7 +121,9 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
   if (!types) return types.take_error();
 
   auto metadata = f.metadata();
-  for (const char* key : {"split.no", "split.count", "split.tensors.count"})
+  // The output is a plain GGUF: one file, Q/K rows in the converter's order.
+  for (std::string_view key : {std::string_view("split.no"), std::string_view("split.count"),
+                               std::string_view("split.tensors.count"), key_rope_checkpoint_order})
     std::erase_if(metadata, [&](const auto& kv) { return kv.first == key; });
   set_quantized_file_keys(metadata, opts.mix.ftype);
   std::vector<planned_tensor> plan;
@@ -115,11 +133,17 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
 
   thread_pool pool(opts.n_threads);
   quantize_summary sum;
-  std::vector<uint8_t> buf;
+  std::vector<uint8_t> buf, reordered;
   for (size_t i = 0; i < descs.size(); ++i) {
     if (opts.cancel && opts.cancel->load()) return make_error("{}: interrupted", out_path);
     const tensor_desc& d = descs[i];
-    const gguf::tensor_info& src = *f.find_tensor(d.name);
+    gguf::tensor_info src = *f.find_tensor(d.name);
+    if (const int64_t heads = checkpoint_order_heads(*profile, d.name)) {
+      const int64_t rows = d.dims.size() == 1 ? d.dims[0] : src.n_elements() / d.dims[0];
+      auto s = interleave_rope_rows({src.data, size_t(src.n_bytes)}, reordered, rows, heads, d.name);
+      if (!s) return make_error("{}: {}", in_path, s.message());
+      src.data = reordered.data();
+    }
     const dtype to = (*types)[i];
     sum.bytes_in += src.n_bytes;
     ++sum.n_tensors;

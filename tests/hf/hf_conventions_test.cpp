@@ -1,5 +1,5 @@
 // The checkpoint conventions against answers worked out from their definitions rather than from our
-// exporter: llama.cpp's converter reorders Llama Q/K rows with
+// exporter: llama.cpp's converter reorders Llama Q/K rows (glia does when writing a GGUF) with
 //   w.reshape(n_head, 2, rows // n_head // 2, cols).swapaxes(1, 2)
 // so with one head of 8 rows, checkpoint rows 0..7 become GGUF rows 0 4 1 5 2 6 3 7, and with two
 // heads of 4 rows, 0 2 1 3 4 6 5 7; transformers' Gemma RMSNorm multiplies by (1 + w), which GGUF
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/hf/hf_checkpoint.h"
+#include "model/rope_rows.h"
 
 namespace glia {
 namespace {
@@ -60,25 +61,45 @@ std::vector<float> first_column(const gguf::file& f, const std::string& name) {
   return out;
 }
 
-TEST(hf_conventions, llama_q_and_k_rows_take_the_converters_order) {
+// A folder's Llama Q/K rows are used in place (NeoX rotation, marked in the metadata); quantize
+// writes them in the converter's order.
+TEST(hf_conventions, llama_q_and_k_rows_stay_in_checkpoint_order_and_are_marked) {
   tiny_checkpoint one_head("LlamaForCausalLM", 1, 1, 1.0f);
   auto f = hf::translate(one_head.files);
   ASSERT_TRUE(f.is_ok()) << f.message();
-  EXPECT_EQ(first_column(**f, "blk.0.attn_q.weight"), (std::vector<float>{0, 4, 1, 5, 2, 6, 3, 7}));
-  EXPECT_EQ(first_column(**f, "blk.0.attn_k.weight"), (std::vector<float>{0, 4, 1, 5, 2, 6, 3, 7}));
-
-  tiny_checkpoint two_heads("MistralForCausalLM", 2, 1, 1.0f);  // K: one KV head of 4 rows
-  f = hf::translate(two_heads.files);
-  ASSERT_TRUE(f.is_ok()) << f.message();
-  EXPECT_EQ(first_column(**f, "blk.0.attn_q.weight"), (std::vector<float>{0, 2, 1, 3, 4, 6, 5, 7}));
-  EXPECT_EQ(first_column(**f, "blk.0.attn_k.weight"), (std::vector<float>{0, 2, 1, 3}));
+  EXPECT_EQ(first_column(**f, "blk.0.attn_q.weight"), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ((*f)->get_bool(key_rope_checkpoint_order), true);
+  // Used in place: the tensor is the shard's bytes, not a copy.
+  const auto& shard = *one_head.files.shards[0].second;
+  const uint8_t* q = (*f)->find_tensor("blk.0.attn_q.weight")->data;
+  EXPECT_TRUE(q >= shard.bytes().data() && q < shard.bytes().data() + shard.bytes().size());
 }
 
-TEST(hf_conventions, only_llama_checkpoints_are_reordered) {
+TEST(hf_conventions, interleaving_takes_the_converters_order) {
+  auto column = [](int64_t n_rows, int64_t n_heads) {
+    std::vector<float> in(static_cast<size_t>(n_rows)), out_f(static_cast<size_t>(n_rows));
+    for (int64_t r = 0; r < n_rows; ++r) in[size_t(r)] = float(r);
+    std::vector<uint8_t> out;
+    auto s = interleave_rope_rows({reinterpret_cast<const uint8_t*>(in.data()), in.size() * 4}, out, n_rows, n_heads, "t");
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    std::memcpy(out_f.data(), out.data(), out.size());
+    return out_f;
+  };
+  EXPECT_EQ(column(8, 1), (std::vector<float>{0, 4, 1, 5, 2, 6, 3, 7}));
+  EXPECT_EQ(column(8, 2), (std::vector<float>{0, 2, 1, 3, 4, 6, 5, 7}));
+  std::vector<uint8_t> out;
+  const std::vector<uint8_t> six(24);
+  auto s = interleave_rope_rows(six, out, 6, 2, "blk.0.attn_q.weight");  // heads of 3 rows
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("6 rows do not split into 2 heads of an even size"), std::string::npos) << s.message();
+}
+
+TEST(hf_conventions, only_llama_checkpoints_are_marked) {
   tiny_checkpoint qwen("Qwen3ForCausalLM", 1, 1, 1.0f);
   auto f = hf::translate(qwen.files);
   ASSERT_TRUE(f.is_ok()) << f.message();
   EXPECT_EQ(first_column(**f, "blk.0.attn_q.weight"), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_FALSE((*f)->get_bool(key_rope_checkpoint_order).has_value());
 }
 
 TEST(hf_conventions, gemma_norms_are_one_plus_the_stored_weight) {

@@ -14,6 +14,7 @@
 #include "gguf/hf_keys.h"
 #include "model/hf/hf_config.h"
 #include "model/hf/hf_tensor_names.h"
+#include "model/rope_rows.h"
 #include "quant/types.h"
 #include "safetensors/safetensors.h"
 
@@ -99,23 +100,6 @@ result<uint32_t> ggml_type_of(const safetensors::tensor_info& t) {
   }
 }
 
-// llama.cpp's converter reorders each head's rows from (half, pair) to (pair, half): GGUF row
-// h*hd + 2i + j is checkpoint row h*hd + j*hd/2 + i.
-status permute_heads(std::span<const uint8_t> in, std::vector<uint8_t>& out, int64_t n_rows, int64_t n_heads,
-                     const std::string& name) {
-  if (n_heads <= 0 || n_rows % n_heads != 0 || (n_rows / n_heads) % 2 != 0)
-    return make_error("tensor {}: {} rows do not split into {} heads of an even size", name, n_rows, n_heads);
-  const size_t row_bytes = in.size() / size_t(n_rows);
-  const int64_t hd = n_rows / n_heads;
-  out.resize(in.size());
-  for (int64_t h = 0; h < n_heads; ++h)
-    for (int64_t i = 0; i < hd / 2; ++i)
-      for (int64_t j = 0; j < 2; ++j)
-        std::memcpy(out.data() + size_t(h * hd + 2 * i + j) * row_bytes, in.data() + size_t(h * hd + j * hd / 2 + i) * row_bytes,
-                    row_bytes);
-  return {};
-}
-
 std::span<const uint8_t> as_bytes(const std::vector<float>& v) {
   return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)};
 }
@@ -139,14 +123,7 @@ status add_tensor(const safetensors::tensor_info& t, const std::string& gguf_nam
   std::vector<int64_t> dims(t.shape.rbegin(), t.shape.rend());  // row-major shape -> ggml order
   std::span<const uint8_t> bytes(t.data, size_t(t.n_bytes));
   const family& fam = *tr.cfg.fam;
-  const bool is_q = gguf_name.ends_with("attn_q.weight") || gguf_name.ends_with("attn_q.bias");
-  const bool is_k = gguf_name.ends_with("attn_k.weight") || gguf_name.ends_with("attn_k.bias");
-  if (tr.metadata_only && (dims.size() == 1 || (fam.permute_qk && (is_q || is_k)))) return {};
-  if (fam.permute_qk && (is_q || is_k)) {
-    auto& copy = tr.data->copies.emplace_back();
-    GLIA_TRY(permute_heads(bytes, copy, dims.size() == 1 ? dims[0] : t.n_elements() / dims[0], is_q ? tr.cfg.n_head : tr.cfg.n_head_kv, t.name));
-    bytes = copy;
-  }
+  if (tr.metadata_only && dims.size() == 1) return {};
   if (dims.size() == 1) {
     // Vectors become F32, as the converter writes them; Gemma's norms become 1 + w.
     std::vector<float> f(static_cast<size_t>(dims[0]));
@@ -345,6 +322,9 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
     auto& copy = tr.data->copies.emplace_back(as_bytes(f).begin(), as_bytes(f).end());
     tr.parts.push_back({"rope_freqs.weight", uint32_t(glia::dtype::f32), {int64_t(f.size())}, copy});
   }
+  // Q and K stay in the checkpoint's row order (no copy): the model rotates them NeoX-style, and
+  // quantize interleaves them as the converter does (model/rope_rows.h).
+  if (tr.cfg.fam->permute_qk) tr.cfg.metadata.set_bool(std::string(key_rope_checkpoint_order), true);
   set_file_type(tr.matrix_types, tr.cfg.metadata);
   add_tokenizer(files, tr.cfg.metadata);
   GLIA_TRY(add_generation_config(config, files, tr.cfg.metadata));

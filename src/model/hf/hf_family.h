@@ -18,7 +18,8 @@ struct family {
   std::string_view hf_arch;    // config.json "architectures"[0]
   std::string_view gguf_arch;  // general.architecture of the translation
   // Llama checkpoints rotate the two halves of each head (rotate_half); GGUF "llama" rotates adjacent
-  // pairs, so llama.cpp's converter reorders the rows of Q and K, and so do we.
+  // pairs, so llama.cpp's converter reorders the rows of Q and K. glia keeps the checkpoint's order
+  // and says so in the metadata (model/rope_rows.h); quantize reorders them when writing a GGUF.
   bool permute_qk = false;
   // Gemma checkpoints store RMSNorm weights w for a forward that multiplies by 1 + w; GGUF stores 1 + w.
   bool norm_plus_one = false;
