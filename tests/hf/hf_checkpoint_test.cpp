@@ -391,6 +391,66 @@ TEST(hf_checkpoint, checkpoint_order_mark_is_for_llama_only) {
   EXPECT_EQ(p->layers.back().rope.style, rope_style::neox);
 }
 
+// Mistral 7B v0.1 attends over a sliding window on every layer; transformers lets position q see
+// k when q - window < k <= q. With a window of 3 on the Brown model's 6 layers, the last of 16
+// positions (15) reaches back 6 * 2 positions, to 3: the token at 2 no longer changes its logits
+// (as it does with full attention) and the token at 3 still does; the first 3 positions are those
+// of full attention, and decoding one token at a time through the ring buffer agrees with the
+// whole prompt at once.
+TEST(hf_checkpoint, mistral_sliding_window_limits_what_each_position_sees) {
+  const std::string windowed = test::scratch("hf_checkpoint/mistral-window3"), full = test::scratch("hf_checkpoint/llama-full");
+  test::hf_export_options o;
+  o.architecture = "MistralForCausalLM";
+  o.config_patch = R"({"sliding_window": 3})";
+  ASSERT_TRUE(test::export_hf_checkpoint(test::testdata("models/brown-f32.gguf"), windowed, o).is_ok());
+  ASSERT_TRUE(test::export_hf_checkpoint(test::testdata("models/brown-f32.gguf"), full).is_ok());
+  auto mw = load_model(windowed), mf = load_model(full);
+  ASSERT_TRUE(mw.is_ok() && mf.is_ok()) << mw.message() << mf.message();
+  for (const auto& l : (*mw)->profile.layers) {
+    EXPECT_TRUE(l.sliding);
+    EXPECT_EQ(l.window, 3);
+  }
+  auto be = make_cpu_backend(2);
+  const int64_t n_vocab = (*mw)->profile.n_vocab;
+  auto logits = [&](const model& m, const std::vector<int32_t>& ids, bool one_by_one) {
+    auto cache = kv_cache::create(m.profile, 64, 64, dtype::f32, *be);
+    EXPECT_TRUE(cache.is_ok()) << cache.message();
+    forward_pass fwd(m, *be);
+    std::vector<float> all, step;
+    if (!one_by_one) {
+      EXPECT_TRUE(fwd.run(*cache, ids, 0, true, all).is_ok());
+      return all;
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+      EXPECT_TRUE(fwd.run(*cache, std::span(ids).subspan(i, 1), int32_t(i), true, step).is_ok());
+      all.insert(all.end(), step.begin(), step.end());
+    }
+    return all;
+  };
+  std::vector<int32_t> ids = {1, 45, 300, 7, 999, 12, 600, 33, 21, 5, 8, 77, 1000, 3, 4, 90};
+  auto changed_at = [&](size_t i) {
+    std::vector<int32_t> v = ids;
+    v[i] = 2;
+    return v;
+  };
+  auto last = [&](const std::vector<float>& v) { return std::vector<float>(v.end() - n_vocab, v.end()); };
+  const auto w = logits(**mw, ids, false), f = logits(**mf, ids, false);
+  EXPECT_EQ(last(w), last(logits(**mw, changed_at(2), false)));
+  EXPECT_NE(last(w), last(logits(**mw, changed_at(3), false)));
+  EXPECT_NE(last(f), last(logits(**mf, changed_at(2), false)));
+  float worst_head = 0.0f, worst_steps = 0.0f, worst_tail = 0.0f;
+  const auto steps = logits(**mw, ids, true);
+  ASSERT_EQ(steps.size(), w.size());
+  for (size_t i = 0; i < w.size(); ++i) {
+    worst_steps = std::max(worst_steps, std::fabs(steps[i] - w[i]));
+    if (i < size_t(3 * n_vocab)) worst_head = std::max(worst_head, std::fabs(f[i] - w[i]));
+    else worst_tail = std::max(worst_tail, std::fabs(f[i] - w[i]));
+  }
+  EXPECT_LT(worst_head, 1e-4f);
+  EXPECT_LT(worst_steps, 1e-3f);
+  EXPECT_GT(worst_tail, 0.1f);  // the window changes what later positions see
+}
+
 // Gemma 3 1B's tokenizer has one added token (<image_soft_token>) past its 262144 embedding rows:
 // such a token is left out, its text tokenized as text, as in llama.cpp's GGUF of the model.
 TEST(hf_checkpoint, added_tokens_past_the_embedding_are_text) {

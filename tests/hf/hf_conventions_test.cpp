@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "model/hf/hf_checkpoint.h"
@@ -100,6 +101,32 @@ TEST(hf_conventions, only_llama_checkpoints_are_marked) {
   ASSERT_TRUE(f.is_ok()) << f.message();
   EXPECT_EQ(first_column(**f, "blk.0.attn_q.weight"), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_FALSE((*f)->get_bool(key_rope_checkpoint_order).has_value());
+}
+
+// MistralConfig's sliding_window defaults to 4096 (Mistral 7B v0.1); null (v0.2 on) turns it off.
+// LlamaConfig has none, so a Llama config's key means nothing.
+TEST(hf_conventions, mistral_sliding_window_as_transformers_reads_it) {
+  auto window_of = [](const char* arch, const json& patch) -> std::optional<int64_t> {
+    tiny_checkpoint t(arch, 1, 1, 1.0f);
+    json c = json::parse(t.files.config_json);
+    c.merge_patch(patch);
+    if (patch.contains("sliding_window") && patch["sliding_window"].is_null()) c["sliding_window"] = nullptr;
+    t.files.config_json = c.dump();
+    auto f = hf::translate(t.files);
+    EXPECT_TRUE(f.is_ok()) << f.message();
+    return f.is_ok() ? (*f)->get_int("llama.attention.sliding_window") : std::nullopt;
+  };
+  EXPECT_EQ(window_of("MistralForCausalLM", json::object()), 4096);
+  EXPECT_EQ(window_of("MistralForCausalLM", {{"sliding_window", 32}}), 32);
+  EXPECT_EQ(window_of("MistralForCausalLM", {{"sliding_window", nullptr}}), std::nullopt);
+  EXPECT_EQ(window_of("LlamaForCausalLM", {{"sliding_window", 32}}), std::nullopt);
+  tiny_checkpoint bad("MistralForCausalLM", 1, 1, 1.0f);
+  json c = json::parse(bad.files.config_json);
+  c["sliding_window"] = 0;
+  bad.files.config_json = c.dump();
+  auto f = hf::translate(bad.files);
+  ASSERT_FALSE(f.is_ok());
+  EXPECT_NE(f.message().find("sliding_window must be a positive integer, found 0"), std::string::npos) << f.message();
 }
 
 TEST(hf_conventions, gemma_norms_are_one_plus_the_stored_weight) {

@@ -165,6 +165,7 @@ status export_hf_checkpoint(const std::string& gguf_path, const std::string& dir
     config["architectures"] = {opts.architecture.empty() ? std::string(hf_arch) : opts.architecture};
     config["model_type"] = arch;
   }
+  if (!opts.config_patch.empty()) config.merge_patch(json::parse(opts.config_patch));
   GLIA_TRY(write_text(fs::path(dir) / "config.json", config.dump(2)));
 
   std::vector<safetensors::writer> shards(size_t(std::max(1, opts.shards)));

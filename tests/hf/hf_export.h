@@ -20,6 +20,7 @@ struct hf_export_options {
   bool v5_rope = false;         // RoPE settings in transformers 5's rope_parameters (per layer type for Gemma 3)
   std::string architecture{};   // config.json's class when not the family's usual one (MistralForCausalLM)
   std::string rope_scaling{};   // config.json's rope_scaling (JSON); the GGUF's rope_freqs tensor is left out
+  std::string config_patch{};   // a JSON merge patch applied to config.json last (null values delete keys)
 };
 
 status export_hf_checkpoint(const std::string& gguf_path, const std::string& dir, const hf_export_options& opts = {});

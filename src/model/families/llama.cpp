@@ -1,5 +1,8 @@
 // Llama 1/2/3 and Mistral (GGUF arch "llama"): pre-norm, SwiGLU, interleaved RoPE, optional
-// rope_freqs tensor on every layer (Llama 3.1 frequency scaling), linear or YaRN RoPE scaling.
+// rope_freqs tensor on every layer (Llama 3.1 frequency scaling), linear or YaRN RoPE scaling,
+// Mistral 7B v0.1's sliding window.
+#include <cstdint>
+
 #include "model/families/families.h"
 
 namespace glia::families {
@@ -10,6 +13,21 @@ status fill_llama(const arch_metadata& md, family_profile& p) {
   for (auto& l : p.layers) {
     l.rope.style = rope_style::normal;
     l.use_rope_freqs = has_rope_freqs;
+  }
+  // Mistral's sliding window, which only files made from a checkpoint folder carry (llama.cpp's
+  // converter leaves it out): every layer, unless a pattern names the sliding ones.
+  if (!md.file().find(md.key("attention.sliding_window"))) return {};
+  GLIA_ASSIGN(const int64_t window, md.get_int("attention.sliding_window", 0));
+  if (window <= 0 || window > INT32_MAX)
+    return make_error("metadata key {}: window {} must be positive", md.key("attention.sliding_window"), window);
+  std::vector<bool> sliding(size_t(p.n_layer), true);
+  if (md.file().find(md.key("attention.sliding_window_pattern"))) {
+    GLIA_ASSIGN(sliding, sliding_layers(md, p.n_layer, 0));
+  }
+  for (int il = 0; il < p.n_layer; ++il) {
+    auto& l = p.layers[size_t(il)];
+    l.sliding = sliding[size_t(il)];
+    l.window = l.sliding ? int(window) : 0;
   }
   return {};
 }

@@ -84,7 +84,7 @@ status gemma3_extra(const json& cfg, std::string_view arch, gguf::writer& md) {
 // Defaults from transformers' LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config, GemmaConfig,
 // Gemma2Config and Gemma3TextConfig.
 constexpr std::string_view llama_defaults = R"({"max_position_embeddings": 2048, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": false})";
-constexpr std::string_view mistral_defaults = R"({"max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "num_key_value_heads": 8, "tie_word_embeddings": false})";
+constexpr std::string_view mistral_defaults = R"({"max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "num_key_value_heads": 8, "tie_word_embeddings": false, "sliding_window": 4096})";
 constexpr std::string_view qwen2_defaults = R"({"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "num_key_value_heads": 32, "tie_word_embeddings": false})";
 constexpr std::string_view qwen3_defaults = R"({"max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "head_dim": 128, "num_key_value_heads": 32, "tie_word_embeddings": false})";
 constexpr std::string_view gemma_defaults = R"({"max_position_embeddings": 8192, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "head_dim": 256, "num_key_value_heads": 16, "tie_word_embeddings": true})";
@@ -96,7 +96,10 @@ constexpr std::string_view gelu_tanh[] = {"gelu_pytorch_tanh"};
 
 const family kFamilies[] = {
     {.hf_arch = "LlamaForCausalLM", .gguf_arch = "llama", .permute_qk = true, .activations = silu, .defaults = llama_defaults},
-    {.hf_arch = "MistralForCausalLM", .gguf_arch = "llama", .permute_qk = true, .activations = silu, .defaults = mistral_defaults},
+    // Mistral 7B v0.1 attends over a sliding window on every layer (later versions say null): run as
+    // transformers runs it, where llama.cpp's converter drops the window and attends to everything.
+    {.hf_arch = "MistralForCausalLM", .gguf_arch = "llama", .permute_qk = true, .activations = silu, .defaults = mistral_defaults,
+     .extra = sliding_pattern},
     {.hf_arch = "Qwen2ForCausalLM", .gguf_arch = "qwen2", .activations = silu, .qkv_bias = true, .defaults = qwen2_defaults},
     {.hf_arch = "Qwen3ForCausalLM", .gguf_arch = "qwen3", .activations = silu, .defaults = qwen3_defaults},
     {.hf_arch = "GemmaForCausalLM", .gguf_arch = "gemma", .norm_plus_one = true, .activation_key = "hidden_activation",
