@@ -639,6 +639,12 @@ TEST(hf_checkpoint, folders_that_are_not_whole_models_say_what_they_are) {
   const std::string mistral = llama_dir("consolidated");
   fs::rename(mistral + "/model.safetensors", mistral + "/consolidated.safetensors");
   EXPECT_NE(load_error(mistral).find("no model*.safetensors weights"), std::string::npos);
+  // A whole model with an adapter beside it: transformers would apply the adapter, so the bare
+  // weights are not run (nor quantized) as if it were not there.
+  const std::string with_adapter = llama_dir("with-adapter");
+  write_text(with_adapter + "/adapter_config.json", R"({"peft_type": "LORA", "r": 8})");
+  EXPECT_NE(load_error(with_adapter).find("adapter_config.json: a PEFT (LoRA) adapter sits beside the model"), std::string::npos)
+      << load_error(with_adapter);
 }
 
 }  // namespace
