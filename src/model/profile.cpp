@@ -44,6 +44,28 @@ status validate(const family_profile& p) {
   return {};
 }
 
+// glia.rope.checkpoint_order (model/rope_rows.h): Q/K rows in a checkpoint's half-split order, so
+// rotated NeoX-style. Any value but a bool is refused: ignoring it would rotate the wrong pairs.
+status apply_checkpoint_order(const gguf::file& f, const family_entry& entry, family_profile& p) {
+  if (!f.find(key_rope_checkpoint_order)) return {};
+  const auto marked = f.get_bool(key_rope_checkpoint_order);
+  if (!marked) return make_error("metadata key {} must be a bool", key_rope_checkpoint_order);
+  if (!*marked) return {};
+  if (!entry.gguf_interleaves_qk)
+    return make_error("metadata key {} applies to llama models only; {} keeps Q and K in checkpoint order anyway",
+                      key_rope_checkpoint_order, p.arch);
+  for (size_t il = 0; il < p.layers.size(); ++il) {
+    auto& l = p.layers[il];
+    // Interleaving whole heads matches NeoX rotation only when every dimension rotates.
+    if (l.rope.n_rot != l.head_dim_k)
+      return make_error("metadata key {}: layer {} rotates {} of its {} key dimensions; the mark needs them all", key_rope_checkpoint_order,
+                        il, l.rope.n_rot, l.head_dim_k);
+    l.rope.style = rope_style::neox;
+  }
+  p.qk_checkpoint_order = true;
+  return {};
+}
+
 }  // namespace
 
 int family_profile::max_head_dim() const {
@@ -70,13 +92,7 @@ result<family_profile> profile_from_gguf(const gguf::file& f) {
   p.arch = *arch;
   p.name = f.get_string("general.name").value_or("");
   GLIA_TRY(entry->fill(families::arch_metadata(f, *arch), p));
-  if (f.get_bool(key_rope_checkpoint_order).value_or(false)) {
-    if (!entry->gguf_interleaves_qk)
-      return make_error("metadata key {} applies to llama models only; {} keeps Q and K in checkpoint order anyway",
-                        key_rope_checkpoint_order, *arch);
-    p.qk_checkpoint_order = true;
-    for (auto& l : p.layers) l.rope.style = rope_style::neox;
-  }
+  GLIA_TRY(apply_checkpoint_order(f, *entry, p));
   const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
   if (!embd) return make_error("missing tensor token_embd.weight");
   p.n_vocab = embd->ne[1];

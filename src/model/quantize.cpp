@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <numeric>
 
@@ -28,18 +28,22 @@ int64_t first_non_finite_row(const float* x, int64_t n_rows, int64_t n_per_row) 
   return -1;
 }
 
-// For a model whose Q/K rows are in checkpoint order: the heads of tensor `name` when it is one of
-// those projections (its rows to interleave for the GGUF), else 0.
-int64_t checkpoint_order_heads(const family_profile& p, const std::string& name) {
-  if (!p.qk_checkpoint_order) return 0;
-  int il = -1, end = 0;
-  char which = 0;
-  if (std::sscanf(name.c_str(), "blk.%d.attn_%c%n", &il, &which, &end) != 2 || il < 0 || il >= p.n_layer) return 0;
-  const std::string_view rest = std::string_view(name).substr(size_t(end));
-  if (rest != ".weight" && rest != ".bias") return 0;
-  if (which == 'q') return p.layers[size_t(il)].n_head;
-  if (which == 'k') return p.layers[size_t(il)].n_head_kv;
-  return 0;
+// For a model whose Q/K rows are in checkpoint order: the Q and K tensors (weights and biases) and
+// their head counts, the rows of each to interleave for the GGUF.
+struct head_rows {
+  int64_t heads = 0, head_dim = 0;
+};
+std::map<std::string, head_rows> checkpoint_order_heads(const family_profile& p) {
+  std::map<std::string, head_rows> out;
+  if (!p.qk_checkpoint_order) return out;
+  for (int il = 0; il < p.n_layer; ++il) {
+    const layer_profile& l = p.layers[size_t(il)];
+    for (const char* suffix : {"weight", "bias"}) {
+      out[fmt::format("blk.{}.attn_q.{}", il, suffix)] = {l.n_head, l.head_dim_k};
+      out[fmt::format("blk.{}.attn_k.{}", il, suffix)] = {l.n_head_kv, l.head_dim_k};
+    }
+  }
+  return out;
 }
 
 std::string shape_text(const std::vector<int64_t>& dims) {
@@ -134,12 +138,16 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
   thread_pool pool(opts.n_threads);
   quantize_summary sum;
   std::vector<uint8_t> buf, reordered;
+  const auto reorder = checkpoint_order_heads(*profile);
   for (size_t i = 0; i < descs.size(); ++i) {
     if (opts.cancel && opts.cancel->load()) return make_error("{}: interrupted", out_path);
     const tensor_desc& d = descs[i];
     gguf::tensor_info src = *f.find_tensor(d.name);
-    if (const int64_t heads = checkpoint_order_heads(*profile, d.name)) {
+    if (auto it = reorder.find(d.name); it != reorder.end()) {
       const int64_t rows = d.dims.size() == 1 ? d.dims[0] : src.n_elements() / d.dims[0];
+      const auto [heads, head_dim] = it->second;
+      if (rows != heads * head_dim)  // the loader refuses such a model; so does its quantization
+        return make_error("{}: tensor {} has {} rows; {} heads of {} need {}", in_path, d.name, rows, heads, head_dim, heads * head_dim);
       auto s = interleave_rope_rows({src.data, size_t(src.n_bytes)}, reordered, rows, heads, d.name);
       if (!s) return make_error("{}: {}", in_path, s.message());
       src.data = reordered.data();

@@ -124,6 +124,9 @@ void add_rope_cases(std::vector<op_case>& cases) {
       {"neox", 2, 64, 64, rope_style::neox, false, 0.0f, 1.0f},
       {"partial_neox", 5, 40, 16, rope_style::neox, false, 0.0f, 0.25f},
       {"freq_factors", 2, 64, 64, rope_style::normal, true, 0.0f, 1.0f},
+      // Llama 3.1 folders: Q/K in checkpoint order, so NeoX pairs with rope_freqs (and YaRN).
+      {"neox_freq_factors", 2, 64, 64, rope_style::neox, true, 0.0f, 1.0f},
+      {"neox_yarn_freq_factors", 3, 32, 32, rope_style::neox, true, 1.0f, 0.25f},
       {"yarn", 4, 32, 32, rope_style::neox, false, 1.0f, 0.25f},
   };
   for (const rc& c : list) {

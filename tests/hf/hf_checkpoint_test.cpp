@@ -3,6 +3,9 @@
 // refused with a message that names the file and the key or tensor at fault.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -368,27 +371,60 @@ TEST(hf_checkpoint, bf16_weights_are_used_as_they_are) {
 // A file marked as holding checkpoint-order rows is refused for families whose GGUF convention keeps
 // that order anyway (the mark would mean nothing there).
 TEST(hf_checkpoint, checkpoint_order_mark_is_for_llama_only) {
-  auto marked = [](const std::string& model) {
+  auto marked = [](const std::string& model, gguf::value mark, uint32_t n_rot = 0) {
     auto f = gguf::file::open(test::testdata("models/" + model));
     EXPECT_TRUE(f.is_ok()) << f.message();
     gguf::writer w;
     w.copy_metadata(**f);
     EXPECT_TRUE(w.copy_tensors(**f).is_ok());
-    w.set_bool(std::string(key_rope_checkpoint_order), true);
+    w.set(std::string(key_rope_checkpoint_order), std::move(mark));
+    if (n_rot) w.set_u32("llama.rope.dimension_count", n_rot);
     const std::string path = test::scratch("hf_checkpoint/marked-" + model);
     EXPECT_TRUE(w.write(path).is_ok());
-    return gguf::file::open(path);
+    auto g = gguf::file::open(path);
+    EXPECT_TRUE(g.is_ok()) << g.message();
+    return profile_from_gguf(**g);
   };
-  auto qwen = marked("qwen3-F16.gguf");
-  ASSERT_TRUE(qwen.is_ok()) << qwen.message();
-  auto p = profile_from_gguf(**qwen);
+  auto boolean = [](bool b) {
+    gguf::value v;
+    v.type = gguf::value_type::boolean;
+    v.data = b;
+    return v;
+  };
+  auto p = marked("qwen3-F16.gguf", boolean(true));
   ASSERT_FALSE(p.is_ok());
   EXPECT_NE(p.message().find("glia.rope.checkpoint_order applies to llama models only"), std::string::npos) << p.message();
-  auto llama = marked("brown-f32.gguf");
-  ASSERT_TRUE(llama.is_ok()) << llama.message();
-  p = profile_from_gguf(**llama);
+  p = marked("brown-f32.gguf", boolean(true));
   ASSERT_TRUE(p.is_ok()) << p.message();
   EXPECT_EQ(p->layers.back().rope.style, rope_style::neox);
+  p = marked("brown-f32.gguf", boolean(false));
+  ASSERT_TRUE(p.is_ok()) << p.message();
+  EXPECT_EQ(p->layers.back().rope.style, rope_style::normal);
+  // Ignoring a mark of another type would rotate the wrong pairs.
+  gguf::value one;
+  one.type = gguf::value_type::u32;
+  one.data = uint64_t(1);
+  p = marked("brown-f32.gguf", one);
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_NE(p.message().find("glia.rope.checkpoint_order must be a bool"), std::string::npos) << p.message();
+  // NeoX over part of a head is not what interleaving whole heads gives: refused.
+  p = marked("brown-f32.gguf", boolean(true), 16);
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_NE(p.message().find("layer 0 rotates 16 of its 32 key dimensions"), std::string::npos) << p.message();
+}
+
+// A folder whose config does not fit its tensors is refused by quantize as by the loader (quantize
+// would otherwise reorder rows by the wrong head size and write a file nothing loads).
+TEST(hf_checkpoint, quantize_refuses_heads_that_do_not_fit_the_rows) {
+  if (test::emulated) GTEST_SKIP() << "the CLI runs under an emulator";
+  const std::string dir = test::scratch("hf_checkpoint/wrong-head-dim");
+  test::hf_export_options o;
+  o.config_patch = R"({"head_dim": 16})";
+  ASSERT_TRUE(test::export_hf_checkpoint(test::testdata("models/brown-f32.gguf"), dir, o).is_ok());
+  EXPECT_FALSE(load_model(dir).is_ok());
+  auto q = test::run_glia({"quantize", dir, test::scratch("hf_checkpoint/wrong-head-dim.gguf"), "F16"});
+  EXPECT_NE(q.exit_code, 0);
+  EXPECT_NE(q.err.find("tensor blk.0.attn_k.weight has 64 rows; 2 heads of 16 need 32"), std::string::npos) << q.err;
 }
 
 // Mistral 7B v0.1 attends over a sliding window on every layer; transformers lets position q see
@@ -412,9 +448,12 @@ TEST(hf_checkpoint, mistral_sliding_window_limits_what_each_position_sees) {
   }
   auto be = make_cpu_backend(2);
   const int64_t n_vocab = (*mw)->profile.n_vocab;
+  // Chunks of 4 (one token at a time): rings of 3 + 4 - 1 (3) slots, which wrap over 16 positions.
   auto logits = [&](const model& m, const std::vector<int32_t>& ids, bool one_by_one) {
-    auto cache = kv_cache::create(m.profile, 64, 64, dtype::f32, *be);
+    auto cache = kv_cache::create(m.profile, 64, one_by_one ? 1 : 4, dtype::f32, *be);
     EXPECT_TRUE(cache.is_ok()) << cache.message();
+    if (&m == mw->get())
+      EXPECT_LT(cache->bytes(), kv_cache::bytes_needed((*mf)->profile, 64, one_by_one ? 1 : 4, dtype::f32, be->kv_layout()));
     forward_pass fwd(m, *be);
     std::vector<float> all, step;
     if (!one_by_one) {

@@ -120,13 +120,26 @@ TEST(hf_conventions, mistral_sliding_window_as_transformers_reads_it) {
   EXPECT_EQ(window_of("MistralForCausalLM", {{"sliding_window", 32}}), 32);
   EXPECT_EQ(window_of("MistralForCausalLM", {{"sliding_window", nullptr}}), std::nullopt);
   EXPECT_EQ(window_of("LlamaForCausalLM", {{"sliding_window", 32}}), std::nullopt);
-  tiny_checkpoint bad("MistralForCausalLM", 1, 1, 1.0f);
-  json c = json::parse(bad.files.config_json);
-  c["sliding_window"] = 0;
-  bad.files.config_json = c.dump();
-  auto f = hf::translate(bad.files);
-  ASSERT_FALSE(f.is_ok());
-  EXPECT_NE(f.message().find("sliding_window must be a positive integer, found 0"), std::string::npos) << f.message();
+  // MistralForCausalLM reads no layer pattern: the window is on every layer.
+  tiny_checkpoint patterned("MistralForCausalLM", 1, 1, 1.0f);
+  json pc = json::parse(patterned.files.config_json);
+  pc["sliding_window_pattern"] = 2;
+  pc["layer_types"] = {"full_attention"};
+  patterned.files.config_json = pc.dump();
+  auto pf = hf::translate(patterned.files);
+  ASSERT_TRUE(pf.is_ok()) << pf.message();
+  EXPECT_EQ(pf.value()->find("llama.attention.sliding_window_pattern"), nullptr);
+  EXPECT_EQ(pf.value()->get_int("llama.attention.sliding_window"), 4096);
+  for (const json& w : {json(0), json(-1), json(uint64_t(1) << 32 | 1), json(2147483648LL), json(UINT64_MAX), json("4096")}) {
+    tiny_checkpoint bad("MistralForCausalLM", 1, 1, 1.0f);
+    json c = json::parse(bad.files.config_json);
+    c["sliding_window"] = w;
+    bad.files.config_json = c.dump();
+    auto f = hf::translate(bad.files);
+    ASSERT_FALSE(f.is_ok()) << w.dump();
+    EXPECT_NE(f.message().find("sliding_window must be an integer from 1 to 2147483647, found " + w.dump()), std::string::npos)
+        << f.message();
+  }
 }
 
 TEST(hf_conventions, gemma_norms_are_one_plus_the_stored_weight) {

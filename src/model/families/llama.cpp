@@ -14,12 +14,14 @@ status fill_llama(const arch_metadata& md, family_profile& p) {
     l.rope.style = rope_style::normal;
     l.use_rope_freqs = has_rope_freqs;
   }
-  // Mistral's sliding window, which only files made from a checkpoint folder carry (llama.cpp's
-  // converter leaves it out): every layer, unless a pattern names the sliding ones.
-  if (!md.file().find(md.key("attention.sliding_window"))) return {};
+  // Mistral's sliding window, as files made from a checkpoint folder carry it (llama.cpp's converter
+  // leaves it out, and llama.cpp ignores it on llama files): every layer, unless a pattern names the
+  // sliding ones. 0 is no window.
   GLIA_ASSIGN(const int64_t window, md.get_int("attention.sliding_window", 0));
-  if (window <= 0 || window > INT32_MAX)
-    return make_error("metadata key {}: window {} must be positive", md.key("attention.sliding_window"), window);
+  if (window == 0) return {};
+  if (window < 0 || window > INT32_MAX)
+    return make_error("metadata key {}: window {} must be from 1 to {} (0: none)", md.key("attention.sliding_window"), window,
+                      INT32_MAX);
   std::vector<bool> sliding(size_t(p.n_layer), true);
   if (md.file().find(md.key("attention.sliding_window_pattern"))) {
     GLIA_ASSIGN(sliding, sliding_layers(md, p.n_layer, 0));

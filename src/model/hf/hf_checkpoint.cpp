@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <limits>
@@ -328,7 +327,7 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
   }
   // Q and K stay in the checkpoint's row order (no copy): the model rotates them NeoX-style, and
   // quantize interleaves them as the converter does (model/rope_rows.h).
-  if (tr.cfg.fam->permute_qk) tr.cfg.metadata.set_bool(std::string(key_rope_checkpoint_order), true);
+  if (tr.cfg.fam->mark_qk_checkpoint_order) tr.cfg.metadata.set_bool(std::string(key_rope_checkpoint_order), true);
   set_file_type(tr.matrix_types, tr.cfg.metadata);
   add_tokenizer(files, tr.cfg.metadata);
   GLIA_TRY(add_generation_config(config, files, tr.cfg.metadata));

@@ -1,8 +1,8 @@
 // A Hugging Face checkpoint folder (config.json, *.safetensors, tokenizer.json, tokenizer_config.json)
 // opened as the GGUF file llama.cpp's converter would have written from it: the same metadata keys
-// and tensor names, with Q/K rows reordered for Llama-style checkpoints and Gemma's norms shifted by
-// one. Weights stay in the mapped safetensors files except those two kinds of tensors (and 1-D
-// tensors, converted to F32 as the converter does). The tokenizer files travel as raw text under
+// and tensor names, Gemma's norms shifted by one. Llama-style Q/K rows stay in the checkpoint's
+// order, marked as such (model/rope_rows.h). Weights stay in the mapped safetensors files but for
+// 1-D tensors, converted to F32 as the converter does. The tokenizer files travel as raw text under
 // tokenizer.huggingface.{json,config,chat_template}; the tokenizer layer reads them from there.
 #pragma once
 

@@ -221,13 +221,12 @@ result<model_config> read_model_config(const json& config, const std::string& na
   GLIA_ASSIGN(const int64_t n_embd, required_int(cfg, "hidden_size"));
   GLIA_ASSIGN(out.n_layer, required_int(cfg, "num_hidden_layers"));
   GLIA_ASSIGN(const int64_t n_ff, required_int(cfg, "intermediate_size"));
-  GLIA_ASSIGN(out.n_head, required_int(cfg, "num_attention_heads"));
+  GLIA_ASSIGN(const int64_t n_head, required_int(cfg, "num_attention_heads"));
   GLIA_ASSIGN(const int64_t n_ctx, required_int(cfg, "max_position_embeddings"));
   GLIA_ASSIGN(const std::optional<int64_t> n_head_kv, positive_int(cfg, "num_key_value_heads", false));
   GLIA_ASSIGN(const std::optional<int64_t> head_dim, positive_int(cfg, "head_dim", false));
   GLIA_ASSIGN(const double eps, positive_number(cfg, "rms_norm_eps"));
   GLIA_ASSIGN(const rope_settings rope, read_rope_settings(given, cfg));
-  out.n_head_kv = n_head_kv.value_or(out.n_head);
   out.tied_given = present(given, "tie_word_embeddings");
   if (auto t = cfg.find("tie_word_embeddings"); t != cfg.end()) {
     if (!t->is_boolean()) return make_error("config.json: tie_word_embeddings must be true or false, found {}", t->dump());
@@ -242,15 +241,15 @@ result<model_config> read_model_config(const json& config, const std::string& na
   md.set_u32(arch + ".embedding_length", uint32_t(n_embd));
   md.set_u32(arch + ".block_count", uint32_t(out.n_layer));
   md.set_u32(arch + ".feed_forward_length", uint32_t(n_ff));
-  md.set_u32(arch + ".attention.head_count", uint32_t(out.n_head));
-  md.set_u32(arch + ".attention.head_count_kv", uint32_t(out.n_head_kv));
+  md.set_u32(arch + ".attention.head_count", uint32_t(n_head));
+  md.set_u32(arch + ".attention.head_count_kv", uint32_t(n_head_kv.value_or(n_head)));
   md.set_f32(arch + ".attention.layer_norm_rms_epsilon", float(eps));
   md.set_f32(arch + ".rope.freq_base", float(rope.theta));
   if (head_dim) {
     md.set_u32(arch + ".attention.key_length", uint32_t(*head_dim));
     md.set_u32(arch + ".attention.value_length", uint32_t(*head_dim));
   }
-  GLIA_TRY(read_rope_scaling(rope.scaling, head_dim.value_or(n_embd / out.n_head), rope.theta, out));
+  GLIA_TRY(read_rope_scaling(rope.scaling, head_dim.value_or(n_embd / n_head), rope.theta, out));
   if (out.fam->extra) GLIA_TRY(out.fam->extra(cfg, arch, md));
   if (rope.theta_local) {  // after extra, whose rope_local_base_freq (or its default) this replaces
     if (!out.fam->local_rope_base && *rope.theta_local != rope.theta)

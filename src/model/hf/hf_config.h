@@ -1,5 +1,5 @@
 // config.json -> the GGUF metadata llama.cpp's converter writes for the same model, and the facts
-// the tensor translation needs (head counts for the Q/K reordering, tying, RoPE frequency factors).
+// the tensor translation needs (layer count, tying, RoPE frequency factors).
 #pragma once
 
 #include <optional>
@@ -14,7 +14,7 @@ namespace glia::hf {
 struct model_config {
   const family* fam = nullptr;
   json text;  // the language model's config, transformers' defaults filled in
-  int64_t n_layer = 0, n_head = 0, n_head_kv = 0;
+  int64_t n_layer = 0;
   bool tied = false;                    // the LM head is the token embedding
   bool tied_given = false;              // config.json says so (else the family's default)
   std::vector<float> rope_freq_factors;  // Llama 3 RoPE scaling: the rope_freqs tensor llama.cpp adds

@@ -1,11 +1,23 @@
 #include "model/hf/hf_family.h"
 
 #include <cmath>
+#include <cstdint>
 #include <fmt/ranges.h>
 
 namespace glia::hf {
 
 namespace {
+
+// config.json's sliding_window, when not null.
+status sliding_window(const json& cfg, std::string_view arch, gguf::writer& md) {
+  auto w = cfg.find("sliding_window");
+  if (w == cfg.end() || w->is_null()) return {};
+  // (an unsigned value past INT64_MAX reads as negative)
+  if (!w->is_number_integer() || w->get<int64_t>() < 1 || w->get<int64_t>() > INT32_MAX)
+    return make_error("config.json: sliding_window must be an integer from 1 to {}, found {}", INT32_MAX, w->dump());
+  md.set_u32(fmt::format("{}.attention.sliding_window", arch), uint32_t(w->get<int64_t>()));
+  return {};
+}
 
 // "layer_types" (transformers 4.53+) names each layer's attention; GGUF carries it as a per-layer
 // bool array of sliding layers. An older config's "sliding_window_pattern" is the period instead.
@@ -35,12 +47,7 @@ status sliding_pattern(const json& cfg, std::string_view arch, gguf::writer& md)
       return make_error("config.json: sliding_window_pattern must be a positive integer, found {}", p->dump());
     md.set_u32(key, uint32_t(p->get<int64_t>()));
   }
-  if (auto w = cfg.find("sliding_window"); w != cfg.end() && !w->is_null()) {
-    if (!w->is_number_integer() || w->get<int64_t>() < 1)
-      return make_error("config.json: sliding_window must be a positive integer, found {}", w->dump());
-    md.set_u32(fmt::format("{}.attention.sliding_window", arch), uint32_t(w->get<int64_t>()));
-  }
-  return {};
+  return sliding_window(cfg, arch, md);
 }
 
 // Queries are scaled by query_pre_attn_scalar^-1/2 rather than head_dim^-1/2.
@@ -95,11 +102,12 @@ constexpr std::string_view silu[] = {"silu"};
 constexpr std::string_view gelu_tanh[] = {"gelu_pytorch_tanh"};
 
 const family kFamilies[] = {
-    {.hf_arch = "LlamaForCausalLM", .gguf_arch = "llama", .permute_qk = true, .activations = silu, .defaults = llama_defaults},
-    // Mistral 7B v0.1 attends over a sliding window on every layer (later versions say null): run as
-    // transformers runs it, where llama.cpp's converter drops the window and attends to everything.
-    {.hf_arch = "MistralForCausalLM", .gguf_arch = "llama", .permute_qk = true, .activations = silu, .defaults = mistral_defaults,
-     .extra = sliding_pattern},
+    {.hf_arch = "LlamaForCausalLM", .gguf_arch = "llama", .mark_qk_checkpoint_order = true, .activations = silu, .defaults = llama_defaults},
+    // Mistral 7B v0.1 attends over a sliding window on every layer (later versions say null; the
+    // model reads no layer_types or pattern): run as transformers runs it, where llama.cpp's converter
+    // drops the window and attends to everything.
+    {.hf_arch = "MistralForCausalLM", .gguf_arch = "llama", .mark_qk_checkpoint_order = true, .activations = silu,
+     .defaults = mistral_defaults, .extra = sliding_window},
     {.hf_arch = "Qwen2ForCausalLM", .gguf_arch = "qwen2", .activations = silu, .qkv_bias = true, .defaults = qwen2_defaults},
     {.hf_arch = "Qwen3ForCausalLM", .gguf_arch = "qwen3", .activations = silu, .defaults = qwen3_defaults},
     {.hf_arch = "GemmaForCausalLM", .gguf_arch = "gemma", .norm_plus_one = true, .activation_key = "hidden_activation",

@@ -19,8 +19,8 @@ struct family {
   std::string_view gguf_arch;  // general.architecture of the translation
   // Llama checkpoints rotate the two halves of each head (rotate_half); GGUF "llama" rotates adjacent
   // pairs, so llama.cpp's converter reorders the rows of Q and K. glia keeps the checkpoint's order
-  // and says so in the metadata (model/rope_rows.h); quantize reorders them when writing a GGUF.
-  bool permute_qk = false;
+  // and marks it in the metadata (model/rope_rows.h); quantize reorders them when writing a GGUF.
+  bool mark_qk_checkpoint_order = false;
   // Gemma checkpoints store RMSNorm weights w for a forward that multiplies by 1 + w; GGUF stores 1 + w.
   bool norm_plus_one = false;
   // Gemma 2/3 norm both sides of each block: post_attention_layernorm is the attention's post-norm
