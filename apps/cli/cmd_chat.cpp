@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "draft_options.h"
 #include "load_session.h"
 #include "sampling_options.h"
 #include "core/json_text.h"
@@ -68,6 +69,7 @@ command_fn add_chat(CLI::App& app) {
     session_options s;
     diagnostics_options diag;
     sampling_options sampling;
+    draft_options draft;
     std::string chat_template;
     std::string chat_template_kwargs = "{}";
     std::string system;
@@ -83,6 +85,7 @@ command_fn add_chat(CLI::App& app) {
   cmd->add_option("-n,--n-predict", o->n_predict, "most tokens per answer (-1: until the model stops)")->capture_default_str();
   cmd->add_flag("--verbose", o->verbose, "print the tokens evaluated and reused per turn on stderr");
   o->sampling.add_to(cmd);
+  o->draft.add_to(cmd);
   o->diag.add_to(cmd);
   cmd->footer("In the chat: /clear forgets the conversation, /exit quits; end a line with \\ or wrap lines in \"\"\" "
               "for several lines; Ctrl-C stops an answer.");
@@ -115,6 +118,11 @@ command_fn add_chat(CLI::App& app) {
     go.n_predict = o->n_predict;
     go.cancel = &g_cancel;
     if (!format->end_of_turn.empty()) go.stop.push_back(format->end_of_turn);
+    auto draft = o->draft.open(sess, o->s, go);
+    if (!draft) {
+      fmt::print(stderr, "error: {}\n", draft.message());
+      return 1;
+    }
 
     struct sigaction sa {};
     sa.sa_handler = on_sigint;
@@ -172,9 +180,11 @@ command_fn add_chat(CLI::App& app) {
       std::fputs("\n", stdout);
       std::fflush(stdout);
       ++turn;
-      if (o->verbose)
-        fmt::print(stderr, "[turn {}: {} prompt tokens, {} reused, {} evaluated, {} generated]\n", turn, st.n_prompt,
-                   st.n_reused, st.n_prompt - st.n_reused, st.n_generated);
+      if (o->verbose) {
+        const std::string d = draft_options::summary(go, st);
+        fmt::print(stderr, "[turn {}: {} prompt tokens, {} reused, {} evaluated, {} generated{}]\n", turn, st.n_prompt,
+                   st.n_reused, st.n_prompt - st.n_reused, st.n_generated, d.empty() ? "" : "; " + d);
+      }
       if (!r) {
         fmt::print(stderr, "error: {}\n", r.message());
         return 1;

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "draft_options.h"
 #include "load_session.h"
 #include "sampling_options.h"
 
@@ -24,6 +25,7 @@ command_fn add_run(CLI::App& app) {
     int n_predict = 128;
     bool parse_special = true;
     sampling_options sampling;
+    draft_options draft;
   };
   auto o = std::make_shared<opts>();
   add_session_options(cmd, o->s);
@@ -38,6 +40,7 @@ command_fn add_run(CLI::App& app) {
   cmd->add_flag("!--no-parse-special", o->parse_special,
                 "read special-token text in the prompt (\"<|eot_id|>\") as plain text; by default it is the token, as in llama-cli");
   o->sampling.add_to(cmd);
+  o->draft.add_to(cmd);
   o->diag.add_to(cmd);
 
   return [o]() {
@@ -67,6 +70,11 @@ command_fn add_run(CLI::App& app) {
     generate_options go;
     go.n_predict = o->n_predict;
     go.stop = o->stop;
+    auto draft = o->draft.open(sess, o->s, go);
+    if (!draft) {
+      fmt::print(stderr, "error: {}\n", draft.message());
+      return 1;
+    }
     status r = sess.generate(*ids, go, smp, [](std::string_view text) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);
@@ -85,6 +93,7 @@ command_fn add_run(CLI::App& app) {
     fmt::print(stderr, "prompt: {} tokens in {:.3f} s ({:.1f} t/s); generated: {} tokens in {:.3f} s ({:.1f} t/s)\n",
                st.n_prompt, st.prompt_seconds, st.prompt_seconds > 0 ? st.n_prompt / st.prompt_seconds : 0.0,
                st.n_generated, st.decode_seconds, st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0);
+    if (const std::string d = draft_options::summary(go, st); !d.empty()) fmt::print(stderr, "{}\n", d);
     return 0;
   };
 }

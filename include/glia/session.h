@@ -37,22 +37,32 @@ struct session_options {
 
 enum class stop_reason { length, end_of_generation, stop_string, cancelled, context_full, callback };
 
+class session;
+
 struct generate_options {
   int n_predict = 128;                         // most tokens to generate (< 0: until the context is full)
   std::vector<std::string> stop;               // stop strings: generation ends there, and they are never printed
   const std::atomic<bool>* cancel = nullptr;   // when it becomes true, generation stops after the current token
+  // Speculative decoding: a smaller model with the same vocabulary (check_draft) proposes up to
+  // n_draft tokens greedily, and this model checks them in one forward pass. Every token is still
+  // sampled from this model's logits, in order, with the same sampler calls, so the text is the same
+  // as without a draft (the logits of a batch are those of one token at a time); only the speed
+  // differs. Proposing stops where the draft's top probability falls below draft_p_min.
+  session* draft = nullptr;
+  int n_draft = 16;
+  float draft_p_min = 0.75f;
 };
 
 struct generation_stats {
   int n_prompt = 0;      // prompt tokens
   int n_reused = 0;      // of which were already in the KV cache
   int n_generated = 0;
+  int n_drafted = 0;     // tokens the draft model proposed
+  int n_accepted = 0;    // of which this model sampled the same
   double prompt_seconds = 0.0;
   double decode_seconds = 0.0;
   stop_reason reason = stop_reason::length;
 };
-
-class session;
 
 // Generated token ids -> text, piece by piece, as generate() prints it: bytes of an incomplete UTF-8
 // character are held back until it completes. For front ends that drive generation token by token
@@ -169,6 +179,11 @@ class session {
   // string, n_predict tokens, cancellation or a full context (see generation_stats::reason).
   status generate(std::span<const int32_t> prompt, const generate_options& opts, sampler& smp,
                   const std::function<bool(std::string_view text)>& on_text, generation_stats* stats = nullptr);
+
+  // Whether `draft` can propose tokens for this model: its token ids must mean the same text (a
+  // vocabulary of at most 128 more or fewer entries, as llama.cpp allows, and the same pieces for
+  // the ids both have).
+  status check_draft(const session& draft) const;
 
  private:
   struct impl;

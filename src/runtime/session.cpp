@@ -1,6 +1,7 @@
 #include "glia/session.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <thread>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "model/model.h"
 #include "model/tensor_check.h"
 #include "runtime/builtin_templates.h"
+#include "runtime/draft.h"
 #include "runtime/profiler.h"
 #include "runtime/stop_filter.h"
 #include "model/hf/hf_tensor_names.h"
@@ -315,8 +317,24 @@ status session::eval_reusing(std::span<const int32_t> tokens, std::vector<float>
 }
 
 
+status session::check_draft(const session& draft) const {
+  if (&draft == this) return make_error("a session cannot be its own draft model (load the model twice)");
+  const tokenizer &t = *p_->tok, &d = *draft.p_->tok;
+  if (std::abs(t.n_vocab() - d.n_vocab()) > 128)
+    return make_error("the draft model's vocabulary has {} tokens and this model's {}: more than 128 apart, so not the same "
+                      "vocabulary", d.n_vocab(), t.n_vocab());
+  if (t.bos() != d.bos() || t.eos() != d.eos() || t.add_bos() != d.add_bos())
+    return make_error("the draft model's BOS/EOS tokens ({}/{}, BOS {}) differ from this model's ({}/{}, BOS {})", d.bos(), d.eos(),
+                      d.add_bos() ? "added" : "not added", t.bos(), t.eos(), t.add_bos() ? "added" : "not added");
+  for (int32_t id = 0; id < std::min(t.n_vocab(), d.n_vocab()); ++id)
+    if (t.token_text(id) != d.token_text(id))
+      return make_error("token {} is '{}' in the draft model's vocabulary but '{}' in this model's", id, d.token_text(id), t.token_text(id));
+  return {};
+}
+
 status session::generate(std::span<const int32_t> prompt, const generate_options& opts, sampler& smp,
                          const std::function<bool(std::string_view)>& on_text, generation_stats* stats) {
+  if (opts.draft == this) return make_error("a session cannot be its own draft model (load the model twice)");
   using clock = std::chrono::steady_clock;
   generation_stats st;
   std::vector<float> logits;
@@ -335,6 +353,13 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
   auto emit = [&](const std::string& text) {
     if (open && !text.empty() && !on_text(text)) open = false;
   };
+  // With a draft model the cache runs ahead: after evaluating [token, drafts...], rows[r] holds the
+  // logits after drafts[r - 1] (rows[0] after the token), and drafts[row..] are not yet confirmed.
+  const int64_t nv = p_->m->profile.n_vocab;
+  std::vector<int32_t> drafts;
+  size_t row = 0;
+  std::span<const float> cur(logits);
+  auto unconfirmed = [&] { return int32_t(drafts.size() - row); };
   for (int i = 0;; ++i) {
     if (opts.n_predict >= 0 && i >= opts.n_predict) {
       st.reason = stop_reason::length;
@@ -344,7 +369,7 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
       st.reason = stop_reason::cancelled;
       break;
     }
-    const int32_t id = smp.sample(logits);
+    const int32_t id = smp.sample(cur);
     if (p_->tok->is_eog(id)) {
       st.reason = stop_reason::end_of_generation;
       break;
@@ -365,14 +390,49 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
       st.reason = stop_reason::length;
       break;
     }
-    if (p_->n_past >= n_ctx()) {
+    if (p_->n_past - unconfirmed() >= n_ctx()) {
       st.reason = stop_reason::context_full;
       break;
     }
-    const int32_t next[1] = {id};
-    result = p_->eval(next, false, logits, profiler::phase::decode);
+    if (row < drafts.size() && id == drafts[row]) {  // already evaluated: its logits are the next row
+      ++row;
+      ++st.n_accepted;
+      cur = std::span<const float>(logits).subspan(size_t(row) * size_t(nv), size_t(nv));
+      continue;
+    }
+    // Within one ubatch of the end, so a sliding-window ring still holds what the kept tokens need.
+    if (unconfirmed() > 0 && !sequence_keep(0, p_->n_past - unconfirmed())) {
+      result = make_error("the KV cache could not drop {} unconfirmed draft tokens", unconfirmed());
+      break;
+    }
+    drafts.clear();
+    row = 0;
+    if (opts.draft) {
+      // The batch [id, drafts...] must fit the context and one ubatch (so that a sliding-window ring
+      // still holds what the kept tokens need after dropping the rest).
+      int64_t room = std::min<int64_t>({opts.n_draft, int64_t(n_ctx()) - p_->n_past - 1, int64_t(p_->n_ubatch) - 1});
+      if (opts.n_predict >= 0) room = std::min<int64_t>(room, opts.n_predict - i - 2);
+      if (room > 0) {
+        std::vector<int32_t> context = p_->history;
+        context.push_back(id);
+        auto proposed = propose_draft(*opts.draft, context, int(room), opts.draft_p_min, int(nv));
+        if (!proposed) {
+          result = make_error("draft model: {}", proposed.message());
+          break;
+        }
+        drafts = std::move(*proposed);
+        st.n_drafted += int(drafts.size());
+      }
+    }
+    std::vector<int32_t> batch{id};
+    batch.insert(batch.end(), drafts.begin(), drafts.end());
+    result = p_->eval(batch, !drafts.empty(), logits, profiler::phase::decode);
     if (!result) break;
+    cur = std::span<const float>(logits).first(size_t(nv));
   }
+  // Drafts proposed but not confirmed leave the context, as if they had never been evaluated.
+  if (unconfirmed() > 0 && !sequence_keep(0, p_->n_past - unconfirmed()) && result)
+    result = make_error("the KV cache could not drop {} unconfirmed draft tokens", unconfirmed());
   if (st.reason != stop_reason::stop_string) {
     bool hit = false;
     std::string tail = stops.push(dec.flush(), hit);

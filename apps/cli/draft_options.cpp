@@ -1,0 +1,41 @@
+#include "draft_options.h"
+
+#include <fmt/core.h>
+
+#include "load_session.h"
+
+namespace glia::cli {
+
+void draft_options::add_to(CLI::App* cmd) {
+  cmd->add_option("--model-draft", model,
+                  "draft model for speculative decoding: a smaller model with the same vocabulary proposes tokens that "
+                  "this one checks in one pass (the text is the same as without it)")
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--draft-max,--draft", n_max, "most tokens the draft model proposes at a time")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--draft-p-min", p_min, "the draft stops proposing where its top token's probability is below this")
+      ->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
+}
+
+result<std::unique_ptr<session>> draft_options::open(const session& target, const session_options& target_opts,
+                                                     generate_options& go) const {
+  if (model.empty()) return std::unique_ptr<session>();
+  session_options o = target_opts;
+  o.model_path = model;
+  o.n_ctx = target.n_ctx();  // it follows the target's context token for token
+  auto d = open_session(o);
+  if (!d) return make_error("draft model: {}", d.message());
+  if (status s = target.check_draft(**d); !s) return make_error("draft model {}: {}", model, s.message());
+  go.draft = d->get();
+  go.n_draft = n_max;
+  go.draft_p_min = p_min;
+  return d;
+}
+
+std::string draft_options::summary(const generate_options& go, const generation_stats& st) {
+  if (!go.draft) return {};
+  return fmt::format("draft: {} proposed, {} accepted ({:.0f}%)", st.n_drafted, st.n_accepted,
+                     st.n_drafted > 0 ? 100.0 * st.n_accepted / st.n_drafted : 0.0);
+}
+
+}  // namespace glia::cli

@@ -1,0 +1,191 @@
+// Speculative decoding (generate_options::draft): every token is still sampled from the target's
+// logits in order, and a batch's logits are those of one token at a time, so the text, the stop
+// reason and the context left behind are exactly those of generating without a draft, whatever the
+// sampler settings and however many drafts are accepted.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "glia/session.h"
+#include "test_support.h"
+
+namespace glia {
+namespace {
+
+std::unique_ptr<session> open(const std::string& model, int n_ctx = 256, int n_ubatch = 512) {
+  session_options o;
+  o.model_path = test::testdata("models/" + model);
+  o.n_threads = 2;
+  o.n_ctx = n_ctx;
+  o.n_ubatch = n_ubatch;
+  auto s = session::create(o);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return s.is_ok() ? std::move(*s) : nullptr;
+}
+
+struct outcome {
+  std::string text;
+  generation_stats stats;
+  std::vector<int32_t> history;
+};
+
+outcome generate(session& s, const std::vector<int32_t>& prompt, const sampler_params& sp, generate_options go) {
+  sampler smp(sp, [&s](int32_t id) { return s.token_text(id); });
+  outcome out;
+  status r = s.generate(prompt, go, smp, [&out](std::string_view t) {
+    out.text += t;
+    return true;
+  }, &out.stats);
+  EXPECT_TRUE(r.is_ok()) << r.message();
+  out.history = s.history();
+  return out;
+}
+
+sampler_params greedy() {
+  sampler_params p;
+  p.temperature = 0.0f;
+  return p;
+}
+sampler_params warm(uint64_t seed) {
+  sampler_params p;
+  p.temperature = 0.9f;
+  p.seed = seed;
+  return p;
+}
+sampler_params hot_penalized(uint64_t seed) {
+  sampler_params p;
+  p.temperature = 1.3f;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0.0f;
+  p.repeat_penalty = 1.3f;
+  p.presence_penalty = 0.2f;
+  p.seed = seed;
+  return p;
+}
+
+void expect_same(const outcome& plain, const outcome& drafted, const std::string& what) {
+  EXPECT_EQ(drafted.text, plain.text) << what;
+  EXPECT_EQ(drafted.stats.n_generated, plain.stats.n_generated) << what;
+  EXPECT_EQ(drafted.stats.reason, plain.stats.reason) << what;
+  EXPECT_EQ(drafted.history, plain.history) << what;  // unconfirmed drafts left the context
+}
+
+TEST(speculative, text_is_that_of_the_target_alone) {
+  auto target = open("brown-f32.gguf"), plain = open("brown-f32.gguf");
+  auto q8 = open("brown-q8_0.gguf"), same = open("brown-f32.gguf");
+  ASSERT_TRUE(target && plain && q8 && same);
+  ASSERT_TRUE(target->check_draft(*q8).is_ok());
+  const std::vector<int32_t> prompt = *target->tokenize("The jury said that the city", true);
+  struct config {
+    const char* name;
+    sampler_params sp;
+  };
+  const config configs[] = {{"greedy", greedy()}, {"warm", warm(7)}, {"hot", hot_penalized(3)}};
+  for (const auto& c : configs) {
+    generate_options go;
+    go.n_predict = 80;
+    const outcome reference = generate(*plain, prompt, c.sp, go);
+    for (session* d : {q8.get(), same.get()})
+      for (int n_draft : {1, 4, 16})
+        for (float p_min : {0.0f, 0.75f}) {
+          go.draft = d;
+          go.n_draft = n_draft;
+          go.draft_p_min = p_min;
+          const std::string what = fmt::format("{} draft {} n_draft {} p_min {}", c.name, d == q8.get() ? "q8_0" : "f32", n_draft, p_min);
+          const outcome o = generate(*target, prompt, c.sp, go);
+          expect_same(reference, o, what);
+          EXPECT_LE(o.stats.n_accepted, o.stats.n_drafted) << what;
+          if (p_min == 0.0f) {
+            EXPECT_GT(o.stats.n_drafted, 0) << what;
+          }
+          // The model itself as its draft: greedy proposals are what greedy sampling takes.
+          if (d == same.get() && c.sp.temperature == 0.0f) {
+            EXPECT_EQ(o.stats.n_accepted, o.stats.n_drafted) << what;
+          }
+        }
+  }
+}
+
+// Stopping at the end of the context, at a stop string, at n_predict and continuing a conversation
+// (the draft's cached prefix reused, the target's trimmed) all end as without a draft.
+TEST(speculative, stops_and_later_turns_match) {
+  auto target = open("brown-f32.gguf", 48), plain = open("brown-f32.gguf", 48), draft = open("brown-q8_0.gguf", 48);
+  ASSERT_TRUE(target && plain && draft);
+  const std::vector<int32_t> prompt = *target->tokenize("It was the best of", true);
+  generate_options go;
+  go.n_predict = -1;
+  const outcome full = generate(*plain, prompt, greedy(), go);
+  EXPECT_EQ(full.stats.reason, stop_reason::context_full);
+  go.draft = draft.get();
+  go.draft_p_min = 0.0f;
+  expect_same(full, generate(*target, prompt, greedy(), go), "context full");
+
+  go.draft = nullptr;
+  go.n_predict = 30;
+  const outcome a = generate(*plain, prompt, warm(11), go);
+  go.stop = {a.text.substr(a.text.size() / 2, 3)};
+  const outcome stopped = generate(*plain, prompt, warm(11), go);
+  EXPECT_EQ(stopped.stats.reason, stop_reason::stop_string);
+  go.draft = draft.get();
+  expect_same(stopped, generate(*target, prompt, warm(11), go), "stop string");
+
+  // A second turn: the prompt extends what the first left in the context.
+  go.stop.clear();
+  go.n_predict = 6;
+  go.draft = nullptr;
+  const outcome first_plain = generate(*plain, prompt, greedy(), go);
+  go.draft = draft.get();
+  const outcome first = generate(*target, prompt, greedy(), go);
+  expect_same(first_plain, first, "first turn");
+  std::vector<int32_t> next = first.history;
+  const auto more = target->tokenize(" and then", false);
+  ASSERT_TRUE(more.is_ok());
+  next.insert(next.end(), more->begin(), more->end());
+  go.draft = nullptr;
+  const outcome second_plain = generate(*plain, next, greedy(), go);
+  go.draft = draft.get();
+  const outcome second = generate(*target, next, greedy(), go);
+  expect_same(second_plain, second, "second turn");
+  EXPECT_GT(second.stats.n_reused, 0);
+}
+
+// Sliding-window layers with rings that wrap (window 8, chunks of 4): dropping unconfirmed drafts
+// never needs a key the ring already overwrote, since a verification batch fits one chunk.
+TEST(speculative, sliding_window_rings) {
+  auto target = open("gemma2-F16.gguf", 64, 4), plain = open("gemma2-F16.gguf", 64, 4), draft = open("gemma2-F16.gguf", 64, 4);
+  ASSERT_TRUE(target && plain && draft);
+  const std::vector<int32_t> prompt = {2, 651, 3413, 576, 1013, 603, 4320, 29889};
+  for (const sampler_params& sp : {greedy(), warm(5)}) {
+    generate_options go;
+    go.n_predict = 40;
+    const outcome reference = generate(*plain, prompt, sp, go);
+    go.draft = draft.get();
+    go.draft_p_min = 0.0f;
+    const outcome o = generate(*target, prompt, sp, go);
+    expect_same(reference, o, sp.temperature == 0.0f ? "greedy" : "warm");
+    EXPECT_GT(o.stats.n_drafted, 0);
+  }
+}
+
+TEST(speculative, drafts_need_the_same_vocabulary) {
+  auto brown = open("brown-f32.gguf"), qwen = open("qwen3-F16.gguf");
+  ASSERT_TRUE(brown && qwen);
+  status s = brown->check_draft(*qwen);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("vocabulary"), std::string::npos) << s.message();
+  s = brown->check_draft(*brown);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("cannot be its own draft model"), std::string::npos) << s.message();
+  generate_options go;
+  go.draft = brown.get();
+  sampler smp(greedy());
+  status r = brown->generate(*brown->tokenize("The", true), go, smp, [](std::string_view) { return true; });
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.message().find("cannot be its own draft model"), std::string::npos) << r.message();
+}
+
+}  // namespace
+}  // namespace glia
