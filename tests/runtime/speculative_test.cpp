@@ -2,20 +2,23 @@
 // logits in order, and a batch's logits are those of one token at a time, so the text, the stop
 // reason and the context left behind are exactly those of generating without a draft, whatever the
 // sampler settings and however many drafts are accepted.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "glia/session.h"
 #include "test_support.h"
 
 namespace glia {
 namespace {
 
-std::unique_ptr<session> open(const std::string& model, int n_ctx = 256, int n_ubatch = 512) {
+std::unique_ptr<session> open(const std::string& model, int n_ctx = 256, int n_ubatch = 512, const std::string& isa = "best") {
   session_options o;
+  o.cpu_isa = isa;
   o.model_path = test::testdata("models/" + model);
   o.n_threads = 2;
   o.n_ctx = n_ctx;
@@ -106,6 +109,25 @@ TEST(speculative, text_is_that_of_the_target_alone) {
             EXPECT_EQ(o.stats.n_accepted, o.stats.n_drafted) << what;
           }
         }
+  }
+}
+
+// Quantized weights take the integer kernels (VNNI/AMX tiles for prompt-sized batches where the CPU
+// has them): a verification pass of 2..17 rows gives each row the bits of a one-row step there too.
+TEST(speculative, quantized_targets) {
+  for (const char* isa : {"best", "avx2", "scalar"})
+  for (const char* model : {"brown-q8_0.gguf", "llama-h256-Q4_K_M.gguf", "llama-hd128-Q6_K.gguf", "llama-tied-Q4_0.gguf"}) {
+    if (!make_cpu_backend(1, false, isa).is_ok()) continue;  // e.g. avx2 on an ARM host
+    if (std::string(isa) == "scalar" && std::string(model) != "brown-q8_0.gguf") continue;  // slow, and one suffices
+    auto target = open(model, 256, 512, isa), plain = open(model, 256, 512, isa), draft = open(model, 256, 512, isa);
+    ASSERT_TRUE(target && plain && draft);
+    const std::vector<int32_t> prompt = {1, 415, 293, 906, 285, 114, 105, 754};
+    generate_options go;
+    go.n_predict = 48;
+    const outcome reference = generate(*plain, prompt, warm(9), go);
+    go.draft = draft.get();
+    go.draft_p_min = 0.0f;
+    expect_same(reference, generate(*target, prompt, warm(9), go), fmt::format("{} {}", model, isa));
   }
 }
 
