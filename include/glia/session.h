@@ -115,6 +115,8 @@ class session {
   result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special, bool parse_special = false) const;
   std::string detokenize(std::span<const int32_t> ids) const;
   bool is_end_of_generation(int32_t id) const;
+  // The BOS token when the vocabulary puts one in front of a text (tokenize's add_special).
+  std::optional<int32_t> added_bos() const;
   std::unique_ptr<text_stream> make_text_stream() const;
 
   // Appends tokens to the context and evaluates them; `logits` receives [n, n_vocab] when

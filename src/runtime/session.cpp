@@ -200,6 +200,10 @@ result<std::vector<int32_t>> session::tokenize(std::string_view text, bool add_s
 std::string session::detokenize(std::span<const int32_t> ids) const { return p_->tok->decode(ids); }
 
 bool session::is_end_of_generation(int32_t id) const { return p_->tok->is_eog(id); }
+std::optional<int32_t> session::added_bos() const {
+  if (!p_->tok->add_bos() || p_->tok->bos() < 0) return std::nullopt;
+  return p_->tok->bos();
+}
 
 std::unique_ptr<text_stream> session::make_text_stream() const {
   return std::unique_ptr<text_stream>(new text_stream(std::make_unique<text_stream::impl>(*p_->tok)));

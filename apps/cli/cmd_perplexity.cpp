@@ -1,0 +1,76 @@
+// glia perplexity: a model's perplexity on a text file, as llama-perplexity computes it (same
+// chunking, same scored half, same printed lines), so figures from the two tools compare directly.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "commands.h"
+#include "common_options.h"
+#include "core/read_file.h"
+#include "load_session.h"
+#include "runtime/perplexity.h"
+
+namespace glia::cli {
+
+command_fn add_perplexity(CLI::App& app) {
+  auto* cmd = app.add_subcommand("perplexity", "perplexity of a model on a text file (as llama-perplexity computes it)");
+  struct opts {
+    session_options s;
+    std::string file;
+    int n_chunks = -1;
+  };
+  auto o = std::make_shared<opts>();
+  add_session_options(cmd, o->s);
+  o->s.n_ctx = 512;
+  cmd->get_option("--ctx-size")->description("tokens per chunk; the second half of each is scored")->capture_default_str();
+  cmd->add_option("-f,--file", o->file, "the text (e.g. wiki.test.raw), read as its exact bytes")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--chunks", o->n_chunks, "score at most this many chunks (-1: all)")->capture_default_str();
+
+  return [o]() {
+    if (o->s.n_ctx < 4) {
+      fmt::print(stderr, "error: -c {}: a chunk needs at least 4 tokens\n", o->s.n_ctx);
+      return 1;
+    }
+    auto text = read_whole_file(o->file);
+    if (!text) {
+      fmt::print(stderr, "error: {}\n", text.message());
+      return 1;
+    }
+    auto s = open_session(o->s);
+    if (!s) {
+      fmt::print(stderr, "error: {}\n", s.message());
+      return 1;
+    }
+    session& sess = **s;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto ids = sess.tokenize(*text, true);
+    if (!ids) {
+      fmt::print(stderr, "error: {}\n", ids.message());
+      return 1;
+    }
+    fmt::print(stderr, "tokenized {} bytes into {} tokens in {:.2f} s\n", text->size(), ids->size(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    perplexity_options po;
+    po.n_ctx = o->s.n_ctx;
+    po.n_chunks = o->n_chunks;
+    const auto t1 = std::chrono::steady_clock::now();
+    auto r = perplexity(sess, *ids, po, [](int chunk, double ppl) {
+      fmt::print("[{}]{:.4f},", chunk + 1, ppl);
+      std::fflush(stdout);
+      return true;
+    });
+    std::fputc('\n', stdout);
+    if (!r) {
+      fmt::print(stderr, "error: {}\n", r.message());
+      return 1;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    fmt::print("Final estimate: PPL = {:.4f} +/- {:.5f}\n", r->ppl, r->ppl_error);
+    fmt::print(stderr, "{} chunks of {} tokens, {} tokens scored, in {:.2f} s ({:.1f} tokens/s evaluated)\n", r->n_chunks,
+               po.n_ctx, r->n_scored, seconds, seconds > 0 ? double(r->n_chunks) * po.n_ctx / seconds : 0.0);
+    return 0;
+  };
+}
+
+}  // namespace glia::cli

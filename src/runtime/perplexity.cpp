@@ -1,0 +1,65 @@
+#include "runtime/perplexity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "glia/session.h"
+
+namespace glia {
+namespace {
+
+// -log softmax(logits)[id], in double: a sum over ~10^5 exponentials loses digits in float.
+double negative_log_likelihood(std::span<const float> logits, int32_t id) {
+  const float top = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (float l : logits) sum += std::exp(double(l) - double(top));
+  return std::log(sum) - (double(logits[size_t(id)]) - double(top));
+}
+
+}  // namespace
+
+result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens, const perplexity_options& opts,
+                                     const std::function<bool(int, double)>& on_chunk) {
+  const int n_ctx = opts.n_ctx;
+  if (n_ctx < 4) return make_error("a chunk of {} tokens is too short to score (at least 4)", n_ctx);
+  if (int64_t(tokens.size()) < 2 * int64_t(n_ctx))
+    return make_error("the text is {} tokens; a perplexity with chunks of {} needs at least {} (two chunks)", tokens.size(), n_ctx,
+                      2 * n_ctx);
+  if (n_ctx > s.n_ctx()) return make_error("chunks of {} tokens do not fit the context of {}", n_ctx, s.n_ctx());
+  const int64_t whole = int64_t(tokens.size()) / n_ctx;
+  const int n_chunks = int(opts.n_chunks < 0 ? whole : std::min<int64_t>(opts.n_chunks, whole));
+  const int64_t nv = s.n_vocab();
+  const int first = n_ctx / 2;
+  const std::optional<int32_t> bos = opts.bos_first ? s.added_bos() : std::nullopt;
+
+  perplexity_result r;
+  double nll = 0.0, nll2 = 0.0;
+  std::vector<int32_t> chunk;
+  std::vector<float> logits;
+  for (int c = 0; c < n_chunks; ++c) {
+    chunk.assign(tokens.begin() + int64_t(c) * n_ctx, tokens.begin() + int64_t(c + 1) * n_ctx);
+    if (bos) chunk[0] = *bos;
+    s.reset();
+    // The first half only builds the context: no logits are kept for it.
+    GLIA_TRY(s.eval(std::span(chunk).first(size_t(first)), false, logits));
+    GLIA_TRY(s.eval(std::span(chunk).subspan(size_t(first)), true, logits));
+    for (int j = first; j < n_ctx - 1; ++j) {
+      const double v = negative_log_likelihood(std::span(logits).subspan(size_t(j - first) * size_t(nv), size_t(nv)),
+                                               chunk[size_t(j) + 1]);
+      nll += v;
+      nll2 += v * v;
+      ++r.n_scored;
+    }
+    ++r.n_chunks;
+    r.running.push_back(std::exp(nll / double(r.n_scored)));
+    if (on_chunk && !on_chunk(c, r.running.back())) return make_error("stopped after {} chunks", r.n_chunks);
+  }
+  const double mean = nll / double(r.n_scored);
+  const double var = nll2 / double(r.n_scored) - mean * mean;
+  r.ppl = std::exp(mean);
+  r.ppl_error = var > 0 && r.n_scored > 1 ? r.ppl * std::sqrt(var / double(r.n_scored - 1)) : 0.0;
+  return r;
+}
+
+}  // namespace glia

@@ -1,0 +1,39 @@
+// Perplexity of a model on a text, computed as llama.cpp's llama-perplexity computes it, so the two
+// tools' figures compare: the tokens (BOS first) are cut into chunks of n_ctx; each chunk is
+// evaluated from an empty context with its first token replaced by BOS (when the vocabulary adds
+// one), and only its second half is scored (every scored token has at least n_ctx / 2 tokens of
+// context): the negative log-likelihood of token j + 1 under the logits at position j, for j from
+// n_ctx / 2 to n_ctx - 2.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+
+namespace glia {
+
+class session;
+
+struct perplexity_options {
+  int n_ctx = 512;      // tokens per chunk (at most the session's context)
+  int n_chunks = -1;    // < 0: every whole chunk of the text
+  bool bos_first = true;  // each chunk starts with BOS (when the vocabulary adds one), as in llama.cpp
+};
+
+struct perplexity_result {
+  int n_chunks = 0;
+  int64_t n_scored = 0;       // tokens scored
+  double ppl = 0.0;           // exp(mean NLL)
+  double ppl_error = 0.0;     // llama.cpp's estimate: ppl * sd(NLL) / sqrt(n_scored - 1)
+  std::vector<double> running;  // the perplexity after each chunk ("[1]12.3456,[2]...")
+};
+
+// `tokens` must hold at least 2 * n_ctx tokens (as llama-perplexity requires). on_chunk(i, running
+// perplexity) is called after each chunk, for a progress line; returning false stops (an error).
+result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens, const perplexity_options& opts,
+                                     const std::function<bool(int, double)>& on_chunk = {});
+
+}  // namespace glia

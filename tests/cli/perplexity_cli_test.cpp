@@ -1,0 +1,60 @@
+// glia perplexity prints what llama-perplexity prints: the running perplexity per chunk
+// ("[1]12.3456,[2]...") and "Final estimate: PPL = X +/- Y"; a text shorter than two chunks is
+// refused with the numbers.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "cli_runner.h"
+#include "test_support.h"
+
+namespace glia {
+namespace {
+
+using test::quote;
+using test::run_cli;
+
+const char* kText =
+    "The Fulton County Grand Jury said Friday an investigation of Atlanta's recent primary election produced no "
+    "evidence that any irregularities took place. The jury further said in term-end presentments that the City "
+    "Executive Committee, which had over-all charge of the election, deserves the praise and thanks of the City of "
+    "Atlanta for the manner in which the election was conducted. The September-October term jury had been charged by "
+    "Fulton Superior Court Judge Durwood Pye to investigate reports of possible irregularities in the hard-fought "
+    "primary which was won by Mayor-nominate Ivan Allen Jr.\n";
+
+TEST(cli_perplexity, prints_running_and_final_estimates) {
+  const std::string path = test::scratch("perplexity-brown.txt");
+  test::write_text(path, kText);
+  auto r = run_cli("perplexity -m " + quote(test::testdata("models/brown-f32.gguf")) + " -f " + quote(path) + " -c 32");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  std::string last_value, n_chunks;
+  const std::regex chunk(R"(\[(\d+)\]([0-9.]+),)");
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), chunk); it != std::sregex_iterator(); ++it) {
+    n_chunks = (*it)[1];
+    last_value = (*it)[2];
+  }
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(Final estimate: PPL = ([0-9.]+) \+/- ([0-9.]+)\n)"))) << r.out;
+  EXPECT_EQ(m[1].str(), last_value);  // the final estimate is the running one after the last chunk
+  const double ppl = std::stod(m[1].str());
+  EXPECT_GT(ppl, 1.0);
+  EXPECT_LT(ppl, 1024.0);  // better than a uniform guess over the Brown model's 1024 tokens
+  EXPECT_GE(std::stoi(n_chunks), 2);
+  EXPECT_NE(r.err.find("tokens scored"), std::string::npos) << r.err;
+
+  auto one = run_cli("perplexity -m " + quote(test::testdata("models/brown-f32.gguf")) + " -f " + quote(path) + " -c 32 --chunks 1");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.substr(0, one.out.find(',')), r.out.substr(0, r.out.find(',')));  // [1] is the same chunk
+}
+
+TEST(cli_perplexity, a_short_text_is_refused) {
+  const std::string path = test::scratch("perplexity-short.txt");
+  test::write_text(path, "The jury said.");
+  auto r = run_cli("perplexity -m " + quote(test::testdata("models/brown-f32.gguf")) + " -f " + quote(path) + " -c 32");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("needs at least 64 (two chunks)"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace glia
