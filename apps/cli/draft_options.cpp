@@ -20,6 +20,11 @@ void draft_options::add_to(CLI::App* cmd) {
 result<std::unique_ptr<session>> draft_options::open(const session& target, const session_options& target_opts,
                                                      generate_options& go) const {
   if (model.empty()) return std::unique_ptr<session>();
+  if (!(p_min >= 0.0f && p_min <= 1.0f)) return make_error("--draft-p-min {} is not a probability", p_min);
+  // A pass of the sampled token and its drafts fits one ubatch (see session::generate).
+  if (target_opts.n_ubatch - 1 < n_max)
+    fmt::print(stderr, "warning: -b {} limits drafts to {} token{} at a time\n", target_opts.n_ubatch, target_opts.n_ubatch - 1,
+               target_opts.n_ubatch == 2 ? "" : "s");
   session_options o = target_opts;
   o.model_path = model;
   o.n_ctx = target.n_ctx();  // it follows the target's context token for token

@@ -338,7 +338,10 @@ status session::check_draft(const session& draft) const {
 
 status session::generate(std::span<const int32_t> prompt, const generate_options& opts, sampler& smp,
                          const std::function<bool(std::string_view)>& on_text, generation_stats* stats) {
-  if (opts.draft == this) return make_error("a session cannot be its own draft model (load the model twice)");
+  if (opts.draft == this) {
+    if (stats) *stats = {};
+    return make_error("a session cannot be its own draft model (load the model twice)");
+  }
   using clock = std::chrono::steady_clock;
   generation_stats st;
   std::vector<float> logits;
@@ -411,7 +414,7 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
     }
     drafts.clear();
     row = 0;
-    if (opts.draft) {
+    if (opts.draft && opts.n_draft > 0) {
       // The batch [id, drafts...] must fit the context and one ubatch (so that a sliding-window ring
       // still holds what the kept tokens need after dropping the rest).
       int64_t room = std::min<int64_t>({opts.n_draft, int64_t(n_ctx()) - p_->n_past - 1, int64_t(p_->n_ubatch) - 1});
@@ -431,7 +434,10 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
     std::vector<int32_t> batch{id};
     batch.insert(batch.end(), drafts.begin(), drafts.end());
     result = p_->eval(batch, !drafts.empty(), logits, profiler::phase::decode);
-    if (!result) break;
+    if (!result) {
+      drafts.clear();  // never entered the context: nothing to drop
+      break;
+    }
     cur = std::span<const float>(logits).first(size_t(nv));
   }
   // Drafts proposed but not confirmed leave the context, as if they had never been evaluated.

@@ -140,6 +140,20 @@ TEST(cuda_backend, shared_input_matmuls_match_separate_ones) {
   }
 }
 
+// As on the CPU: each token of a short pass (a speculative verification, up to 32 tokens) gets the
+// bits it gets alone, deep in a long context where one token's attention splits many ways.
+TEST(cuda_backend, short_passes_are_batch_invariant) {
+  REQUIRE_CUDA();
+  const kv_shape s{dtype::f16, 4096, 8, 128, 128};
+  const attn_case a{32, 0.088f, 0.0f, 0};
+  const std::vector<float> batch = run_attention(*cuda, s, a, attn_max_batch, 0);
+  const size_t per_tok = size_t(a.n_head) * size_t(s.head_dim_v);
+  for (int64_t t = 0; t < attn_max_batch; ++t) {
+    const std::vector<float> one = run_attention(*cuda, s, a, 1, t);
+    EXPECT_TRUE(std::equal(one.begin(), one.end(), batch.begin() + std::ptrdiff_t(size_t(t) * per_tok))) << "token " << t;
+  }
+}
+
 // Its kernels index KV rows slot-major (its kv_layout): a view in another order is refused, not misread.
 TEST(cuda_backend, refuses_kv_views_in_another_order) {
   REQUIRE_CUDA();

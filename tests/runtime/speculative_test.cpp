@@ -5,12 +5,16 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
 #include "glia/session.h"
+#include "gguf/gguf.h"
+#include "quant/types.h"
 #include "test_support.h"
 
 namespace glia {
@@ -103,6 +107,8 @@ TEST(speculative, text_is_that_of_the_target_alone) {
           EXPECT_LE(o.stats.n_accepted, o.stats.n_drafted) << what;
           if (p_min == 0.0f) {
             EXPECT_GT(o.stats.n_drafted, 0) << what;
+            // Sampling at a temperature rejects some drafts: the dropping of unconfirmed ones ran.
+            if (c.sp.temperature > 0.0f) EXPECT_LT(o.stats.n_accepted, o.stats.n_drafted) << what;
           }
           // The model itself as its draft: greedy proposals are what greedy sampling takes.
           if (d == same.get() && c.sp.temperature == 0.0f) {
@@ -190,6 +196,108 @@ TEST(speculative, sliding_window_rings) {
     expect_same(reference, o, sp.temperature == 0.0f ? "greedy" : "warm");
     EXPECT_GT(o.stats.n_drafted, 0);
   }
+}
+
+// A forward pass that fails (here a NaN embedding row for a token the draft proposes) leaves the
+// context as it was before the pass: the confirmed tokens stay, nothing is dropped twice.
+TEST(speculative, a_failed_pass_keeps_the_confirmed_context) {
+  // Untied (a NaN row of a tied embedding would poison every logit at once), F16.
+  const std::string model = "llama-untied-F16.gguf";
+  auto clean = open(model);
+  ASSERT_TRUE(clean);
+  const std::vector<int32_t> prompt = {1, 415, 293, 906, 285, 114, 105, 754};
+  generate_options go;
+  go.n_predict = 6;
+  const outcome greedy_run = generate(*clean, prompt, greedy(), go);
+  ASSERT_GE(greedy_run.history.size(), prompt.size() + 5);
+  // A token the draft proposes after the first generated one (within the 4 drafts n_predict 6
+  // allows), which neither the prompt nor that first token holds.
+  const std::vector<int32_t> generated(greedy_run.history.begin() + std::ptrdiff_t(prompt.size()), greedy_run.history.end());
+  int32_t poisoned = -1;
+  for (size_t i = 1; i < 5 && poisoned < 0; ++i)
+    if (std::find(prompt.begin(), prompt.end(), generated[i]) == prompt.end() && generated[i] != generated[0])
+      poisoned = generated[i];
+  ASSERT_GE(poisoned, 0);
+
+  auto f = gguf::file::open(test::testdata("models/" + model));
+  ASSERT_TRUE(f.is_ok());
+  gguf::writer w;
+  w.copy_metadata(**f);
+  for (const auto& t : (*f)->tensors()) {
+    std::vector<uint8_t> data(t.data, t.data + t.n_bytes);
+    if (t.name == "token_embd.weight") {
+      ASSERT_EQ(t.type, uint32_t(dtype::f16));
+      for (int64_t j = 0; j < t.ne[0]; ++j) reinterpret_cast<uint16_t*>(data.data())[poisoned * t.ne[0] + j] = 0x7e00;  // NaN
+    }
+    ASSERT_TRUE(w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), data).is_ok());
+  }
+  const std::string path = test::scratch("speculative-nan-row.gguf");
+  ASSERT_TRUE(w.write(path).is_ok());
+  session_options o;
+  o.model_path = path;
+  o.n_threads = 2;
+  o.n_ctx = 256;
+  auto target = session::create(o);
+  ASSERT_TRUE(target.is_ok()) << target.message();
+  auto draft = open(model);
+  go.draft = draft.get();
+  go.draft_p_min = 0.0f;
+  sampler smp(greedy());
+  generation_stats st;
+  status r = (*target)->generate(prompt, go, smp, [](std::string_view) { return true; }, &st);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.message().find("non-finite"), std::string::npos) << r.message();
+  // The first generated token was sampled, the pass holding it and the drafts failed: the context
+  // is the prompt.
+  EXPECT_EQ(st.n_generated, 1);
+  EXPECT_EQ((*target)->history(), prompt);
+}
+
+// A draft up to 128 tokens short of the model's vocabulary (as padded vocabularies differ) is
+// accepted; once the context holds an id it lacks, it proposes nothing, and the text is unchanged.
+TEST(speculative, a_draft_with_fewer_tokens) {
+  auto f = gguf::file::open(test::testdata("models/brown-f32.gguf"));
+  ASSERT_TRUE(f.is_ok());
+  constexpr int64_t kept = 1000;
+  gguf::writer w;
+  w.copy_metadata(**f);
+  for (const auto& [key, v] : (*f)->metadata())
+    if (const auto* items = v.as_array(); items && key.starts_with("tokenizer.ggml.") && items->size() == 1024) {
+      gguf::value cut = v;
+      std::get<std::vector<gguf::value>>(cut.data).resize(kept);
+      w.set(key, std::move(cut));
+    }
+  for (const auto& t : (*f)->tensors()) {
+    std::vector<int64_t> dims(t.ne, t.ne + t.n_dims);
+    size_t bytes = t.n_bytes;
+    if (t.name == "token_embd.weight" || t.name == "output.weight") {
+      bytes = t.n_bytes / size_t(dims[1]) * size_t(kept);
+      dims[1] = kept;
+    }
+    ASSERT_TRUE(w.add_tensor(t.name, t.type, dims, {t.data, bytes}).is_ok()) << t.name;
+  }
+  const std::string path = test::scratch("speculative-vocab-1000.gguf");
+  ASSERT_TRUE(w.write(path).is_ok());
+  session_options o;
+  o.model_path = path;
+  o.n_threads = 2;
+  o.n_ctx = 256;
+  auto small = session::create(o);
+  ASSERT_TRUE(small.is_ok()) << small.message();
+  auto target = open("brown-f32.gguf"), plain = open("brown-f32.gguf");
+  ASSERT_TRUE(target->check_draft(**small).is_ok());
+  sampler_params sp = warm(2);
+  sp.logit_bias[1010] = 8.0f;  // past the draft's vocabulary, and likely
+  const std::vector<int32_t> prompt = *target->tokenize("The old man walked into the room and said", true);
+  generate_options go;
+  go.n_predict = 40;
+  const outcome reference = generate(*plain, prompt, sp, go);
+  ASSERT_NE(std::find(reference.history.begin(), reference.history.end(), 1010), reference.history.end());
+  go.draft = small->get();
+  go.draft_p_min = 0.0f;
+  const outcome o2 = generate(*target, prompt, sp, go);
+  expect_same(reference, o2, "draft of 1000 tokens");
+  // (before the first id past its vocabulary it drafts; from then on not: no error either way)
 }
 
 TEST(speculative, drafts_need_the_same_vocabulary) {

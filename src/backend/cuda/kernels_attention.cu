@@ -191,9 +191,11 @@ __global__ void attention_merge_kernel(const float* partial, int n_splits, int h
 }  // namespace
 
 // Enough blocks for about four per multiprocessor of a large GPU, and at least one round of the
-// block's warps (4 x 32 slots) per split.
+// block's warps (4 x 32 slots) per split. Passes of up to 32 tokens split as one token does: a row's
+// result depends on the split, and a speculative verification pass (or a server's short prompt)
+// must give each row the bits a one-token step gives it.
 int attention_splits(int64_t n_tok, int n_head, int64_t n_slots) {
-  const int64_t rows = n_tok * n_head;
+  const int64_t rows = (n_tok <= 32 ? 1 : n_tok) * n_head;
   const int64_t want = (528 + rows - 1) / rows;
   const int64_t most = std::max<int64_t>(1, n_slots / (32 * warps));
   return int(std::clamp<int64_t>(want, 1, std::min<int64_t>(most, 256)));
