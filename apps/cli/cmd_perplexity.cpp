@@ -24,8 +24,10 @@ command_fn add_perplexity(CLI::App& app) {
   add_session_options(cmd, o->s);
   o->s.n_ctx = 512;
   cmd->get_option("--ctx-size")->description("tokens per chunk; the second half of each is scored")->capture_default_str();
-  cmd->add_option("-f,--file", o->file, "the text (e.g. wiki.test.raw), read as its exact bytes")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--chunks", o->n_chunks, "score at most this many chunks (-1: all)")->capture_default_str();
+  cmd->add_option("-f,--file", o->file, "the text (e.g. wiki.test.raw); one trailing newline is dropped, as llama.cpp's -f does")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--chunks", o->n_chunks, "score at most this many chunks (-1: all)")
+      ->check(CLI::Range(-1, 1 << 30))->capture_default_str();
 
   return [o]() {
     if (o->s.n_ctx < 4) {
@@ -44,7 +46,7 @@ command_fn add_perplexity(CLI::App& app) {
     }
     session& sess = **s;
     const auto t0 = std::chrono::steady_clock::now();
-    auto ids = sess.tokenize(*text, true);
+    auto ids = perplexity_tokens(sess, *text);
     if (!ids) {
       fmt::print(stderr, "error: {}\n", ids.message());
       return 1;
@@ -54,21 +56,26 @@ command_fn add_perplexity(CLI::App& app) {
     perplexity_options po;
     po.n_ctx = o->s.n_ctx;
     po.n_chunks = o->n_chunks;
+    po.n_threads = o->s.n_threads;
     const auto t1 = std::chrono::steady_clock::now();
-    auto r = perplexity(sess, *ids, po, [](int chunk, double ppl) {
+    bool printed = false;
+    auto r = perplexity(sess, *ids, po, [&printed](int chunk, double ppl) {
       fmt::print("[{}]{:.4f},", chunk + 1, ppl);
       std::fflush(stdout);
+      printed = true;
       return true;
     });
-    std::fputc('\n', stdout);
+    if (printed) std::fputc('\n', stdout);
+    std::fflush(stdout);  // the running line before anything on stderr
     if (!r) {
       fmt::print(stderr, "error: {}\n", r.message());
       return 1;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     fmt::print("Final estimate: PPL = {:.4f} +/- {:.5f}\n", r->ppl, r->ppl_error);
-    fmt::print(stderr, "{} chunks of {} tokens, {} tokens scored, in {:.2f} s ({:.1f} tokens/s evaluated)\n", r->n_chunks,
-               po.n_ctx, r->n_scored, seconds, seconds > 0 ? double(r->n_chunks) * po.n_ctx / seconds : 0.0);
+    std::fflush(stdout);
+    fmt::print(stderr, "{} chunks of {} tokens, {} tokens scored, in {:.2f} s ({:.1f} tokens/s evaluated and scored)\n",
+               r->n_chunks, po.n_ctx, r->n_scored, seconds, seconds > 0 ? double(r->n_chunks) * po.n_ctx / seconds : 0.0);
     return 0;
   };
 }

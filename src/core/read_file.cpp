@@ -10,7 +10,7 @@
 
 namespace glia {
 
-result<std::string> read_whole_file(const std::string& path) {
+result<std::string> read_whole_file(const std::string& path, const std::function<void(uint64_t, uint64_t)>& progress) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return make_error("{}: cannot open: {}", path, std::strerror(errno));
   struct stat st {};
@@ -21,10 +21,12 @@ result<std::string> read_whole_file(const std::string& path) {
   size_t filled = 0;
   if (::fstat(::fileno(f.get()), &st) == 0 && S_ISREG(st.st_mode)) {
     out.resize(size_t(st.st_size));
+    constexpr size_t step = size_t(64) << 20;
     while (filled < out.size()) {
-      const size_t n = std::fread(out.data() + filled, 1, out.size() - filled, f.get());
+      const size_t n = std::fread(out.data() + filled, 1, std::min(step, out.size() - filled), f.get());
       if (n == 0) break;
       filled += n;
+      if (progress) progress(filled, out.size());
     }
     out.resize(filled);
   }

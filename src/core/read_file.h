@@ -2,7 +2,9 @@
 // multi-GB weights file reads at disk speed) and pipes alike. Errors name the path and the cause.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,7 +13,9 @@
 
 namespace glia {
 
-result<std::string> read_whole_file(const std::string& path);
+// progress(done, total) follows the read of a regular file (chunks of 64 MiB), for a progress bar.
+result<std::string> read_whole_file(const std::string& path,
+                                    const std::function<void(uint64_t done, uint64_t total)>& progress = {});
 
 // The regular files (through symlinks) of `dir` whose names end in `extension`, sorted; none when
 // `dir` is not a folder.

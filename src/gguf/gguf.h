@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/mapped_file.h"
 #include "core/status.h"
 
 namespace glia::gguf {
@@ -103,7 +104,7 @@ class file {
   uint64_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // start of the tensor data section
   uint64_t size() const { return size_; }
-  bool is_mapped() const { return mapping_ != nullptr || !assembled_mappings_.empty(); }
+  bool is_mapped() const { return mapping_.size() > 0 || !assembled_mappings_.empty(); }
   // What the file is: "GGUF v3", or the origin an assembled file was given.
   std::string origin() const;
   bool is_assembled() const { return !origin_.empty(); }
@@ -138,8 +139,8 @@ class file {
 
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
-  void* mapping_ = nullptr;         // mmap'd region, if any
-  std::vector<uint8_t> owned_;      // file contents when not mapped
+  mapped_file mapping_;             // the file mapped, if it is
+  std::string owned_;               // its contents when read instead
   std::shared_ptr<const void> owner_;  // an assembled file's data
   std::string origin_;                 // an assembled file's origin
   std::vector<std::span<const uint8_t>> assembled_mappings_;

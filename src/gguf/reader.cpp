@@ -1,14 +1,13 @@
 // file: opening (mmap or read), and the parse of header, metadata and tensor index. Nothing from the
 // file is trusted: every count, length, offset and size is checked before it is used.
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <filesystem>
 #include <numeric>
+
+#include "core/read_file.h"
 
 #include "gguf/byte_cursor.h"
 #include "gguf/gguf.h"
@@ -223,7 +222,7 @@ std::optional<std::pair<uintptr_t, uintptr_t>> file::mapped_pages(const void* p,
     const auto map_begin = reinterpret_cast<uintptr_t>(m), map_end = map_begin + size;
     return m != nullptr && begin >= map_begin && end <= map_end;
   };
-  bool mapped = inside(mapping_, size_t(size_));
+  bool mapped = inside(mapping_.bytes().data(), mapping_.size());
   for (const auto& m : assembled_mappings_) mapped = mapped || inside(m.data(), m.size());
   if (!mapped || n == 0) return std::nullopt;
   const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
@@ -247,57 +246,26 @@ bool file::map_pages_now(const void* p, size_t n) const {
 
 result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap, const read_limits& limits,
                                          const std::function<void(uint64_t, uint64_t)>& progress) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error("{}: cannot open: {}", path, std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return make_error("{}: cannot stat: {}", path, std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     return make_error("{}: not a regular file", path);
-  }
   std::shared_ptr<file> f(new file());
-  f->size_ = uint64_t(st.st_size);
-  if (f->size_ > 0 && use_mmap) {
-    // MAP_PRIVATE + PROT_READ: weights are shared with the page cache and never written.
-    void* m = ::mmap(nullptr, size_t(f->size_), PROT_READ, MAP_PRIVATE, fd, 0);
-    int err = errno;
-    ::close(fd);
-    if (m == MAP_FAILED) return make_error("{}: cannot mmap {} bytes: {}", path, f->size_, std::strerror(err));
-    f->mapping_ = m;
-    f->base_ = static_cast<const uint8_t*>(m);
-  } else if (f->size_ > 0) {
-    f->owned_.resize(size_t(f->size_));
-    uint64_t done = 0;
-    while (done < f->size_) {
-      // Chunks of 64 MiB so that a progress bar can follow a large read.
-      ssize_t n = ::read(fd, f->owned_.data() + done, size_t(std::min<uint64_t>(f->size_ - done, uint64_t(64) << 20)));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        int err = n < 0 ? errno : 0;
-        ::close(fd);
-        return make_error("{}: read {} of {} bytes: {}", path, done, f->size_,
-                          err ? std::strerror(err) : "file shrank while reading");
-      }
-      done += uint64_t(n);
-      if (progress) progress(done, f->size_);
-    }
-    ::close(fd);
-    f->base_ = f->owned_.data();
+  if (use_mmap) {
+    // Private and read-only: weights are shared with the page cache and never written.
+    GLIA_ASSIGN(f->mapping_, mapped_file::open(path));
+    f->base_ = f->mapping_.bytes().data();
+    f->size_ = f->mapping_.size();
   } else {
-    ::close(fd);
+    GLIA_ASSIGN(f->owned_, read_whole_file(path, progress));
+    f->base_ = reinterpret_cast<const uint8_t*>(f->owned_.data());
+    f->size_ = f->owned_.size();
   }
   status s = f->parse(limits);
   if (!s) return make_error("{}: {}", path, s.message());
   return f;
 }
 
-file::~file() {
-  if (mapping_ != nullptr) ::munmap(mapping_, size_t(size_));
-}
+file::~file() = default;
 
 const value* file::find(std::string_view key) const {
   auto it = kv_index_.find(key);

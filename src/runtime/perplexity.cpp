@@ -1,9 +1,11 @@
 #include "runtime/perplexity.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <optional>
 
+#include "core/thread_pool.h"
 #include "glia/session.h"
 
 namespace glia {
@@ -19,10 +21,18 @@ double negative_log_likelihood(std::span<const float> logits, int32_t id) {
 
 }  // namespace
 
+result<std::vector<int32_t>> perplexity_tokens(const session& s, std::string_view text) {
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  GLIA_ASSIGN(std::vector<int32_t> ids, s.tokenize(text, false));
+  if (const auto bos = s.added_bos()) ids.insert(ids.begin(), *bos);
+  return ids;
+}
+
 result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens, const perplexity_options& opts,
                                      const std::function<bool(int, double)>& on_chunk) {
   const int n_ctx = opts.n_ctx;
   if (n_ctx < 4) return make_error("a chunk of {} tokens is too short to score (at least 4)", n_ctx);
+  if (opts.n_chunks == 0) return make_error("0 chunks: nothing to score (-1: every chunk)");
   if (int64_t(tokens.size()) < 2 * int64_t(n_ctx))
     return make_error("the text is {} tokens; a perplexity with chunks of {} needs at least {} (two chunks)", tokens.size(), n_ctx,
                       2 * n_ctx);
@@ -33,10 +43,15 @@ result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens
   const int first = n_ctx / 2;
   const std::optional<int32_t> bos = opts.bos_first ? s.added_bos() : std::nullopt;
 
+  // Scoring a row is a pass over the vocabulary (150k exponentials for some models): as long as a
+  // small model's forward pass, so the rows are shared among threads; each row's value lands in its
+  // own slot and the sums run in order, so the result does not depend on the thread count.
+  thread_pool pool(opts.n_threads);
   perplexity_result r;
   double nll = 0.0, nll2 = 0.0;
   std::vector<int32_t> chunk;
   std::vector<float> logits;
+  std::vector<double> row_nll(size_t(n_ctx - 1 - first));
   for (int c = 0; c < n_chunks; ++c) {
     chunk.assign(tokens.begin() + int64_t(c) * n_ctx, tokens.begin() + int64_t(c + 1) * n_ctx);
     if (bos) chunk[0] = *bos;
@@ -44,13 +59,16 @@ result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens
     // The first half only builds the context: no logits are kept for it.
     GLIA_TRY(s.eval(std::span(chunk).first(size_t(first)), false, logits));
     GLIA_TRY(s.eval(std::span(chunk).subspan(size_t(first)), true, logits));
-    for (int j = first; j < n_ctx - 1; ++j) {
-      const double v = negative_log_likelihood(std::span(logits).subspan(size_t(j - first) * size_t(nv), size_t(nv)),
-                                               chunk[size_t(j) + 1]);
+    std::atomic<size_t> next{0};
+    pool.run_dynamic([&](int, int) {
+      for (size_t k; (k = next.fetch_add(1)) < row_nll.size();)
+        row_nll[k] = negative_log_likelihood(std::span(logits).subspan(k * size_t(nv), size_t(nv)), chunk[size_t(first) + k + 1]);
+    });
+    for (double v : row_nll) {
       nll += v;
       nll2 += v * v;
-      ++r.n_scored;
     }
+    r.n_scored += int64_t(row_nll.size());
     ++r.n_chunks;
     r.running.push_back(std::exp(nll / double(r.n_scored)));
     if (on_chunk && !on_chunk(c, r.running.back())) return make_error("stopped after {} chunks", r.n_chunks);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -21,6 +22,7 @@ struct perplexity_options {
   int n_ctx = 512;      // tokens per chunk (at most the session's context)
   int n_chunks = -1;    // < 0: every whole chunk of the text
   bool bos_first = true;  // each chunk starts with BOS (when the vocabulary adds one), as in llama.cpp
+  int n_threads = 0;      // for scoring the rows (0: one per core)
 };
 
 struct perplexity_result {
@@ -31,8 +33,13 @@ struct perplexity_result {
   std::vector<double> running;  // the perplexity after each chunk ("[1]12.3456,[2]...")
 };
 
-// `tokens` must hold at least 2 * n_ctx tokens (as llama-perplexity requires). on_chunk(i, running
+// `tokens` (BOS first, no EOS: perplexity_tokens) must hold at least 2 * n_ctx tokens (as
+// llama-perplexity requires). on_chunk(i, running
 // perplexity) is called after each chunk, for a progress line; returning false stops (an error).
+// A text as llama-perplexity reads and tokenizes it: one trailing newline dropped (its -f does so),
+// BOS in front when the vocabulary adds one, never an EOS at the end.
+result<std::vector<int32_t>> perplexity_tokens(const session& s, std::string_view text);
+
 result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens, const perplexity_options& opts,
                                      const std::function<bool(int, double)>& on_chunk = {});
 

@@ -81,6 +81,48 @@ INSTANTIATE_TEST_SUITE_P(pack, perplexity_golden,
                                            "gemma2-F16", "gemma3-F16"),
                          [](const auto& info) { return test::param_name(info.param); });
 
+// Several chunks, BOS replacing each chunk's first token, the text's tokens as llama-perplexity's
+// -f gives them: against a direct computation from fresh contexts, for any scoring thread count.
+TEST(perplexity, chunks_from_fresh_contexts_with_bos_first) {
+  auto s = open_for_perplexity("brown-f32.gguf", 64);
+  ASSERT_TRUE(s);
+  const std::string text =
+      "It was a cold morning in the city, and the old man walked slowly down the street to his office. He had "
+      "worked there for thirty years, and in all that time he had never once been late. The clerks said that he "
+      "was a hard man, but a fair one, and they were not afraid of him.\n";
+  auto ids = perplexity_tokens(*s, text);
+  ASSERT_TRUE(ids.is_ok()) << ids.message();
+  const auto bos = s->added_bos();
+  ASSERT_TRUE(bos.has_value());
+  EXPECT_EQ(ids->front(), *bos);
+  EXPECT_EQ(*ids, *perplexity_tokens(*s, text.substr(0, text.size() - 1)));  // one trailing newline dropped
+  EXPECT_NE(ids->back(), 2);  // no EOS
+
+  const int n_ctx = 20;
+  double nll = 0.0;
+  int64_t n = 0;
+  std::vector<double> running;
+  std::vector<float> logits;
+  for (size_t c = 0; c + n_ctx <= ids->size(); c += n_ctx) {
+    std::vector<int32_t> chunk(ids->begin() + std::ptrdiff_t(c), ids->begin() + std::ptrdiff_t(c + n_ctx));
+    chunk[0] = *bos;
+    s->reset();
+    ASSERT_TRUE(s->eval(chunk, true, logits).is_ok());
+    for (int j = n_ctx / 2; j < n_ctx - 1; ++j, ++n)
+      nll += golden_nll(logits.data() + int64_t(j) * s->n_vocab(), s->n_vocab(), chunk[size_t(j) + 1]);
+    running.push_back(std::exp(nll / double(n)));
+  }
+  for (int threads : {1, 3}) {
+    perplexity_options po;
+    po.n_ctx = n_ctx;
+    po.n_threads = threads;
+    auto r = perplexity(*s, *ids, po);
+    ASSERT_TRUE(r.is_ok()) << r.message();
+    ASSERT_EQ(r->running.size(), running.size());
+    for (size_t i = 0; i < running.size(); ++i) EXPECT_NEAR(r->running[i], running[i], 1e-9 * running[i]) << "chunk " << i;
+  }
+}
+
 TEST(perplexity, chunks_run_and_refusals) {
   auto s = open_for_perplexity("brown-f32.gguf", 64);
   ASSERT_TRUE(s);
@@ -109,6 +151,12 @@ TEST(perplexity, chunks_run_and_refusals) {
   auto short_text = perplexity(*s, *ids, po);
   ASSERT_FALSE(short_text.is_ok());
   EXPECT_NE(short_text.message().find("needs at least"), std::string::npos) << short_text.message();
+  po.n_ctx = 16;
+  po.n_chunks = 0;
+  auto none = perplexity(*s, *ids, po);
+  ASSERT_FALSE(none.is_ok());
+  EXPECT_NE(none.message().find("0 chunks"), std::string::npos) << none.message();
+  po.n_chunks = -1;
   po.n_ctx = 70;  // two chunks of the text, but more than the context
   auto too_long = perplexity(*s, *ids, po);
   ASSERT_FALSE(too_long.is_ok());
