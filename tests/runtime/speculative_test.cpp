@@ -20,16 +20,20 @@
 namespace glia {
 namespace {
 
-std::unique_ptr<session> open(const std::string& model, int n_ctx = 256, int n_ubatch = 512, const std::string& isa = "best") {
+// A session on `path` (a model the test wrote), or on a model of the pack (open).
+std::unique_ptr<session> open_path(const std::string& path, int n_ctx = 256, int n_ubatch = 512, const std::string& isa = "best") {
   session_options o;
   o.cpu_isa = isa;
-  o.model_path = test::testdata("models/" + model);
+  o.model_path = path;
   o.n_threads = 2;
   o.n_ctx = n_ctx;
   o.n_ubatch = n_ubatch;
   auto s = session::create(o);
   EXPECT_TRUE(s.is_ok()) << s.message();
   return s.is_ok() ? std::move(*s) : nullptr;
+}
+std::unique_ptr<session> open(const std::string& model, int n_ctx = 256, int n_ubatch = 512, const std::string& isa = "best") {
+  return open_path(test::testdata("models/" + model), n_ctx, n_ubatch, isa);
 }
 
 struct outcome {
@@ -233,24 +237,20 @@ TEST(speculative, a_failed_pass_keeps_the_confirmed_context) {
   }
   const std::string path = test::scratch("speculative-nan-row.gguf");
   ASSERT_TRUE(w.write(path).is_ok());
-  session_options o;
-  o.model_path = path;
-  o.n_threads = 2;
-  o.n_ctx = 256;
-  auto target = session::create(o);
-  ASSERT_TRUE(target.is_ok()) << target.message();
+  auto target = open_path(path);
+  ASSERT_TRUE(target);
   auto draft = open(model);
   go.draft = draft.get();
   go.draft_p_min = 0.0f;
   sampler smp(greedy());
   generation_stats st;
-  status r = (*target)->generate(prompt, go, smp, [](std::string_view) { return true; }, &st);
+  status r = target->generate(prompt, go, smp, [](std::string_view) { return true; }, &st);
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.message().find("non-finite"), std::string::npos) << r.message();
   // The first generated token was sampled, the pass holding it and the drafts failed: the context
   // is the prompt.
   EXPECT_EQ(st.n_generated, 1);
-  EXPECT_EQ((*target)->history(), prompt);
+  EXPECT_EQ(target->history(), prompt);
 }
 
 // A draft up to 128 tokens short of the model's vocabulary (as padded vocabularies differ) is
@@ -278,14 +278,10 @@ TEST(speculative, a_draft_with_fewer_tokens) {
   }
   const std::string path = test::scratch("speculative-vocab-1000.gguf");
   ASSERT_TRUE(w.write(path).is_ok());
-  session_options o;
-  o.model_path = path;
-  o.n_threads = 2;
-  o.n_ctx = 256;
-  auto small = session::create(o);
-  ASSERT_TRUE(small.is_ok()) << small.message();
+  auto small = open_path(path);
   auto target = open("brown-f32.gguf"), plain = open("brown-f32.gguf");
-  ASSERT_TRUE(target->check_draft(**small).is_ok());
+  ASSERT_TRUE(small && target && plain);
+  ASSERT_TRUE(target->check_draft(*small).is_ok());
   sampler_params sp = warm(2);
   sp.logit_bias[1010] = 8.0f;  // past the draft's vocabulary, and likely
   const std::vector<int32_t> prompt = *target->tokenize("The old man walked into the room and said", true);
@@ -293,7 +289,7 @@ TEST(speculative, a_draft_with_fewer_tokens) {
   go.n_predict = 40;
   const outcome reference = generate(*plain, prompt, sp, go);
   ASSERT_NE(std::find(reference.history.begin(), reference.history.end(), 1010), reference.history.end());
-  go.draft = small->get();
+  go.draft = small.get();
   go.draft_p_min = 0.0f;
   const outcome o2 = generate(*target, prompt, sp, go);
   expect_same(reference, o2, "draft of 1000 tokens");
