@@ -4,11 +4,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "commands.h"
 #include "common_options.h"
 #include "core/read_file.h"
+#include "kl_divergence_run.h"
 #include "load_session.h"
+#include "runtime/logprob_file.h"
 #include "runtime/perplexity.h"
 
 namespace glia::cli {
@@ -19,17 +22,36 @@ command_fn add_perplexity(CLI::App& app) {
     session_options s;
     std::string file;
     int n_chunks = -1;
+    std::string kld_base;
+    bool kld = false;
   };
   auto o = std::make_shared<opts>();
   add_session_options(cmd, o->s);
   o->s.n_ctx = 512;
   cmd->get_option("--ctx-size")->description("tokens per chunk; the second half of each is scored")->capture_default_str();
-  cmd->add_option("-f,--file", o->file, "the text (e.g. wiki.test.raw); one trailing newline is dropped, as llama.cpp's -f does")
-      ->required()->check(CLI::ExistingFile);
+  auto* file = cmd->add_option("-f,--file", o->file, "the text (e.g. wiki.test.raw); one trailing newline is dropped, as llama.cpp's -f does")
+                   ->check(CLI::ExistingFile);
   cmd->add_option("--chunks", o->n_chunks, "score at most this many chunks (-1: all)")
       ->check(CLI::Range(-1, 1 << 30))->capture_default_str();
+  cmd->add_option("--kl-divergence-base", o->kld_base,
+                  "FILE of the model's log-probabilities to write (llama-perplexity's format), or with --kl-divergence to "
+                  "compare with");
+  auto* kld = cmd->add_flag("--kl-divergence", o->kld,
+                            "compare with the base log-probabilities of --kl-divergence-base (their text and chunks; no -f)");
+  file->excludes(kld);
 
   return [o]() {
+    if (o->kld) {
+      if (o->kld_base.empty()) {
+        fmt::print(stderr, "error: --kl-divergence needs --kl-divergence-base FILE\n");
+        return 1;
+      }
+      return run_kl_divergence(o->s, o->kld_base);
+    }
+    if (o->file.empty()) {
+      fmt::print(stderr, "error: -f FILE is required (the text to score)\n");
+      return 1;
+    }
     if (o->s.n_ctx < 4) {
       fmt::print(stderr, "error: -c {}: a chunk needs at least 4 tokens\n", o->s.n_ctx);
       return 1;
@@ -57,6 +79,27 @@ command_fn add_perplexity(CLI::App& app) {
     po.n_ctx = o->s.n_ctx;
     po.n_chunks = o->n_chunks;
     po.n_threads = o->s.n_threads;
+    // The base log-probabilities for a later --kl-divergence: the chunks' tokens up front, then
+    // each chunk's records as it is scored.
+    std::optional<logprob_writer> base;
+    if (!o->kld_base.empty()) {
+      const int n_chunks = perplexity_chunk_count(ids->size(), po);
+      logprob_header h{po.n_ctx, sess.n_vocab(), n_chunks,
+                       std::vector<int32_t>(ids->begin(), ids->begin() + std::ptrdiff_t(n_chunks) * po.n_ctx)};
+      auto w = logprob_writer::create(o->kld_base, h);
+      if (!w) {
+        fmt::print(stderr, "error: {}\n", w.message());
+        return 1;
+      }
+      base.emplace(std::move(*w));
+      po.on_rows = [&base, nv = sess.n_vocab()](std::span<const float> rows, std::span<const int32_t> chunk) -> status {
+        const size_t words = logprob_record_words(nv), first = chunk.size() / 2, n = chunk.size() - 1 - first;
+        std::vector<uint16_t> records(n * words);
+        for (size_t k = 0; k < n; ++k)
+          encode_logprobs(rows.subspan(k * size_t(nv), size_t(nv)), chunk[first + k + 1], records.data() + k * words);
+        return base->write(records);
+      };
+    }
     const auto t1 = std::chrono::steady_clock::now();
     bool printed = false;
     auto r = perplexity(sess, *ids, po, [&printed](int chunk, double ppl) {
@@ -72,6 +115,13 @@ command_fn add_perplexity(CLI::App& app) {
       return 1;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    if (base) {
+      if (status f = base->finish(); !f) {
+        fmt::print(stderr, "error: {}\n", f.message());
+        return 1;
+      }
+      fmt::print(stderr, "wrote the log-probabilities of {} chunks to {}\n", r->n_chunks, o->kld_base);
+    }
     fmt::print("Final estimate: PPL = {:.4f} +/- {:.5f}\n", r->ppl, r->ppl_error);
     std::fflush(stdout);
     fmt::print(stderr, "{} chunks of {} tokens, {} tokens scored, in {:.2f} s ({:.1f} tokens/s evaluated and scored)\n",

@@ -28,6 +28,18 @@ result<std::vector<int32_t>> perplexity_tokens(const session& s, std::string_vie
   return ids;
 }
 
+int perplexity_chunk_count(size_t n_tokens, const perplexity_options& opts) {
+  const int64_t whole = int64_t(n_tokens) / std::max(1, opts.n_ctx);
+  return int(opts.n_chunks < 0 ? whole : std::min<int64_t>(opts.n_chunks, whole));
+}
+
+status eval_scored_half(session& s, std::span<const int32_t> chunk, std::vector<float>& logits) {
+  const size_t first = chunk.size() / 2;
+  s.reset();
+  GLIA_TRY(s.eval(chunk.first(first), false, logits));  // only builds the context
+  return s.eval(chunk.subspan(first), true, logits);
+}
+
 result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens, const perplexity_options& opts,
                                      const std::function<bool(int, double)>& on_chunk) {
   const int n_ctx = opts.n_ctx;
@@ -37,8 +49,7 @@ result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens
     return make_error("the text is {} tokens; a perplexity with chunks of {} needs at least {} (two chunks)", tokens.size(), n_ctx,
                       2 * n_ctx);
   if (n_ctx > s.n_ctx()) return make_error("chunks of {} tokens do not fit the context of {}", n_ctx, s.n_ctx());
-  const int64_t whole = int64_t(tokens.size()) / n_ctx;
-  const int n_chunks = int(opts.n_chunks < 0 ? whole : std::min<int64_t>(opts.n_chunks, whole));
+  const int n_chunks = perplexity_chunk_count(tokens.size(), opts);
   const int64_t nv = s.n_vocab();
   const int first = n_ctx / 2;
   const std::optional<int32_t> bos = opts.bos_first ? s.added_bos() : std::nullopt;
@@ -55,10 +66,8 @@ result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens
   for (int c = 0; c < n_chunks; ++c) {
     chunk.assign(tokens.begin() + int64_t(c) * n_ctx, tokens.begin() + int64_t(c + 1) * n_ctx);
     if (bos) chunk[0] = *bos;
-    s.reset();
-    // The first half only builds the context: no logits are kept for it.
-    GLIA_TRY(s.eval(std::span(chunk).first(size_t(first)), false, logits));
-    GLIA_TRY(s.eval(std::span(chunk).subspan(size_t(first)), true, logits));
+    GLIA_TRY(eval_scored_half(s, chunk, logits));
+    if (opts.on_rows) GLIA_TRY(opts.on_rows(logits, chunk));
     std::atomic<size_t> next{0};
     pool.run_dynamic([&](int, int) {
       for (size_t k; (k = next.fetch_add(1)) < row_nll.size();)

@@ -23,6 +23,9 @@ struct perplexity_options {
   int n_chunks = -1;    // < 0: every whole chunk of the text
   bool bos_first = true;  // each chunk starts with BOS (when the vocabulary adds one), as in llama.cpp
   int n_threads = 0;      // for scoring the rows (0: one per core)
+  // Called with each chunk's scored rows (logits at positions n_ctx / 2 .. n_ctx - 1, [rows, n_vocab])
+  // and the chunk's tokens as evaluated (BOS first): for writing a --kl-divergence-base file.
+  std::function<status(std::span<const float> rows, std::span<const int32_t> chunk)> on_rows;
 };
 
 struct perplexity_result {
@@ -39,6 +42,13 @@ struct perplexity_result {
 // A text as llama-perplexity reads and tokenizes it: one trailing newline dropped (its -f does so),
 // BOS in front when the vocabulary adds one, never an EOS at the end.
 result<std::vector<int32_t>> perplexity_tokens(const session& s, std::string_view text);
+
+// How many chunks perplexity() scores for n_tokens tokens: every whole one, or opts.n_chunks of them.
+int perplexity_chunk_count(size_t n_tokens, const perplexity_options& opts);
+
+// Evaluates `chunk` from an empty context, keeping the logits of its second half only (positions
+// n_ctx / 2 ..), [n_ctx - n_ctx / 2, n_vocab]: the rows perplexity and KL divergence score.
+status eval_scored_half(session& s, std::span<const int32_t> chunk, std::vector<float>& logits);
 
 result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens, const perplexity_options& opts,
                                      const std::function<bool(int, double)>& on_chunk = {});

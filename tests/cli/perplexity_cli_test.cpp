@@ -3,6 +3,7 @@
 // refused with the numbers.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <regex>
 #include <string>
 
@@ -46,6 +47,36 @@ TEST(cli_perplexity, prints_running_and_final_estimates) {
   auto one = run_cli("perplexity -m " + quote(test::testdata("models/brown-f32.gguf")) + " -f " + quote(path) + " -c 32 --chunks 1");
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(one.out.substr(0, one.out.find(',')), r.out.substr(0, r.out.find(',')));  // [1] is the same chunk
+}
+
+// --kl-divergence-base writes the base's log-probabilities; --kl-divergence compares a model with
+// them (no text needed): the model with itself agrees everywhere.
+TEST(cli_perplexity, kl_divergence_against_a_written_base) {
+  const std::string text = test::scratch("perplexity-kld.txt"), base = test::scratch("perplexity-kld.base");
+  test::write_text(text, kText);
+  const std::string f32 = quote(test::testdata("models/brown-f32.gguf"));
+  auto w = run_cli("perplexity -m " + f32 + " -f " + quote(text) + " -c 32 --kl-divergence-base " + quote(base));
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_NE(w.err.find("wrote the log-probabilities of"), std::string::npos) << w.err;
+  auto same = run_cli("perplexity -m " + f32 + " --kl-divergence --kl-divergence-base " + quote(base));
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  std::smatch top;
+  // Not always 100%: two tokens within a record's step of each other tie for the base's top.
+  ASSERT_TRUE(std::regex_search(same.out, top, std::regex(R"(Same top p: +([0-9.]+) ±)"))) << same.out;
+  EXPECT_GE(std::stod(top[1].str()), 95.0);
+  ASSERT_TRUE(std::regex_search(same.out, top, std::regex(R"(Mean    KLD: +(-?[0-9.]+) ±)"))) << same.out;
+  EXPECT_LT(std::fabs(std::stod(top[1].str())), 1e-4);
+  auto q8 = run_cli("perplexity -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " --kl-divergence --kl-divergence-base " +
+                    quote(base));
+  ASSERT_EQ(q8.exit_code, 0) << q8.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(q8.out, m, std::regex(R"(Mean    KLD: +([0-9.]+) ±)"))) << q8.out;
+  EXPECT_GT(std::stod(m[1].str()), 0.0);
+  EXPECT_LT(std::stod(m[1].str()), 0.01);  // Q8_0 of the same weights
+  auto other = run_cli("perplexity -m " + quote(test::testdata("models/qwen3-F16.gguf")) + " --kl-divergence --kl-divergence-base " +
+                       quote(base));
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_NE(other.err.find("over 1024 tokens"), std::string::npos) << other.err;
 }
 
 TEST(cli_perplexity, a_short_text_is_refused) {

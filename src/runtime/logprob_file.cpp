@@ -1,0 +1,103 @@
+#include "runtime/logprob_file.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+namespace glia {
+
+double encode_logprobs(std::span<const float> logits, int32_t token, uint16_t* out) {
+  float top = logits[0], low = logits[0];
+  for (float l : logits) {
+    top = std::max(top, l);
+    low = std::min(low, l);
+  }
+  low = std::max(low, top - 16.0f);  // 16 nats below the top in 65535 steps
+  double sum = 0.0;
+  for (float l : logits) sum += std::exp(double(l) - double(top));
+  const float log_sum = float(std::log(sum));
+  const float min_log_prob = low - top - log_sum;
+  const float scale = (top - low) / 65535.0f;
+  std::memcpy(out, &scale, 4);
+  std::memcpy(out + 2, &min_log_prob, 4);
+  uint16_t* q = out + 4;
+  const size_t n = logits.size();
+  std::fill(q, q + (logprob_record_words(int64_t(n)) - 4), uint16_t(0));
+  if (scale > 0.0f) {
+    const float inv = 1.0f / scale;
+    for (size_t i = 0; i < n; ++i)
+      if (logits[i] > low) q[i] = uint16_t(std::lround(inv * (logits[i] - low)));
+  }
+  return double(top) + double(log_sum) - double(logits[size_t(token)]);
+}
+
+result<logprob_writer> logprob_writer::create(const std::string& path, const logprob_header& h) {
+  logprob_writer w;
+  w.path_ = path;
+  w.f_.reset(std::fopen(path.c_str(), "wb"));
+  if (!w.f_) return make_error("{}: cannot create: {}", path, std::strerror(errno));
+  const uint32_t n_ctx = uint32_t(h.n_ctx);
+  const int32_t n_vocab = h.n_vocab, n_chunk = h.n_chunk;
+  bool ok = std::fwrite("_logits_", 1, 8, w.f_.get()) == 8;
+  ok = ok && std::fwrite(&n_ctx, 4, 1, w.f_.get()) == 1 && std::fwrite(&n_vocab, 4, 1, w.f_.get()) == 1 &&
+       std::fwrite(&n_chunk, 4, 1, w.f_.get()) == 1;
+  ok = ok && std::fwrite(h.tokens.data(), 4, h.tokens.size(), w.f_.get()) == h.tokens.size();
+  if (!ok) return make_error("{}: cannot write: {}", path, std::strerror(errno));
+  return w;
+}
+
+status logprob_writer::write(std::span<const uint16_t> records) {
+  if (std::fwrite(records.data(), 2, records.size(), f_.get()) != records.size())
+    return make_error("{}: cannot write: {}", path_, std::strerror(errno));
+  return {};
+}
+
+status logprob_writer::finish() {
+  if (std::fclose(f_.release()) != 0) return make_error("{}: cannot write: {}", path_, std::strerror(errno));
+  return {};
+}
+
+result<logprob_reader> logprob_reader::open(const std::string& path) {
+  logprob_reader r;
+  r.path_ = path;
+  r.f_.reset(std::fopen(path.c_str(), "rb"));
+  if (!r.f_) return make_error("{}: cannot open: {}", path, std::strerror(errno));
+  char magic[8];
+  uint32_t n_ctx = 0;
+  int32_t n_vocab = 0, n_chunk = 0;
+  if (std::fread(magic, 1, 8, r.f_.get()) != 8 || std::memcmp(magic, "_logits_", 8) != 0)
+    return make_error("{}: not a file of log-probabilities (llama-perplexity's --kl-divergence-base)", path);
+  if (std::fread(&n_ctx, 4, 1, r.f_.get()) != 1 || std::fread(&n_vocab, 4, 1, r.f_.get()) != 1 ||
+      std::fread(&n_chunk, 4, 1, r.f_.get()) != 1)
+    return make_error("{}: the header ends early", path);
+  if (n_ctx < 4 || n_ctx > (1u << 24) || n_vocab < 1 || n_chunk < 1)
+    return make_error("{}: header says n_ctx {}, n_vocab {}, n_chunk {}", path, n_ctx, n_vocab, n_chunk);
+  // Every chunk's tokens and records must be in the file before anything is read for them.
+  const uint64_t scored = n_ctx - 1 - n_ctx / 2;
+  const uint64_t want = 20 + 4 * uint64_t(n_ctx) * uint64_t(n_chunk) +
+                        2 * scored * logprob_record_words(n_vocab) * uint64_t(n_chunk);
+  std::error_code ec;
+  const uint64_t have = std::filesystem::file_size(path, ec);
+  if (ec || have != want)
+    return make_error("{}: {} bytes, but its header (n_ctx {}, n_vocab {}, {} chunks) needs {}", path, ec ? 0 : have, n_ctx,
+                      n_vocab, n_chunk, want);
+  r.h_.n_ctx = int(n_ctx);
+  r.h_.n_vocab = n_vocab;
+  r.h_.n_chunk = n_chunk;
+  r.h_.tokens.resize(size_t(n_ctx) * size_t(n_chunk));
+  if (std::fread(r.h_.tokens.data(), 4, r.h_.tokens.size(), r.f_.get()) != r.h_.tokens.size())
+    return make_error("{}: the tokens end early", path);
+  for (int32_t t : r.h_.tokens)
+    if (t < 0 || t >= n_vocab) return make_error("{}: token {} outside its vocabulary of {}", path, t, n_vocab);
+  return r;
+}
+
+status logprob_reader::read_chunk(std::vector<uint16_t>& records) {
+  records.resize(size_t(h_.n_ctx - 1 - h_.n_ctx / 2) * logprob_record_words(h_.n_vocab));
+  if (std::fread(records.data(), 2, records.size(), f_.get()) != records.size()) return make_error("{}: the records end early", path_);
+  return {};
+}
+
+}  // namespace glia
