@@ -82,6 +82,8 @@ command_fn add_perplexity(CLI::App& app) {
     // The base log-probabilities for a later --kl-divergence: the chunks' tokens up front, then
     // each chunk's records as it is scored.
     std::optional<logprob_writer> base;
+    thread_pool pool(o->s.n_threads);
+    std::vector<uint16_t> records;
     if (!o->kld_base.empty()) {
       const int n_chunks = perplexity_chunk_count(ids->size(), po);
       logprob_header h{po.n_ctx, sess.n_vocab(), n_chunks,
@@ -92,11 +94,9 @@ command_fn add_perplexity(CLI::App& app) {
         return 1;
       }
       base.emplace(std::move(*w));
-      po.on_rows = [&base, nv = sess.n_vocab()](std::span<const float> rows, std::span<const int32_t> chunk) -> status {
-        const size_t words = logprob_record_words(nv), first = chunk.size() / 2, n = chunk.size() - 1 - first;
-        std::vector<uint16_t> records(n * words);
-        for (size_t k = 0; k < n; ++k)
-          encode_logprobs(rows.subspan(k * size_t(nv), size_t(nv)), chunk[first + k + 1], records.data() + k * words);
+      po.on_rows = [&base, &pool, &records, nv = sess.n_vocab()](std::span<const float> rows, std::span<const int32_t> chunk) -> status {
+        const size_t first = chunk.size() / 2;
+        encode_logprob_rows(rows, chunk.subspan(first + 1), nv, pool, records);
         return base->write(records);
       };
     }

@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "load_session.h"
+#include "model/model_file.h"
+#include "model/profile.h"
 #include "runtime/kl_divergence.h"
 
 namespace glia::cli {
@@ -50,7 +52,20 @@ int run_kl_divergence(session_options so, const std::string& base_path) {
     fmt::print(stderr, "error: {}\n", base.message());
     return 1;
   }
-  so.n_ctx = base->header().n_ctx;  // the base's chunks, whatever -c says
+  // The vocabulary first: the context the base's chunks need may not fit a model it does not fit.
+  auto md = open_model_metadata(so.model_path);
+  if (!md) {
+    fmt::print(stderr, "error: {}\n", md.message());
+    return 1;
+  }
+  if (auto p = profile_from_gguf(**md); p && p->n_vocab != base->header().n_vocab) {
+    fmt::print(stderr, "error: the base log-probabilities are over {} tokens and this model's vocabulary has {}\n",
+               base->header().n_vocab, p->n_vocab);
+    return 1;
+  }
+  if (so.n_ctx != base->header().n_ctx)
+    fmt::print(stderr, "note: the base's chunks are {} tokens; -c follows them\n", base->header().n_ctx);
+  so.n_ctx = base->header().n_ctx;
   auto s = open_session(so);
   if (!s) {
     fmt::print(stderr, "error: {}\n", s.message());

@@ -1,6 +1,7 @@
 #include "runtime/logprob_file.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -28,36 +29,44 @@ double encode_logprobs(std::span<const float> logits, int32_t token, uint16_t* o
   if (scale > 0.0f) {
     const float inv = 1.0f / scale;
     for (size_t i = 0; i < n; ++i)
-      if (logits[i] > low) q[i] = uint16_t(std::lround(inv * (logits[i] - low)));
+      if (logits[i] > low) q[i] = uint16_t(std::nearbyint(inv * (logits[i] - low)));  // ties to even, as llama.cpp
   }
   return double(top) + double(log_sum) - double(logits[size_t(token)]);
 }
 
+void encode_logprob_rows(std::span<const float> rows, std::span<const int32_t> next_tokens, int64_t n_vocab, thread_pool& pool,
+                         std::vector<uint16_t>& records) {
+  const size_t words = logprob_record_words(n_vocab);
+  records.resize(next_tokens.size() * words);
+  std::atomic<size_t> next{0};
+  pool.run_dynamic([&](int, int) {
+    for (size_t k; (k = next.fetch_add(1)) < next_tokens.size();)
+      encode_logprobs(rows.subspan(k * size_t(n_vocab), size_t(n_vocab)), next_tokens[k], records.data() + k * words);
+  });
+}
+
 result<logprob_writer> logprob_writer::create(const std::string& path, const logprob_header& h) {
-  logprob_writer w;
-  w.path_ = path;
-  w.f_.reset(std::fopen(path.c_str(), "wb"));
-  if (!w.f_) return make_error("{}: cannot create: {}", path, std::strerror(errno));
+  if (h.tokens.size() != size_t(h.n_ctx) * size_t(h.n_chunk))
+    return make_error("{}: {} tokens for {} chunks of {}", path, h.tokens.size(), h.n_chunk, h.n_ctx);
+  GLIA_ASSIGN(output_file out, output_file::open(path));
+  logprob_writer w(std::move(out));
   const uint32_t n_ctx = uint32_t(h.n_ctx);
   const int32_t n_vocab = h.n_vocab, n_chunk = h.n_chunk;
-  bool ok = std::fwrite("_logits_", 1, 8, w.f_.get()) == 8;
-  ok = ok && std::fwrite(&n_ctx, 4, 1, w.f_.get()) == 1 && std::fwrite(&n_vocab, 4, 1, w.f_.get()) == 1 &&
-       std::fwrite(&n_chunk, 4, 1, w.f_.get()) == 1;
-  ok = ok && std::fwrite(h.tokens.data(), 4, h.tokens.size(), w.f_.get()) == h.tokens.size();
+  std::FILE* f = w.out_.stream();
+  bool ok = std::fwrite("_logits_", 1, 8, f) == 8;
+  ok = ok && std::fwrite(&n_ctx, 4, 1, f) == 1 && std::fwrite(&n_vocab, 4, 1, f) == 1 && std::fwrite(&n_chunk, 4, 1, f) == 1;
+  ok = ok && std::fwrite(h.tokens.data(), 4, h.tokens.size(), f) == h.tokens.size();
   if (!ok) return make_error("{}: cannot write: {}", path, std::strerror(errno));
   return w;
 }
 
 status logprob_writer::write(std::span<const uint16_t> records) {
-  if (std::fwrite(records.data(), 2, records.size(), f_.get()) != records.size())
-    return make_error("{}: cannot write: {}", path_, std::strerror(errno));
+  if (std::fwrite(records.data(), 2, records.size(), out_.stream()) != records.size())
+    return make_error("{}: cannot write: {}", out_.path(), std::strerror(errno));
   return {};
 }
 
-status logprob_writer::finish() {
-  if (std::fclose(f_.release()) != 0) return make_error("{}: cannot write: {}", path_, std::strerror(errno));
-  return {};
-}
+status logprob_writer::finish() { return out_.commit(); }
 
 result<logprob_reader> logprob_reader::open(const std::string& path) {
   logprob_reader r;
@@ -72,12 +81,16 @@ result<logprob_reader> logprob_reader::open(const std::string& path) {
   if (std::fread(&n_ctx, 4, 1, r.f_.get()) != 1 || std::fread(&n_vocab, 4, 1, r.f_.get()) != 1 ||
       std::fread(&n_chunk, 4, 1, r.f_.get()) != 1)
     return make_error("{}: the header ends early", path);
-  if (n_ctx < 4 || n_ctx > (1u << 24) || n_vocab < 1 || n_chunk < 1)
+  if (n_ctx < 4 || n_ctx > (1u << 24) || n_vocab < 1 || n_vocab > (1 << 24) || n_chunk < 1 ||
+      uint64_t(n_ctx) * uint64_t(n_chunk) > uint64_t(INT32_MAX))
     return make_error("{}: header says n_ctx {}, n_vocab {}, n_chunk {}", path, n_ctx, n_vocab, n_chunk);
-  // Every chunk's tokens and records must be in the file before anything is read for them.
-  const uint64_t scored = n_ctx - 1 - n_ctx / 2;
-  const uint64_t want = 20 + 4 * uint64_t(n_ctx) * uint64_t(n_chunk) +
-                        2 * scored * logprob_record_words(n_vocab) * uint64_t(n_chunk);
+  // Every chunk's tokens and records must be in the file before anything is read for them; the
+  // product of the header's fields is taken in 128 bits (it can pass 2^64).
+  const unsigned __int128 scored = n_ctx - 1 - n_ctx / 2;
+  const unsigned __int128 want128 = 20 + 4 * (unsigned __int128)(n_ctx) * n_chunk +
+                                    2 * scored * logprob_record_words(n_vocab) * (unsigned __int128)(n_chunk);
+  if (want128 > (unsigned __int128)(UINT64_MAX)) return make_error("{}: its header describes more than 2^64 bytes", path);
+  const uint64_t want = uint64_t(want128);
   std::error_code ec;
   const uint64_t have = std::filesystem::file_size(path, ec);
   if (ec || have != want)

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/thread_pool.h"
+#include "model/output_file.h"
 
 namespace glia {
 
@@ -24,6 +26,10 @@ inline size_t logprob_record_words(int64_t n_vocab) { return size_t(2 * ((n_voca
 
 // One row of logits as a record (`out` holds logprob_record_words). Returns -log p(token).
 double encode_logprobs(std::span<const float> logits, int32_t token, uint16_t* out);
+// The records of one chunk's scored rows ([n, n_vocab] logits; row k scores next_tokens[k]), the
+// rows shared among the pool's threads (each is a pass over the vocabulary).
+void encode_logprob_rows(std::span<const float> rows, std::span<const int32_t> next_tokens, int64_t n_vocab, thread_pool& pool,
+                         std::vector<uint16_t>& records);
 // log p(i) as a record stores it.
 inline float decoded_logprob(const uint16_t* record, int64_t i) {
   float scale, min_log_prob;
@@ -37,6 +43,8 @@ struct logprob_header {
   std::vector<int32_t> tokens;  // n_chunk * n_ctx
 };
 
+// Written under a temporary name and put in place by finish(): a run that fails leaves what was
+// there (a base that took hours to compute is not truncated by a mistyped rerun).
 class logprob_writer {
  public:
   static result<logprob_writer> create(const std::string& path, const logprob_header& h);
@@ -44,13 +52,14 @@ class logprob_writer {
   status finish();
 
  private:
-  std::string path_;
-  std::unique_ptr<FILE, int (*)(FILE*)> f_{nullptr, &std::fclose};
+  explicit logprob_writer(output_file out) : out_(std::move(out)) {}
+  output_file out_;
 };
 
 class logprob_reader {
  public:
-  // Checks the header against the file's size (every chunk's records must be there).
+  // Checks the header against the file's size (every chunk's records must be there) before
+  // anything is allocated: n_vocab up to 2^24, n_ctx * n_chunk up to 2^31 - 1 (llama.cpp's int).
   static result<logprob_reader> open(const std::string& path);
   const logprob_header& header() const { return h_; }
   status read_chunk(std::vector<uint16_t>& records);  // the next chunk's records

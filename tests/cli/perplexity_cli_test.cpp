@@ -77,6 +77,11 @@ TEST(cli_perplexity, kl_divergence_against_a_written_base) {
                        quote(base));
   EXPECT_NE(other.exit_code, 0);
   EXPECT_NE(other.err.find("over 1024 tokens"), std::string::npos) << other.err;
+  // A run that fails (a text too short for its chunks) leaves the base that was there.
+  const std::string before = test::read_text(base);
+  auto failed = run_cli("perplexity -m " + f32 + " -f " + quote(text) + " -c 512 --kl-divergence-base " + quote(base));
+  EXPECT_NE(failed.exit_code, 0);
+  EXPECT_EQ(test::read_text(base), before);
 }
 
 TEST(cli_perplexity, a_short_text_is_refused) {

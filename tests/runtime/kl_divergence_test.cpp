@@ -91,6 +91,19 @@ TEST(logprob_file, malformed_files_are_refused) {
   std::string token = bytes;
   token[20] = 7;  // the first token, past a vocabulary of 3
   refused(token, "token 7 outside its vocabulary of 3");
+  // Headers whose sizes would overflow or allocate without bound are refused before any allocation.
+  auto header = [&](uint32_t n_ctx, int32_t n_vocab, int32_t n_chunk) {
+    std::string h = "_logits_";
+    h.append(reinterpret_cast<const char*>(&n_ctx), 4);
+    h.append(reinterpret_cast<const char*>(&n_vocab), 4);
+    h.append(reinterpret_cast<const char*>(&n_chunk), 4);
+    return h;
+  };
+  refused(header(4, 0, 1), "header says");
+  refused(header(4, 3, -1), "header says");
+  refused(header(4, (1 << 24) + 1, 1), "header says");
+  refused(header(12, 1717986910, 1 << 30), "header says");  // n_ctx * n_chunk past 2^31 (and 2^64 bytes)
+  refused(header(1 << 24, 1 << 24, 127), "needs");           // within bounds: the file is just too short
 }
 
 // KL divergence of brown-q8_0 from brown-f32 against the divergence of their full distributions,
@@ -158,6 +171,79 @@ TEST(kl_divergence, matches_the_divergence_of_full_distributions) {
       EXPECT_NEAR(r.ppl.value, base_ppl->ppl, 1e-9 * base_ppl->ppl);
     }
   }
+}
+
+// The report's statistics against textbook formulas on known per-position values: means with the
+// sample error (n - 1) once there are more than 10 positions, the covariance of the two NLLs, the
+// ratio and difference of the perplexities, the RMS of Δp and the share of equal top tokens.
+TEST(kl_divergence, report_statistics) {
+  kl_divergence_sums s;
+  std::vector<double> nll, base, kld, dp;
+  for (int i = 0; i < 200; ++i) {
+    nll.push_back(1.0 + 0.01 * (i % 17));
+    base.push_back(0.9 + 0.012 * (i % 13));
+    kld.push_back(0.001 * (i % 7));
+    dp.push_back(0.002 * ((i % 5) - 2));
+  }
+  for (size_t i = 0; i < nll.size(); ++i) {
+    s.nll += nll[i];
+    s.nll2 += nll[i] * nll[i];
+    s.nll_base += base[i];
+    s.nll_base2 += base[i] * base[i];
+    s.nll_nll_base += nll[i] * base[i];
+    s.kld += kld[i];
+    s.kld2 += kld[i] * kld[i];
+    s.p_diff += dp[i];
+    s.p_diff2 += dp[i] * dp[i];
+    s.p_diff4 += std::pow(dp[i], 4);
+    s.n_same_top += i % 4 != 0;
+    ++s.count;
+    s.kld_values.push_back(float(kld[i]));
+    s.p_diff_values.push_back(float(dp[i]));
+  }
+  const double n = 200;
+  auto mean = [&](const std::vector<double>& v) {
+    double m = 0;
+    for (double x : v) m += x;
+    return m / n;
+  };
+  auto sd_of_mean = [&](const std::vector<double>& v) {
+    const double m = mean(v);
+    double ss = 0;
+    for (double x : v) ss += (x - m) * (x - m);
+    return std::sqrt(ss / n / (n - 1));  // population variance over n - 1, as llama.cpp
+  };
+  const kl_divergence_report r = report(s, true);
+  EXPECT_NEAR(r.ppl.value, std::exp(mean(nll)), 1e-12);
+  EXPECT_NEAR(r.ppl.error, std::exp(mean(nll)) * sd_of_mean(nll), 1e-12);
+  EXPECT_NEAR(r.ppl_base.value, std::exp(mean(base)), 1e-12);
+  double cov = 0;
+  for (size_t i = 0; i < nll.size(); ++i) cov += (nll[i] - mean(nll)) * (base[i] - mean(base));
+  cov = cov / n / (n - 1);
+  EXPECT_NEAR(r.log_ppl_correlation, cov / (sd_of_mean(nll) * sd_of_mean(base)), 1e-9);
+  EXPECT_NEAR(r.log_ppl_ratio.value, mean(nll) - mean(base), 1e-12);
+  const double ratio_err = std::sqrt(std::pow(sd_of_mean(nll), 2) + std::pow(sd_of_mean(base), 2) - 2 * cov);
+  EXPECT_NEAR(r.log_ppl_ratio.error, ratio_err, 1e-9);
+  EXPECT_NEAR(r.ppl_ratio.value, std::exp(mean(nll) - mean(base)), 1e-12);
+  EXPECT_NEAR(r.ppl_diff.value, std::exp(mean(nll)) - std::exp(mean(base)), 1e-12);
+  EXPECT_NEAR(r.kld.value, mean(kld), 1e-12);
+  EXPECT_NEAR(r.kld.error, sd_of_mean(kld), 1e-12);
+  EXPECT_NEAR(r.p_diff.value, mean(dp), 1e-12);
+  std::vector<double> dp2;
+  for (double x : dp) dp2.push_back(x * x);
+  EXPECT_NEAR(r.p_diff_rms.value, std::sqrt(mean(dp2)), 1e-12);
+  EXPECT_NEAR(r.p_diff_rms.error, 0.5 / std::sqrt(mean(dp2)) * sd_of_mean(dp2), 1e-12);
+  EXPECT_NEAR(r.same_top.value, 0.75, 1e-12);
+  EXPECT_NEAR(r.same_top.error, std::sqrt(0.75 * 0.25 / (n - 1)), 1e-12);
+  EXPECT_EQ(r.kld_sorted.front(), 0.0f);
+  EXPECT_FLOAT_EQ(r.kld_sorted.back(), 0.006f);
+  EXPECT_FLOAT_EQ(percentile(r.kld_sorted, 0.5f), 0.003f);
+  // Ten positions or fewer: no error estimates (llama.cpp's rule).
+  kl_divergence_sums few;
+  few.count = 10;
+  few.kld = 0.01;
+  few.kld2 = 0.001;
+  EXPECT_EQ(report(few, false).kld.error, 0.0);
 }
 
 TEST(kl_divergence, refuses_another_vocabulary) {
