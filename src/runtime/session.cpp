@@ -367,6 +367,7 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
   size_t row = 0;
   std::span<const float> cur(logits);
   auto unconfirmed = [&] { return int32_t(drafts.size() - row); };
+  int idle_steps = 0, rest = 1;  // the draft's rest after proposing nothing (see below)
   for (int i = 0;; ++i) {
     if (opts.n_predict >= 0 && i >= opts.n_predict) {
       st.reason = stop_reason::length;
@@ -419,7 +420,9 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
       // still holds what the kept tokens need after dropping the rest).
       int64_t room = std::min<int64_t>({opts.n_draft, int64_t(n_ctx()) - p_->n_past - 1, int64_t(p_->n_ubatch) - 1});
       if (opts.n_predict >= 0) room = std::min<int64_t>(room, opts.n_predict - i - 2);
-      if (room > 0) {
+      if (room > 0 && idle_steps > 0) {
+        --idle_steps;
+      } else if (room > 0) {
         std::vector<int32_t> context = p_->history;
         context.push_back(id);
         auto proposed = propose_draft(*opts.draft, context, int(room), opts.draft_p_min, int(nv));
@@ -429,6 +432,10 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
         }
         drafts = std::move(*proposed);
         st.n_drafted += int(drafts.size());
+        // A draft that proposes nothing still reads every token: it rests for 1, 2, 4 ... 16 steps
+        // (and catches up in one pass when it resumes) until it proposes again.
+        idle_steps = drafts.empty() ? rest : 0;
+        rest = drafts.empty() ? std::min(rest * 2, 16) : 1;
       }
     }
     std::vector<int32_t> batch{id};
