@@ -48,7 +48,8 @@ struct generate_options {
   // sampled from this model's logits, in order, with the same sampler calls, so the text is the same
   // as without a draft (the logits of a pass of up to 32 tokens are those of one token at a time, on
   // every backend); only the speed differs. Proposing stops where the draft's top probability (of
-  // its full softmax) falls below draft_p_min. generate() moves the draft session's context along.
+  // its full softmax) falls below draft_p_min; a draft that proposed nothing rests a few steps.
+  // generate() moves the draft session's context along.
   session* draft = nullptr;
   int n_draft = 16;
   float draft_p_min = 0.75f;
