@@ -82,7 +82,6 @@ command_fn add_perplexity(CLI::App& app) {
     // The base log-probabilities for a later --kl-divergence: the chunks' tokens up front, then
     // each chunk's records as it is scored.
     std::optional<logprob_writer> base;
-    thread_pool pool(o->s.n_threads);
     std::vector<uint16_t> records;
     if (!o->kld_base.empty()) {
       const int n_chunks = perplexity_chunk_count(ids->size(), po);
@@ -94,7 +93,8 @@ command_fn add_perplexity(CLI::App& app) {
         return 1;
       }
       base.emplace(std::move(*w));
-      po.on_rows = [&base, &pool, &records, nv = sess.n_vocab()](std::span<const float> rows, std::span<const int32_t> chunk) -> status {
+      po.on_rows = [&base, &records, nv = sess.n_vocab()](std::span<const float> rows, std::span<const int32_t> chunk,
+                                                         thread_pool& pool) -> status {
         const size_t first = chunk.size() / 2;
         encode_logprob_rows(rows, chunk.subspan(first + 1), nv, pool, records);
         return base->write(records);

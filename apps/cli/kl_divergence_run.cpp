@@ -58,10 +58,11 @@ int run_kl_divergence(session_options so, const std::string& base_path) {
     fmt::print(stderr, "error: {}\n", md.message());
     return 1;
   }
-  if (auto p = profile_from_gguf(**md); p && p->n_vocab != base->header().n_vocab) {
-    fmt::print(stderr, "error: the base log-probabilities are over {} tokens and this model's vocabulary has {}\n",
-               base->header().n_vocab, p->n_vocab);
-    return 1;
+  if (auto p = profile_from_gguf(**md); p) {
+    if (status v = check_base_vocabulary(base->header(), p->n_vocab); !v) {
+      fmt::print(stderr, "error: {}\n", v.message());
+      return 1;
+    }
   }
   if (so.n_ctx != base->header().n_ctx)
     fmt::print(stderr, "note: the base's chunks are {} tokens; -c follows them\n", base->header().n_ctx);

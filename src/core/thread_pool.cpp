@@ -77,6 +77,13 @@ void thread_pool::run(const std::function<void(int, int)>& fn) { run_job(fn, fal
 
 void thread_pool::run_dynamic(const std::function<void(int, int)>& fn) { run_job(fn, true); }
 
+void thread_pool::parallel_for(size_t n, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  run_dynamic([&](int, int) {
+    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+  });
+}
+
 void thread_pool::run_job(const std::function<void(int, int)>& fn, bool dynamic) {
   if (n_threads_ == 1) {
     fn(0, 1);

@@ -47,6 +47,9 @@ class thread_pool {
   // hand out their work through shared counters, so that whatever a worker did not take the caller
   // does: a worker the OS has not scheduled yet then costs the job nothing. Same rules as run().
   void run_dynamic(const std::function<void(int ith, int nth)>& fn);
+  // fn(i) for every i in [0, n), the indices handed out one at a time through run_dynamic: for
+  // items that each take a while (a pass over a vocabulary), whose results land in slots of their own.
+  void parallel_for(size_t n, const std::function<void(size_t i)>& fn);
 
   // Memory a job to come will read on worker ith (1 <= ith < size()), for that worker to bring
   // into its cache (L2) while it waits for the job: between jobs it prefetches the spans in order,

@@ -246,9 +246,6 @@ bool file::map_pages_now(const void* p, size_t n) const {
 
 result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap, const read_limits& limits,
                                          const std::function<void(uint64_t, uint64_t)>& progress) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    return make_error("{}: not a regular file", path);
   std::shared_ptr<file> f(new file());
   if (use_mmap) {
     // Private and read-only: weights are shared with the page cache and never written.
@@ -256,6 +253,10 @@ result<std::shared_ptr<file>> file::open(const std::string& path, bool use_mmap,
     f->base_ = f->mapping_.bytes().data();
     f->size_ = f->mapping_.size();
   } else {
+    // mapped_file refuses what is not a regular file; read_whole_file would read a device or a pipe.
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+      return make_error("{}: not a regular file", path);
     GLIA_ASSIGN(f->owned_, read_whole_file(path, progress));
     f->base_ = reinterpret_cast<const uint8_t*>(f->owned_.data());
     f->size_ = f->owned_.size();

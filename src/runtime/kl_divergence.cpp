@@ -1,9 +1,9 @@
 #include "runtime/kl_divergence.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 
+#include "core/softmax_norm.h"
 #include "core/thread_pool.h"
 #include "glia/session.h"
 #include "runtime/perplexity.h"
@@ -20,10 +20,8 @@ struct position {
 };
 
 position compare(std::span<const float> logits, const uint16_t* record, int32_t token) {
-  const auto best = std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (float l : logits) sum += std::exp(double(l) - double(*best));
-  const double log_norm = double(*best) + std::log(sum);  // log sum exp
+  const softmax_norm n = softmax_normalizer(logits);
+  const double log_norm = double(n.top) + n.log_sum;  // log sum exp
   position p;
   p.nll = log_norm - double(logits[size_t(token)]);
   p.nll_base = -double(decoded_logprob(record, token));
@@ -37,7 +35,7 @@ position compare(std::span<const float> logits, const uint16_t* record, int32_t 
     }
     if (lp_base > -16.0f) p.kld += std::exp(double(lp_base)) * (double(lp_base) - (double(logits[size_t(i)]) - log_norm));
   }
-  p.same_top = top_base == int64_t(best - logits.begin());
+  p.same_top = top_base == int64_t(n.top_index);
   p.p_diff = std::exp(-p.nll) - std::exp(-p.nll_base);
   return p;
 }
@@ -97,11 +95,16 @@ kl_divergence_report report(const kl_divergence_sums& s, bool with_percentiles) 
   return r;
 }
 
+status check_base_vocabulary(const logprob_header& h, int64_t n_vocab) {
+  if (h.n_vocab != n_vocab)
+    return make_error("the base log-probabilities are over {} tokens and this model's vocabulary has {}", h.n_vocab, n_vocab);
+  return {};
+}
+
 result<kl_divergence_sums> kl_divergence(session& s, logprob_reader& base, int n_threads,
                                          const std::function<void(int, const kl_divergence_sums&)>& on_chunk) {
   const logprob_header& h = base.header();
-  if (h.n_vocab != s.n_vocab())
-    return make_error("the base log-probabilities are over {} tokens and this model's vocabulary has {}", h.n_vocab, s.n_vocab());
+  GLIA_TRY(check_base_vocabulary(h, s.n_vocab()));
   if (h.n_ctx > s.n_ctx())
     return make_error("the base log-probabilities were computed with chunks of {} tokens; the context holds {} (use -c {})", h.n_ctx,
                       s.n_ctx(), h.n_ctx);
@@ -119,11 +122,9 @@ result<kl_divergence_sums> kl_divergence(session& s, logprob_reader& base, int n
     chunk.assign(h.tokens.begin() + int64_t(c) * h.n_ctx, h.tokens.begin() + int64_t(c + 1) * h.n_ctx);
     if (bos) chunk[0] = *bos;
     GLIA_TRY(eval_scored_half(s, chunk, logits));
-    std::atomic<size_t> next{0};
-    pool.run_dynamic([&](int, int) {
-      for (size_t k; (k = next.fetch_add(1)) < n_scored;)
-        positions[k] = compare(std::span<const float>(logits).subspan(k * size_t(h.n_vocab), size_t(h.n_vocab)), records.data() + k * words,
-                               chunk[size_t(first) + k + 1]);
+    pool.parallel_for(n_scored, [&](size_t k) {
+      positions[k] = compare(std::span<const float>(logits).subspan(k * size_t(h.n_vocab), size_t(h.n_vocab)), records.data() + k * words,
+                             chunk[size_t(first) + k + 1]);
     });
     for (const position& p : positions) {  // in order: the sums do not depend on the thread count
       sums.nll += p.nll;

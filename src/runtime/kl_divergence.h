@@ -40,6 +40,10 @@ kl_divergence_report report(const kl_divergence_sums& s, bool with_percentiles);
 // A value at `fraction` of sorted values, interpolated as llama.cpp does.
 float percentile(const std::vector<float>& sorted, float fraction);
 
+// The base must be over the model's vocabulary (checked by kl_divergence; front ends check it
+// before sizing a context for the base's chunks).
+status check_base_vocabulary(const logprob_header& h, int64_t n_vocab);
+
 // Evaluates every chunk of `base` with `s` (BOS first, as the base was) and compares; on_chunk(i,
 // sums so far) after each. n_threads: for the per-position comparisons.
 result<kl_divergence_sums> kl_divergence(session& s, logprob_reader& base, int n_threads,

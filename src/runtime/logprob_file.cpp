@@ -1,24 +1,21 @@
 #include "runtime/logprob_file.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 
+#include "core/softmax_norm.h"
+
 namespace glia {
 
 double encode_logprobs(std::span<const float> logits, int32_t token, uint16_t* out) {
-  float top = logits[0], low = logits[0];
-  for (float l : logits) {
-    top = std::max(top, l);
-    low = std::min(low, l);
-  }
-  low = std::max(low, top - 16.0f);  // 16 nats below the top in 65535 steps
-  double sum = 0.0;
-  for (float l : logits) sum += std::exp(double(l) - double(top));
-  const float log_sum = float(std::log(sum));
+  const softmax_norm norm = softmax_normalizer(logits);
+  const float top = norm.top;
+  // 16 nats below the top in 65535 steps
+  const float low = std::max(*std::min_element(logits.begin(), logits.end()), top - 16.0f);
+  const float log_sum = float(norm.log_sum);
   const float min_log_prob = low - top - log_sum;
   const float scale = (top - low) / 65535.0f;
   std::memcpy(out, &scale, 4);
@@ -38,10 +35,8 @@ void encode_logprob_rows(std::span<const float> rows, std::span<const int32_t> n
                          std::vector<uint16_t>& records) {
   const size_t words = logprob_record_words(n_vocab);
   records.resize(next_tokens.size() * words);
-  std::atomic<size_t> next{0};
-  pool.run_dynamic([&](int, int) {
-    for (size_t k; (k = next.fetch_add(1)) < next_tokens.size();)
-      encode_logprobs(rows.subspan(k * size_t(n_vocab), size_t(n_vocab)), next_tokens[k], records.data() + k * words);
+  pool.parallel_for(next_tokens.size(), [&](size_t k) {
+    encode_logprobs(rows.subspan(k * size_t(n_vocab), size_t(n_vocab)), next_tokens[k], records.data() + k * words);
   });
 }
 

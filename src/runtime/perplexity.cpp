@@ -1,22 +1,19 @@
 #include "runtime/perplexity.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <optional>
 
+#include "core/softmax_norm.h"
 #include "core/thread_pool.h"
 #include "glia/session.h"
 
 namespace glia {
 namespace {
 
-// -log softmax(logits)[id], in double: a sum over ~10^5 exponentials loses digits in float.
 double negative_log_likelihood(std::span<const float> logits, int32_t id) {
-  const float top = *std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (float l : logits) sum += std::exp(double(l) - double(top));
-  return std::log(sum) - (double(logits[size_t(id)]) - double(top));
+  const softmax_norm n = softmax_normalizer(logits);
+  return n.log_sum - (double(logits[size_t(id)]) - double(n.top));
 }
 
 }  // namespace
@@ -67,11 +64,9 @@ result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens
     chunk.assign(tokens.begin() + int64_t(c) * n_ctx, tokens.begin() + int64_t(c + 1) * n_ctx);
     if (bos) chunk[0] = *bos;
     GLIA_TRY(eval_scored_half(s, chunk, logits));
-    if (opts.on_rows) GLIA_TRY(opts.on_rows(logits, chunk));
-    std::atomic<size_t> next{0};
-    pool.run_dynamic([&](int, int) {
-      for (size_t k; (k = next.fetch_add(1)) < row_nll.size();)
-        row_nll[k] = negative_log_likelihood(std::span(logits).subspan(k * size_t(nv), size_t(nv)), chunk[size_t(first) + k + 1]);
+    if (opts.on_rows) GLIA_TRY(opts.on_rows(logits, chunk, pool));
+    pool.parallel_for(row_nll.size(), [&](size_t k) {
+      row_nll[k] = negative_log_likelihood(std::span(logits).subspan(k * size_t(nv), size_t(nv)), chunk[size_t(first) + k + 1]);
     });
     for (double v : row_nll) {
       nll += v;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/thread_pool.h"
 
 namespace glia {
 
@@ -23,9 +24,10 @@ struct perplexity_options {
   int n_chunks = -1;    // < 0: every whole chunk of the text
   bool bos_first = true;  // each chunk starts with BOS (when the vocabulary adds one), as in llama.cpp
   int n_threads = 0;      // for scoring the rows (0: one per core)
-  // Called with each chunk's scored rows (logits at positions n_ctx / 2 .. n_ctx - 1, [rows, n_vocab])
-  // and the chunk's tokens as evaluated (BOS first): for writing a --kl-divergence-base file.
-  std::function<status(std::span<const float> rows, std::span<const int32_t> chunk)> on_rows;
+  // Called with each chunk's scored rows (logits at positions n_ctx / 2 .. n_ctx - 1, [rows, n_vocab]),
+  // the chunk's tokens as evaluated (BOS first) and the scoring threads: for writing a
+  // --kl-divergence-base file.
+  std::function<status(std::span<const float> rows, std::span<const int32_t> chunk, thread_pool& pool)> on_rows;
 };
 
 struct perplexity_result {

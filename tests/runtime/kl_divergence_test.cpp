@@ -127,10 +127,9 @@ TEST(kl_divergence, matches_the_divergence_of_full_distributions) {
                                          std::vector<int32_t>(ids->begin(), ids->begin() + int64_t(n_chunks) * po.n_ctx)});
   ASSERT_TRUE(w.is_ok());
   const int64_t nv = f32->n_vocab();
-  po.on_rows = [&](std::span<const float> rows, std::span<const int32_t> chunk) -> status {
-    const size_t words = logprob_record_words(nv), first = chunk.size() / 2, n = chunk.size() - 1 - first;
-    std::vector<uint16_t> records(n * words);
-    for (size_t k = 0; k < n; ++k) encode_logprobs(rows.subspan(k * size_t(nv), size_t(nv)), chunk[first + k + 1], records.data() + k * words);
+  std::vector<uint16_t> records;
+  po.on_rows = [&](std::span<const float> rows, std::span<const int32_t> chunk, thread_pool& pool) -> status {
+    encode_logprob_rows(rows, chunk.subspan(chunk.size() / 2 + 1), nv, pool, records);
     return w->write(records);
   };
   auto base_ppl = perplexity(*f32, *ids, po);
