@@ -76,10 +76,9 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
 // Hygon's (Zen-derived), spread (2 KiB) on the rest; except that the AVX2 k-quant kernels prefetch
 // whole blocks only on AMD's cores with AVX-512 (Zen 4, where they were tuned and run only under
 // --cpu-isa avx2) and spread on the AVX2-only ones. Zen 3 (session 39, TinyLlama Q4_K_M, `glia
-// bench -p 0 -n 64 -r 2`, eight alternated rounds): 1 thread 27.3 -> 32.1 t/s (+18%, faster in
-// every round), 2 threads 43.7 -> 45.7; the same spread form with its prefetches into L2 instead
-// of L1 was as fast (32.4), so what counts is that a block's 36 requests (two streams) no longer
-// leave together. The legacy types' streams kept AMD's form there (Q8_0 1 thread 22.3 against
+// bench -p 0 -n 64 -r 2`, 11 alternated rounds, means): 1 thread 27.7 -> 31.6 t/s (+14%), 2
+// threads 45.4 -> 48.3; the same spread form with its prefetches into L2 instead of L1 was as fast
+// (32.3), so what counts is that a block's 36 requests (two streams) no longer leave together. The legacy types' streams kept AMD's form there (Q8_0 1 thread 22.3 against
 // 20.8 t/s spread, Q4_0 even).
 #if defined(__x86_64__)
 struct decode_forms {
