@@ -2,6 +2,7 @@
 // chunking, same scored half, same printed lines), so figures from the two tools compare directly.
 #include <fmt/core.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "commands.h"
 #include "common_options.h"
 #include "core/read_file.h"
+#include "interrupts.h"
 #include "kl_divergence_run.h"
 #include "load_session.h"
 #include "runtime/logprob_file.h"
@@ -100,16 +102,23 @@ command_fn add_perplexity(CLI::App& app) {
         return base->write(records);
       };
     }
+    // Writing a base (often tens of GB for a real vocabulary), Ctrl-C stops after the chunk being
+    // scored, so that the partial file is removed (a second one ends the process at once).
+    const std::atomic<bool>* interrupted = base ? stop_on_interrupt() : nullptr;
     const auto t1 = std::chrono::steady_clock::now();
     bool printed = false;
-    auto r = perplexity(sess, *ids, po, [&printed](int chunk, double ppl) {
+    auto r = perplexity(sess, *ids, po, [&printed, interrupted](int chunk, double ppl) {
       fmt::print("[{}]{:.4f},", chunk + 1, ppl);
       std::fflush(stdout);
       printed = true;
-      return true;
+      return !(interrupted && interrupted->load());
     });
     if (printed) std::fputc('\n', stdout);
     std::fflush(stdout);  // the running line before anything on stderr
+    if (interrupted && interrupted->load()) {
+      fmt::print(stderr, "interrupted: {} was not written\n", o->kld_base);
+      return 130;
+    }
     if (!r) {
       fmt::print(stderr, "error: {}\n", r.message());
       return 1;

@@ -11,8 +11,8 @@ void draft_options::add_to(CLI::App* cmd) {
                   "draft model for speculative decoding: a smaller model with the same vocabulary proposes tokens that "
                   "this one checks in one pass (the text is the same as without it)")
       ->check(CLI::ExistingPath);
-  cmd->add_option("--draft-max,--draft", n_max, "most tokens the draft model proposes at a time")
-      ->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--draft-max,--draft", n_max, "most tokens the draft model proposes at a time (0: no speculative decoding)")
+      ->check(CLI::Range(0, 256))->capture_default_str();
   cmd->add_option("--draft-p-min", p_min, "the draft stops proposing where its top token's probability is below this")
       ->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
 }
@@ -20,6 +20,10 @@ void draft_options::add_to(CLI::App* cmd) {
 result<std::unique_ptr<session>> draft_options::open(const session& target, const session_options& target_opts,
                                                      generate_options& go) const {
   if (model.empty()) return std::unique_ptr<session>();
+  if (n_max == 0) {  // as llama.cpp's --draft-max 0: the draft model is not even loaded
+    fmt::print(stderr, "note: --draft-max 0: no speculative decoding\n");
+    return std::unique_ptr<session>();
+  }
   if (!(p_min >= 0.0f && p_min <= 1.0f)) return make_error("--draft-p-min {} is not a probability", p_min);
   // A pass of the sampled token and its drafts fits one ubatch (see session::generate).
   if (target_opts.n_ubatch - 1 < n_max)

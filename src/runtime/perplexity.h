@@ -38,9 +38,6 @@ struct perplexity_result {
   std::vector<double> running;  // the perplexity after each chunk ("[1]12.3456,[2]...")
 };
 
-// `tokens` (BOS first, no EOS: perplexity_tokens) must hold at least 2 * n_ctx tokens (as
-// llama-perplexity requires). on_chunk(i, running
-// perplexity) is called after each chunk, for a progress line; returning false stops (an error).
 // A text as llama-perplexity reads and tokenizes it: one trailing newline dropped (its -f does so),
 // BOS in front when the vocabulary adds one, never an EOS at the end.
 result<std::vector<int32_t>> perplexity_tokens(const session& s, std::string_view text);
@@ -52,6 +49,9 @@ int perplexity_chunk_count(size_t n_tokens, const perplexity_options& opts);
 // n_ctx / 2 ..), [n_ctx - n_ctx / 2, n_vocab]: the rows perplexity and KL divergence score.
 status eval_scored_half(session& s, std::span<const int32_t> chunk, std::vector<float>& logits);
 
+// `tokens` (BOS first, no EOS: perplexity_tokens) must hold at least 2 * n_ctx tokens (as
+// llama-perplexity requires). on_chunk(i, running perplexity) is called after each chunk, for a
+// progress line; returning false stops (an error).
 result<perplexity_result> perplexity(session& s, std::span<const int32_t> tokens, const perplexity_options& opts,
                                      const std::function<bool(int, double)>& on_chunk = {});
 

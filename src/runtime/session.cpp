@@ -367,6 +367,13 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
   size_t row = 0;
   std::span<const float> cur(logits);
   auto unconfirmed = [&] { return int32_t(drafts.size() - row); };
+  auto drop_unconfirmed = [&] {
+    const int32_t n = unconfirmed();
+    if (n == 0) return true;
+    if (!sequence_keep(0, p_->n_past - n)) return false;
+    if (p_->prof) p_->prof->discard_decoded(n);
+    return true;
+  };
   int idle_steps = 0, rest = 1;  // the draft's rest after proposing nothing (see below)
   for (int i = 0;; ++i) {
     if (opts.n_predict >= 0 && i >= opts.n_predict) {
@@ -409,7 +416,7 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
       continue;
     }
     // Within one ubatch of the end, so a sliding-window ring still holds what the kept tokens need.
-    if (unconfirmed() > 0 && !sequence_keep(0, p_->n_past - unconfirmed())) {
+    if (!drop_unconfirmed()) {
       result = make_error("the KV cache could not drop {} unconfirmed draft tokens", unconfirmed());
       break;
     }
@@ -425,7 +432,9 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
       } else if (room > 0) {
         std::vector<int32_t> context = p_->history;
         context.push_back(id);
+        const auto t_draft = clock::now();
         auto proposed = propose_draft(*opts.draft, context, int(room), opts.draft_p_min, int(nv));
+        if (p_->prof) p_->prof->add_draft_time(std::chrono::duration<double, std::milli>(clock::now() - t_draft).count());
         if (!proposed) {
           result = make_error("draft model: {}", proposed.message());
           break;
@@ -448,8 +457,8 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
     cur = std::span<const float>(logits).first(size_t(nv));
   }
   // Drafts proposed but not confirmed leave the context, as if they had never been evaluated.
-  if (unconfirmed() > 0 && !sequence_keep(0, p_->n_past - unconfirmed()) && result)
-    result = make_error("the KV cache could not drop {} unconfirmed draft tokens", unconfirmed());
+  if (const int32_t n = unconfirmed(); !drop_unconfirmed() && result)
+    result = make_error("the KV cache could not drop {} unconfirmed draft tokens", n);
   if (st.reason != stop_reason::stop_string) {
     bool hit = false;
     std::string tail = stops.push(dec.flush(), hit);

@@ -262,6 +262,15 @@ TEST(cli_diagnostics, stop_string_ends_generation_and_is_never_printed) {
   EXPECT_EQ(r.out, " the same time he \n");
 }
 
+// -n -1 (llama.cpp's "no limit"): generation runs until the model ends its text or the context is
+// full.
+TEST(cli, n_predict_minus_1_runs_until_the_context_is_full) {
+  run_result r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury said' -n -1 -c 24 --temp 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("context full"), std::string::npos) << r.err;
+  EXPECT_NE(run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p x -n -2").exit_code, 0);
+}
+
 TEST(cli_diagnostics, profile_percentages_sum_to_100_and_trace_is_chrome_json) {
   const std::string trace = test::scratch("trace_" + std::to_string(::getpid()) + ".json");
   const std::string prof = test::scratch("profile_" + std::to_string(::getpid()) + ".json");

@@ -2,11 +2,15 @@
 // ("[1]12.3456,[2]...") and "Final estimate: PPL = X +/- Y"; a text shorter than two chunks is
 // refused with the numbers.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <regex>
 #include <string>
 
+#include "child_process.h"
 #include "cli_runner.h"
 #include "test_support.h"
 
@@ -82,6 +86,27 @@ TEST(cli_perplexity, kl_divergence_against_a_written_base) {
   auto failed = run_cli("perplexity -m " + f32 + " -f " + quote(text) + " -c 512 --kl-divergence-base " + quote(base));
   EXPECT_NE(failed.exit_code, 0);
   EXPECT_EQ(test::read_text(base), before);
+}
+
+// Ctrl-C while a base is written stops after the chunk being scored and leaves neither the base
+// nor its temporary file (a real vocabulary's base runs to tens of GB).
+TEST(cli_perplexity, ctrl_c_while_writing_a_base_removes_the_partial_file) {
+  const std::string dir = test::scratch("ppl-interrupt-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string text = dir + "/long.txt", base = dir + "/base.kld";
+  std::string long_text;
+  for (int i = 0; i < 2000; ++i) long_text += kText;  // thousands of chunks of 16 tokens
+  test::write_text(text, long_text);
+  test::child_process c({test::cli_path(), "perplexity", "-m", test::testdata("models/brown-f32.gguf"), "-f", text, "-c", "16",
+                         "-t", "1", "--kl-divergence-base", base});
+  c.pump(60000, "", "[2]");
+  ASSERT_NE(c.out.find("[2]"), std::string::npos) << c.err;
+  c.signal(SIGINT);
+  EXPECT_EQ(c.wait_exit(60000), 130) << c.err;
+  EXPECT_NE(c.err.find("interrupted"), std::string::npos) << c.err;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename(), "long.txt") << "left behind: " << e.path();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(cli_perplexity, a_short_text_is_refused) {

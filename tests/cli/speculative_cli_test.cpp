@@ -1,7 +1,9 @@
 // glia run --model-draft: llama.cpp's greedy continuations come out unchanged with a draft model
 // proposing tokens, and a draft of another vocabulary is refused at start.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -31,6 +33,41 @@ TEST(cli_speculative, greedy_continuations_are_the_golden_ones) {
     ++checked;
   }
   EXPECT_GT(checked, 0);
+}
+
+// --profile with a draft: decode counts the evaluated tokens that stay (as without a draft: one
+// fewer than generated, or all of them when the last was an accepted draft), not every position a
+// verification pass checked, and its rate includes the draft model's time.
+TEST(cli_speculative, the_profile_counts_kept_tokens_and_the_drafts_time) {
+  const std::string prof = test::scratch("spec_profile_" + std::to_string(::getpid()) + ".json");
+  auto r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " --model-draft " +
+                   quote(test::testdata("models/brown-q8_0.gguf")) +
+                   " --draft-p-min 0 -p 'She opened the door and' -n 40 --temp 0.8 -s 42 -t 1 --profile --profile-json " +
+                   quote(prof));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto p = nlohmann::json::parse(test::read_text(prof));
+  const auto& d = p["decode"];
+  const int generated = 40;
+  EXPECT_GE(d["tokens"].get<int>(), generated - 1) << d.dump();
+  EXPECT_LE(d["tokens"].get<int>(), generated) << d.dump();
+  EXPECT_GT(d["rejected_draft_tokens"].get<int>(), 0) << d.dump();  // sampling at 0.8 rejects some
+  EXPECT_GT(d["draft_ms"].get<double>(), 0.0) << d.dump();
+  const double rate = d["tokens"].get<double>() / ((d["ms"].get<double>() + d["draft_ms"].get<double>()) / 1000.0);
+  EXPECT_NEAR(d["tokens_per_second"].get<double>(), rate, 1e-6 * rate) << d.dump();
+  EXPECT_NE(r.err.find("ms in the draft model"), std::string::npos) << r.err;
+  std::remove(prof.c_str());
+}
+
+// --draft-max 0 turns speculative decoding off, as llama.cpp's does: the text as without a draft.
+TEST(cli_speculative, draft_max_0_decodes_without_a_draft) {
+  const std::string args = "run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury said' -n 12 --temp 0";
+  auto plain = run_cli(args);
+  auto off = run_cli(args + " --model-draft " + quote(test::testdata("models/brown-q8_0.gguf")) + " --draft-max 0");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.out, plain.out);
+  EXPECT_NE(off.err.find("no speculative decoding"), std::string::npos) << off.err;
+  EXPECT_EQ(off.err.find("draft: "), std::string::npos) << off.err;
 }
 
 TEST(cli_speculative, a_draft_of_another_vocabulary_is_refused) {
