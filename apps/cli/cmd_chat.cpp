@@ -138,6 +138,9 @@ command_fn add_chat(CLI::App& app) {
     };
     start();
     int turn = 0;
+    // A message the template could not render is skipped and the chat goes on; the exit code still
+    // says so (a script feeding the chat learns that a message went unanswered).
+    bool unanswered = false;
     std::string input;
     while (read_message(input, interactive)) {
       if (input == "/exit" || input == "/quit") break;
@@ -153,6 +156,7 @@ command_fn add_chat(CLI::App& app) {
       if (!prompt) {
         fmt::print(stderr, "error: chat template: {}\n", prompt.message());
         messages.erase(messages.end() - 1);
+        unanswered = true;
         continue;
       }
       // The template writes the special tokens (BOS included) as text.
@@ -195,7 +199,7 @@ command_fn add_chat(CLI::App& app) {
         fmt::print(stderr, "context full: the answer was cut at {} tokens; /clear to start over or use a larger -c\n", sess.n_ctx());
       messages.push_back({{"role", "assistant"}, {"content", answer}});
     }
-    return o->diag.finish(sess) ? 0 : 1;
+    return o->diag.finish(sess) && !unanswered ? 0 : 1;
   };
 }
 

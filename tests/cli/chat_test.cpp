@@ -120,6 +120,20 @@ TEST(chat, a_model_template_that_does_not_parse_falls_back_to_chatml) {
   EXPECT_NE(c.err.find("using ChatML"), std::string::npos) << c.err;
 }
 
+// A template that raises for one message: the error is shown, the chat goes on to the next, and the
+// exit code says a message went unanswered.
+TEST(chat, a_message_the_template_refuses_is_skipped_and_the_exit_code_says_so) {
+  const std::string path = brown_with_template(
+      "raising-template",
+      "{% for m in messages %}{% if m.content == 'bad' %}{{ raise_exception('no bad words') }}{% endif %}"
+      "{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:");
+  child c({test::cli_path(), "chat", "-m", path, "--temp", "0", "-n", "2", "--verbose"});
+  c.write("bad\nHello\n/exit\n");
+  EXPECT_EQ(c.wait_exit(30000), 1) << c.err;
+  EXPECT_NE(c.err.find("error: chat template: no bad words"), std::string::npos) << c.err;
+  EXPECT_EQ(turn_stats(c.err).size(), 1u) << c.err;  // "Hello" was answered
+}
+
 TEST(chat, clear_forgets_the_conversation) {
   child c({test::cli_path(), "chat", "-m", brown_with_template(), "--temp", "0", "-n", "4", "--verbose"});
   c.write("One\n/clear\nOne\n");

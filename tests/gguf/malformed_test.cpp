@@ -2,6 +2,8 @@
 // small file) and checks that the reader refuses it with a one-line message naming the field.
 // Every prefix of the valid file, and every single-byte mutation of it, must parse or fail cleanly.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <functional>
@@ -281,6 +283,17 @@ TEST(GgufMalformed, OpenReportsFileErrorsWithThePath) {
   auto dir = file::open(glia::test::scratch(""));
   ASSERT_FALSE(dir);
   EXPECT_TRUE(contains(dir.message(), "not a regular file")) << dir.message();
+
+  // A named pipe nobody writes to is refused, mapped or read, rather than waited on.
+  const std::string fifo = glia::test::scratch("gguf_fifo_" + std::to_string(::getpid()) + ".gguf");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (bool use_mmap : {true, false}) {
+    auto p = file::open(fifo, use_mmap);
+    ASSERT_FALSE(p);
+    EXPECT_TRUE(contains(p.message(), "not a regular file")) << p.message();
+  }
+  std::remove(fifo.c_str());
 
   std::string empty = glia::test::scratch("gguf_empty.gguf");
   { std::FILE* f = std::fopen(empty.c_str(), "wb"); ASSERT_NE(f, nullptr); std::fclose(f); }

@@ -4,8 +4,10 @@
 // the options the README lists), and llama.cpp's golden logits.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include "gguf/gguf.h"
@@ -223,6 +225,40 @@ TEST(quantize, names_and_errors) {
   // The output must not overwrite the input.
   auto same = quantize_model(test::testdata("models/brown-f32.gguf"), test::testdata("models/brown-f32.gguf"), opts(file_type::mostly_q8_0));
   EXPECT_FALSE(same.is_ok());
+}
+
+// brown-f32 with one value of tensor `name` replaced.
+std::string brown_with_value(const std::string& file_name, const std::string& name, float v) {
+  auto f = open_gguf(test::testdata("models/brown-f32.gguf"));
+  gguf::writer w;
+  w.copy_metadata(*f);
+  for (const auto& t : f->tensors()) {
+    std::vector<uint8_t> data(t.data, t.data + t.n_bytes);
+    if (t.name == name) std::memcpy(data.data(), &v, sizeof v);
+    EXPECT_TRUE(w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), data).is_ok());
+  }
+  const std::string path = test::scratch(file_name);
+  EXPECT_TRUE(w.write(path).is_ok());
+  return path;
+}
+
+// What the output cannot hold is refused, not written as inf (a BF16 checkpoint's 1e6 in F16), and a
+// tensor copied as it is gets the non-finite check of the converted ones (a NaN in a norm vector).
+TEST(quantize, values_the_output_cannot_hold_and_nan_norms_are_refused) {
+  const std::string big = brown_with_value("brown-big-value.gguf", "blk.0.ffn_up.weight", 1.0e6f);
+  const std::string out = test::scratch("brown-big-value-out.gguf");
+  auto r = quantize_model(big, out, opts(file_type::mostly_f16));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.message().find("tensor blk.0.ffn_up.weight: row 0 holds values beyond what F16 can store"), std::string::npos)
+      << r.message();
+  EXPECT_TRUE(quantize_model(big, out, opts(file_type::mostly_q8_0)).is_ok());  // Q8_0's scale holds 1e6 / 127
+  EXPECT_TRUE(quantize_model(big, out, opts(file_type::mostly_bf16)).is_ok());
+  const std::string nan_norm =
+      brown_with_value("brown-nan-norm.gguf", "blk.1.ffn_norm.weight", std::numeric_limits<float>::quiet_NaN());
+  r = quantize_model(nan_norm, out, opts(file_type::mostly_q8_0));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.message().find("tensor blk.1.ffn_norm.weight: row 0 holds a value that is not finite"), std::string::npos)
+      << r.message();
 }
 
 // A run that fails (bad data, a full disk) must not cost the user what the output path held: a
