@@ -169,19 +169,28 @@ status read_config(const json& config, vocab& v, const template_spec& tmpl) {
   if (auto it = config.find("clean_up_tokenization_spaces"); it != config.end() && it->is_boolean()) clean = it->get<bool>();
   v.pipeline.cleanup = clean ? cleanup_style::hf : cleanup_style::none;
 
-  if (tmpl.present) {
+  // transformers' Llama and Gemma tokenizer classes (and CodeLlama's) rebuild the post-processor from
+  // tokenizer_config's add_bos_token / add_eos_token (defaults true / false) whatever tokenizer.json
+  // holds, as llama.cpp's converter reads them; other classes keep tokenizer.json's template, and
+  // without one follow the flags (default false).
+  std::string cls;
+  if (auto it = config.find("tokenizer_class"); it != config.end() && it->is_string()) cls = it->get<std::string>();
+  if (cls.ends_with("Fast")) cls.resize(cls.size() - 4);
+  const bool flags_rule = cls == "LlamaTokenizer" || cls == "GemmaTokenizer" || cls == "CodeLlamaTokenizer";
+  if (tmpl.present && !flags_rule) {
     GLIA_TRY(resolve_template(v, tmpl, v.prefix_ids, v.suffix_ids));
   } else {
-    // No template: tokenizer_config's flags decide, with its bos / eos tokens.
-    auto flag = [&](const char* key) {
+    auto flag = [&](const char* key, bool fallback) {
       auto it = config.find(key);
-      return it != config.end() && it->is_boolean() && it->get<bool>();
+      return it != config.end() && it->is_boolean() ? it->get<bool>() : fallback;
     };
-    if (flag("add_bos_token")) {
+    v.prefix_ids.clear();
+    v.suffix_ids.clear();
+    if (flag("add_bos_token", flags_rule)) {
       if (v.bos == no_token) return make_error("tokenizer_config.json: add_bos_token is true but bos_token is not a token");
       v.prefix_ids = {v.bos};
     }
-    if (flag("add_eos_token")) {
+    if (flag("add_eos_token", false)) {
       if (v.eos == no_token) return make_error("tokenizer_config.json: add_eos_token is true but eos_token is not a token");
       v.suffix_ids = {v.eos};
     }

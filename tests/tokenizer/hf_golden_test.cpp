@@ -3,7 +3,9 @@
 // without special tokens, decode with and without skip_special_tokens, for all 178 strings.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
+#include <optional>
 
 #include "tok_test_util.h"
 
@@ -118,6 +120,38 @@ TEST(hf_tokenizers, special_token_conventions) {
   EXPECT_TRUE(llama3.tok->is_eog(llama3.tok->encode("<|eot_id|>", false, true).at(0)));
   EXPECT_TRUE(qwen3.tok->is_eog(qwen3.tok->encode("<|im_end|>", false, true).at(0)));
   EXPECT_TRUE(gemma3.tok->is_eog(gemma3.tok->encode("<end_of_turn>", false, true).at(0)));
+}
+
+// transformers' Llama and Gemma tokenizer classes rebuild the post-processor from tokenizer_config's
+// add_bos_token / add_eos_token (llama.cpp's converter reads them too); other classes keep
+// tokenizer.json's template. Mistral's tokenizer.json adds <s>.
+TEST(hf_tokenizers, llama_class_flags_replace_the_post_processor) {
+  namespace fs = std::filesystem;
+  const fs::path dir = scratch("hf_flags_tokenizer");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(testdata("tokenizers/llama2/tokenizer.json.gz"), dir / "tokenizer.json.gz");
+  auto config = nlohmann::json::parse(read_text(testdata("tokenizers/llama2/tokenizer_config.json")));
+  auto encode = [&](const std::string& cls, std::optional<bool> bos, std::optional<bool> eos) {
+    config["tokenizer_class"] = cls;
+    config.erase("add_bos_token");
+    config.erase("add_eos_token");
+    if (bos) config["add_bos_token"] = *bos;
+    if (eos) config["add_eos_token"] = *eos;
+    write_text((dir / "tokenizer_config.json").string(), config.dump());
+    auto t = tokenizer::from_hf(dir.string());
+    EXPECT_TRUE(t.is_ok()) << t.message();
+    return t.is_ok() ? (*t)->encode("The man", true) : std::vector<int32_t>{};
+  };
+  const std::vector<int32_t> text = encode("LlamaTokenizerFast", false, false);
+  ASSERT_FALSE(text.empty());
+  EXPECT_NE(text.front(), 1);
+  EXPECT_EQ(encode("LlamaTokenizerFast", false, true), concat(text, std::vector<int32_t>{2}));
+  EXPECT_EQ(encode("LlamaTokenizer", std::nullopt, std::nullopt), concat(std::vector<int32_t>{1}, text));  // defaults
+  EXPECT_EQ(encode("GemmaTokenizerFast", true, true), concat(std::vector<int32_t>{1}, text, std::vector<int32_t>{2}));
+  // Another class: tokenizer.json's template (<s> first), whatever the flags say.
+  EXPECT_EQ(encode("PreTrainedTokenizerFast", false, true), concat(std::vector<int32_t>{1}, text));
+  fs::remove_all(dir);
 }
 
 }  // namespace
