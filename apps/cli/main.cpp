@@ -4,8 +4,11 @@
 #include <exception>
 #include <map>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "llama_cpp_flags.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"glia: run Llama-family language models locally (GGUF files or Hugging Face checkpoint folders)"};
@@ -29,8 +32,15 @@ int main(int argc, char** argv) {
   add(glia::cli::add_tokenize);
   add(glia::cli::add_detokenize);
   add(glia::cli::add_serve);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (glia::status t = glia::cli::translate_llama_cpp_flags(args); !t) {
+    fmt::print(stderr, "error: {}\n", t.message());
+    return 1;
+  }
+  std::vector<char*> translated{argv[0]};
+  for (std::string& a : args) translated.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(int(translated.size()), translated.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

@@ -70,6 +70,20 @@ TEST(cli_speculative, draft_max_0_decodes_without_a_draft) {
   EXPECT_EQ(off.err.find("draft: "), std::string::npos) << off.err;
 }
 
+// llama.cpp's spellings: -md is --model-draft; -ngld, which glia has not, is refused with why (CLI11
+// alone would read "-md x" as "-m d x").
+TEST(cli_speculative, llama_cpp_spellings_of_the_draft_options) {
+  const std::string args = "run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury said' -n 8 --temp 0";
+  auto plain = run_cli(args + " --model-draft " + quote(test::testdata("models/brown-q8_0.gguf")));
+  auto md = run_cli(args + " -md " + quote(test::testdata("models/brown-q8_0.gguf")));
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(md.out, plain.out);
+  EXPECT_NE(md.err.find("draft: "), std::string::npos) << md.err;
+  auto ngld = run_cli(args + " -ngld 99");
+  EXPECT_EQ(ngld.exit_code, 1);
+  EXPECT_NE(ngld.err.find("error: -ngld is llama.cpp's option, not glia's"), std::string::npos) << ngld.err;
+}
+
 TEST(cli_speculative, a_draft_of_another_vocabulary_is_refused) {
   auto r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " --model-draft " +
                    quote(test::testdata("models/qwen3-F16.gguf")) + " -p hello -n 4");
