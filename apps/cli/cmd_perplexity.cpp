@@ -30,7 +30,8 @@ command_fn add_perplexity(CLI::App& app) {
   auto o = std::make_shared<opts>();
   add_session_options(cmd, o->s);
   o->s.n_ctx = 512;
-  cmd->get_option("--ctx-size")->description("tokens per chunk; the second half of each is scored")->capture_default_str();
+  auto* ctx_option = cmd->get_option("--ctx-size");
+  ctx_option->description("tokens per chunk; the second half of each is scored")->capture_default_str();
   auto* file = cmd->add_option("-f,--file", o->file, "the text (e.g. wiki.test.raw); one trailing newline is dropped, as llama.cpp's -f does")
                    ->check(CLI::ExistingFile);
   cmd->add_option("--chunks", o->n_chunks, "score at most this many chunks (-1: all)")
@@ -42,13 +43,15 @@ command_fn add_perplexity(CLI::App& app) {
                             "compare with the base log-probabilities of --kl-divergence-base (their text and chunks; no -f)");
   file->excludes(kld);
 
-  return [o]() {
+  return [o, ctx_option]() {
     if (o->kld) {
       if (o->kld_base.empty()) {
         fmt::print(stderr, "error: --kl-divergence needs --kl-divergence-base FILE\n");
         return 1;
       }
-      return run_kl_divergence(o->s, o->kld_base);
+      // As llama-perplexity, comparing scores every chunk of the base (--chunks shaped it when written).
+      if (o->n_chunks >= 0) fmt::print(stderr, "note: --chunks applies when the base is written; all of its chunks are compared\n");
+      return run_kl_divergence(o->s, o->kld_base, ctx_option->count() > 0);
     }
     if (o->file.empty()) {
       fmt::print(stderr, "error: -f FILE is required (the text to score)\n");

@@ -46,7 +46,7 @@ void print_summary(const kl_divergence_report& r) {
 
 }  // namespace
 
-int run_kl_divergence(session_options so, const std::string& base_path) {
+int run_kl_divergence(session_options so, const std::string& base_path, bool ctx_given) {
   auto base = logprob_reader::open(base_path);
   if (!base) {
     fmt::print(stderr, "error: {}\n", base.message());
@@ -64,7 +64,7 @@ int run_kl_divergence(session_options so, const std::string& base_path) {
       return 1;
     }
   }
-  if (so.n_ctx != base->header().n_ctx)
+  if (ctx_given && so.n_ctx != base->header().n_ctx)
     fmt::print(stderr, "note: the base's chunks are {} tokens; -c follows them\n", base->header().n_ctx);
   so.n_ctx = base->header().n_ctx;
   auto s = open_session(so);

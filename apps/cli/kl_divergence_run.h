@@ -8,6 +8,7 @@
 
 namespace glia::cli {
 
-int run_kl_divergence(session_options so, const std::string& base_path);
+// ctx_given: the user passed -c (a -c other than the base's chunk size gets a note; the base's wins).
+int run_kl_divergence(session_options so, const std::string& base_path, bool ctx_given);
 
 }  // namespace glia::cli

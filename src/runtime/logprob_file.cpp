@@ -66,6 +66,7 @@ status logprob_writer::finish() { return out_.commit(); }
 result<logprob_reader> logprob_reader::open(const std::string& path) {
   logprob_reader r;
   r.path_ = path;
+  if (std::error_code dir_ec; std::filesystem::is_directory(path, dir_ec)) return make_error("{}: is a folder, not a file of log-probabilities", path);
   r.f_.reset(std::fopen(path.c_str(), "rb"));
   if (!r.f_) return make_error("{}: cannot open: {}", path, std::strerror(errno));
   char magic[8];

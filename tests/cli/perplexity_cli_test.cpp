@@ -64,6 +64,14 @@ TEST(cli_perplexity, kl_divergence_against_a_written_base) {
   EXPECT_NE(w.err.find("wrote the log-probabilities of"), std::string::npos) << w.err;
   auto same = run_cli("perplexity -m " + f32 + " --kl-divergence --kl-divergence-base " + quote(base));
   ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.err.find("note: the base's chunks"), std::string::npos) << same.err;  // -c was not given
+  auto given = run_cli("perplexity -m " + f32 + " -c 64 --chunks 1 --kl-divergence --kl-divergence-base " + quote(base));
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_NE(given.err.find("note: the base's chunks are 32 tokens; -c follows them"), std::string::npos) << given.err;
+  EXPECT_NE(given.err.find("note: --chunks applies when the base is written"), std::string::npos) << given.err;
+  auto folder = run_cli("perplexity -m " + f32 + " --kl-divergence --kl-divergence-base " + quote(test::scratch("")));
+  EXPECT_NE(folder.exit_code, 0);
+  EXPECT_NE(folder.err.find("is a folder, not a file of log-probabilities"), std::string::npos) << folder.err;
   std::smatch top;
   // Not always 100%: two tokens within a record's step of each other tie for the base's top.
   ASSERT_TRUE(std::regex_search(same.out, top, std::regex(R"(Same top p: +([0-9.]+) ±)"))) << same.out;
