@@ -96,6 +96,39 @@ std::string render_default(const std::string& dir, const std::string& messages) 
   return r.is_ok() ? *r : "(render failed)";
 }
 
+// What transformers refuses to load is refused too, not run with a guess: a vocab_size the embedding
+// does not have, an lm_head.weight of another shape than the embedding it is tied to, a
+// rope_scaling type that is not a name.
+TEST(hf_checkpoint, configs_that_disagree_with_the_weights_are_refused) {
+  std::string dir = llama_dir("vocab_size");
+  json config = read_json(dir + "/config.json");
+  config["vocab_size"] = 5000;
+  write_text(dir + "/config.json", config.dump());
+  EXPECT_NE(load_error(dir).find("config.json: vocab_size is 5000, but the embedding has 32000 rows"), std::string::npos);
+
+  dir = llama_dir("tied_head");
+  config = read_json(dir + "/config.json");
+  config["tie_word_embeddings"] = true;
+  write_text(dir + "/config.json", config.dump());
+  EXPECT_TRUE(load_model(dir).is_ok());  // an lm_head.weight of the embedding's shape is left for the tie
+  rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) {
+    for (const auto& t : f.tensors()) {
+      std::vector<int64_t> shape = t.shape;
+      if (t.name == "lm_head.weight") shape = {shape[0] / 2, shape[1] * 2};  // the same bytes, another shape
+      ASSERT_TRUE(w.add(t.name, t.type, shape, {t.data, size_t(t.n_bytes)}).is_ok());
+    }
+  });
+  const std::string tied = load_error(dir);
+  EXPECT_NE(tied.find("lm_head.weight is [16000, "), std::string::npos) << tied;
+  EXPECT_NE(tied.find("ties it to the embedding, which is [32000, "), std::string::npos) << tied;
+
+  dir = llama_dir("rope_type_number");
+  config = read_json(dir + "/config.json");
+  config["rope_scaling"] = json{{"type", 5}, {"factor", 2.0}};
+  write_text(dir + "/config.json", config.dump());
+  EXPECT_NE(load_error(dir).find("config.json: rope_scaling.type must be a string, found 5"), std::string::npos);
+}
+
 TEST(hf_checkpoint, tokenizer_and_chat_template_come_from_the_folder) {
   const std::string dir = llama_dir("tokenizer");
   json config = read_json(dir + "/tokenizer_config.json");
@@ -529,6 +562,7 @@ TEST(hf_checkpoint, added_tokens_past_the_embedding_are_text) {
   // A vocabulary the embedding cannot hold at all is refused when the model loads.
   json c = read_json(dir + "/config.json");
   c["vocab_size"] = 1000;
+  write_text(dir + "/config.json", c.dump());
   rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) {
     for (const auto& t : f.tensors()) {
       if (t.name == "model.embed_tokens.weight" || t.name == "lm_head.weight") {

@@ -109,6 +109,7 @@ struct translation {
   std::shared_ptr<checkpoint_data> data = std::make_shared<checkpoint_data>();
   std::set<uint32_t> matrix_types;
   bool metadata_only = false;  // leave out the tensors that would be converted (copied)
+  std::vector<int64_t> tied_head_dims;  // ggml order: an lm_head.weight left out for a tied head
 };
 
 // One checkpoint tensor into its GGUF part (converted when the GGUF conventions differ).
@@ -156,7 +157,10 @@ status add_shard(const std::string& file_name, const std::shared_ptr<const safet
     if (mapped->layer >= tr.cfg.n_layer)
       return make_error("{}: tensor {} belongs to layer {}, but config.json says num_hidden_layers is {}", file_name, t.name,
                         mapped->layer, tr.cfg.n_layer);
-    if (mapped->gguf == "output.weight" && tr.cfg.tied) continue;  // the head is the embedding
+    if (mapped->gguf == "output.weight" && tr.cfg.tied) {  // the head is the embedding
+      tr.tied_head_dims.assign(t.shape.rbegin(), t.shape.rend());
+      continue;
+    }
     status s = add_tensor(t, mapped->gguf, tr);
     if (!s) return make_error("{}: {}", file_name, s.message());
   }
@@ -301,6 +305,26 @@ result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
   return files;
 }
 
+// transformers builds the embedding (and an untied head) with config.json's vocab_size rows and
+// refuses weights of another shape; a tied head is the embedding, so an lm_head.weight beside it must
+// have its shape to be the same matrix.
+status check_vocabulary_rows(const json& config, const translation& tr) {
+  const auto part = [&](std::string_view name) -> const gguf::file::part* {
+    for (const auto& p : tr.parts)
+      if (p.name == name && p.dims.size() == 2) return &p;
+    return nullptr;
+  };
+  const gguf::file::part* embd = part("token_embd.weight");
+  if (!embd) return {};
+  const json& text = config.contains("text_config") && config["text_config"].is_object() ? config["text_config"] : config;
+  if (auto v = text.find("vocab_size"); v != text.end() && v->is_number_integer() && v->get<int64_t>() != embd->dims[1])
+    return make_error("config.json: vocab_size is {}, but the embedding has {} rows", v->get<int64_t>(), embd->dims[1]);
+  if (!tr.tied_head_dims.empty() && tr.tied_head_dims != embd->dims)
+    return make_error("lm_head.weight is [{}] but config.json ties it to the embedding, which is [{}, {}]",
+                      fmt::join(tr.tied_head_dims.rbegin(), tr.tied_head_dims.rend(), ", "), embd->dims[1], embd->dims[0]);
+  return {};
+}
+
 }  // namespace
 
 result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, bool metadata_only) {
@@ -320,6 +344,7 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
   if (!metadata_only && !tr.cfg.tied && std::none_of(tr.parts.begin(), tr.parts.end(), [](const auto& p) { return p.name == "output.weight"; }))
     return make_error("the checkpoint has no lm_head.weight, and config.json does not tie it to the embedding "
                       "(tie_word_embeddings is {})", tr.cfg.tied_given ? "false" : "absent");
+  GLIA_TRY(check_vocabulary_rows(config, tr));
   if (!tr.cfg.rope_freq_factors.empty()) {
     const auto& f = tr.cfg.rope_freq_factors;
     auto& copy = tr.data->copies.emplace_back(as_bytes(f).begin(), as_bytes(f).end());
