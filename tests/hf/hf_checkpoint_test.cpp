@@ -181,6 +181,14 @@ TEST(hf_checkpoint, folder_problems_are_named) {
   fresh();
   fs::remove(dir + "/config.json");
   expect_error("no config.json");
+  fs::create_directory(dir + "/config.json");  // there, but not a file
+  expect_error("its config.json is not a regular file");
+  fs::remove(dir + "/config.json");
+
+  fresh();
+  fs::create_directory(dir + "/tokenizer.json");
+  expect_error("tokenizer.json: not a regular file");
+  fs::remove(dir + "/tokenizer.json");
 
   fresh();
   write_text(dir + "/config.json", "{ not json");

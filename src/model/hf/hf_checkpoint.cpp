@@ -293,7 +293,11 @@ result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
     files.shards.emplace_back(p.filename().string(), std::move(shard));
   }
   for (const char* file : kSideFiles) {
-    if (!has_file(dir / file)) continue;
+    if (!has_file(dir / file)) {
+      std::error_code ec;  // a folder or a pipe under the name is not the file missing
+      if (fs::exists(dir / file, ec)) return make_error("{}: not a regular file", file);
+      continue;
+    }
     GLIA_ASSIGN(std::string text, read_text(dir / file));
     files.texts.emplace_back(file, std::move(text));
   }
@@ -402,6 +406,8 @@ result<std::string> checkpoint_folder(const std::string& path) {
     return make_error("{}: a PEFT adapter (adapter_config.json), not a whole model; merge it into its base model first", path);
   if (has_file(p / "params.json"))
     return make_error("{}: a checkpoint in Mistral's own layout (params.json); glia reads the transformers layout (config.json)", path);
+  if (fs::exists(fs::symlink_status(p / "config.json", ec)))
+    return make_error("{}: its config.json is not a regular file", path);
   return make_error("{}: a folder, but not a Hugging Face checkpoint (no config.json)", path);
 }
 
