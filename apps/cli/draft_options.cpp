@@ -13,6 +13,8 @@ void draft_options::add_to(CLI::App* cmd) {
       ->check(CLI::ExistingPath);
   cmd->add_option("--draft-max,--draft", n_max, "most tokens the draft model proposes at a time (0: no speculative decoding)")
       ->check(CLI::Range(0, 256))->capture_default_str();
+  cmd->add_option("--draft-min", n_min, "fewest proposed tokens worth checking (a shorter proposal is dropped)")
+      ->check(CLI::Range(0, 256))->capture_default_str();
   cmd->add_option("--draft-p-min", p_min, "the draft stops proposing where its top token's probability is below this")
       ->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
 }
@@ -25,6 +27,7 @@ result<std::unique_ptr<session>> draft_options::open(const session& target, cons
     return std::unique_ptr<session>();
   }
   if (!(p_min >= 0.0f && p_min <= 1.0f)) return make_error("--draft-p-min {} is not a probability", p_min);
+  if (n_min > n_max) return make_error("--draft-min {} is more than --draft-max {}", n_min, n_max);
   // A pass of the sampled token and its drafts fits one ubatch (see session::generate).
   if (target_opts.n_ubatch - 1 < n_max)
     fmt::print(stderr, "warning: -b {} limits drafts to {} token{} at a time\n", target_opts.n_ubatch, target_opts.n_ubatch - 1,
@@ -37,6 +40,7 @@ result<std::unique_ptr<session>> draft_options::open(const session& target, cons
   if (status s = target.check_draft(**d); !s) return make_error("draft model {}: {}", model, s.message());
   go.draft = d->get();
   go.n_draft = n_max;
+  go.n_draft_min = n_min;
   go.draft_p_min = p_min;
   return d;
 }

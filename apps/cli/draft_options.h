@@ -1,4 +1,4 @@
-// --model-draft, --draft-max, --draft-p-min (llama.cpp's names): speculative decoding for run
+// --model-draft, --draft-max, --draft-min, --draft-p-min (llama.cpp's names): speculative decoding for run
 // and chat with a smaller model of the same vocabulary.
 #pragma once
 
@@ -13,6 +13,7 @@ namespace glia::cli {
 struct draft_options {
   std::string model;
   int n_max = 16;
+  int n_min = 0;
   float p_min = 0.75f;
 
   void add_to(CLI::App* cmd);

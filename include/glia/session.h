@@ -48,10 +48,12 @@ struct generate_options {
   // sampled from this model's logits, in order, with the same sampler calls, so the text is the same
   // as without a draft (the logits of a pass of up to 32 tokens are those of one token at a time, on
   // every backend); only the speed differs. Proposing stops where the draft's top probability (of
-  // its full softmax) falls below draft_p_min; a draft that proposed nothing rests a few steps.
+  // its full softmax) falls below draft_p_min; a proposal of fewer than n_draft_min tokens is not
+  // checked (llama.cpp's --draft-min); a draft that proposed nothing rests a few steps.
   // generate() moves the draft session's context along.
   session* draft = nullptr;
   int n_draft = 16;
+  int n_draft_min = 0;
   float draft_p_min = 0.75f;
 };
 
@@ -59,7 +61,7 @@ struct generation_stats {
   int n_prompt = 0;      // prompt tokens
   int n_reused = 0;      // of which were already in the KV cache
   int n_generated = 0;
-  int n_drafted = 0;     // tokens the draft model proposed
+  int n_drafted = 0;     // tokens the draft model proposed (and this model checked)
   int n_accepted = 0;    // of which this model sampled the same
   double prompt_seconds = 0.0;
   double decode_seconds = 0.0;

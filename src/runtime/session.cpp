@@ -440,6 +440,7 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
           break;
         }
         drafts = std::move(*proposed);
+        if (int(drafts.size()) < opts.n_draft_min) drafts.clear();  // too short to be worth a pass
         st.n_drafted += int(drafts.size());
         // A draft that proposes nothing still reads every token: it rests for 1, 2, 4 ... 16 steps
         // (and catches up in one pass when it resumes) until it proposes again.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "cli_runner.h"
 #include "test_support.h"
@@ -68,6 +69,25 @@ TEST(cli_speculative, draft_max_0_decodes_without_a_draft) {
   EXPECT_EQ(off.out, plain.out);
   EXPECT_NE(off.err.find("no speculative decoding"), std::string::npos) << off.err;
   EXPECT_EQ(off.err.find("draft: "), std::string::npos) << off.err;
+}
+
+// --draft-min: proposals shorter than it are dropped unchecked (the text stays the same).
+TEST(cli_speculative, proposals_shorter_than_draft_min_are_not_checked) {
+  const std::string args = "run -m " + quote(test::testdata("models/brown-f32.gguf")) + " --model-draft " +
+                           quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'The jury said' -n 30 --temp 0 --draft-p-min 0.5";
+  auto any = run_cli(args + " --draft-max 5");
+  auto five = run_cli(args + " --draft-max 5 --draft-min 5");
+  ASSERT_EQ(any.exit_code, 0) << any.err;
+  ASSERT_EQ(five.exit_code, 0) << five.err;
+  EXPECT_EQ(five.out, any.out);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(five.err, m, std::regex(R"(draft: (\d+) proposed)"))) << five.err;
+  EXPECT_EQ(std::stoi(m[1].str()) % 5, 0) << five.err;
+  ASSERT_TRUE(std::regex_search(any.err, m, std::regex(R"(draft: (\d+) proposed)"))) << any.err;
+  EXPECT_NE(std::stoi(m[1].str()) % 5, 0) << "p-min 0.5 should stop some proposals early: " << any.err;
+  auto bad = run_cli(args + " --draft-max 4 --draft-min 5");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--draft-min 5 is more than --draft-max 4"), std::string::npos) << bad.err;
 }
 
 // llama.cpp's spellings: -md is --model-draft; -ngld, which glia has not, is refused with why (CLI11
