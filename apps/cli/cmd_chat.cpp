@@ -138,8 +138,9 @@ command_fn add_chat(CLI::App& app) {
     };
     start();
     int turn = 0;
-    // A message the template could not render is skipped and the chat goes on; the exit code still
-    // says so (a script feeding the chat learns that a message went unanswered).
+    // A message the template could not render, or that no longer fits the context, is skipped and
+    // the chat goes on; the exit code still says so (a script feeding the chat learns that a
+    // message went unanswered).
     bool unanswered = false;
     std::string input;
     while (read_message(input, interactive)) {
@@ -169,6 +170,7 @@ command_fn add_chat(CLI::App& app) {
         fmt::print(stderr, "context full: the conversation needs {} tokens and the context holds {}; /clear to start over or use a larger -c\n",
                    ids->size(), sess.n_ctx());
         messages.erase(messages.end() - 1);
+        unanswered = true;
         continue;
       }
       std::string answer;

@@ -88,6 +88,9 @@ command_fn add_perplexity(CLI::App& app) {
     // each chunk's records as it is scored.
     std::optional<logprob_writer> base;
     std::vector<uint16_t> records;
+    // Writing a base (often tens of GB for a real vocabulary), Ctrl-C stops after the chunk being
+    // scored, so that the partial file is removed (a second one ends the process at once).
+    const std::atomic<bool>* interrupted = o->kld_base.empty() ? nullptr : stop_on_interrupt();
     if (!o->kld_base.empty()) {
       const int n_chunks = perplexity_chunk_count(ids->size(), po);
       logprob_header h{po.n_ctx, sess.n_vocab(), n_chunks,
@@ -105,9 +108,6 @@ command_fn add_perplexity(CLI::App& app) {
         return base->write(records);
       };
     }
-    // Writing a base (often tens of GB for a real vocabulary), Ctrl-C stops after the chunk being
-    // scored, so that the partial file is removed (a second one ends the process at once).
-    const std::atomic<bool>* interrupted = base ? stop_on_interrupt() : nullptr;
     const auto t1 = std::chrono::steady_clock::now();
     bool printed = false;
     auto r = perplexity(sess, *ids, po, [&printed, interrupted](int chunk, double ppl) {
@@ -119,7 +119,7 @@ command_fn add_perplexity(CLI::App& app) {
     if (printed) std::fputc('\n', stdout);
     std::fflush(stdout);  // the running line before anything on stderr
     if (interrupted && interrupted->load()) {
-      fmt::print(stderr, "interrupted: {} was not written\n", o->kld_base);
+      fmt::print(stderr, "interrupted before the base {} was complete\n", o->kld_base);
       return 130;
     }
     if (!r) {

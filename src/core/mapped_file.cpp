@@ -13,8 +13,10 @@ namespace glia {
 
 result<mapped_file> mapped_file::open(const std::string& path) {
   // O_NONBLOCK: opening a FIFO with no writer would wait for one forever; it is refused below.
-  // (Regular files ignore the flag.)
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  // A regular file under another process's write lease (a Samba or NFS server's) says EWOULDBLOCK
+  // instead of waiting for the lease to be broken: that one is opened again, waiting.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error("{}: cannot open: {}", path, std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {

@@ -37,11 +37,11 @@ void profiler::begin_forward(phase p, int64_t n_tokens) {
   forward_start_us_ = now_us();
 }
 
-void profiler::end_forward() {
+void profiler::end_forward(bool succeeded) {
   const double dur = now_us() - forward_start_us_;
   forward_ms_ += dur / 1000.0;
   const int i = phase_ == phase::prefill ? 0 : 1;
-  tokens_[i] += double(phase_tokens_);
+  if (succeeded) tokens_[i] += double(phase_tokens_);
   phase_ms_[i] += dur / 1000.0;
   if (events_.size() < max_events_)
     events_.push_back({phase_ == phase::prefill ? "forward (prefill)" : "forward (decode)", forward_start_us_, dur});
@@ -101,8 +101,8 @@ std::string profiler::table() const {
     out += fmt::format("decode:  {} tokens in {:.3f} ms ({:.2f} t/s)\n", int64_t(tokens_[1]), phase_ms_[1], rate(tokens_[1], phase_ms_[1]));
     return out;
   }
-  out += fmt::format("decode:  {} tokens in {:.3f} ms + {:.3f} ms in the draft model ({:.2f} t/s); {} rejected draft tokens "
-                     "evaluated besides\n",
+  out += fmt::format("decode:  {} tokens in {:.3f} ms + {:.3f} ms in the draft model ({:.2f} t/s); {} draft tokens "
+                     "evaluated and dropped besides\n",
                      int64_t(tokens_[1]), phase_ms_[1], draft_ms_, rate(tokens_[1], phase_ms_[1] + draft_ms_), discarded_);
   return out;
 }
@@ -126,7 +126,7 @@ std::string profiler::json() const {
   j["decode"] = phase_json(tokens_[1], phase_ms_[1]);
   if (drafted_) {  // ms stays the model's forwards (what the ops add up to); the rate counts the draft's time
     j["decode"]["draft_ms"] = draft_ms_;
-    j["decode"]["rejected_draft_tokens"] = discarded_;
+    j["decode"]["dropped_draft_tokens"] = discarded_;
     j["decode"]["tokens_per_second"] = phase_json(tokens_[1], phase_ms_[1] + draft_ms_)["tokens_per_second"];
   }
   return json_text(j, 2);

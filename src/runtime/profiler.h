@@ -22,11 +22,12 @@ class profiler {
   op_hook hook();
   // Wraps one forward call: `n_tokens` evaluated in `p`.
   void begin_forward(phase p, int64_t n_tokens);
-  void end_forward();
+  void end_forward(bool succeeded = true);  // a failed forward's time counts, its tokens do not
   // Speculative decoding: a verification pass evaluates the sampled token and its drafts, and the
-  // drafts the target rejects leave the context. They leave the decode token count too (decode
-  // tokens are the evaluated tokens that stay, as without a draft; their time stays in decode), and
-  // the draft model's time (proposing, catching up) is added to decode's rate.
+  // drafts the target rejects (or that generation ends before judging) leave the context. They
+  // leave the decode token count too (decode tokens are the evaluated tokens that stay, as without
+  // a draft; their time stays in decode), and the draft model's time (proposing, catching up) is
+  // added to decode's rate.
   void discard_decoded(int64_t n_tokens);
   void add_draft_time(double ms);
 
@@ -59,7 +60,7 @@ class profiler {
   int64_t phase_tokens_ = 0;
   double tokens_[2] = {0, 0};
   double phase_ms_[2] = {0, 0};
-  int64_t discarded_ = 0;  // decode tokens rejected after their verification pass
+  int64_t discarded_ = 0;  // decode tokens dropped after their verification pass
   double draft_ms_ = 0.0;
   bool drafted_ = false;
   size_t max_events_ = 2'000'000;  // bounds the trace's memory on long runs

@@ -57,7 +57,7 @@ struct session::impl {
   status eval(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& logits, profiler::phase ph) {
     if (prof) prof->begin_forward(ph, int64_t(tokens.size()));
     status s = fwd->run(*cache, tokens, n_past, all_logits, logits);
-    if (prof) prof->end_forward();
+    if (prof) prof->end_forward(s.is_ok());
     if (s) {
       n_past += int32_t(tokens.size());
       history.insert(history.end(), tokens.begin(), tokens.end());
@@ -289,7 +289,7 @@ status session::eval_batch(std::span<const batch_item> items, std::vector<float>
     p_->prof->begin_forward(n == items.size() ? profiler::phase::decode : profiler::phase::prefill, int64_t(n));
   }
   status s = p_->fwd->run_batch(segs, logits);
-  if (p_->prof) p_->prof->end_forward();
+  if (p_->prof) p_->prof->end_forward(s.is_ok());
   if (!s) return s;
   for (const auto& it : items) {
     p_->n_past_of(it.seq) += int32_t(it.tokens.size());
@@ -427,9 +427,11 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
       // still holds what the kept tokens need after dropping the rest).
       int64_t room = std::min<int64_t>({opts.n_draft, int64_t(n_ctx()) - p_->n_past - 1, int64_t(p_->n_ubatch) - 1});
       if (opts.n_predict >= 0) room = std::min<int64_t>(room, opts.n_predict - i - 2);
-      if (room > 0 && idle_steps > 0) {
+      if (room < std::max(1, opts.n_draft_min)) {
+        // No room for a proposal worth checking: the draft is not asked (nor rested).
+      } else if (idle_steps > 0) {
         --idle_steps;
-      } else if (room > 0) {
+      } else {
         std::vector<int32_t> context = p_->history;
         context.push_back(id);
         const auto t_draft = clock::now();
@@ -440,12 +442,13 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
           break;
         }
         drafts = std::move(*proposed);
-        if (int(drafts.size()) < opts.n_draft_min) drafts.clear();  // too short to be worth a pass
-        st.n_drafted += int(drafts.size());
         // A draft that proposes nothing still reads every token: it rests for 1, 2, 4 ... 16 steps
-        // (and catches up in one pass when it resumes) until it proposes again.
+        // (and catches up in one pass when it resumes) until it proposes again. One that proposes
+        // fewer than n_draft_min tokens is not checked and asked again next step (as llama.cpp).
         idle_steps = drafts.empty() ? rest : 0;
         rest = drafts.empty() ? std::min(rest * 2, 16) : 1;
+        if (int(drafts.size()) < opts.n_draft_min) drafts.clear();
+        st.n_drafted += int(drafts.size());
       }
     }
     std::vector<int32_t> batch{id};

@@ -165,18 +165,21 @@ status read_config(const json& config, vocab& v, const template_spec& tmpl) {
   v.eos = id_of_config_token(v, config, "eos_token");
   v.unk = id_of_config_token(v, config, "unk_token");
   v.pad = id_of_config_token(v, config, "pad_token");
-  bool clean = true;  // transformers' default
-  if (auto it = config.find("clean_up_tokenization_spaces"); it != config.end() && it->is_boolean()) clean = it->get<bool>();
-  v.pipeline.cleanup = clean ? cleanup_style::hf : cleanup_style::none;
-
   // transformers' Llama and Gemma tokenizer classes (and CodeLlama's) rebuild the post-processor from
   // tokenizer_config's add_bos_token / add_eos_token (defaults true / false) whatever tokenizer.json
-  // holds, as llama.cpp's converter reads them; other classes keep tokenizer.json's template, and
-  // without one follow the flags (default false).
+  // holds, as llama.cpp's converter reads them, with the class's own BOS / EOS where the config names
+  // none; other classes keep tokenizer.json's template, and without one follow the flags (default
+  // false). These classes also default clean_up_tokenization_spaces to false.
   std::string cls;
   if (auto it = config.find("tokenizer_class"); it != config.end() && it->is_string()) cls = it->get<std::string>();
   if (cls.ends_with("Fast")) cls.resize(cls.size() - 4);
-  const bool flags_rule = cls == "LlamaTokenizer" || cls == "GemmaTokenizer" || cls == "CodeLlamaTokenizer";
+  const bool gemma = cls == "GemmaTokenizer";
+  const bool flags_rule = cls == "LlamaTokenizer" || gemma || cls == "CodeLlamaTokenizer";
+  if (flags_rule && v.bos == no_token && !config.contains("bos_token")) v.bos = v.find(gemma ? "<bos>" : "<s>");
+  if (flags_rule && v.eos == no_token && !config.contains("eos_token")) v.eos = v.find(gemma ? "<eos>" : "</s>");
+  bool clean = !flags_rule;  // transformers' default
+  if (auto it = config.find("clean_up_tokenization_spaces"); it != config.end() && it->is_boolean()) clean = it->get<bool>();
+  v.pipeline.cleanup = clean ? cleanup_style::hf : cleanup_style::none;
   if (tmpl.present && !flags_rule) {
     GLIA_TRY(resolve_template(v, tmpl, v.prefix_ids, v.suffix_ids));
   } else {

@@ -263,11 +263,11 @@ TEST(cli_diagnostics, stop_string_ends_generation_and_is_never_printed) {
 }
 
 // -n -1 (llama.cpp's "no limit"): generation runs until the model ends its text or the context is
-// full.
+// full, past the default -n of 128.
 TEST(cli, n_predict_minus_1_runs_until_the_context_is_full) {
-  run_result r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury said' -n -1 -c 24 --temp 0");
+  run_result r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury said' -n -1 -c 200 --temp 0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("context full"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("context full: stopped after 195 generated tokens"), std::string::npos) << r.err;
   EXPECT_NE(run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p x -n -2").exit_code, 0);
 }
 

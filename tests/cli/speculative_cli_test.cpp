@@ -37,8 +37,8 @@ TEST(cli_speculative, greedy_continuations_are_the_golden_ones) {
 }
 
 // --profile with a draft: decode counts the evaluated tokens that stay (as without a draft: one
-// fewer than generated, or all of them when the last was an accepted draft), not every position a
-// verification pass checked, and its rate includes the draft model's time.
+// fewer than generated, since no draft outlives -n), not every position a verification pass
+// checked, and its rate includes the draft model's time.
 TEST(cli_speculative, the_profile_counts_kept_tokens_and_the_drafts_time) {
   const std::string prof = test::scratch("spec_profile_" + std::to_string(::getpid()) + ".json");
   auto r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " --model-draft " +
@@ -49,9 +49,8 @@ TEST(cli_speculative, the_profile_counts_kept_tokens_and_the_drafts_time) {
   auto p = nlohmann::json::parse(test::read_text(prof));
   const auto& d = p["decode"];
   const int generated = 40;
-  EXPECT_GE(d["tokens"].get<int>(), generated - 1) << d.dump();
-  EXPECT_LE(d["tokens"].get<int>(), generated) << d.dump();
-  EXPECT_GT(d["rejected_draft_tokens"].get<int>(), 0) << d.dump();  // sampling at 0.8 rejects some
+  EXPECT_EQ(d["tokens"].get<int>(), generated - 1) << d.dump();
+  EXPECT_GT(d["dropped_draft_tokens"].get<int>(), 0) << d.dump();  // sampling at 0.8 rejects some
   EXPECT_GT(d["draft_ms"].get<double>(), 0.0) << d.dump();
   const double rate = d["tokens"].get<double>() / ((d["ms"].get<double>() + d["draft_ms"].get<double>()) / 1000.0);
   EXPECT_NEAR(d["tokens_per_second"].get<double>(), rate, 1e-6 * rate) << d.dump();
@@ -74,7 +73,7 @@ TEST(cli_speculative, draft_max_0_decodes_without_a_draft) {
 // --draft-min: proposals shorter than it are dropped unchecked (the text stays the same).
 TEST(cli_speculative, proposals_shorter_than_draft_min_are_not_checked) {
   const std::string args = "run -m " + quote(test::testdata("models/brown-f32.gguf")) + " --model-draft " +
-                           quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'The jury said' -n 30 --temp 0 --draft-p-min 0.5";
+                           quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'The jury said' -n 30 --temp 0 --draft-p-min 0";
   auto any = run_cli(args + " --draft-max 5");
   auto five = run_cli(args + " --draft-max 5 --draft-min 5");
   ASSERT_EQ(any.exit_code, 0) << any.err;
@@ -82,9 +81,11 @@ TEST(cli_speculative, proposals_shorter_than_draft_min_are_not_checked) {
   EXPECT_EQ(five.out, any.out);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(five.err, m, std::regex(R"(draft: (\d+) proposed)"))) << five.err;
+  EXPECT_GT(std::stoi(m[1].str()), 0) << five.err;
   EXPECT_EQ(std::stoi(m[1].str()) % 5, 0) << five.err;
   ASSERT_TRUE(std::regex_search(any.err, m, std::regex(R"(draft: (\d+) proposed)"))) << any.err;
-  EXPECT_NE(std::stoi(m[1].str()) % 5, 0) << "p-min 0.5 should stop some proposals early: " << any.err;
+  // Near -n the room for drafts shrinks: a shorter last proposal is checked only without the minimum.
+  EXPECT_NE(std::stoi(m[1].str()) % 5, 0) << any.err;
   auto bad = run_cli(args + " --draft-max 4 --draft-min 5");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--draft-min 5 is more than --draft-max 4"), std::string::npos) << bad.err;

@@ -127,6 +127,9 @@ TEST(hf_checkpoint, configs_that_disagree_with_the_weights_are_refused) {
   config["rope_scaling"] = json{{"type", 5}, {"factor", 2.0}};
   write_text(dir + "/config.json", config.dump());
   EXPECT_NE(load_error(dir).find("config.json: rope_scaling.type must be a string, found 5"), std::string::npos);
+  config["rope_scaling"]["rope_type"] = "linear";  // transformers reads rope_type first
+  write_text(dir + "/config.json", config.dump());
+  EXPECT_TRUE(load_model(dir).is_ok());
 }
 
 TEST(hf_checkpoint, tokenizer_and_chat_template_come_from_the_folder) {
@@ -183,6 +186,9 @@ TEST(hf_checkpoint, folder_problems_are_named) {
   expect_error("no config.json");
   fs::create_directory(dir + "/config.json");  // there, but not a file
   expect_error("its config.json is not a regular file");
+  fs::remove(dir + "/config.json");
+  fs::create_symlink("../blobs/deleted", dir + "/config.json");
+  expect_error("its config.json is a broken symbolic link");
   fs::remove(dir + "/config.json");
 
   fresh();

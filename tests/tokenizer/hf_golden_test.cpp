@@ -151,6 +151,10 @@ TEST(hf_tokenizers, llama_class_flags_replace_the_post_processor) {
   EXPECT_EQ(encode("GemmaTokenizerFast", true, true), concat(std::vector<int32_t>{1}, text, std::vector<int32_t>{2}));
   // Another class: tokenizer.json's template (<s> first), whatever the flags say.
   EXPECT_EQ(encode("PreTrainedTokenizerFast", false, true), concat(std::vector<int32_t>{1}, text));
+  // A config that names no BOS / EOS: the class's own (<s>, </s>), as transformers.
+  config.erase("bos_token");
+  config.erase("eos_token");
+  EXPECT_EQ(encode("LlamaTokenizerFast", std::nullopt, true), concat(std::vector<int32_t>{1}, text, std::vector<int32_t>{2}));
   fs::remove_all(dir);
 }
 

@@ -406,6 +406,8 @@ result<std::string> checkpoint_folder(const std::string& path) {
     return make_error("{}: a PEFT adapter (adapter_config.json), not a whole model; merge it into its base model first", path);
   if (has_file(p / "params.json"))
     return make_error("{}: a checkpoint in Mistral's own layout (params.json); glia reads the transformers layout (config.json)", path);
+  if (fs::is_symlink(fs::symlink_status(p / "config.json", ec)) && !fs::exists(p / "config.json", ec))
+    return make_error("{}: its config.json is a broken symbolic link (a deleted blob of the Hugging Face cache?)", path);
   if (fs::exists(fs::symlink_status(p / "config.json", ec)))
     return make_error("{}: its config.json is not a regular file", path);
   return make_error("{}: a folder, but not a Hugging Face checkpoint (no config.json)", path);

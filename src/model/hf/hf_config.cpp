@@ -115,9 +115,8 @@ status read_rope_scaling(const json& rs, int64_t head_dim, double theta, model_c
   if (rs.is_null()) return {};
   if (!rs.is_object()) return make_error("config.json: rope_scaling must be an object or null, found {}", rs.dump());
   std::string type;  // transformers reads "rope_type", else the older "type"
-  for (const char* key : {"type", "rope_type"}) {
-    auto t = rs.find(key);
-    if (t == rs.end() || t->is_null()) continue;
+  const char* key = present(rs, "rope_type") ? "rope_type" : "type";
+  if (auto t = rs.find(key); t != rs.end() && !t->is_null()) {
     if (!t->is_string()) return make_error("config.json: rope_scaling.{} must be a string, found {}", key, t->dump());
     type = t->get<std::string>();
   }
