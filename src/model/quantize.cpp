@@ -158,32 +158,18 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
     const int64_t ne0 = d.dims[0];
     const int64_t n_rows = src.n_elements() / ne0;
     const type_traits& from = type_info(d.type);
-    const size_t src_rb = row_bytes(from, ne0);
-    const int64_t chunk = std::max<int64_t>(1, k_chunk_elems / ne0);
-    if (to == d.type) {
-      // Copied as it is, yet checked like the tensors converted (a NaN in a norm vector is as fatal
-      // as one in a matrix, only found later).
-      status c = for_row_chunks(pool, n_rows, ne0, chunk, [&](int64_t r0, int64_t r1, float* x) -> status {
-        from.dequantize_row(src.data + size_t(r0) * src_rb, x, (r1 - r0) * ne0);
-        const int64_t bad = first_non_finite_row(x, r1 - r0, ne0);
-        if (bad >= 0) return make_error("tensor {}: row {} holds a value that is not finite", d.name, r0 + bad);
-        return {};
-      });
-      if (!c) return make_error("{}: {}", in_path, c.message());
-      GLIA_TRY(out.value()->write_next({src.data, size_t(src.n_bytes)}));
-      sum.bytes_out += src.n_bytes;
-      if (opts.log)
-        opts.log(fmt::format("[{:4}/{:4}] {:>36} - [{}], type = {:>6}, size = {:8.3f} MiB", i + 1, descs.size(), d.name,
-                             shape_text(d.dims), type_info(d.type).name, double(src.n_bytes) / (1 << 20)));
-      continue;
-    }
     const type_traits& tt = type_info(to);
-    const size_t dst_rb = row_bytes(tt, ne0);
-    buf.assign(size_t(n_rows) * dst_rb, 0);
+    const size_t src_rb = row_bytes(from, ne0), dst_rb = row_bytes(tt, ne0);
+    const int64_t chunk = std::max<int64_t>(1, k_chunk_elems / ne0);
+    const bool copy = to == d.type;
+    if (!copy) buf.assign(size_t(n_rows) * dst_rb, 0);
+    // Every tensor is checked, those copied as they are too (a NaN in a norm vector is as fatal as one
+    // in a matrix, only found later).
     status s = for_row_chunks(pool, n_rows, ne0, chunk, [&](int64_t r0, int64_t r1, float* x) -> status {
       from.dequantize_row(src.data + size_t(r0) * src_rb, x, (r1 - r0) * ne0);
       const int64_t bad = first_non_finite_row(x, r1 - r0, ne0);
       if (bad >= 0) return make_error("tensor {}: row {} holds a value that is not finite", d.name, r0 + bad);
+      if (copy) return {};
       uint8_t* q = buf.data() + size_t(r0) * dst_rb;
       for (int64_t r = r0; r < r1; ++r) tt.quantize_row(x + (r - r0) * ne0, q + size_t(r - r0) * dst_rb, ne0);
       // What the output holds, read back: a value or a block scale past the type's range (F16 and
@@ -195,6 +181,14 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
       return {};
     });
     if (!s) return make_error("{}: {}", in_path, s.message());
+    if (copy) {
+      GLIA_TRY(out.value()->write_next({src.data, size_t(src.n_bytes)}));
+      sum.bytes_out += src.n_bytes;
+      if (opts.log)
+        opts.log(fmt::format("[{:4}/{:4}] {:>36} - [{}], type = {:>6}, size = {:8.3f} MiB", i + 1, descs.size(), d.name,
+                             shape_text(d.dims), from.name, double(src.n_bytes) / (1 << 20)));
+      continue;
+    }
     GLIA_TRY(out.value()->write_next(buf));
     sum.bytes_out += buf.size();
     ++sum.n_quantized;

@@ -50,12 +50,10 @@ void profiler::end_forward(bool succeeded) {
 void profiler::discard_decoded(int64_t n_tokens) {
   tokens_[1] -= double(n_tokens);
   discarded_ += n_tokens;
-  drafted_ = true;
 }
 
 void profiler::add_draft_time(double ms) {
   draft_ms_ += ms;
-  drafted_ = true;
 }
 
 namespace {
@@ -97,7 +95,7 @@ std::string profiler::table() const {
                      phase_ms_[0], phase_ms_[1], per_token_us(phase_ms_[1]));
   auto rate = [](double tok, double ms) { return ms > 0 ? tok / (ms / 1000.0) : 0.0; };
   out += fmt::format("prefill: {} tokens in {:.3f} ms ({:.2f} t/s)\n", int64_t(tokens_[0]), phase_ms_[0], rate(tokens_[0], phase_ms_[0]));
-  if (!drafted_) {
+  if (!drafted()) {
     out += fmt::format("decode:  {} tokens in {:.3f} ms ({:.2f} t/s)\n", int64_t(tokens_[1]), phase_ms_[1], rate(tokens_[1], phase_ms_[1]));
     return out;
   }
@@ -124,7 +122,7 @@ std::string profiler::json() const {
   };
   j["prefill"] = phase_json(tokens_[0], phase_ms_[0]);
   j["decode"] = phase_json(tokens_[1], phase_ms_[1]);
-  if (drafted_) {  // ms stays the model's forwards (what the ops add up to); the rate counts the draft's time
+  if (drafted()) {  // ms stays the model's forwards (what the ops add up to); the rate counts the draft's time
     j["decode"]["draft_ms"] = draft_ms_;
     j["decode"]["dropped_draft_tokens"] = discarded_;
     j["decode"]["tokens_per_second"] = phase_json(tokens_[1], phase_ms_[1] + draft_ms_)["tokens_per_second"];

@@ -62,7 +62,7 @@ class profiler {
   double phase_ms_[2] = {0, 0};
   int64_t discarded_ = 0;  // decode tokens dropped after their verification pass
   double draft_ms_ = 0.0;
-  bool drafted_ = false;
+  bool drafted() const { return draft_ms_ > 0.0 || discarded_ > 0; }  // a draft model took part
   size_t max_events_ = 2'000'000;  // bounds the trace's memory on long runs
 };
 

@@ -187,8 +187,6 @@ status read_config(const json& config, vocab& v, const template_spec& tmpl) {
       auto it = config.find(key);
       return it != config.end() && it->is_boolean() ? it->get<bool>() : fallback;
     };
-    v.prefix_ids.clear();
-    v.suffix_ids.clear();
     if (flag("add_bos_token", flags_rule)) {
       if (v.bos == no_token) return make_error("tokenizer_config.json: add_bos_token is true but bos_token is not a token");
       v.prefix_ids = {v.bos};

@@ -78,8 +78,9 @@ void add_quantizer(kernel_table& k, quantize_row_fn reference, quantize_row_fn f
 // --cpu-isa avx2) and spread on the AVX2-only ones. Zen 3 (session 39, TinyLlama Q4_K_M, `glia
 // bench -p 0 -n 64 -r 2`, 11 alternated rounds, means): 1 thread 27.7 -> 31.6 t/s (+14%), 2
 // threads 45.4 -> 48.3; the same spread form with its prefetches into L2 instead of L1 was as fast
-// (32.3), so what counts is that a block's 36 requests (two streams) no longer leave together. The legacy types' streams kept AMD's form there (Q8_0 1 thread 22.3 against
-// 20.8 t/s spread, Q4_0 even).
+// (32.3), so what counts is that a block's 36 requests (two streams) no longer leave together. The
+// legacy types' streams kept AMD's form there (Q8_0 1 thread 22.3 against 20.8 t/s spread, Q4_0
+// even).
 #if defined(__x86_64__)
 struct decode_forms {
   bool q4_0_pairs, amd, avx2_kquants_whole_blocks;

@@ -309,17 +309,18 @@ result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
   return files;
 }
 
+const gguf::file::part* find_part(const translation& tr, std::string_view name) {
+  for (const auto& p : tr.parts)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
 // transformers builds the embedding (and an untied head) with config.json's vocab_size rows and
 // refuses weights of another shape; a tied head is the embedding, so an lm_head.weight beside it must
 // have its shape to be the same matrix.
 status check_vocabulary_rows(const json& config, const translation& tr) {
-  const auto part = [&](std::string_view name) -> const gguf::file::part* {
-    for (const auto& p : tr.parts)
-      if (p.name == name && p.dims.size() == 2) return &p;
-    return nullptr;
-  };
-  const gguf::file::part* embd = part("token_embd.weight");
-  if (!embd) return {};
+  const gguf::file::part* embd = find_part(tr, "token_embd.weight");
+  if (!embd || embd->dims.size() != 2) return {};
   const json& text = config.contains("text_config") && config["text_config"].is_object() ? config["text_config"] : config;
   if (auto v = text.find("vocab_size"); v != text.end() && v->is_number_integer() && v->get<int64_t>() != embd->dims[1])
     return make_error("config.json: vocab_size is {}, but the embedding has {} rows", v->get<int64_t>(), embd->dims[1]);
@@ -345,7 +346,7 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
   if (files.weight_map.is_object())
     for (const auto& [name, file] : files.weight_map.items())
       if (!seen.count(name)) return make_error("model.safetensors.index.json: tensor {} is not in {}", name, file.dump());
-  if (!metadata_only && !tr.cfg.tied && std::none_of(tr.parts.begin(), tr.parts.end(), [](const auto& p) { return p.name == "output.weight"; }))
+  if (!metadata_only && !tr.cfg.tied && !find_part(tr, "output.weight"))
     return make_error("the checkpoint has no lm_head.weight, and config.json does not tie it to the embedding "
                       "(tie_word_embeddings is {})", tr.cfg.tied_given ? "false" : "absent");
   GLIA_TRY(check_vocabulary_rows(config, tr));
@@ -361,9 +362,8 @@ result<std::shared_ptr<gguf::file>> translate(const checkpoint_files& files, boo
   add_tokenizer(files, tr.cfg.metadata);
   GLIA_TRY(add_generation_config(config, files, tr.cfg.metadata));
   // The vocabulary size as the converter writes it: the tokenizer leaves out added tokens past it.
-  for (const auto& p : tr.parts)
-    if (p.name == "token_embd.weight" && p.dims.size() == 2)
-      tr.cfg.metadata.set_u32(std::string(tr.cfg.fam->gguf_arch) + ".vocab_size", uint32_t(p.dims[1]));
+  if (const gguf::file::part* embd = find_part(tr, "token_embd.weight"); embd && embd->dims.size() == 2)
+    tr.cfg.metadata.set_u32(std::string(tr.cfg.fam->gguf_arch) + ".vocab_size", uint32_t(embd->dims[1]));
   tr.data->buffers = files.buffers;
   auto metadata = tr.cfg.metadata.metadata();
   const size_t n = tr.data->shards.size();
@@ -406,10 +406,11 @@ result<std::string> checkpoint_folder(const std::string& path) {
     return make_error("{}: a PEFT adapter (adapter_config.json), not a whole model; merge it into its base model first", path);
   if (has_file(p / "params.json"))
     return make_error("{}: a checkpoint in Mistral's own layout (params.json); glia reads the transformers layout (config.json)", path);
-  if (fs::is_symlink(fs::symlink_status(p / "config.json", ec)) && !fs::exists(p / "config.json", ec))
-    return make_error("{}: its config.json is a broken symbolic link (a deleted blob of the Hugging Face cache?)", path);
-  if (fs::exists(fs::symlink_status(p / "config.json", ec)))
+  if (const auto link = fs::symlink_status(p / "config.json", ec); fs::exists(link)) {
+    if (fs::is_symlink(link) && !fs::exists(p / "config.json", ec))
+      return make_error("{}: its config.json is a broken symbolic link (a deleted blob of the Hugging Face cache?)", path);
     return make_error("{}: its config.json is not a regular file", path);
+  }
   return make_error("{}: a folder, but not a Hugging Face checkpoint (no config.json)", path);
 }
 
