@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "interrupts.h"
 #include "model/quantize.h"
+#include "tokenizer/vocab_export.h"
 
 namespace glia::cli {
 namespace {
@@ -58,6 +59,14 @@ command_fn add_quantize(CLI::App& app) {
     q.n_threads = o->n_threads;
     if (!o->quiet) q.log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
     q.cancel = stop_on_interrupt();
+    // A checkpoint folder's tokenizer.json also goes in as llama.cpp's tokenizer.ggml.* keys, so that
+    // llama.cpp and ollama load the file too; glia reads the tokenizer.json either way.
+    q.add_metadata = [](const gguf::file& in, gguf::writer& keys) -> status {
+      if (status s = tok::write_ggml_tokenizer(in, keys); !s)
+        fmt::print(stderr, "note: llama.cpp and ollama will not load the output: the checkpoint's tokenizer is not one their "
+                           "tokenizer.ggml.* keys express ({}); glia reads the tokenizer.json the file keeps\n", s.message());
+      return {};
+    };
     const auto t0 = std::chrono::steady_clock::now();
     auto r = quantize_model(o->in, o->out, q);
     if (!r) {

@@ -130,6 +130,14 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
                                std::string_view("split.tensors.count"), key_rope_checkpoint_order})
     std::erase_if(metadata, [&](const auto& kv) { return kv.first == key; });
   set_quantized_file_keys(metadata, opts.mix.ftype);
+  if (opts.add_metadata) {
+    gguf::writer derived;
+    GLIA_TRY(opts.add_metadata(f, derived));
+    for (const auto& [key, val] : derived.metadata()) {
+      std::erase_if(metadata, [&](const auto& kv) { return kv.first == key; });
+      metadata.emplace_back(key, val);
+    }
+  }
   std::vector<planned_tensor> plan;
   for (size_t i = 0; i < descs.size(); ++i) plan.push_back({descs[i].name, descs[i].dims, (*types)[i]});
   auto out = gguf_stream_writer::create(out_path, std::move(metadata), plan);

@@ -165,6 +165,9 @@ struct quantize_options {
   int n_threads = 0;  // <= 0: one per hardware thread
   std::function<void(const std::string&)> log;  // one line per tensor, when set
   const std::atomic<bool>* cancel = nullptr;     // when it becomes true, the run stops between tensors
+  // Keys the layers above derive from the input for the output (the CLI: llama.cpp's tokenizer keys
+  // from a checkpoint's tokenizer.json), set after the copied ones and replacing those of their names.
+  std::function<status(const gguf::file& in, gguf::writer& keys)> add_metadata;
 };
 
 struct quantize_summary {

@@ -191,4 +191,35 @@ std::optional<pre_type> find_pre_type(std::string_view name) {
   return p;
 }
 
+pipeline_spec gguf_bpe_pipeline(const pre_type& p) {
+  pipeline_spec s;
+  s.dialect = regex_dialect::llama_cpp;
+  s.repair = repair_mode::per_byte;
+  if (!p.byte_encode) {  // SPM-style: spaces become "▁" before the split
+    normalizer_spec n;
+    n.what = normalizer_spec::kind::replace;
+    n.pattern = {" ", false};
+    n.content = "\xE2\x96\x81";
+    s.normalizers.push_back(n);
+  }
+  for (const auto& r : p.regexes) {
+    pre_tokenizer_spec t;
+    t.what = pre_tokenizer_spec::kind::split;
+    t.pattern = {r, true};
+    t.behavior = split_behavior::isolated;
+    s.pre_tokenizers.push_back(t);
+  }
+  if (p.byte_encode) {
+    pre_tokenizer_spec t;
+    t.what = pre_tokenizer_spec::kind::byte_level;
+    t.use_regex = false;
+    s.pre_tokenizers.push_back(t);
+  }
+  s.ignore_merges = p.ignore_merges;
+  s.whole_newline_runs = !p.byte_encode;
+  s.missing = p.byte_encode ? missing_piece::llama_cpp_bytes : missing_piece::llama_cpp_hex;
+  s.cleanup = p.clean_spaces ? cleanup_style::llama_cpp : cleanup_style::none;
+  return s;
+}
+
 }  // namespace glia::tok

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/pipeline.h"
+
 namespace glia::tok {
 
 struct pre_type {
@@ -21,5 +23,8 @@ struct pre_type {
 // The entry for `name` ("" = llama.cpp's "default"); nullopt for names glia does not know, or knows to
 // need a tokenizer other than regex + BPE (kimi-k2, afmoe, tiny_aya, whitespace).
 std::optional<pre_type> find_pre_type(std::string_view name);
+
+// The text pipeline llama.cpp runs for a BPE vocabulary with this pre-tokenizer.
+pipeline_spec gguf_bpe_pipeline(const pre_type& p);
 
 }  // namespace glia::tok

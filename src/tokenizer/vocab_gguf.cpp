@@ -194,36 +194,6 @@ status read_merges(const gguf::file& f, vocab& v) {
   return {};
 }
 
-// The text pipeline llama.cpp runs for a BPE vocabulary with this pre-tokenizer.
-void set_bpe_pipeline(vocab& v, const pre_type& p) {
-  pipeline_spec& s = v.pipeline;
-  s.dialect = regex_dialect::llama_cpp;
-  s.repair = repair_mode::per_byte;
-  if (!p.byte_encode) {  // SPM-style: spaces become "▁" before the split
-    normalizer_spec n;
-    n.what = normalizer_spec::kind::replace;
-    n.pattern = {" ", false};
-    n.content = "\xE2\x96\x81";
-    s.normalizers.push_back(n);
-  }
-  for (const auto& r : p.regexes) {
-    pre_tokenizer_spec t;
-    t.what = pre_tokenizer_spec::kind::split;
-    t.pattern = {r, true};
-    t.behavior = split_behavior::isolated;
-    s.pre_tokenizers.push_back(t);
-  }
-  if (p.byte_encode) {
-    pre_tokenizer_spec t;
-    t.what = pre_tokenizer_spec::kind::byte_level;
-    t.use_regex = false;
-    s.pre_tokenizers.push_back(t);
-  }
-  s.ignore_merges = p.ignore_merges;
-  s.whole_newline_runs = !p.byte_encode;
-  s.missing = p.byte_encode ? missing_piece::llama_cpp_bytes : missing_piece::llama_cpp_hex;
-  s.cleanup = p.clean_spaces ? cleanup_style::llama_cpp : cleanup_style::none;
-}
 
 // llama.cpp finds end-of-turn / end-of-generation tokens by their text (converters do not always
 // store the ids) and forces such tokens to be control tokens, which also changes how they are
@@ -391,15 +361,17 @@ bool vocab::is_eog(int32_t id) const { return std::binary_search(eog_ids.begin()
 
 result<vocab> load_vocab_from_gguf(const gguf::file& f) {
   const gguf::value* m = f.find(k_model);
-  if (!m) {
-    // A translated Hugging Face checkpoint (model/hf/) carries its tokenizer.json as it is.
-    if (auto json = f.get_string(gguf::key_hf_tokenizer_json)) {
-      // The embedding's rows (every file has them; <arch>.vocab_size only newer ones): added tokens
-      // past them are left out.
-      const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
-      const int64_t n_rows = embd && embd->n_dims == 2 ? embd->ne[1] : 0;
-      auto v = load_vocab_from_hf_json(*json, f.get_string(gguf::key_hf_tokenizer_config).value_or(""), n_rows);
-      if (!v) return v;
+  // A translated Hugging Face checkpoint (model/hf/) carries its tokenizer.json as it is, and so does a
+  // GGUF quantized from one, beside the tokenizer.ggml.* keys written from it for llama.cpp
+  // (vocab_export.h): the reference's own definition comes first. Those keys are read when the
+  // tokenizer.json is one glia does not run.
+  if (auto json = f.get_string(gguf::key_hf_tokenizer_json)) {
+    // The embedding's rows (every file has them; <arch>.vocab_size only newer ones): added tokens
+    // past them are left out.
+    const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
+    const int64_t n_rows = embd && embd->n_dims == 2 ? embd->ne[1] : 0;
+    auto v = load_vocab_from_hf_json(*json, f.get_string(gguf::key_hf_tokenizer_config).value_or(""), n_rows);
+    if (v) {
       // transformers stops at any eos_token_id of config.json / generation_config.json.
       if (const gguf::value* eos = f.find(gguf::key_hf_eos_token_ids); eos && eos->as_array()) {
         for (const auto& e : *eos->as_array())
@@ -408,6 +380,9 @@ result<vocab> load_vocab_from_gguf(const gguf::file& f) {
       }
       return v;
     }
+    if (!m) return v;
+  }
+  if (!m) {
     if (f.is_assembled()) return make_error("the checkpoint has no tokenizer.json");
     return make_error("{}: missing (the file has no tokenizer)", k_model);
   }
@@ -437,7 +412,7 @@ result<vocab> load_vocab_from_gguf(const gguf::file& f) {
   GLIA_TRY(read_types(f, v));
   if (v.kind == vocab_kind::bpe) {
     GLIA_TRY(read_merges(f, v));
-    set_bpe_pipeline(v, *pre);
+    v.pipeline = gguf_bpe_pipeline(*pre);
   }
   GLIA_TRY(read_specials(f, v, pre ? &*pre : nullptr));
   detect_eog(v, true);

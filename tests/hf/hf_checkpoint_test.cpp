@@ -324,8 +324,31 @@ TEST(hf_checkpoint, cli_quantizes_runs_and_describes_a_folder) {
   if (test::emulated) GTEST_SKIP() << "the CLI runs under an emulator; the library tests cover the loader";
   const std::string dir = llama_dir("cli");
   const std::string out = test::scratch("hf_checkpoint/cli-Q8_0.gguf");
+  const std::string chat_template = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}";
+  write_text(dir + "/chat_template.jinja", chat_template);
   auto q = test::run_glia({"quantize", dir, out, "Q8_0"});
   ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(q.err.find("note:"), std::string::npos) << q.err;
+  // llama.cpp's keys are written too: its SentencePiece tokenizer over them tokenizes as the folder,
+  // and the chat template is tokenizer.chat_template.
+  {
+    auto f = gguf::file::open(out);
+    ASSERT_TRUE(f.is_ok()) << f.message();
+    EXPECT_EQ((*f)->get_string("tokenizer.ggml.model"), "llama");
+    EXPECT_EQ((*f)->get_string("tokenizer.chat_template"), chat_template);
+    gguf::writer keys_only;
+    for (const auto& [k, v] : (*f)->metadata())
+      if (k.starts_with("tokenizer.ggml.")) keys_only.set(k, v);
+    auto bytes = keys_only.to_bytes();
+    ASSERT_TRUE(bytes.is_ok());
+    auto g = gguf::file::from_memory(*bytes);
+    ASSERT_TRUE(g.is_ok()) << g.message();
+    auto ggml_tok = tokenizer::from_gguf(**g);
+    ASSERT_TRUE(ggml_tok.is_ok()) << ggml_tok.message();
+    EXPECT_EQ((*ggml_tok)->n_vocab(), (*f)->find_tensor("token_embd.weight")->ne[1]);
+    for (std::string text : {"Hello world", " leading space", "<s>[INST] tabs\tand\nnew lines [/INST]", "caf\xC3\xA9 \xF0\x9F\xA6\x99"})
+      EXPECT_EQ((*ggml_tok)->encode(text, true, true), (*tokenizer::from_hf(dir))->encode(text, true, true)) << text;
+  }
   // The quantized file matches llama.cpp's logits for the F16 GGUF within the Q8_0 tolerance.
   auto m = load_model(out);
   ASSERT_TRUE(m.is_ok()) << m.message();

@@ -1,0 +1,233 @@
+#include "tokenizer/vocab_export.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "gguf/hf_keys.h"
+#include "tokenizer/jinja/chat_template.h"
+#include "tokenizer/pre_table.h"
+#include "tokenizer/text_pipeline.h"
+#include "tokenizer/utf8.h"
+
+namespace glia::tok {
+
+namespace {
+
+// Text that tells pre-tokenizers apart: contractions in both cases, digit runs of every length up to
+// a thousands group, punctuation runs, whitespace runs and line ends of each kind, letters and marks
+// of several scripts, symbols and emoji. Already in NFC, so that a tokenizer.json NFC normalizer
+// (which llama.cpp does not run) leaves it as it is.
+constexpr const char* kBattery[] = {
+    "Hello world! It's a TEST: they'll've done it, we'RE sure, I'M, you'D, he'S, 'twas.",
+    "1 12 123 1234 12345 1234567 3.14159 1,000,000 0x1F 2nd 10th 1/2 -7 +8 ^9 $100 100% #1",
+    "  leading spaces\tand\ttabs\n\nnew lines\r\nwindows\rmac \n \n\t\n   trailing   ",
+    "(parens) [brackets] {braces} <angle> \"quotes\" `code` ... --- !!! ??? ;;; @@@ ~~~ ||| ===",
+    "```python\ndef f(x):\n    return x ** 2  # comment\n```",
+    "Ünïcödé façade naïve résumé Straße ÆØÅ æøå ĳ ǅ ﬁ",
+    "Привет мир! Γειά σου κόσμε. שלום עולם. مرحبا بالعالم. नमस्ते दुनिया क्‍ष",
+    "你好，世界！こんにちは、世界。カタカナ ひらがな 안녕하세요 세계 ㄱㄴㄷ 一二三",
+    "emoji 🦙🚀 👩‍💻 ❤️ 🇺🇸 ™ © ® ° ± × ÷ € £ ¥ → ← ∞ ≠ ≤",
+    "ｆｕｌｌｗｉｄｔｈ　ｓｐａｃｅ\u00A0nbsp\u2009thin\u3000ideographic ½ ¾ ² ³ Ⅻ ①",
+    "camelCaseWord PascalCase snake_case kebab-case SCREAMING_CASE mIxEd123abc a1b2c3",
+    "ก่อน ไทย ภาษา ກາ ລາວ ខ្មែរ",
+};
+
+// The words `spec` cuts each battery line into, with its normalizers except NFC; nullopt when it
+// does not compile.
+std::optional<std::vector<std::vector<std::string>>> battery_words(pipeline_spec spec) {
+  std::erase_if(spec.normalizers, [](const normalizer_spec& n) { return n.what == normalizer_spec::kind::nfc; });
+  auto compiled = text_pipeline::compile(spec);
+  if (!compiled) return std::nullopt;
+  std::vector<std::vector<std::string>> out;
+  pipeline_scratch scratch;
+  std::vector<std::string_view> words;
+  for (const char* line : kBattery) {
+    scratch.clear();
+    words.clear();
+    compiled->run(line, 0, scratch, words);
+    out.emplace_back(words.begin(), words.end());
+  }
+  return out;
+}
+
+// llama.cpp pre-tokenizer names to try, the converter's usual ones first (several share regexes and
+// differ in their flags).
+constexpr const char* kPreNames[] = {"llama-bpe", "qwen2",    "qwen35",     "gpt-2",     "default",        "smollm",
+                                     "starcoder", "stablelm2", "deepseek-llm", "deepseek-coder", "deepseek-v3",
+                                     "falcon",    "gpt-4o",   "tekken",     "dbrx",      "command-r",      "bloom",
+                                     "chameleon", "viking",   "jais-2",     "trillion",  "superbpe",       "seed-coder"};
+
+// The pre name whose llama.cpp pipeline cuts the battery as `hf` does, preferring one whose decode
+// clean-up matches too.
+result<std::string> matching_pre(const pipeline_spec& hf) {
+  for (const auto& n : hf.normalizers)
+    if (n.what != normalizer_spec::kind::nfc)
+      return make_error("its normalizer is not one llama.cpp's byte-level tokenizers run");
+  const auto want = battery_words(hf);
+  if (!want) return make_error("its pre-tokenizer does not compile");
+  const bool hf_cleans = hf.cleanup != cleanup_style::none;
+  std::string fallback;
+  for (const char* name : kPreNames) {
+    const auto pre = find_pre_type(name);
+    if (!pre || !pre->byte_encode || pre->ignore_merges != hf.ignore_merges) continue;
+    if (battery_words(gguf_bpe_pipeline(*pre)) != want) continue;
+    if (pre->clean_spaces == hf_cleans) return std::string(name);
+    if (fallback.empty()) fallback = name;
+  }
+  if (!fallback.empty()) return fallback;
+  return make_error("no llama.cpp pre-tokenizer splits text as its pre-tokenizer does");
+}
+
+constexpr std::string_view kSpace = "\xE2\x96\x81";  // "▁"
+
+// Whether a SentencePiece-style tokenizer.json pipeline (spaces as "▁", no word splits) is one
+// llama.cpp's SPM tokenizer runs; add_space_prefix from its Prepend / Metaspace prefix.
+status check_spm_pipeline(const pipeline_spec& p, bool& add_space_prefix) {
+  add_space_prefix = false;
+  bool spaces_replaced = false;
+  for (const auto& n : p.normalizers) {
+    if (n.what == normalizer_spec::kind::prepend && n.content == kSpace && !spaces_replaced && !add_space_prefix) {
+      add_space_prefix = true;
+    } else if (n.what == normalizer_spec::kind::replace && !n.pattern.is_regex && n.pattern.text == " " && n.content == kSpace) {
+      spaces_replaced = true;
+    } else {
+      return make_error("its normalizer is not the SentencePiece one llama.cpp runs");
+    }
+  }
+  for (const auto& t : p.pre_tokenizers) {
+    using k = pre_tokenizer_spec::kind;
+    if (t.what == k::split && spaces_replaced && !t.pattern.is_regex && t.pattern.text == " ") continue;  // cuts nothing
+    if (t.what == k::metaspace && !spaces_replaced && t.replacement == kSpace && !t.split_words) {
+      spaces_replaced = true;
+      add_space_prefix = t.prepend_scheme != pre_tokenizer_spec::prepend::never;
+      continue;
+    }
+    // Words cut at spaces can never merge across them; llama.cpp's SPM merges whole texts ("▁▁").
+    return make_error("its pre-tokenizer splits words, which llama.cpp's SentencePiece tokenizer does not");
+  }
+  if (!spaces_replaced) return make_error("its spaces are not written as \"\xE2\x96\x81\"");
+  if (p.ignore_merges) return make_error("its BPE model ignores merges, which llama.cpp's SentencePiece tokenizer cannot");
+  return {};
+}
+
+// Scores that make llama.cpp's SPM merging (highest-scoring pair first, leftmost among equals) pick
+// the merge tokenizer.json applies (lowest rank first): minus the rank of the first merge making the
+// token. Tokens no merge makes are never a merge's result there: multi-character ones score lowest so
+// that llama.cpp, which merges any pair whose text is a token, takes them last; the rest score 0.
+std::vector<float> spm_scores(const vocab& v) {
+  std::unordered_map<std::string, size_t, text_hash, std::equal_to<>> rank_of_pair;
+  if (v.merges_last_wins) {  // a pair listed twice ranks where it is listed last
+    for (size_t i = 0; i < v.merges.size(); ++i) rank_of_pair[v.merges[i].first + " " + v.merges[i].second] = i;
+  }
+  std::vector<size_t> best(v.tokens.size(), std::numeric_limits<size_t>::max());
+  std::string joined;
+  for (size_t i = 0; i < v.merges.size(); ++i) {
+    const auto& [a, b] = v.merges[i];
+    size_t rank = i;
+    if (v.merges_last_wins) rank = rank_of_pair.find(a + " " + b)->second;
+    joined = a + b;
+    const int32_t id = v.find(joined);
+    if (id != no_token) best[size_t(id)] = std::min(best[size_t(id)], rank);
+  }
+  std::vector<float> scores(v.tokens.size(), 0.0f);
+  for (size_t id = 0; id < v.tokens.size(); ++id) {
+    if (best[id] != std::numeric_limits<size_t>::max()) {
+      scores[id] = -float(best[id] + 1);  // exact: ranks stay far below 2^24
+    } else if (v.tokens[id].attr == token_attr::normal && utf8_char_count(v.tokens[id].text) > 1) {
+      scores[id] = -1e9f;
+    }
+  }
+  return scores;
+}
+
+// tokenizer.ggml.token_type (llama.cpp's LLAMA_TOKEN_TYPE_*) of token `id`.
+int32_t ggml_type_of(const vocab& v, int32_t id, bool byte_fallback) {
+  const token_data& t = v.tokens[size_t(id)];
+  if (id == v.unk) return int32_t(token_type::unknown);
+  if (has_any(t.attr, token_attr::control)) return int32_t(token_type::control);
+  if (has_any(t.attr, token_attr::user_defined)) return int32_t(token_type::user_defined);
+  if (has_any(t.attr, token_attr::unused) || t.text.empty()) return int32_t(token_type::unused);
+  if (byte_fallback && parse_byte_token(t.text) >= 0) return int32_t(token_type::byte);
+  return int32_t(token_type::normal);
+}
+
+}  // namespace
+
+status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
+  const pipeline_spec& p = v.pipeline;
+  const bool byte_level = std::any_of(p.pre_tokenizers.begin(), p.pre_tokenizers.end(),
+                                      [](const auto& t) { return t.what == pre_tokenizer_spec::kind::byte_level; });
+  std::string pre;
+  bool add_space_prefix = false;
+  if (byte_level) {
+    if (p.byte_fallback) return make_error("it is byte-level with byte fallback, which llama.cpp's tokenizers are not");
+    GLIA_ASSIGN(pre, matching_pre(p));
+  } else {
+    if (!p.byte_fallback) return make_error("it is neither byte-level nor SentencePiece-style with byte fallback");
+    GLIA_TRY(check_spm_pipeline(p, add_space_prefix));
+  }
+  // llama.cpp puts BOS / EOS around the text by two flags.
+  if (!(v.prefix_ids.empty() || (v.prefix_ids.size() == 1 && v.add_bos)) ||
+      !(v.suffix_ids.empty() || (v.suffix_ids.size() == 1 && v.add_eos)))
+    return make_error("its post-processor adds tokens other than one BOS and one EOS");
+
+  const int64_t n = std::max<int64_t>(v.size(), n_rows);
+  std::vector<std::string> texts(static_cast<size_t>(n));
+  std::vector<int32_t> types(size_t(n), int32_t(token_type::unused));
+  for (int32_t id = 0; id < n; ++id) {
+    const bool real = id < v.size() && !v.tokens[size_t(id)].text.empty();
+    texts[size_t(id)] = real ? v.tokens[size_t(id)].text : fmt::format("[PAD{}]", id);
+    if (real) types[size_t(id)] = ggml_type_of(v, id, p.byte_fallback);
+  }
+  out.set_string("tokenizer.ggml.model", byte_level ? "gpt2" : "llama");
+  if (byte_level) out.set_string("tokenizer.ggml.pre", pre);
+  out.set_string_array("tokenizer.ggml.tokens", texts);
+  if (!byte_level) {
+    std::vector<float> scores = spm_scores(v);
+    scores.resize(size_t(n), 0.0f);
+    out.set_f32_array("tokenizer.ggml.scores", scores);
+  }
+  out.set_i32_array("tokenizer.ggml.token_type", types);
+  if (byte_level) {
+    // llama.cpp keeps a pair's first rank; tokenizer.json's last (merges_last_wins) is that order
+    // without the earlier copies.
+    std::unordered_map<std::string, size_t, text_hash, std::equal_to<>> last;
+    std::vector<std::string> merges;
+    merges.reserve(v.merges.size());
+    for (size_t i = 0; i < v.merges.size(); ++i) merges.push_back(v.merges[i].first + " " + v.merges[i].second);
+    if (v.merges_last_wins) {
+      for (size_t i = 0; i < merges.size(); ++i) last[merges[i]] = i;
+      size_t kept = 0;
+      for (size_t i = 0; i < merges.size(); ++i) {
+        if (last.find(merges[i])->second != i) continue;
+        if (kept != i) merges[kept] = std::move(merges[i]);
+        ++kept;
+      }
+      merges.resize(kept);
+    }
+    out.set_string_array("tokenizer.ggml.merges", merges);
+  }
+  for (const auto& [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", v.bos}, std::pair{"tokenizer.ggml.eos_token_id", v.eos},
+                                std::pair{"tokenizer.ggml.unknown_token_id", v.unk}, std::pair{"tokenizer.ggml.padding_token_id", v.pad}})
+    if (id != no_token) out.set_u32(key, uint32_t(id));
+  out.set_bool("tokenizer.ggml.add_bos_token", v.add_bos);
+  out.set_bool("tokenizer.ggml.add_eos_token", v.add_eos);
+  if (!byte_level) out.set_bool("tokenizer.ggml.add_space_prefix", add_space_prefix);
+  return {};
+}
+
+status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out) {
+  if (in.find("tokenizer.ggml.model") || !in.find(gguf::key_hf_tokenizer_json)) return {};
+  GLIA_ASSIGN(const vocab v, load_vocab_from_gguf(in));
+  GLIA_ASSIGN(const jinja::chat_template_set templates, jinja::load_chat_templates(in));
+  const gguf::tensor_info* embd = in.find_tensor("token_embd.weight");
+  GLIA_TRY(write_ggml_vocab(v, embd && embd->n_dims == 2 ? embd->ne[1] : 0, out));  // writes nothing when it fails
+  if (!templates.default_template.empty()) out.set_string("tokenizer.chat_template", templates.default_template);
+  for (const auto& [name, text] : templates.named) out.set_string("tokenizer.chat_template." + name, text);
+  return {};
+}
+
+}  // namespace glia::tok
