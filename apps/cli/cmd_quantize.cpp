@@ -65,6 +65,8 @@ command_fn add_quantize(CLI::App& app) {
       if (status s = tok::write_ggml_tokenizer(in, keys); !s)
         fmt::print(stderr, "note: llama.cpp and ollama will not load the output: the checkpoint's tokenizer is not one their "
                            "tokenizer.ggml.* keys express ({}); glia reads the tokenizer.json the file keeps\n", s.message());
+      if (status s = tok::write_ggml_chat_templates(in, keys); !s)
+        fmt::print(stderr, "note: no tokenizer.chat_template for llama.cpp: {}\n", s.message());
       return {};
     };
     const auto t0 = std::chrono::steady_clock::now();

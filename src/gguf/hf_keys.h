@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "gguf/gguf.h"
+
 namespace glia::gguf {
 
 inline constexpr std::string_view key_hf_tokenizer_json = "tokenizer.huggingface.json";
@@ -13,5 +15,15 @@ inline constexpr std::string_view key_hf_chat_template = "tokenizer.huggingface.
 inline constexpr std::string_view key_hf_chat_template_json = "tokenizer.huggingface.chat_template_json";
 // config.json's and generation_config.json's eos_token_id: more end-of-generation ids.
 inline constexpr std::string_view key_hf_eos_token_ids = "tokenizer.huggingface.eos_token_ids";
+// True in a GGUF whose tokenizer.ggml.* keys and tokenizer.chat_template glia wrote from the
+// tokenizer.json and templates it carries (tokenizer/vocab_export.h), for llama.cpp.
+inline constexpr std::string_view key_hf_ggml_derived = "tokenizer.huggingface.ggml_keys_derived";
+
+// Whether glia reads the carried Hugging Face tokenizer files rather than tokenizer.ggml.*: in a
+// translated checkpoint (which has no ggml keys) and in a GGUF whose ggml keys glia derived from them.
+// Other tools may store tokenizer.huggingface.json beside their own ggml keys; those keys rule there.
+inline bool hf_tokenizer_rules(const file& f) {
+  return !f.find("tokenizer.ggml.model") || f.get_bool(key_hf_ggml_derived).value_or(false);
+}
 
 }  // namespace glia::gguf

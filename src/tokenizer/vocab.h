@@ -129,6 +129,10 @@ struct vocab {
   bool is_eog(int32_t id) const;
 };
 
+// The rows of token_embd.weight, the model's vocabulary size (every file has them; <arch>.vocab_size
+// only newer ones); 0 when the file has no such matrix.
+int64_t embedding_rows(const gguf::file& f);
+
 // Reads and validates tokenizer.ggml.* from a GGUF file. Errors name the key and the offending value.
 result<vocab> load_vocab_from_gguf(const gguf::file& f);
 

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "gguf/hf_keys.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/pre_table.h"
+#include "tokenizer/replace_all.h"
 #include "tokenizer/text_pipeline.h"
 #include "tokenizer/utf8.h"
 
@@ -100,6 +102,9 @@ status check_spm_pipeline(const pipeline_spec& p, bool& add_space_prefix) {
   for (const auto& t : p.pre_tokenizers) {
     using k = pre_tokenizer_spec::kind;
     if (t.what == k::split && spaces_replaced && !t.pattern.is_regex && t.pattern.text == " ") continue;  // cuts nothing
+    // Metaspace adds no "▁" to a text that starts with a space, and with prepend_scheme "first" none
+    // after a special token either; llama.cpp's add_space_prefix always does. llama.cpp's own
+    // conversion of such a model (from its tokenizer.model) has the same two differences.
     if (t.what == k::metaspace && !spaces_replaced && t.replacement == kSpace && !t.split_words) {
       spaces_replaced = true;
       add_space_prefix = t.prepend_scheme != pre_tokenizer_spec::prepend::never;
@@ -113,34 +118,71 @@ status check_spm_pipeline(const pipeline_spec& p, bool& add_space_prefix) {
   return {};
 }
 
-// Scores that make llama.cpp's SPM merging (highest-scoring pair first, leftmost among equals) pick
-// the merge tokenizer.json applies (lowest rank first): minus the rank of the first merge making the
-// token. Tokens no merge makes are never a merge's result there: multi-character ones score lowest so
-// that llama.cpp, which merges any pair whose text is a token, takes them last; the rest score 0.
-std::vector<float> spm_scores(const vocab& v) {
-  std::unordered_map<std::string, size_t, text_hash, std::equal_to<>> rank_of_pair;
-  if (v.merges_last_wins) {  // a pair listed twice ranks where it is listed last
-    for (size_t i = 0; i < v.merges.size(); ++i) rank_of_pair[v.merges[i].first + " " + v.merges[i].second] = i;
-  }
-  std::vector<size_t> best(v.tokens.size(), std::numeric_limits<size_t>::max());
-  std::string joined;
-  for (size_t i = 0; i < v.merges.size(); ++i) {
-    const auto& [a, b] = v.merges[i];
-    size_t rank = i;
-    if (v.merges_last_wins) rank = rank_of_pair.find(a + " " + b)->second;
-    joined = a + b;
+// A merge's two parts as one hash key; 0xFF is in no UTF-8 text.
+std::string pair_key(std::string_view left, std::string_view right) {
+  std::string k;
+  k.reserve(left.size() + 1 + right.size());
+  k.append(left).push_back('\xFF');
+  k.append(right);
+  return k;
+}
+
+// The merges in rank order as llama.cpp ranks them (a pair's first listing): tokenizer.json's order
+// (merges_last_wins: a pair's last listing) without the earlier copies.
+std::vector<std::pair<std::string, std::string>> ranked_merges(const vocab& v) {
+  if (!v.merges_last_wins) return v.merges;
+  std::unordered_map<std::string, size_t, text_hash, std::equal_to<>> last;
+  for (size_t i = 0; i < v.merges.size(); ++i) last[pair_key(v.merges[i].first, v.merges[i].second)] = i;
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(last.size());
+  for (size_t i = 0; i < v.merges.size(); ++i)
+    if (last.find(pair_key(v.merges[i].first, v.merges[i].second))->second == i) out.push_back(v.merges[i]);
+  return out;
+}
+
+// llama.cpp's SPM merges any two adjacent pieces whose text is a token, highest token score first
+// (leftmost among equals); tokenizer.json's BPE only listed pairs, lowest rank first. The same when
+// every normal token that two tokens spell is a listed merge of them, as in merges extracted from a
+// SentencePiece model; then a token scoring minus the rank of its first merge orders them alike.
+// Tokens no merge makes (single characters, bytes, added tokens) score 0. Fails naming a token
+// llama.cpp would make from two pieces that tokenizer.json never joins.
+result<std::vector<float>> spm_scores(const vocab& v, const std::vector<std::pair<std::string, std::string>>& merges) {
+  std::vector<size_t> first(v.tokens.size(), std::numeric_limits<size_t>::max());
+  std::unordered_set<std::string, text_hash, std::equal_to<>> listed;  // "left\xFFright"
+  listed.reserve(merges.size());
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    const auto& [a, b] = merges[rank];
+    listed.insert(pair_key(a, b));
+    std::string joined = a;
+    joined += b;
     const int32_t id = v.find(joined);
-    if (id != no_token) best[size_t(id)] = std::min(best[size_t(id)], rank);
+    if (id != no_token) first[size_t(id)] = std::min(first[size_t(id)], rank);
   }
-  std::vector<float> scores(v.tokens.size(), 0.0f);
-  for (size_t id = 0; id < v.tokens.size(); ++id) {
-    if (best[id] != std::numeric_limits<size_t>::max()) {
-      scores[id] = -float(best[id] + 1);  // exact: ranks stay far below 2^24
-    } else if (v.tokens[id].attr == token_attr::normal && utf8_char_count(v.tokens[id].text) > 1) {
-      scores[id] = -1e9f;
+  for (int32_t id = 0; id < v.size(); ++id) {
+    const std::string_view text = v.tokens[size_t(id)].text;
+    if (v.tokens[size_t(id)].attr != token_attr::normal || text.empty()) continue;
+    for (size_t cut = utf8_lead_length(uint8_t(text[0])); cut < text.size(); cut += utf8_lead_length(uint8_t(text[cut]))) {
+      const std::string_view left = text.substr(0, cut), right = text.substr(cut);
+      if (v.find(left) == no_token || v.find(right) == no_token) continue;
+      if (!listed.contains(pair_key(left, right)))
+        return make_error("its token '{}' ({}) is spelled by the tokens '{}' and '{}', which no merge joins; llama.cpp's "
+                          "SentencePiece tokenizer would join them",
+                          text, id, left, right);
     }
   }
+  std::vector<float> scores(v.tokens.size(), 0.0f);
+  for (size_t id = 0; id < v.tokens.size(); ++id)
+    if (first[id] != std::numeric_limits<size_t>::max()) scores[id] = -float(first[id] + 1);  // exact below 2^24
   return scores;
+}
+
+// What llama.cpp's SentencePiece tokenizer needs of a vocabulary: a <0xNN> token for every byte (its
+// fallback looks each up and fails on a missing one).
+status check_spm_tokens(const vocab& v) {
+  for (int b = 0; b < 256; ++b)
+    if (v.find(fmt::format("<0x{:02X}>", b)) == no_token)
+      return make_error("it has no byte token <0x{:02X}>, which llama.cpp's SentencePiece tokenizer needs for every byte", b);
+  return {};
 }
 
 // tokenizer.ggml.token_type (llama.cpp's LLAMA_TOKEN_TYPE_*) of token `id`.
@@ -168,11 +210,21 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
   } else {
     if (!p.byte_fallback) return make_error("it is neither byte-level nor SentencePiece-style with byte fallback");
     GLIA_TRY(check_spm_pipeline(p, add_space_prefix));
+    GLIA_TRY(check_spm_tokens(v));
   }
   // llama.cpp puts BOS / EOS around the text by two flags.
   if (!(v.prefix_ids.empty() || (v.prefix_ids.size() == 1 && v.add_bos)) ||
       !(v.suffix_ids.empty() || (v.suffix_ids.size() == 1 && v.add_eos)))
     return make_error("its post-processor adds tokens other than one BOS and one EOS");
+  // llama.cpp strips around added tokens only for the models it knows to need it.
+  for (int32_t id = 0; id < v.size(); ++id)
+    if (v.has(id, token_attr::lstrip | token_attr::rstrip))
+      return make_error("its added token '{}' ({}) strips the whitespace around it, which llama.cpp does not", v.tokens[size_t(id)].text, id);
+  const auto merges = ranked_merges(v);
+  std::vector<float> scores;
+  if (!byte_level) {
+    GLIA_ASSIGN(scores, spm_scores(v, merges));
+  }
 
   const int64_t n = std::max<int64_t>(v.size(), n_rows);
   std::vector<std::string> texts(static_cast<size_t>(n));
@@ -180,35 +232,29 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
   for (int32_t id = 0; id < n; ++id) {
     const bool real = id < v.size() && !v.tokens[size_t(id)].text.empty();
     texts[size_t(id)] = real ? v.tokens[size_t(id)].text : fmt::format("[PAD{}]", id);
-    if (real) types[size_t(id)] = ggml_type_of(v, id, p.byte_fallback);
+    if (!real) continue;
+    types[size_t(id)] = ggml_type_of(v, id, p.byte_fallback);
+    // llama.cpp matches and prints user-defined tokens as their raw text, where tokenizer.json's
+    // SentencePiece-style ones ("▁▁▁▁" in Gemma) hold normalized text (the converter does the same).
+    if (!byte_level && types[size_t(id)] == int32_t(token_type::user_defined))
+      texts[size_t(id)] = replace_all(texts[size_t(id)], kSpace, " ");
   }
   out.set_string("tokenizer.ggml.model", byte_level ? "gpt2" : "llama");
   if (byte_level) out.set_string("tokenizer.ggml.pre", pre);
   out.set_string_array("tokenizer.ggml.tokens", texts);
   if (!byte_level) {
-    std::vector<float> scores = spm_scores(v);
     scores.resize(size_t(n), 0.0f);
     out.set_f32_array("tokenizer.ggml.scores", scores);
   }
   out.set_i32_array("tokenizer.ggml.token_type", types);
   if (byte_level) {
-    // llama.cpp keeps a pair's first rank; tokenizer.json's last (merges_last_wins) is that order
-    // without the earlier copies.
-    std::unordered_map<std::string, size_t, text_hash, std::equal_to<>> last;
-    std::vector<std::string> merges;
-    merges.reserve(v.merges.size());
-    for (size_t i = 0; i < v.merges.size(); ++i) merges.push_back(v.merges[i].first + " " + v.merges[i].second);
-    if (v.merges_last_wins) {
-      for (size_t i = 0; i < merges.size(); ++i) last[merges[i]] = i;
-      size_t kept = 0;
-      for (size_t i = 0; i < merges.size(); ++i) {
-        if (last.find(merges[i])->second != i) continue;
-        if (kept != i) merges[kept] = std::move(merges[i]);
-        ++kept;
-      }
-      merges.resize(kept);
+    std::vector<std::string> joined;
+    joined.reserve(merges.size());
+    for (const auto& [a, b] : merges) {
+      joined.push_back(a);
+      joined.back().append(" ").append(b);
     }
-    out.set_string_array("tokenizer.ggml.merges", merges);
+    out.set_string_array("tokenizer.ggml.merges", joined);
   }
   for (const auto& [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", v.bos}, std::pair{"tokenizer.ggml.eos_token_id", v.eos},
                                 std::pair{"tokenizer.ggml.unknown_token_id", v.unk}, std::pair{"tokenizer.ggml.padding_token_id", v.pad}})
@@ -216,15 +262,19 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
   out.set_bool("tokenizer.ggml.add_bos_token", v.add_bos);
   out.set_bool("tokenizer.ggml.add_eos_token", v.add_eos);
   if (!byte_level) out.set_bool("tokenizer.ggml.add_space_prefix", add_space_prefix);
+  out.set_bool(std::string(gguf::key_hf_ggml_derived), true);
   return {};
 }
 
 status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out) {
   if (in.find("tokenizer.ggml.model") || !in.find(gguf::key_hf_tokenizer_json)) return {};
   GLIA_ASSIGN(const vocab v, load_vocab_from_gguf(in));
+  return write_ggml_vocab(v, embedding_rows(in), out);
+}
+
+status write_ggml_chat_templates(const gguf::file& in, gguf::writer& out) {
+  if (in.find("tokenizer.chat_template") || !gguf::hf_tokenizer_rules(in)) return {};
   GLIA_ASSIGN(const jinja::chat_template_set templates, jinja::load_chat_templates(in));
-  const gguf::tensor_info* embd = in.find_tensor("token_embd.weight");
-  GLIA_TRY(write_ggml_vocab(v, embd && embd->n_dims == 2 ? embd->ne[1] : 0, out));  // writes nothing when it fails
   if (!templates.default_template.empty()) out.set_string("tokenizer.chat_template", templates.default_template);
   for (const auto& [name, text] : templates.named) out.set_string("tokenizer.chat_template." + name, text);
   return {};

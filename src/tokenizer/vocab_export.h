@@ -21,12 +21,16 @@ namespace glia::tok {
 
 // The tokenizer.ggml.* keys for `v` (a vocabulary loaded from tokenizer.json), with the vocabulary
 // padded to n_rows tokens ("[PAD<id>]", unused) as the converter pads it to the embedding's rows.
-// Fails, saying why, for a tokenizer llama.cpp's tokenizers cannot reproduce.
+// Fails, saying why and writing nothing, for a tokenizer llama.cpp's tokenizers cannot reproduce.
+// Also sets tokenizer.huggingface.ggml_keys_derived, so that glia keeps reading the tokenizer.json.
 status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out);
 
 // For a file that carries tokenizer.huggingface.json (a translated checkpoint) and no
-// tokenizer.ggml.model: its tokenizer as write_ggml_vocab writes it, plus tokenizer.chat_template(.NAME)
-// from its chat templates. Nothing for other files. Fails, saying why, as write_ggml_vocab does.
+// tokenizer.ggml.model: its tokenizer as write_ggml_vocab writes it. Nothing for other files.
 status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out);
+
+// For such a file without tokenizer.chat_template: its chat templates as tokenizer.chat_template and
+// tokenizer.chat_template.NAME, as the converter writes them.
+status write_ggml_chat_templates(const gguf::file& in, gguf::writer& out);
 
 }  // namespace glia::tok

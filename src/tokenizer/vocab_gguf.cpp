@@ -194,7 +194,6 @@ status read_merges(const gguf::file& f, vocab& v) {
   return {};
 }
 
-
 // llama.cpp finds end-of-turn / end-of-generation tokens by their text (converters do not always
 // store the ids) and forces such tokens to be control tokens, which also changes how they are
 // matched in input and printed. The texts are llama.cpp's lists.
@@ -357,30 +356,28 @@ int32_t text_index::find(const std::vector<token_data>& tokens, std::string_view
   return id < 0 ? no_token : id;
 }
 
+int64_t embedding_rows(const gguf::file& f) {
+  const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
+  return embd && embd->n_dims == 2 ? embd->ne[1] : 0;
+}
+
 bool vocab::is_eog(int32_t id) const { return std::binary_search(eog_ids.begin(), eog_ids.end(), id); }
 
 result<vocab> load_vocab_from_gguf(const gguf::file& f) {
   const gguf::value* m = f.find(k_model);
   // A translated Hugging Face checkpoint (model/hf/) carries its tokenizer.json as it is, and so does a
-  // GGUF quantized from one, beside the tokenizer.ggml.* keys written from it for llama.cpp
-  // (vocab_export.h): the reference's own definition comes first. Those keys are read when the
-  // tokenizer.json is one glia does not run.
-  if (auto json = f.get_string(gguf::key_hf_tokenizer_json)) {
-    // The embedding's rows (every file has them; <arch>.vocab_size only newer ones): added tokens
-    // past them are left out.
-    const gguf::tensor_info* embd = f.find_tensor("token_embd.weight");
-    const int64_t n_rows = embd && embd->n_dims == 2 ? embd->ne[1] : 0;
-    auto v = load_vocab_from_hf_json(*json, f.get_string(gguf::key_hf_tokenizer_config).value_or(""), n_rows);
-    if (v) {
-      // transformers stops at any eos_token_id of config.json / generation_config.json.
-      if (const gguf::value* eos = f.find(gguf::key_hf_eos_token_ids); eos && eos->as_array()) {
-        for (const auto& e : *eos->as_array())
-          if (auto id = e.as_int(); id && *id >= 0 && *id < v->size()) v->eog_ids.push_back(int32_t(*id));
-        sort_unique(v->eog_ids);
-      }
-      return v;
+  // GGUF quantized from one, beside the tokenizer.ggml.* keys derived from it for llama.cpp.
+  if (auto json = f.get_string(gguf::key_hf_tokenizer_json); json && gguf::hf_tokenizer_rules(f)) {
+    // Added tokens past the embedding's rows are left out.
+    auto v = load_vocab_from_hf_json(*json, f.get_string(gguf::key_hf_tokenizer_config).value_or(""), embedding_rows(f));
+    if (!v) return v;
+    // transformers stops at any eos_token_id of config.json / generation_config.json.
+    if (const gguf::value* eos = f.find(gguf::key_hf_eos_token_ids); eos && eos->as_array()) {
+      for (const auto& e : *eos->as_array())
+        if (auto id = e.as_int(); id && *id >= 0 && *id < v->size()) v->eog_ids.push_back(int32_t(*id));
+      sort_unique(v->eog_ids);
     }
-    if (!m) return v;
+    return v;
   }
   if (!m) {
     if (f.is_assembled()) return make_error("the checkpoint has no tokenizer.json");

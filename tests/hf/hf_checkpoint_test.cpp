@@ -522,8 +522,9 @@ TEST(hf_checkpoint, mistral_sliding_window_limits_what_each_position_sees) {
   auto logits = [&](const model& m, const std::vector<int32_t>& ids, bool one_by_one) {
     auto cache = kv_cache::create(m.profile, 64, one_by_one ? 1 : 4, dtype::f32, *be);
     EXPECT_TRUE(cache.is_ok()) << cache.message();
-    if (&m == mw->get())
+    if (&m == mw->get()) {
       EXPECT_LT(cache->bytes(), kv_cache::bytes_needed((*mf)->profile, 64, one_by_one ? 1 : 4, dtype::f32, be->kv_layout()));
+    }
     forward_pass fwd(m, *be);
     std::vector<float> all, step;
     if (!one_by_one) {

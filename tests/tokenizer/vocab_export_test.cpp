@@ -10,7 +10,10 @@
 #include <cstdlib>
 
 #include "tok_test_util.h"
+#include "gguf/hf_keys.h"
+#include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/vocab_export.h"
+#include "tokenizer/vocab_hf.h"
 
 namespace glia::test {
 namespace {
@@ -68,11 +71,35 @@ TEST_P(vocab_export, ggml_keys_tokenize_as_the_reference) {
   EXPECT_EQ(t->eos(), hf->eos());
   const auto rows = read_jsonl(testdata(std::string("tokenizers/") + c.pack + "/expected.jsonl"));
   ASSERT_EQ(rows.size(), 356u);
-  int passed = 0, not_nfc = 0, promoted = 0;
+  // Token kinds: the reference's control and user-defined tokens, except those llama.cpp's loader
+  // makes control tokens by their text, all of which end generation there.
+  std::vector<int32_t> promoted_ids;
+  for (int32_t id = 0; id < hf->n_vocab(); ++id) {
+    EXPECT_EQ(t->vocab().has(id, tok::token_attr::user_defined), hf->vocab().has(id, tok::token_attr::user_defined)) << id;
+    if (t->is_control(id) == hf->is_control(id)) continue;
+    if (id == hf->unk()) {  // a control token in tokenizer.json, llama.cpp's unknown type
+      EXPECT_EQ(t->vocab().tokens[size_t(id)].attr, tok::token_attr::unknown);
+      continue;
+    }
+    EXPECT_TRUE(t->is_control(id) && t->is_eog(id)) << id << " " << t->token_text(id);
+    promoted_ids.push_back(id);
+  }
+  int passed = 0, not_nfc = 0, promoted = 0, decoded = 0;
   for (const auto& row : rows) {
     const std::string text = row["text"];
     const bool add_special = row["add_special"];
     const auto want = row["ids"].get<std::vector<int32_t>>();
+    // Decoding, but for llama.cpp's own differences: it keeps the space after a BOS that SentencePiece's
+    // prefix put there, and drops the promoted tokens as control tokens.
+    const bool bos_first = !want.empty() && want.front() == t->bos();
+    const bool has_promoted_id = std::any_of(want.begin(), want.end(), [&](int32_t id) {
+      return std::find(promoted_ids.begin(), promoted_ids.end(), id) != promoted_ids.end();
+    });
+    if (!bos_first && !has_promoted_id) {
+      ++decoded;
+      EXPECT_EQ(t->decode(want, {.special = true}), row["decoded"]) << ids_str(want);
+      EXPECT_EQ(t->decode(want, {.special = false}), row["decoded_skip_special"]) << ids_str(want);
+    }
     const auto got = t->encode(text, add_special, /*parse_special=*/true);
     if (got == want) {
       ++passed;
@@ -80,9 +107,8 @@ TEST_P(vocab_export, ggml_keys_tokenize_as_the_reference) {
     }
     // llama.cpp's own differences: the text as NFC, or the promoted texts as plain text, tokenize as
     // the reference.
-    bool has_promoted = false;
-    for (int32_t id = 0; id < t->n_vocab() && !has_promoted; ++id)
-      has_promoted = t->is_control(id) && !hf->is_control(id) && text.find(t->token_text(id)) != std::string::npos;
+    const bool has_promoted = std::any_of(promoted_ids.begin(), promoted_ids.end(),
+                                          [&](int32_t id) { return text.find(t->token_text(id)) != std::string::npos; });
     if (nfc(text) != text && t->encode(nfc(text), add_special, true) == want) {
       ++not_nfc;
     } else if (has_promoted && t->encode(text, add_special, /*parse_special=*/false) == want) {
@@ -92,6 +118,7 @@ TEST_P(vocab_export, ggml_keys_tokenize_as_the_reference) {
                     << ids_str(want);
     }
   }
+  EXPECT_GE(decoded, 170);  // the rows without a BOS
   EXPECT_EQ(passed + not_nfc + promoted, 356);
   // Only Qwen's tokenizer has an NFC normalizer, and only its vocabulary the promoted texts.
   const bool qwen = std::string_view(c.pack) == "qwen3";
@@ -105,17 +132,25 @@ INSTANTIATE_TEST_SUITE_P(pack, vocab_export,
                                            export_case{"qwen3", "gpt2", "qwen2"}, export_case{"gemma3", "llama", ""}),
                          [](const auto& info) { return std::string(info.param.pack); });
 
-// A SentencePiece-style vocabulary as small as the checks need, with `parts` spliced into tokenizer.json.
-std::unique_ptr<tokenizer> small_spm(const std::string& normalizer, const std::string& pre_tokenizer,
-                                     const std::string& post_processor = "null") {
+// A SentencePiece-style vocabulary as small as the checks need; the parts of tokenizer.json given
+// are spliced in.
+struct spm_parts {
+  std::string normalizer = "null", pre_tokenizer = "null", post_processor = "null";
+  std::string merges = R"("\u2581 a", "a b", "\u2581a b", "\u2581 ab")";
+  std::string more_added;      // ", {...}" entries of added_tokens
+  int n_bytes = 256;           // <0x00>.. byte tokens
+};
+
+std::unique_ptr<tokenizer> small_spm(const spm_parts& p) {
   std::string vocab = R"("<unk>": 0, "<s>": 1, "</s>": 2)";
-  for (int b = 0; b < 256; ++b) vocab += fmt::format(R"(, "<0x{:02X}>": {})", b, 3 + b);
-  vocab += R"(, "\u2581": 259, "a": 260, "b": 261, "\u2581a": 262, "ab": 263, "\u2581ab": 264)";
+  for (int b = 0; b < 256; ++b)
+    vocab += b < p.n_bytes ? fmt::format(R"(, "<0x{:02X}>": {})", b, 3 + b) : fmt::format(R"(, "x{}": {})", b, 3 + b);
+  vocab += R"(, "\u2581": 259, "a": 260, "b": 261, "\u2581a": 262, "ab": 263, "\u2581ab": 264, "<m>": 265)";
   const std::string json = R"({"added_tokens": [{"id": 0, "content": "<unk>", "special": true}, {"id": 1, "content": "<s>", "special": true},
-      {"id": 2, "content": "</s>", "special": true}], "normalizer": )" + normalizer + R"(, "pre_tokenizer": )" + pre_tokenizer +
-                           R"(, "post_processor": )" + post_processor + R"(, "decoder": null,
+      {"id": 2, "content": "</s>", "special": true})" + p.more_added + R"(], "normalizer": )" + p.normalizer +
+                           R"(, "pre_tokenizer": )" + p.pre_tokenizer + R"(, "post_processor": )" + p.post_processor + R"(, "decoder": null,
       "model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": true, "vocab": {)" + vocab +
-                           R"(}, "merges": ["\u2581 a", "a b", "\u2581a b"]}})";
+                           R"(}, "merges": [)" + p.merges + "]}}";
   auto t = tokenizer::from_hf_json(json, R"({"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true})");
   EXPECT_TRUE(t.is_ok()) << t.message();
   return t ? std::move(t).value() : nullptr;
@@ -125,7 +160,7 @@ constexpr const char* kSpmNormalizer =
     R"({"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"}, {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]})";
 
 TEST(vocab_export_small, spm_scores_follow_merge_ranks_and_pad_to_the_rows) {
-  auto hf = small_spm(kSpmNormalizer, "null");
+  auto hf = small_spm({.normalizer = kSpmNormalizer});
   ASSERT_NE(hf, nullptr);
   gguf::writer w;
   auto t = through_ggml_keys(hf->vocab(), 300, w);
@@ -134,7 +169,7 @@ TEST(vocab_export_small, spm_scores_follow_merge_ranks_and_pad_to_the_rows) {
   EXPECT_EQ(t->token_text(299), "[PAD299]");
   EXPECT_EQ(t->vocab().tokens[299].attr, tok::token_attr::unused);
   EXPECT_EQ(t->vocab().tokens[7].attr, tok::token_attr::byte);  // <0x04>
-  // "▁a" (rank 0) before "ab" (rank 1): " ab" is ▁a + b, then ▁ab (rank 2).
+  // "▁a" (rank 0) before "ab" (rank 1): " ab" is ▁a + b; ▁ab scores by its first merge (rank 2).
   EXPECT_FLOAT_EQ(t->vocab().tokens[262].score, -1.0f);
   EXPECT_FLOAT_EQ(t->vocab().tokens[263].score, -2.0f);
   EXPECT_FLOAT_EQ(t->vocab().tokens[264].score, -3.0f);
@@ -153,18 +188,57 @@ TEST(vocab_export_small, refuses_what_llama_cpp_cannot_reproduce) {
     EXPECT_TRUE(w.metadata().empty());  // nothing half-written
   };
   // Metaspace splitting words: "▁▁" could never merge in transformers, always in llama.cpp.
-  auto split = small_spm("null", R"({"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": true})");
-  expect_refused(split.get(), "splits words");
-  auto lower = small_spm(R"({"type": "Lowercase"})", "null");
-  expect_refused(lower.get(), "normalizer");
-  auto two_bos = small_spm(kSpmNormalizer, "null",
-                           R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}})");
-  expect_refused(two_bos.get(), "post-processor");
-  // Metaspace without word splits is the SentencePiece pipeline.
-  auto metaspace = small_spm("null", R"({"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": false})");
+  expect_refused(small_spm({.pre_tokenizer = R"({"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": true})"}).get(),
+                 "splits words");
+  expect_refused(small_spm({.normalizer = R"({"type": "Lowercase"})"}).get(), "normalizer");
+  expect_refused(small_spm({.normalizer = kSpmNormalizer,
+                            .post_processor = R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}})"})
+                     .get(),
+                 "post-processor");
+  // "▁ab" is "▁" + "ab" too: llama.cpp would join those two, tokenizer.json (without that merge) not.
+  expect_refused(small_spm({.normalizer = kSpmNormalizer, .merges = R"("\u2581 a", "a b", "\u2581a b")"}).get(),
+                 "'\xE2\x96\x81" "ab' (264) is spelled by the tokens '\xE2\x96\x81' and 'ab', which no merge joins");
+  expect_refused(small_spm({.normalizer = kSpmNormalizer, .n_bytes = 255}).get(), "no byte token <0xFF>");
+  expect_refused(small_spm({.normalizer = kSpmNormalizer, .more_added = R"(, {"id": 265, "content": "<m>", "special": true, "lstrip": true})"}).get(),
+                 "'<m>' (265) strips");
+  // Metaspace without word splits is the SentencePiece pipeline. It adds no "▁" before a leading space
+  // where llama.cpp's add_space_prefix does (as llama.cpp's conversion of such a model): the rest agrees.
+  auto metaspace = small_spm({.pre_tokenizer = R"({"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": false})"});
   ASSERT_NE(metaspace, nullptr);
   gguf::writer w;
-  EXPECT_TRUE(tok::write_ggml_vocab(metaspace->vocab(), 0, w).is_ok());
+  auto t = through_ggml_keys(metaspace->vocab(), 0, w);
+  ASSERT_NE(t, nullptr);
+  for (std::string text : {"ab", "a b", "ab ab", "ba", "\xC3\xA9"})
+    EXPECT_EQ(t->encode(text, true), metaspace->encode(text, true)) << text;
+  EXPECT_EQ(metaspace->encode(" ab", true), (std::vector<int32_t>{1, 264}));
+  EXPECT_EQ(t->encode(" ab", true), (std::vector<int32_t>{1, 259, 264}));
+}
+
+// Which tokenizer a file with both kinds of keys gets: the tokenizer.json and its templates when glia
+// derived the ggml keys from them, else (a file another tool wrote) the ggml keys and
+// tokenizer.chat_template, as before such files existed.
+TEST(vocab_export_small, ggml_keys_rule_unless_derived) {
+  auto small = small_spm({.normalizer = kSpmNormalizer});
+  ASSERT_NE(small, nullptr);
+  auto big_json = tok::read_file_maybe_gz(testdata("tokenizers/llama2/tokenizer.json.gz"));
+  ASSERT_TRUE(big_json.is_ok());
+  for (bool derived : {false, true}) {
+    gguf::writer w;
+    ASSERT_TRUE(tok::write_ggml_vocab(small->vocab(), 0, w).is_ok());
+    if (!derived) w.remove(gguf::key_hf_ggml_derived);
+    w.set_string(std::string(gguf::key_hf_tokenizer_json), *big_json);
+    w.set_string("tokenizer.chat_template", "{{ messages[0].content }}");
+    auto bytes = w.to_bytes();
+    ASSERT_TRUE(bytes.is_ok());
+    auto f = gguf::file::from_memory(*bytes);
+    ASSERT_TRUE(f.is_ok()) << f.message();
+    auto t = tokenizer::from_gguf(**f);
+    ASSERT_TRUE(t.is_ok()) << t.message();
+    EXPECT_EQ((*t)->n_vocab(), derived ? 32000 : 266);
+    auto templates = jinja::load_chat_templates(**f);
+    ASSERT_TRUE(templates.is_ok()) << templates.message();
+    EXPECT_EQ(templates->default_template, derived ? "" : "{{ messages[0].content }}");
+  }
 }
 
 }  // namespace

@@ -51,8 +51,8 @@ result<chat_template_set> load_chat_templates(const gguf::file& f) {
   // A translated Hugging Face checkpoint (model/hf/) carries tokenizer_config.json as it is.
   const bool from_checkpoint = f.find(gguf::key_hf_tokenizer_json) || f.find(gguf::key_hf_tokenizer_config) ||
                                f.find(gguf::key_hf_chat_template) || f.find(gguf::key_hf_chat_template_json);
-  // A GGUF quantized from a checkpoint also has tokenizer.chat_template, written from these for llama.cpp.
-  if (from_checkpoint) {
+  // A GGUF quantized from a checkpoint also has tokenizer.chat_template, derived from these for llama.cpp.
+  if (from_checkpoint && gguf::hf_tokenizer_rules(f)) {
     hf_template_texts texts;
     texts.config = f.get_string(gguf::key_hf_tokenizer_config).value_or("{}");
     texts.jinja = f.get_string(gguf::key_hf_chat_template);
