@@ -63,8 +63,8 @@ command_fn add_quantize(CLI::App& app) {
     // llama.cpp and ollama load the file too; glia reads the tokenizer.json either way.
     q.add_metadata = [](const gguf::file& in, gguf::writer& keys) -> status {
       if (status s = tok::write_ggml_tokenizer(in, keys); !s)
-        fmt::print(stderr, "note: llama.cpp and ollama will not load the output: the checkpoint's tokenizer is not one their "
-                           "tokenizer.ggml.* keys express ({}); glia reads the tokenizer.json the file keeps\n", s.message());
+        fmt::print(stderr, "note: no tokenizer.ggml.* keys for llama.cpp and ollama, which then cannot load the output: {}\n",
+                   s.message());
       if (status s = tok::write_ggml_chat_templates(in, keys); !s)
         fmt::print(stderr, "note: no tokenizer.chat_template for llama.cpp: {}\n", s.message());
       return {};

@@ -212,10 +212,12 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
     GLIA_TRY(check_spm_pipeline(p, add_space_prefix));
     GLIA_TRY(check_spm_tokens(v));
   }
-  // llama.cpp puts BOS / EOS around the text by two flags.
-  if (!(v.prefix_ids.empty() || (v.prefix_ids.size() == 1 && v.add_bos)) ||
-      !(v.suffix_ids.empty() || (v.suffix_ids.size() == 1 && v.add_eos)))
-    return make_error("its post-processor adds tokens other than one BOS and one EOS");
+  // llama.cpp puts one BOS / EOS around the text by two flags; the ids are those the post-processor
+  // adds (a tokenizer without tokenizer_config.json names no bos_token).
+  if (v.prefix_ids.size() > 1 || v.suffix_ids.size() > 1)
+    return make_error("its post-processor adds more than one token before or after the text");
+  const int32_t bos = v.prefix_ids.empty() ? v.bos : v.prefix_ids[0];
+  const int32_t eos = v.suffix_ids.empty() ? v.eos : v.suffix_ids[0];
   // llama.cpp strips around added tokens only for the models it knows to need it.
   for (int32_t id = 0; id < v.size(); ++id)
     if (v.has(id, token_attr::lstrip | token_attr::rstrip))
@@ -239,6 +241,12 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
     if (!byte_level && types[size_t(id)] == int32_t(token_type::user_defined))
       texts[size_t(id)] = replace_all(texts[size_t(id)], kSpace, " ");
   }
+  // llama.cpp requires each text once (tokenizer.json lets an added token repeat a vocabulary text).
+  std::unordered_map<std::string_view, int64_t> first_id;
+  first_id.reserve(texts.size());
+  for (int64_t id = 0; id < n; ++id)
+    if (auto [it, fresh] = first_id.emplace(texts[size_t(id)], id); !fresh)
+      return make_error("its tokens {} and {} have the same text '{}', which llama.cpp refuses", it->second, id, texts[size_t(id)]);
   out.set_string("tokenizer.ggml.model", byte_level ? "gpt2" : "llama");
   if (byte_level) out.set_string("tokenizer.ggml.pre", pre);
   out.set_string_array("tokenizer.ggml.tokens", texts);
@@ -256,11 +264,11 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
     }
     out.set_string_array("tokenizer.ggml.merges", joined);
   }
-  for (const auto& [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", v.bos}, std::pair{"tokenizer.ggml.eos_token_id", v.eos},
+  for (const auto& [key, id] : {std::pair{"tokenizer.ggml.bos_token_id", bos}, std::pair{"tokenizer.ggml.eos_token_id", eos},
                                 std::pair{"tokenizer.ggml.unknown_token_id", v.unk}, std::pair{"tokenizer.ggml.padding_token_id", v.pad}})
     if (id != no_token) out.set_u32(key, uint32_t(id));
-  out.set_bool("tokenizer.ggml.add_bos_token", v.add_bos);
-  out.set_bool("tokenizer.ggml.add_eos_token", v.add_eos);
+  out.set_bool("tokenizer.ggml.add_bos_token", !v.prefix_ids.empty());
+  out.set_bool("tokenizer.ggml.add_eos_token", !v.suffix_ids.empty());
   if (!byte_level) out.set_bool("tokenizer.ggml.add_space_prefix", add_space_prefix);
   out.set_bool(std::string(gguf::key_hf_ggml_derived), true);
   return {};
@@ -268,15 +276,23 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
 
 status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out) {
   if (in.find("tokenizer.ggml.model") || !in.find(gguf::key_hf_tokenizer_json)) return {};
-  GLIA_ASSIGN(const vocab v, load_vocab_from_gguf(in));
-  return write_ggml_vocab(v, embedding_rows(in), out);
+  auto v = load_vocab_from_gguf(in);
+  if (!v) return make_error("its tokenizer.json does not load, in glia either: {}", v.message());
+  if (status s = write_ggml_vocab(*v, embedding_rows(in), out); !s)
+    return make_error("those keys cannot express its tokenizer ({}); glia reads the tokenizer.json the file keeps", s.message());
+  return {};
 }
 
 status write_ggml_chat_templates(const gguf::file& in, gguf::writer& out) {
   if (in.find("tokenizer.chat_template") || !gguf::hf_tokenizer_rules(in)) return {};
   GLIA_ASSIGN(const jinja::chat_template_set templates, jinja::load_chat_templates(in));
   if (!templates.default_template.empty()) out.set_string("tokenizer.chat_template", templates.default_template);
-  for (const auto& [name, text] : templates.named) out.set_string("tokenizer.chat_template." + name, text);
+  // Named ones as the converter names them: characters other than ASCII letters and digits become "_".
+  for (const auto& [name, text] : templates.named) {
+    std::string key = "tokenizer.chat_template.";
+    for (char c : name) key += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
+    out.set_string(std::move(key), text);
+  }
   return {};
 }
 

@@ -137,8 +137,9 @@ INSTANTIATE_TEST_SUITE_P(pack, vocab_export,
 struct spm_parts {
   std::string normalizer = "null", pre_tokenizer = "null", post_processor = "null";
   std::string merges = R"("\u2581 a", "a b", "\u2581a b", "\u2581 ab")";
-  std::string more_added;      // ", {...}" entries of added_tokens
+  std::string more_added{};    // ", {...}" entries of added_tokens
   int n_bytes = 256;           // <0x00>.. byte tokens
+  std::string config = R"({"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true})";
 };
 
 std::unique_ptr<tokenizer> small_spm(const spm_parts& p) {
@@ -151,7 +152,7 @@ std::unique_ptr<tokenizer> small_spm(const spm_parts& p) {
                            R"(, "pre_tokenizer": )" + p.pre_tokenizer + R"(, "post_processor": )" + p.post_processor + R"(, "decoder": null,
       "model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": true, "vocab": {)" + vocab +
                            R"(}, "merges": [)" + p.merges + "]}}";
-  auto t = tokenizer::from_hf_json(json, R"({"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": true})");
+  auto t = tokenizer::from_hf_json(json, p.config);
   EXPECT_TRUE(t.is_ok()) << t.message();
   return t ? std::move(t).value() : nullptr;
 }
@@ -199,6 +200,8 @@ TEST(vocab_export_small, refuses_what_llama_cpp_cannot_reproduce) {
   expect_refused(small_spm({.normalizer = kSpmNormalizer, .merges = R"("\u2581 a", "a b", "\u2581a b")"}).get(),
                  "'\xE2\x96\x81" "ab' (264) is spelled by the tokens '\xE2\x96\x81' and 'ab', which no merge joins");
   expect_refused(small_spm({.normalizer = kSpmNormalizer, .n_bytes = 255}).get(), "no byte token <0xFF>");
+  expect_refused(small_spm({.normalizer = kSpmNormalizer, .more_added = R"(, {"id": 265, "content": "ab", "special": true})"}).get(),
+                 "tokens 263 and 265 have the same text 'ab'");
   expect_refused(small_spm({.normalizer = kSpmNormalizer, .more_added = R"(, {"id": 265, "content": "<m>", "special": true, "lstrip": true})"}).get(),
                  "'<m>' (265) strips");
   // Metaspace without word splits is the SentencePiece pipeline. It adds no "▁" before a leading space
@@ -212,6 +215,37 @@ TEST(vocab_export_small, refuses_what_llama_cpp_cannot_reproduce) {
     EXPECT_EQ(t->encode(text, true), metaspace->encode(text, true)) << text;
   EXPECT_EQ(metaspace->encode(" ab", true), (std::vector<int32_t>{1, 264}));
   EXPECT_EQ(t->encode(" ab", true), (std::vector<int32_t>{1, 259, 264}));
+}
+
+// Without tokenizer_config.json the BOS is the one the post-processor adds.
+TEST(vocab_export_small, bos_from_the_post_processor) {
+  auto hf = small_spm({.normalizer = kSpmNormalizer,
+                       .post_processor = R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}})",
+                       .config = ""});
+  ASSERT_NE(hf, nullptr);
+  ASSERT_EQ(hf->bos(), tok::no_token);
+  gguf::writer w;
+  auto t = through_ggml_keys(hf->vocab(), 0, w);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->bos(), 1);
+  EXPECT_EQ(t->encode("ab", true), hf->encode("ab", true));
+  EXPECT_EQ(t->encode("ab", true), (std::vector<int32_t>{1, 264}));
+}
+
+// Chat templates as the converter writes them: the default one and the named ones, names in letters,
+// digits and "_".
+TEST(vocab_export_small, chat_templates_as_the_converter_writes_them) {
+  gguf::writer in;
+  in.set_string(std::string(gguf::key_hf_tokenizer_config),
+                R"({"chat_template": [{"name": "default", "template": "D"}, {"name": "tool use-2", "template": "T"}]})");
+  auto bytes = in.to_bytes();
+  ASSERT_TRUE(bytes.is_ok());
+  auto f = gguf::file::from_memory(*bytes);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  gguf::writer out;
+  ASSERT_TRUE(tok::write_ggml_chat_templates(**f, out).is_ok());
+  EXPECT_EQ(metadata_string(out, "tokenizer.chat_template"), "D");
+  EXPECT_EQ(metadata_string(out, "tokenizer.chat_template.tool_use_2"), "T");
 }
 
 // Which tokenizer a file with both kinds of keys gets: the tokenizer.json and its templates when glia
