@@ -114,6 +114,7 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
         lists.insert(lists.end(), {cpu::avx2_mm_kquants(amd), cpu::avx2_mm_legacy(amd)});
         continue;
       }
+#if !defined(GLIA_NO_AVX512_KERNELS)  // else host_mm_levels() has no AVX-512 level
       for (bool pairs : {false, true}) {
         if (l == cpu::isa_level::avx512amx)
           lists.push_back(cpu::avx512amx_mm_legacy(pairs, amd));
@@ -121,9 +122,12 @@ std::vector<const cpu::mm_kernel*> host_mm_kernels() {
           lists.push_back(cpu::avx512vnni_mm_legacy(pairs, amd));
       }
       lists.push_back(l == cpu::isa_level::avx512amx ? cpu::avx512amx_mm_kquants(amd) : cpu::avx512vnni_mm_kquants(amd));
+#endif
     }
     if (l == cpu::isa_level::avx2) lists.push_back(cpu::avx2_mm_float());
+#if !defined(GLIA_NO_AVX512_KERNELS)
     if (l == cpu::isa_level::avx512vnni) lists.push_back(cpu::avx512vnni_mm_float());
+#endif
   }
 #endif
   std::vector<const cpu::mm_kernel*> out;

@@ -112,6 +112,7 @@ kernel_table resolve(isa_level max_level) {
                            avx2_attend(),
                            avx2_glu(),
                            avx2_sum_of_squares()});
+#if !defined(GLIA_NO_AVX512_KERNELS)  // a build may leave them out (CMakeLists.txt)
   static const isa_kernels vnni{"avx512vnni", {}, {}};  // matmul and attend kernels
   const bool avx512vnni = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
   if (avx512vnni && max_level >= isa_level::avx512vnni) {
@@ -125,6 +126,7 @@ kernel_table resolve(isa_level max_level) {
   static const isa_kernels amx{"avx512amx", {}, {}};  // matmul kernels (prefill)
   if (avx512vnni && f.amx_int8 && max_level >= isa_level::avx512amx)
     by_priority.push_back({&amx, {avx512amx_mm_legacy(forms.q4_0_pairs, forms.amd), avx512amx_mm_kquants(forms.amd), {}}, nullptr, nullptr, nullptr});
+#endif
 #elif defined(__aarch64__)  // NEON is in the base instruction set
   if (max_level >= isa_level::neon)
     by_priority.push_back({&neon_kernels(), {}, neon_attend(), neon_glu(), neon_sum_of_squares()});
