@@ -15,6 +15,8 @@ inline constexpr std::string_view key_hf_chat_template = "tokenizer.huggingface.
 inline constexpr std::string_view key_hf_chat_template_json = "tokenizer.huggingface.chat_template_json";
 // config.json's and generation_config.json's eos_token_id: more end-of-generation ids.
 inline constexpr std::string_view key_hf_eos_token_ids = "tokenizer.huggingface.eos_token_ids";
+// config.json's (or generation_config.json's) bos_token_id, for a tokenizer that names none itself.
+inline constexpr std::string_view key_hf_bos_token_id = "tokenizer.huggingface.bos_token_id";
 // True in a GGUF whose tokenizer.ggml.* keys and tokenizer.chat_template glia wrote from the
 // tokenizer.json and templates it carries (tokenizer/vocab_export.h), for llama.cpp.
 inline constexpr std::string_view key_hf_ggml_derived = "tokenizer.huggingface.ggml_keys_derived";

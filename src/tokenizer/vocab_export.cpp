@@ -144,19 +144,34 @@ std::vector<std::pair<std::string, std::string>> ranked_merges(const vocab& v) {
 // (leftmost among equals); tokenizer.json's BPE only listed pairs, lowest rank first. The same when
 // every normal token that two tokens spell is a listed merge of them, as in merges extracted from a
 // SentencePiece model; then a token scoring minus the rank of its first merge orders them alike.
-// Tokens no merge makes (single characters, bytes, added tokens) score 0. Fails naming a token
-// llama.cpp would make from two pieces that tokenizer.json never joins.
+// Tokens no merge makes (single characters, bytes, added tokens) score lowest: llama.cpp would
+// make one only where no merge is left. Fails naming a token llama.cpp would make from two pieces
+// that tokenizer.json never joins, or whose merges are not consecutive in rank (another token's
+// merge between them would come first in tokenizer.json and after in llama.cpp).
+constexpr float kNeverMerged = -1e9f;
+
 result<std::vector<float>> spm_scores(const vocab& v, const std::vector<std::pair<std::string, std::string>>& merges) {
   std::vector<size_t> first(v.tokens.size(), std::numeric_limits<size_t>::max());
   std::unordered_set<std::string, text_hash, std::equal_to<>> listed;  // "left\xFFright"
   listed.reserve(merges.size());
+  std::vector<bool> done(v.tokens.size(), false);  // normal tokens whose run of merges has ended
+  int32_t running = no_token;
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [a, b] = merges[rank];
     listed.insert(pair_key(a, b));
     std::string joined = a;
     joined += b;
     const int32_t id = v.find(joined);
-    if (id != no_token) first[size_t(id)] = std::min(first[size_t(id)], rank);
+    if (id == no_token) continue;
+    first[size_t(id)] = std::min(first[size_t(id)], rank);
+    // Added tokens are matched in the text before merging, in both tokenizers.
+    if (v.tokens[size_t(id)].attr != token_attr::normal || id == running) continue;
+    if (done[size_t(id)])
+      return make_error("its merges making token '{}' ({}) are not consecutive in rank (the last one is merge {}), which "
+                        "token scores cannot express",
+                        joined, id, rank);
+    if (running != no_token) done[size_t(running)] = true;
+    running = id;
   }
   for (int32_t id = 0; id < v.size(); ++id) {
     const std::string_view text = v.tokens[size_t(id)].text;
@@ -170,7 +185,7 @@ result<std::vector<float>> spm_scores(const vocab& v, const std::vector<std::pai
                           text, id, left, right);
     }
   }
-  std::vector<float> scores(v.tokens.size(), 0.0f);
+  std::vector<float> scores(v.tokens.size(), kNeverMerged);
   for (size_t id = 0; id < v.tokens.size(); ++id)
     if (first[id] != std::numeric_limits<size_t>::max()) scores[id] = -float(first[id] + 1);  // exact below 2^24
   return scores;
@@ -198,7 +213,7 @@ int32_t ggml_type_of(const vocab& v, int32_t id, bool byte_fallback) {
 
 }  // namespace
 
-status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
+status write_ggml_vocab(const vocab& v, int64_t n_rows, const checkpoint_ids& ids, gguf::writer& out) {
   const pipeline_spec& p = v.pipeline;
   const bool byte_level = std::any_of(p.pre_tokenizers.begin(), p.pre_tokenizers.end(),
                                       [](const auto& t) { return t.what == pre_tokenizer_spec::kind::byte_level; });
@@ -212,12 +227,17 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out) {
     GLIA_TRY(check_spm_pipeline(p, add_space_prefix));
     GLIA_TRY(check_spm_tokens(v));
   }
-  // llama.cpp puts one BOS / EOS around the text by two flags; the ids are those the post-processor
-  // adds (a tokenizer without tokenizer_config.json names no bos_token).
+  // llama.cpp puts one BOS / EOS around the text by two flags. Without tokenizer_config.json the
+  // tokenizer names none: then the ones the post-processor adds, else config.json's.
   if (v.prefix_ids.size() > 1 || v.suffix_ids.size() > 1)
     return make_error("its post-processor adds more than one token before or after the text");
-  const int32_t bos = v.prefix_ids.empty() ? v.bos : v.prefix_ids[0];
-  const int32_t eos = v.suffix_ids.empty() ? v.eos : v.suffix_ids[0];
+  const int32_t bos = v.bos != no_token ? v.bos : !v.prefix_ids.empty() ? v.prefix_ids[0] : ids.bos;
+  const int32_t eos = v.eos != no_token ? v.eos : !v.suffix_ids.empty() ? v.suffix_ids[0] : ids.eos;
+  if ((!v.prefix_ids.empty() && v.prefix_ids[0] != bos) || (!v.suffix_ids.empty() && v.suffix_ids[0] != eos))
+    return make_error("its post-processor adds a token other than its BOS / EOS");
+  // Without an EOS id llama.cpp takes a default one (11 for byte-level vocabularies, often ",") as
+  // the end of generation.
+  if (eos == no_token) return make_error("it names no EOS token (nor does config.json)");
   // llama.cpp strips around added tokens only for the models it knows to need it.
   for (int32_t id = 0; id < v.size(); ++id)
     if (v.has(id, token_attr::lstrip | token_attr::rstrip))
@@ -278,7 +298,11 @@ status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out) {
   if (in.find("tokenizer.ggml.model") || !in.find(gguf::key_hf_tokenizer_json)) return {};
   auto v = load_vocab_from_gguf(in);
   if (!v) return make_error("its tokenizer.json does not load, in glia either: {}", v.message());
-  if (status s = write_ggml_vocab(*v, embedding_rows(in), out); !s)
+  checkpoint_ids ids;
+  if (auto bos = in.get_int(gguf::key_hf_bos_token_id); bos && *bos >= 0 && *bos < v->size()) ids.bos = int32_t(*bos);
+  if (const gguf::value* eos = in.find(gguf::key_hf_eos_token_ids); eos && eos->as_array() && !eos->as_array()->empty())
+    if (auto id = eos->as_array()->front().as_int(); id && *id >= 0 && *id < v->size()) ids.eos = int32_t(*id);
+  if (status s = write_ggml_vocab(*v, embedding_rows(in), ids, out); !s)
     return make_error("those keys cannot express its tokenizer ({}); glia reads the tokenizer.json the file keeps", s.message());
   return {};
 }
@@ -287,12 +311,19 @@ status write_ggml_chat_templates(const gguf::file& in, gguf::writer& out) {
   if (in.find("tokenizer.chat_template") || !gguf::hf_tokenizer_rules(in)) return {};
   GLIA_ASSIGN(const jinja::chat_template_set templates, jinja::load_chat_templates(in));
   if (!templates.default_template.empty()) out.set_string("tokenizer.chat_template", templates.default_template);
-  // Named ones as the converter names them: characters other than ASCII letters and digits become "_".
+  // Named ones as the converter names them (characters other than ASCII letters and digits become
+  // "_"), listed in tokenizer.chat_templates.
+  std::vector<std::string> names;
   for (const auto& [name, text] : templates.named) {
-    std::string key = "tokenizer.chat_template.";
-    for (char c : name) key += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
-    out.set_string(std::move(key), text);
+    std::string clean;
+    for (size_t i = 0; i < name.size(); i += utf8_lead_length(uint8_t(name[i]))) {
+      const char c = name[i];
+      clean += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
+    }
+    out.set_string("tokenizer.chat_template." + clean, text);
+    names.push_back(std::move(clean));
   }
+  if (!names.empty()) out.set_string_array("tokenizer.chat_templates", names);
   return {};
 }
 

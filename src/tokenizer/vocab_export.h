@@ -23,7 +23,10 @@ namespace glia::tok {
 // padded to n_rows tokens ("[PAD<id>]", unused) as the converter pads it to the embedding's rows.
 // Fails, saying why and writing nothing, for a tokenizer llama.cpp's tokenizers cannot reproduce.
 // Also sets tokenizer.huggingface.ggml_keys_derived, so that glia keeps reading the tokenizer.json.
-status write_ggml_vocab(const vocab& v, int64_t n_rows, gguf::writer& out);
+struct checkpoint_ids {  // config.json's, for a tokenizer that names no BOS / EOS itself
+  int32_t bos = no_token, eos = no_token;
+};
+status write_ggml_vocab(const vocab& v, int64_t n_rows, const checkpoint_ids& ids, gguf::writer& out);
 
 // For a file that carries tokenizer.huggingface.json (a translated checkpoint) and no
 // tokenizer.ggml.model: its tokenizer as write_ggml_vocab writes it. Nothing for other files.

@@ -13,6 +13,7 @@
 #include "../golden/golden_pack.h"
 #include "cli_runner.h"
 #include "glia/session.h"
+#include "gguf/hf_keys.h"
 #include "hf_export.h"
 #include "model/model.h"
 #include "model/model_file.h"
@@ -335,6 +336,11 @@ TEST(hf_checkpoint, cli_quantizes_runs_and_describes_a_folder) {
     auto f = gguf::file::open(out);
     ASSERT_TRUE(f.is_ok()) << f.message();
     EXPECT_EQ((*f)->get_string("tokenizer.ggml.model"), "llama");
+    // glia itself reads the tokenizer.json (the "hf:" vocabulary), marked as the keys' source.
+    EXPECT_EQ((*f)->get_bool(gguf::key_hf_ggml_derived), true);
+    auto glia_tok = tokenizer::from_gguf(**f);
+    ASSERT_TRUE(glia_tok.is_ok()) << glia_tok.message();
+    EXPECT_EQ((*glia_tok)->vocab().model, "hf:BPE");
     EXPECT_EQ((*f)->get_string("tokenizer.chat_template"), chat_template);
     gguf::writer keys_only;
     for (const auto& [k, v] : (*f)->metadata())

@@ -19,8 +19,9 @@ namespace glia::test {
 namespace {
 
 // The vocabulary of `v` as written for llama.cpp, loaded back from those keys alone.
-std::unique_ptr<tokenizer> through_ggml_keys(const tok::vocab& v, int64_t n_rows, gguf::writer& w) {
-  status s = tok::write_ggml_vocab(v, n_rows, w);
+std::unique_ptr<tokenizer> through_ggml_keys(const tok::vocab& v, int64_t n_rows, gguf::writer& w,
+                                             const tok::checkpoint_ids& ids = {}) {
+  status s = tok::write_ggml_vocab(v, n_rows, ids, w);
   EXPECT_TRUE(s.is_ok()) << s.message();
   if (!s) return nullptr;
   auto bytes = w.to_bytes();
@@ -183,7 +184,7 @@ TEST(vocab_export_small, refuses_what_llama_cpp_cannot_reproduce) {
   auto expect_refused = [](const tokenizer* hf, const std::string& why) {
     ASSERT_NE(hf, nullptr);
     gguf::writer w;
-    status s = tok::write_ggml_vocab(hf->vocab(), 0, w);
+    status s = tok::write_ggml_vocab(hf->vocab(), 0, {}, w);
     ASSERT_FALSE(s.is_ok()) << why;
     EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
     EXPECT_TRUE(w.metadata().empty());  // nothing half-written
@@ -217,19 +218,34 @@ TEST(vocab_export_small, refuses_what_llama_cpp_cannot_reproduce) {
   EXPECT_EQ(t->encode(" ab", true), (std::vector<int32_t>{1, 259, 264}));
 }
 
-// Without tokenizer_config.json the BOS is the one the post-processor adds.
-TEST(vocab_export_small, bos_from_the_post_processor) {
-  auto hf = small_spm({.normalizer = kSpmNormalizer,
-                       .post_processor = R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}})",
-                       .config = ""});
+// Without tokenizer_config.json the BOS is the one the post-processor adds and the EOS config.json's;
+// without any EOS (llama.cpp would stop at its default id) nothing is written.
+TEST(vocab_export_small, bos_and_eos_without_tokenizer_config) {
+  const std::string adds_m =
+      R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<m>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "pair": [], "special_tokens": {"<m>": {"id": "<m>", "ids": [265], "tokens": ["<m>"]}}})";
+  const std::string m_special = R"(, {"id": 265, "content": "<m>", "special": true})";
+  auto hf = small_spm({.normalizer = kSpmNormalizer, .post_processor = adds_m, .more_added = m_special, .config = ""});
   ASSERT_NE(hf, nullptr);
   ASSERT_EQ(hf->bos(), tok::no_token);
+  ASSERT_EQ(hf->eos(), tok::no_token);
   gguf::writer w;
-  auto t = through_ggml_keys(hf->vocab(), 0, w);
+  auto t = through_ggml_keys(hf->vocab(), 0, w, {.eos = 2});
   ASSERT_NE(t, nullptr);
-  EXPECT_EQ(t->bos(), 1);
+  EXPECT_EQ(t->bos(), 265);
+  EXPECT_EQ(t->eos(), 2);
   EXPECT_EQ(t->encode("ab", true), hf->encode("ab", true));
-  EXPECT_EQ(t->encode("ab", true), (std::vector<int32_t>{1, 264}));
+  EXPECT_EQ(t->encode("ab", true), (std::vector<int32_t>{265, 264}));
+  gguf::writer none;
+  status s = tok::write_ggml_vocab(hf->vocab(), 0, {}, none);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("names no EOS token"), std::string::npos) << s.message();
+  // A post-processor adding something else than the BOS the tokenizer names.
+  auto other = small_spm({.normalizer = kSpmNormalizer, .post_processor = adds_m, .more_added = m_special});
+  ASSERT_NE(other, nullptr);
+  gguf::writer w2;
+  s = tok::write_ggml_vocab(other->vocab(), 0, {}, w2);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("adds a token other than its BOS"), std::string::npos) << s.message();
 }
 
 // Chat templates as the converter writes them: the default one and the named ones, names in letters,
@@ -237,7 +253,7 @@ TEST(vocab_export_small, bos_from_the_post_processor) {
 TEST(vocab_export_small, chat_templates_as_the_converter_writes_them) {
   gguf::writer in;
   in.set_string(std::string(gguf::key_hf_tokenizer_config),
-                R"({"chat_template": [{"name": "default", "template": "D"}, {"name": "tool use-2", "template": "T"}]})");
+                R"({"chat_template": [{"name": "default", "template": "D"}, {"name": "tool use-\u00e9", "template": "T"}]})");
   auto bytes = in.to_bytes();
   ASSERT_TRUE(bytes.is_ok());
   auto f = gguf::file::from_memory(*bytes);
@@ -245,7 +261,12 @@ TEST(vocab_export_small, chat_templates_as_the_converter_writes_them) {
   gguf::writer out;
   ASSERT_TRUE(tok::write_ggml_chat_templates(**f, out).is_ok());
   EXPECT_EQ(metadata_string(out, "tokenizer.chat_template"), "D");
-  EXPECT_EQ(metadata_string(out, "tokenizer.chat_template.tool_use_2"), "T");
+  EXPECT_EQ(metadata_string(out, "tokenizer.chat_template.tool_use__"), "T");  // one "_" per character
+  bool listed = false;
+  for (const auto& [k, v] : out.metadata())
+    if (k == "tokenizer.chat_templates" && v.as_array() && v.as_array()->size() == 1)
+      listed = *(*v.as_array())[0].as_string() == "tool_use__";
+  EXPECT_TRUE(listed);
 }
 
 // Which tokenizer a file with both kinds of keys gets: the tokenizer.json and its templates when glia
@@ -258,7 +279,7 @@ TEST(vocab_export_small, ggml_keys_rule_unless_derived) {
   ASSERT_TRUE(big_json.is_ok());
   for (bool derived : {false, true}) {
     gguf::writer w;
-    ASSERT_TRUE(tok::write_ggml_vocab(small->vocab(), 0, w).is_ok());
+    ASSERT_TRUE(tok::write_ggml_vocab(small->vocab(), 0, {}, w).is_ok());
     if (!derived) w.remove(gguf::key_hf_ggml_derived);
     w.set_string(std::string(gguf::key_hf_tokenizer_json), *big_json);
     w.set_string("tokenizer.chat_template", "{{ messages[0].content }}");

@@ -232,6 +232,10 @@ result<std::unique_ptr<backend>> make_cpu_backend(int n_threads, bool repack_wei
     if (isa != name) continue;
     const cpu::kernel_table& k = cpu::kernels_up_to(level);
     // The table names the best ISA it took kernels from: another name means this CPU lacks `isa`.
+#if defined(GLIA_NO_AVX512_KERNELS)
+    if (std::string_view(name).starts_with("avx512"))
+      return make_error("this build leaves out the {} kernels (GLIA_AVX512_KERNELS=OFF)", isa);
+#endif
     if (isa != k.isa) return make_error("this CPU cannot run the {} kernels (the best it runs: {})", isa, cpu::kernels().isa);
     return cpu::make_cpu_backend(n_threads, k, repack_weights);
   }

@@ -192,28 +192,32 @@ void add_tokenizer(const checkpoint_files& files, gguf::writer& md) {
 }
 
 // From config.json and generation_config.json: the end-of-generation ids (transformers stops at any
-// eos_token_id, an id or a list of ids) and generation_config's sampling settings, which become the
+// eos_token_id, an id or a list of ids), the bos_token_id (for llama.cpp's keys where the tokenizer
+// names no BOS, as its converter takes it) and generation_config's sampling settings, which become the
 // model's sampling defaults (general.sampling.*) as vLLM applies them: those that differ from
 // transformers' GenerationConfig defaults.
 status add_generation_config(const json& config, const checkpoint_files& files, gguf::writer& md) {
-  std::vector<int32_t> eos;
-  auto add_eos = [&](const json& j, std::string_view where) -> status {
-    auto it = j.find("eos_token_id");
-    if (it == j.end() || it->is_null()) return {};
-    const json list = it->is_array() ? *it : json::array({*it});
-    for (const auto& id : list) {
-      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-        return make_error("{}: eos_token_id must be a token id or a list of them, found {}", where, it->dump());
-      eos.push_back(int32_t(id.get<int64_t>()));
+  std::vector<int32_t> eos, bos;
+  // The eos_token_id and bos_token_id of one JSON object.
+  auto add_ids = [&](const json& j, std::string_view where) -> status {
+    for (auto [key, ids] : {std::pair{"eos_token_id", &eos}, std::pair{"bos_token_id", &bos}}) {
+      auto it = j.find(key);
+      if (it == j.end() || it->is_null()) continue;
+      const json list = it->is_array() ? *it : json::array({*it});
+      for (const auto& id : list) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+          return make_error("{}: {} must be a token id or a list of them, found {}", where, key, it->dump());
+        ids->push_back(int32_t(id.get<int64_t>()));
+      }
     }
     return {};
   };
-  GLIA_TRY(add_eos(config, "config.json"));
-  if (config.contains("text_config") && config["text_config"].is_object()) GLIA_TRY(add_eos(config["text_config"], "config.json"));
+  GLIA_TRY(add_ids(config, "config.json"));
+  if (config.contains("text_config") && config["text_config"].is_object()) GLIA_TRY(add_ids(config["text_config"], "config.json"));
   if (const std::string* text = text_of(files, "generation_config.json")) {
     GLIA_ASSIGN(const json j, parse_json_file(*text, "generation_config.json"));
     if (!j.is_object()) return make_error("generation_config.json: not a JSON object");
-    GLIA_TRY(add_eos(j, "generation_config.json"));
+    GLIA_TRY(add_ids(j, "generation_config.json"));
     struct setting {
       const char* hf_key;
       const char* gguf_key;
@@ -239,6 +243,7 @@ status add_generation_config(const json& config, const checkpoint_files& files, 
     }
   }
   if (!eos.empty()) md.set_i32_array(std::string(gguf::key_hf_eos_token_ids), eos);
+  if (!bos.empty()) md.set_i32(std::string(gguf::key_hf_bos_token_id), bos.front());
   return {};
 }
 
