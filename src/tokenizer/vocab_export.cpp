@@ -237,7 +237,7 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, const checkpoint_ids& id
     return make_error("its post-processor adds a token other than its BOS / EOS");
   // Without an EOS id llama.cpp takes a default one (11 for byte-level vocabularies, often ",") as
   // the end of generation.
-  if (eos == no_token) return make_error("it names no EOS token (nor does config.json)");
+  if (eos == no_token) return make_error("it names no EOS token, nor do config.json and generation_config.json");
   // llama.cpp strips around added tokens only for the models it knows to need it.
   for (int32_t id = 0; id < v.size(); ++id)
     if (v.has(id, token_attr::lstrip | token_attr::rstrip))
@@ -300,8 +300,14 @@ status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out) {
   if (!v) return make_error("its tokenizer.json does not load, in glia either: {}", v.message());
   checkpoint_ids ids;
   if (auto bos = in.get_int(gguf::key_hf_bos_token_id); bos && *bos >= 0 && *bos < v->size()) ids.bos = int32_t(*bos);
-  if (const gguf::value* eos = in.find(gguf::key_hf_eos_token_ids); eos && eos->as_array() && !eos->as_array()->empty())
-    if (auto id = eos->as_array()->front().as_int(); id && *id >= 0 && *id < v->size()) ids.eos = int32_t(*id);
+  if (const gguf::value* eos = in.find(gguf::key_hf_eos_token_ids); eos && eos->as_array()) {
+    for (const gguf::value& e : *eos->as_array()) {  // the first that is a token
+      if (auto id = e.as_int(); id && *id >= 0 && *id < v->size()) {
+        ids.eos = int32_t(*id);
+        break;
+      }
+    }
+  }
   if (status s = write_ggml_vocab(*v, embedding_rows(in), ids, out); !s)
     return make_error("those keys cannot express its tokenizer ({}); glia reads the tokenizer.json the file keeps", s.message());
   return {};
@@ -310,18 +316,31 @@ status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out) {
 status write_ggml_chat_templates(const gguf::file& in, gguf::writer& out) {
   if (in.find("tokenizer.chat_template") || !gguf::hf_tokenizer_rules(in)) return {};
   GLIA_ASSIGN(const jinja::chat_template_set templates, jinja::load_chat_templates(in));
-  if (!templates.default_template.empty()) out.set_string("tokenizer.chat_template", templates.default_template);
+  // A template named "default" is the default where there is no other (as glia selects it).
+  std::string default_template = templates.default_template;
   // Named ones as the converter names them (characters other than ASCII letters and digits become
   // "_"), listed in tokenizer.chat_templates.
-  std::vector<std::string> names;
+  std::vector<std::pair<std::string, const std::string*>> named;
   for (const auto& [name, text] : templates.named) {
+    if (name == "default" && default_template.empty()) {
+      default_template = text;
+      continue;
+    }
+    if (name.empty()) continue;
     std::string clean;
     for (size_t i = 0; i < name.size(); i += utf8_lead_length(uint8_t(name[i]))) {
       const char c = name[i];
       clean += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
     }
-    out.set_string("tokenizer.chat_template." + clean, text);
-    names.push_back(std::move(clean));
+    for (const auto& [other, unused] : named)
+      if (other == clean) return make_error("two of its chat templates would both be tokenizer.chat_template.{}", clean);
+    named.emplace_back(std::move(clean), &text);
+  }
+  if (!default_template.empty()) out.set_string("tokenizer.chat_template", default_template);
+  std::vector<std::string> names;
+  for (const auto& [name, text] : named) {
+    out.set_string("tokenizer.chat_template." + name, *text);
+    names.push_back(name);
   }
   if (!names.empty()) out.set_string_array("tokenizer.chat_templates", names);
   return {};

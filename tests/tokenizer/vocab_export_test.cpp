@@ -249,24 +249,43 @@ TEST(vocab_export_small, bos_and_eos_without_tokenizer_config) {
 }
 
 // Chat templates as the converter writes them: the default one and the named ones, names in letters,
-// digits and "_".
-TEST(vocab_export_small, chat_templates_as_the_converter_writes_them) {
+// digits and "_"; a "default" among the named ones is the default where there is no other.
+gguf::writer chat_template_keys(const std::string& config, status& s, const std::string& named_default = "") {
   gguf::writer in;
-  in.set_string(std::string(gguf::key_hf_tokenizer_config),
-                R"({"chat_template": [{"name": "default", "template": "D"}, {"name": "tool use-\u00e9", "template": "T"}]})");
+  in.set_string(std::string(gguf::key_hf_tokenizer_config), config);
+  // additional_chat_templates/default.jinja of a checkpoint folder
+  if (!named_default.empty()) in.set_string(std::string(gguf::key_hf_chat_template) + ".default", named_default);
   auto bytes = in.to_bytes();
-  ASSERT_TRUE(bytes.is_ok());
+  EXPECT_TRUE(bytes.is_ok());
   auto f = gguf::file::from_memory(*bytes);
-  ASSERT_TRUE(f.is_ok()) << f.message();
+  EXPECT_TRUE(f.is_ok()) << f.message();
   gguf::writer out;
-  ASSERT_TRUE(tok::write_ggml_chat_templates(**f, out).is_ok());
+  s = tok::write_ggml_chat_templates(**f, out);
+  return out;
+}
+
+TEST(vocab_export_small, chat_templates_as_the_converter_writes_them) {
+  status s;
+  gguf::writer out = chat_template_keys(
+      R"({"chat_template": [{"name": "default", "template": "D"}, {"name": "tool use-\u00e9", "template": "T"}, {"name": "", "template": "E"}]})", s);
+  ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(metadata_string(out, "tokenizer.chat_template"), "D");
   EXPECT_EQ(metadata_string(out, "tokenizer.chat_template.tool_use__"), "T");  // one "_" per character
-  bool listed = false;
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : out.metadata()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"tokenizer.chat_template", "tokenizer.chat_template.tool_use__", "tokenizer.chat_templates"}));
   for (const auto& [k, v] : out.metadata())
-    if (k == "tokenizer.chat_templates" && v.as_array() && v.as_array()->size() == 1)
-      listed = *(*v.as_array())[0].as_string() == "tool_use__";
-  EXPECT_TRUE(listed);
+    if (k == "tokenizer.chat_templates") {
+      ASSERT_TRUE(v.as_array() && v.as_array()->size() == 1);
+      EXPECT_EQ(*(*v.as_array())[0].as_string(), "tool_use__");
+    }
+  out = chat_template_keys("{}", s, "N");
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(metadata_string(out, "tokenizer.chat_template"), "N");
+  // Two names that clean to one key: refused rather than one template lost.
+  chat_template_keys(R"({"chat_template": [{"name": "tool use", "template": "A"}, {"name": "tool_use", "template": "B"}]})", s);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("tokenizer.chat_template.tool_use"), std::string::npos) << s.message();
 }
 
 // Which tokenizer a file with both kinds of keys gets: the tokenizer.json and its templates when glia
