@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "interrupts.h"
 #include "model/quantize.h"
+#include "tokenizer/chat_template_export.h"
 #include "tokenizer/vocab_export.h"
 
 namespace glia::cli {

@@ -32,8 +32,4 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, const checkpoint_ids& id
 // tokenizer.ggml.model: its tokenizer as write_ggml_vocab writes it. Nothing for other files.
 status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out);
 
-// For such a file without tokenizer.chat_template: its chat templates as tokenizer.chat_template and
-// tokenizer.chat_template.NAME, as the converter writes them.
-status write_ggml_chat_templates(const gguf::file& in, gguf::writer& out);
-
 }  // namespace glia::tok

@@ -11,6 +11,7 @@
 
 #include "tok_test_util.h"
 #include "gguf/hf_keys.h"
+#include "tokenizer/chat_template_export.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/vocab_export.h"
 #include "tokenizer/vocab_hf.h"

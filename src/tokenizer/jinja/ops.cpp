@@ -131,7 +131,8 @@ result<value> repeat(interpreter& in, const value& seq, int64_t n) {
   return value::array(std::move(out), seq.arr().kind);
 }
 
-bool is_sequence(const value& v) { return v.is_array() && v.arr().kind != seq_kind::generator; }
+// A list or tuple (a generator has no length to concatenate or repeat with).
+bool is_materialized_array(const value& v) { return v.is_array() && v.arr().kind != seq_kind::generator; }
 
 }  // namespace
 
@@ -150,22 +151,22 @@ result<value> binary_op(interpreter& in, std::string_view op, const value& a, co
       GLIA_TRY(in.charge_bytes(a.str().size() + b.str().size()));
       return value::string(a.str() + b.str());
     }
-    if (is_sequence(a) && is_sequence(b) && a.arr().kind == b.arr().kind) {
+    if (is_materialized_array(a) && is_materialized_array(b) && a.arr().kind == b.arr().kind) {
       GLIA_TRY(in.tick(a.arr().items.size() + b.arr().items.size()));
       std::vector<value> items = a.arr().items;
       items.insert(items.end(), b.arr().items.begin(), b.arr().items.end());
       return value::array(std::move(items), a.arr().kind);
     }
-    if (a.is_string() || is_sequence(a))
+    if (a.is_string() || is_materialized_array(a))
       return make_error("TypeError: can only concatenate {} (not \"{}\") to {}", type_name(a), type_name(b), type_name(a));
     return unsupported(op, a, b);
   }
   if (op == "*") {
-    if ((a.is_string() || is_sequence(a)) && (b.is_int() || b.is_bool())) return repeat(in, a, b.int_like());
-    if ((b.is_string() || is_sequence(b)) && (a.is_int() || a.is_bool())) return repeat(in, b, a.int_like());
-    if (a.is_string() || is_sequence(a) || b.is_string() || is_sequence(b))
+    if ((a.is_string() || is_materialized_array(a)) && (b.is_int() || b.is_bool())) return repeat(in, a, b.int_like());
+    if ((b.is_string() || is_materialized_array(b)) && (a.is_int() || a.is_bool())) return repeat(in, b, a.int_like());
+    if (a.is_string() || is_materialized_array(a) || b.is_string() || is_materialized_array(b))
       return make_error("TypeError: can't multiply sequence by non-int of type '{}'",
-                        type_name(a.is_string() || is_sequence(a) ? b : a));
+                        type_name(a.is_string() || is_materialized_array(a) ? b : a));
     return unsupported(op, a, b);
   }
   if (op == "%" && a.is_string()) {
@@ -200,7 +201,7 @@ result<bool> compare_op(std::string_view op, const value& a, const value& b) {
     return apply(a.int_like(), b.int_like());
   }
   if (a.is_string() && b.is_string()) return apply(a.str().compare(b.str()), 0);
-  if (is_sequence(a) && is_sequence(b) && a.arr().kind == b.arr().kind) {
+  if (is_materialized_array(a) && is_materialized_array(b) && a.arr().kind == b.arr().kind) {
     // Python: the first differing items decide; otherwise the lengths do.
     const auto &x = a.arr().items, &y = b.arr().items;
     for (size_t i = 0; i < std::min(x.size(), y.size()); ++i)
@@ -233,7 +234,7 @@ result<value> slice(interpreter& in, const value& v, const value& start, const v
   const bool str = v.is_string();
   // Jinja2 compiles x[a:b] to Python's own slicing (not environment.getitem), so a value that
   // cannot be sliced raises instead of giving Undefined.
-  if (!str && !is_sequence(v)) {
+  if (!str && !is_materialized_array(v)) {
     if (v.is_object()) return make_error("TypeError: unhashable type: 'slice'");
     return make_error("TypeError: '{}' object is not subscriptable", type_name(v));
   }
