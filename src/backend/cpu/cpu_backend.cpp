@@ -15,6 +15,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
 #include "backend/ref/ref_ops.h"
+#include "core/cpu_features.h"
 
 namespace glia {
 namespace cpu {
@@ -233,7 +234,7 @@ result<std::unique_ptr<backend>> make_cpu_backend(int n_threads, bool repack_wei
     const cpu::kernel_table& k = cpu::kernels_up_to(level);
     // The table names the best ISA it took kernels from: another name means this CPU lacks `isa`.
 #if defined(GLIA_NO_AVX512_KERNELS)
-    if (std::string_view(name).starts_with("avx512"))
+    if (std::string_view(name).starts_with("avx512") && host_cpu_features().avx512vnni)
       return make_error("this build leaves out the {} kernels (GLIA_AVX512_KERNELS=OFF)", isa);
 #endif
     if (isa != k.isa) return make_error("this CPU cannot run the {} kernels (the best it runs: {})", isa, cpu::kernels().isa);
