@@ -133,10 +133,7 @@ result<quantize_summary> quantize_model(const std::string& in_path, const std::s
   if (opts.add_metadata) {
     gguf::writer derived;
     GLIA_TRY(opts.add_metadata(f, derived));
-    for (const auto& [key, val] : derived.metadata()) {
-      std::erase_if(metadata, [&](const auto& kv) { return kv.first == key; });
-      metadata.emplace_back(key, val);
-    }
+    for (const auto& [key, val] : derived.metadata()) replace_key(metadata, key, val);
   }
   std::vector<planned_tensor> plan;
   for (size_t i = 0; i < descs.size(); ++i) plan.push_back({descs[i].name, descs[i].dims, (*types)[i]});

@@ -157,6 +157,8 @@ class gguf_stream_writer {
 // Sets general.file_type and general.quantization_version = 2 the way llama-quantize does (removed,
 // then appended at the end of the metadata).
 void set_quantized_file_keys(std::vector<std::pair<std::string, gguf::value>>& metadata, file_type ft);
+// Sets `key` in a metadata list, an entry of that name replaced (the new one goes last).
+void replace_key(std::vector<std::pair<std::string, gguf::value>>& metadata, const std::string& key, gguf::value v);
 
 // ---- The quantize tool -----------------------------------------------------------------------
 

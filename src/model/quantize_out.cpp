@@ -53,13 +53,17 @@ uint64_t alignment_of(const std::vector<std::pair<std::string, gguf::value>>& me
 
 }  // namespace
 
+void replace_key(std::vector<std::pair<std::string, gguf::value>>& metadata, const std::string& key, gguf::value v) {
+  std::erase_if(metadata, [&](const auto& kv) { return kv.first == key; });
+  metadata.emplace_back(key, std::move(v));
+}
+
 void set_quantized_file_keys(std::vector<std::pair<std::string, gguf::value>>& metadata, file_type ft) {
   auto put_u32 = [&](const std::string& key, uint32_t v) {
-    std::erase_if(metadata, [&](const auto& kv) { return kv.first == key; });
     gguf::value val;
     val.type = gguf::value_type::u32;
     val.data = uint64_t(v);
-    metadata.emplace_back(key, std::move(val));
+    replace_key(metadata, key, std::move(val));
   };
   put_u32("general.quantization_version", 2);
   put_u32("general.file_type", uint32_t(ft));

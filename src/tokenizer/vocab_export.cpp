@@ -155,14 +155,14 @@ result<std::vector<float>> spm_scores(const vocab& v, const std::vector<std::pai
   listed.reserve(merges.size());
   std::vector<bool> done(v.tokens.size(), false);  // normal tokens whose run of merges has ended
   int32_t running = no_token;
-  for (size_t rank = 0; rank < merges.size(); ++rank) {
+  std::string joined;
+  for (size_t rank = 0; rank < merges.size(); ++rank) {  // in rank order: a token's first merge comes first
     const auto& [a, b] = merges[rank];
     listed.insert(pair_key(a, b));
-    std::string joined = a;
-    joined += b;
+    joined.assign(a).append(b);
     const int32_t id = v.find(joined);
     if (id == no_token) continue;
-    first[size_t(id)] = std::min(first[size_t(id)], rank);
+    if (first[size_t(id)] == std::numeric_limits<size_t>::max()) first[size_t(id)] = rank;
     // Added tokens are matched in the text before merging, in both tokenizers.
     if (v.tokens[size_t(id)].attr != token_attr::normal || id == running) continue;
     if (done[size_t(id)])
@@ -193,8 +193,8 @@ result<std::vector<float>> spm_scores(const vocab& v, const std::vector<std::pai
 // What llama.cpp's SentencePiece tokenizer needs of a vocabulary: a <0xNN> token for every byte (its
 // fallback looks each up and fails on a missing one).
 status check_spm_tokens(const vocab& v) {
-  for (int b = 0; b < 256; ++b)
-    if (v.find(fmt::format("<0x{:02X}>", b)) == no_token)
+  for (int b = 0; b < 256; ++b)  // byte_tokens holds the <0xNN> token, else a one-byte text's
+    if (const int32_t id = v.byte_tokens[size_t(b)]; id == no_token || parse_byte_token(v.tokens[size_t(id)].text) != b)
       return make_error("it has no byte token <0x{:02X}>, which llama.cpp's SentencePiece tokenizer needs for every byte", b);
   return {};
 }
