@@ -62,10 +62,13 @@ command_fn add_quantize(CLI::App& app) {
     q.cancel = stop_on_interrupt();
     // A checkpoint folder's tokenizer.json also goes in as llama.cpp's tokenizer.ggml.* keys, so that
     // llama.cpp and ollama load the file too; glia reads the tokenizer.json either way.
-    q.add_metadata = [](const gguf::file& in, gguf::writer& keys) -> status {
-      if (status s = tok::write_ggml_tokenizer(in, keys); !s)
+    // A tokenizer that does not load at all is refused: the output would run nowhere.
+    q.add_metadata = [in_path = o->in](const gguf::file& in, gguf::writer& keys) -> status {
+      auto note = tok::write_ggml_tokenizer(in, keys);
+      if (!note) return make_error("{}: {} (the output would load nowhere)", in_path, note.message());
+      if (!note->empty())
         fmt::print(stderr, "note: no tokenizer.ggml.* keys for llama.cpp and ollama, which then cannot load the output: {}\n",
-                   s.message());
+                   *note);
       if (status s = tok::write_ggml_chat_templates(in, keys); !s)
         fmt::print(stderr, "note: no tokenizer.chat_template for llama.cpp: {}\n", s.message());
       return {};

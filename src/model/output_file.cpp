@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <random>
 
+#include "model/partial_files.h"
+
 namespace glia {
 namespace {
 
@@ -103,6 +105,7 @@ result<output_file> output_file::open(const std::string& path) {
     return make_error("{}: cannot create: {}", path, std::strerror(err));
   }
   out.temp_path_ = temp;
+  out.partial_slot_ = partial_files::add(temp);
   if (exists) {
     [[maybe_unused]] const int chmod_rc = ::fchmod(fd, mode);  // the umask may have dropped bits
     [[maybe_unused]] const int chown_rc = ::fchown(fd, st.st_uid, st.st_gid);  // allowed for root, or a group of ours
@@ -117,9 +120,14 @@ result<output_file> output_file::open(const std::string& path) {
 }
 
 output_file::output_file(output_file&& o) noexcept
-    : path_(std::move(o.path_)), target_(std::move(o.target_)), temp_path_(std::move(o.temp_path_)), f_(o.f_) {
+    : path_(std::move(o.path_)),
+      target_(std::move(o.target_)),
+      temp_path_(std::move(o.temp_path_)),
+      partial_slot_(o.partial_slot_),
+      f_(o.f_) {
   o.f_ = nullptr;
   o.temp_path_.clear();
+  o.partial_slot_ = -1;
 }
 
 output_file::~output_file() {
@@ -127,6 +135,7 @@ output_file::~output_file() {
   // Never committed: the partial file is useless (a loader would reject it) and goes; the target
   // keeps what it held. Output written straight to a stream or device cannot be taken back.
   if (!temp_path_.empty()) std::remove(temp_path_.c_str());
+  partial_files::drop(partial_slot_);
 }
 
 status output_file::commit() {
@@ -150,6 +159,8 @@ status output_file::commit() {
     std::remove(temp_path_.c_str());
   }
   temp_path_.clear();
+  partial_files::drop(partial_slot_);
+  partial_slot_ = -1;
   return {};
 }
 

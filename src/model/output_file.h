@@ -33,6 +33,7 @@ class output_file {
   std::string path_;
   std::string target_;     // the file that commit() replaces (symlinks resolved)
   std::string temp_path_;  // empty when written straight to path_
+  int partial_slot_ = -1;  // temp_path_'s slot in partial_files (removed if a signal ends the process)
   std::FILE* f_ = nullptr;
 };
 

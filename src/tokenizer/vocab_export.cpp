@@ -293,10 +293,10 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, const checkpoint_ids& id
   return {};
 }
 
-status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out) {
-  if (in.find("tokenizer.ggml.model") || !in.find(gguf::key_hf_tokenizer_json)) return {};
+result<std::string> write_ggml_tokenizer(const gguf::file& in, gguf::writer& out) {
+  if (in.find("tokenizer.ggml.model") || !in.find(gguf::key_hf_tokenizer_json)) return std::string();
   auto v = load_vocab_from_gguf(in);
-  if (!v) return make_error("its tokenizer.json does not load, in glia either: {}", v.message());
+  if (!v) return make_error("its tokenizer does not load: {}", v.message());
   checkpoint_ids ids;
   if (auto bos = in.get_int(gguf::key_hf_bos_token_id); bos && *bos >= 0 && *bos < v->size()) ids.bos = int32_t(*bos);
   if (const gguf::value* eos = in.find(gguf::key_hf_eos_token_ids); eos && eos->as_array()) {
@@ -308,8 +308,8 @@ status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out) {
     }
   }
   if (status s = write_ggml_vocab(*v, embedding_rows(in), ids, out); !s)
-    return make_error("those keys cannot express its tokenizer ({}); glia reads the tokenizer.json the file keeps", s.message());
-  return {};
+    return fmt::format("those keys cannot express its tokenizer ({}); glia reads the tokenizer.json the file keeps", s.message());
+  return std::string();
 }
 
 }  // namespace glia::tok

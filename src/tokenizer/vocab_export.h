@@ -30,6 +30,10 @@ status write_ggml_vocab(const vocab& v, int64_t n_rows, const checkpoint_ids& id
 
 // For a file that carries tokenizer.huggingface.json (a translated checkpoint) and no
 // tokenizer.ggml.model: its tokenizer as write_ggml_vocab writes it. Nothing for other files.
-status write_ggml_tokenizer(const gguf::file& in, gguf::writer& out);
+// An error where that tokenizer.json does not load (a file that no engine, glia included, could
+// run); where the keys cannot express it, nothing is written and the reason comes back (empty
+// where the keys were written or there was nothing to do): glia reads the tokenizer.json the file
+// keeps.
+result<std::string> write_ggml_tokenizer(const gguf::file& in, gguf::writer& out);
 
 }  // namespace glia::tok

@@ -117,6 +117,33 @@ TEST(cli_perplexity, ctrl_c_while_writing_a_base_removes_the_partial_file) {
   std::filesystem::remove_all(dir);
 }
 
+// A hung-up terminal (SIGHUP) or a closed pipe on stderr (SIGPIPE, as in `glia quantize ... 2>&1 |
+// head`) ends the run at once, as those signals do by default, but not before the partial file
+// goes: no destructor runs when a signal ends a process.
+TEST(cli_perplexity, sighup_and_sigpipe_while_writing_a_base_remove_the_partial_file) {
+  for (int sig : {SIGHUP, SIGPIPE}) {
+    SCOPED_TRACE(sig);
+    const std::string dir = test::scratch("ppl-signal-" + std::to_string(sig) + "-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string text = dir + "/long.txt", base = dir + "/base.kld";
+    std::string long_text;
+    for (int i = 0; i < 2000; ++i) long_text += kText;
+    test::write_text(text, long_text);
+    test::child_process c({test::cli_path(), "perplexity", "-m", test::testdata("models/brown-f32.gguf"), "-f", text, "-c",
+                           "16", "-t", "1", "--kl-divergence-base", base});
+    c.pump(60000, "", "[2]");
+    ASSERT_NE(c.out.find("[2]"), std::string::npos) << c.err;
+    int partials = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) partials += e.path().filename() != "long.txt";
+    EXPECT_EQ(partials, 1);  // the base being written
+    c.signal(sig);
+    EXPECT_EQ(c.wait_exit(60000), 128 + sig) << c.err;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      EXPECT_EQ(e.path().filename(), "long.txt") << "left behind: " << e.path();
+    std::filesystem::remove_all(dir);
+  }
+}
+
 TEST(cli_perplexity, a_short_text_is_refused) {
   const std::string path = test::scratch("perplexity-short.txt");
   test::write_text(path, "The jury said.");

@@ -16,6 +16,7 @@
 #include "gguf/hf_keys.h"
 #include "hf_export.h"
 #include "model/model.h"
+#include "model/hf/hf_checkpoint.h"
 #include "model/model_file.h"
 #include "model/profile.h"
 #include "model/rope_rows.h"
@@ -503,6 +504,23 @@ TEST(hf_checkpoint, quantize_refuses_heads_that_do_not_fit_the_rows) {
   EXPECT_NE(q.err.find("tensor blk.0.attn_k.weight has 64 rows; 2 heads of 16 need 32"), std::string::npos) << q.err;
 }
 
+// A folder whose tokenizer does not load (here: a BOS that is not a token) runs nowhere, glia
+// included: quantize refuses it and writes nothing, rather than a file that only fails later.
+TEST(hf_checkpoint, quantize_refuses_a_tokenizer_that_does_not_load) {
+  if (test::emulated) GTEST_SKIP() << "the CLI runs under an emulator";
+  const std::string dir = llama_dir("bad_bos");
+  json config = read_json(dir + "/tokenizer_config.json");
+  config["bos_token"] = "<not-a-token>";
+  write_text(dir + "/tokenizer_config.json", config.dump());
+  const std::string out = test::scratch("hf_checkpoint/bad_bos.gguf");
+  fs::remove(out);
+  auto q = test::run_glia({"quantize", dir, out, "Q8_0"});
+  EXPECT_NE(q.exit_code, 0);
+  EXPECT_NE(q.err.find("its tokenizer does not load"), std::string::npos) << q.err;
+  EXPECT_NE(q.err.find("bos_token is not a token"), std::string::npos) << q.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 // Mistral 7B v0.1 attends over a sliding window on every layer; transformers lets position q see
 // k when q - window < k <= q. With a window of 3 on the Brown model's 6 layers, the last of 16
 // positions (15) reaches back 6 * 2 positions, to 3: the token at 2 no longer changes its logits
@@ -630,10 +648,21 @@ TEST(hf_checkpoint, generation_config_eos_ids_end_generation) {
   ASSERT_TRUE(plain);
   EXPECT_TRUE(plain->is_end_of_generation(2));  // </s>
   EXPECT_FALSE(plain->is_end_of_generation(13));
+  json config = read_json(dir + "/config.json");
+  config["eos_token_id"] = 2;
+  write_text(dir + "/config.json", config.dump());
   write_text(dir + "/generation_config.json", R"({"bos_token_id": 1, "eos_token_id": [2, 13], "temperature": 0.6})");
   auto with = open_session(dir);
   ASSERT_TRUE(with);
   EXPECT_TRUE(with->is_end_of_generation(13));
+  // config.json's eos_token_id (2) is not listed twice.
+  auto f = hf::open_checkpoint(dir);
+  ASSERT_TRUE(f.is_ok()) << f.message();
+  const gguf::value* eos = (*f)->find(gguf::key_hf_eos_token_ids);
+  ASSERT_TRUE(eos && eos->as_array());
+  std::vector<int64_t> ids;
+  for (const gguf::value& e : *eos->as_array()) ids.push_back(e.as_int().value_or(-1));
+  EXPECT_EQ(ids, (std::vector<int64_t>{2, 13}));
   // Its sampling settings are the model's defaults (general.sampling.*), as vLLM applies them.
   EXPECT_FLOAT_EQ(float(with->metadata_number("general.sampling.temp").value_or(-1)), 0.6f);
   write_text(dir + "/generation_config.json", R"({"eos_token_id": "x"})");

@@ -207,7 +207,9 @@ status add_generation_config(const json& config, const checkpoint_files& files, 
       for (const auto& id : list) {
         if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
           return make_error("{}: {} must be a token id or a list of them, found {}", where, key, it->dump());
-        ids->push_back(int32_t(id.get<int64_t>()));
+        // config.json and generation_config.json usually repeat each other: each id once.
+        if (std::find(ids->begin(), ids->end(), int32_t(id.get<int64_t>())) == ids->end())
+          ids->push_back(int32_t(id.get<int64_t>()));
       }
     }
     return {};
