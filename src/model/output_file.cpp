@@ -1,6 +1,8 @@
 #include "model/output_file.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +54,24 @@ result<resolved> resolve(const std::string& path) {
   return r;
 }
 
+// The signals that end a tool by removing its partial files (apps/cli/interrupts.cpp) wait while
+// one is created and registered, so that none falls between the two.
+class signals_held {
+ public:
+  signals_held() {
+    sigset_t ending;
+    sigemptyset(&ending);
+    for (int sig : {SIGHUP, SIGINT, SIGTERM, SIGPIPE}) sigaddset(&ending, sig);
+    pthread_sigmask(SIG_BLOCK, &ending, &before_);
+  }
+  ~signals_held() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+  signals_held(const signals_held&) = delete;
+  signals_held& operator=(const signals_held&) = delete;
+
+ private:
+  sigset_t before_;
+};
+
 std::string random_suffix() {
   static constexpr char hex[] = "0123456789abcdef";
   std::random_device rd;
@@ -93,19 +113,23 @@ result<output_file> output_file::open(const std::string& path) {
   const mode_t mode = exists ? (st.st_mode & 07777) : 0666;
   int fd = -1;
   std::string temp;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp = out.target_ + random_suffix();
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-    if (fd < 0 && errno != EEXIST) break;
+  int err = 0;
+  {
+    const signals_held held;
+    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+      temp = out.target_ + random_suffix();
+      fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+      err = errno;
+      if (fd < 0 && err != EEXIST) break;
+    }
+    if (fd >= 0) out.partial_slot_ = partial_files::add(temp);
   }
   if (fd < 0) {
-    const int err = errno;
     // A writable file in a folder that takes no new names: written in place, as before.
     if (exists && (err == EACCES || err == EPERM || err == EROFS || err == ENAMETOOLONG)) return open_directly();
     return make_error("{}: cannot create: {}", path, std::strerror(err));
   }
   out.temp_path_ = temp;
-  out.partial_slot_ = partial_files::add(temp);
   if (exists) {
     [[maybe_unused]] const int chmod_rc = ::fchmod(fd, mode);  // the umask may have dropped bits
     [[maybe_unused]] const int chown_rc = ::fchown(fd, st.st_uid, st.st_gid);  // allowed for root, or a group of ours

@@ -11,7 +11,9 @@ namespace {
 // A tool writes one or two files at a time; fixed storage, since a signal handler cannot allocate.
 constexpr int n_slots = 8;
 constexpr size_t max_path = 4096;
-enum : int { free_slot, filling, ready };
+// A handler that is removing a slot's file owns it until the process ends (it never returns to
+// the code that would reuse the slot, but another thread could): drop() and add() leave it alone.
+enum : int { free_slot, filling, ready, removing };
 std::atomic<int> state[n_slots];
 char paths[n_slots][max_path];
 static_assert(std::atomic<int>::is_always_lock_free);  // what makes reading `state` in a handler safe
@@ -31,12 +33,16 @@ int add(const std::string& path) {
 }
 
 void drop(int slot) {
-  if (slot >= 0 && slot < n_slots) state[slot].store(free_slot, std::memory_order_release);
+  if (slot < 0 || slot >= n_slots) return;
+  int expected = ready;
+  state[slot].compare_exchange_strong(expected, free_slot, std::memory_order_release);
 }
 
 void remove_all() {
-  for (int i = 0; i < n_slots; ++i)
-    if (state[i].load(std::memory_order_acquire) == ready) ::unlink(paths[i]);
+  for (int i = 0; i < n_slots; ++i) {
+    int expected = ready;
+    if (state[i].compare_exchange_strong(expected, removing, std::memory_order_acquire)) ::unlink(paths[i]);
+  }
 }
 
 }  // namespace glia::partial_files

@@ -35,6 +35,9 @@ child_process::child_process(const std::vector<std::string>& args) {
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
+    // The signals tests send act as in a terminal, whatever the test runner ignores (nohup, a
+    // background job): an ignored disposition would survive execv, and glia leaves those alone.
+    for (int sig : {SIGHUP, SIGINT, SIGTERM, SIGPIPE}) ::signal(sig, SIG_DFL);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

@@ -327,18 +327,20 @@ inline constexpr size_t block_prefetch_distance = BlockBytes >= 1024 ? BlockByte
 // The parts of a spread block are requested as volatile asm, not __builtin_prefetch: GCC schedules
 // a builtin prefetch like any instruction without operands in memory, and had hoisted all four
 // parts of a spread Q4_K block's requests to the block's start (39 of 40 within its first 75
-// instructions), the burst the spread form exists to avoid; a volatile asm stays where the tile
-// puts it. Zen 3 (session 41, TinyLlama Q4_K_M, `glia bench -p 0 -n 64 -r 2`, alternated rounds,
-// means of six and of five): 1 thread 29.3 -> 33.3 and 31.2 -> 34.1 t/s, 2 threads 45.3 -> 47.5
-// and 48.0 -> 47.3 (even: two threads' reads are nearer the ceiling). Whole blocks keep the builtin:
-// pinned at the block's start, Q8_0's two streams decoded slower with 2 threads (four rounds,
-// 33.4 -> 30.0 t/s; 1 thread 20.7 -> 21.6, Q4_0 even).
+// instructions), the burst the spread form exists to avoid. GCC's scheduler does not move code
+// across a volatile asm (a scheduling barrier for the tile's arithmetic too, at each quarter), so
+// the requests stay where the tile puts them. Zen 3 (session 41, TinyLlama Q4_K_M, `glia bench -p 0
+// -n 64 -r 2`, alternated rounds, means of six and of five): 1 thread 29.3 -> 33.3 and 31.2 -> 34.1
+// t/s, 2 threads 45.3 -> 47.5 and 48.0 -> 47.3 (even: two threads' reads are nearer the ceiling).
+// Whole blocks keep the builtin: pinned at the block's start, Q8_0's two streams decoded slower
+// with 2 threads (four rounds, 33.4 -> 30.0 t/s; 1 thread 20.7 -> 21.6, Q4_0 even).
 template <int Locality>
 [[gnu::always_inline]] inline void prefetch_line(const uint8_t* p) {
   static_assert(Locality == 2 || Locality == 3);
-  // An "m" operand that is never read: the address may lie past the weights (a prefetch does not fault).
-  if constexpr (Locality == 3) asm volatile("prefetcht0 %0" : : "m"(*p));
-  else asm volatile("prefetcht1 %0" : : "m"(*p));
+  // An address operand ("p", printed as a memory reference by %a0), not a memory one: the address
+  // may lie past the weights (a prefetch does not fault), and nothing is read there.
+  if constexpr (Locality == 3) asm volatile("prefetcht0 %a0" : : "p"(p));
+  else asm volatile("prefetcht1 %a0" : : "p"(p));
 }
 template <size_t BlockBytes, size_t Distance = panel_prefetch_distance, int Parts = 1, int Locality = 2>
 inline void panel_prefetch(const uint8_t* block, int part = 0) {
