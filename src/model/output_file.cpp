@@ -1,8 +1,6 @@
 #include "model/output_file.h"
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,24 +52,6 @@ result<resolved> resolve(const std::string& path) {
   return r;
 }
 
-// The signals that end a tool by removing its partial files (apps/cli/interrupts.cpp) wait while
-// one is created and registered, so that none falls between the two.
-class signals_held {
- public:
-  signals_held() {
-    sigset_t ending;
-    sigemptyset(&ending);
-    for (int sig : {SIGHUP, SIGINT, SIGTERM, SIGPIPE}) sigaddset(&ending, sig);
-    pthread_sigmask(SIG_BLOCK, &ending, &before_);
-  }
-  ~signals_held() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
-  signals_held(const signals_held&) = delete;
-  signals_held& operator=(const signals_held&) = delete;
-
- private:
-  sigset_t before_;
-};
-
 std::string random_suffix() {
   static constexpr char hex[] = "0123456789abcdef";
   std::random_device rd;
@@ -115,7 +95,7 @@ result<output_file> output_file::open(const std::string& path) {
   std::string temp;
   int err = 0;
   {
-    const signals_held held;
+    const partial_files::signals_held held;  // no signal between creating the file and registering it
     for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
       temp = out.target_ + random_suffix();
       fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);

@@ -1,5 +1,6 @@
 #include "model/partial_files.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,6 +20,15 @@ char paths[n_slots][max_path];
 static_assert(std::atomic<int>::is_always_lock_free);  // what makes reading `state` in a handler safe
 
 }  // namespace
+
+signals_held::signals_held() {
+  sigset_t ending;
+  sigemptyset(&ending);
+  for (int sig : {SIGHUP, SIGINT, SIGTERM, SIGPIPE}) sigaddset(&ending, sig);
+  pthread_sigmask(SIG_BLOCK, &ending, &before_);
+}
+
+signals_held::~signals_held() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
 
 int add(const std::string& path) {
   if (path.size() >= max_path) return -1;

@@ -5,9 +5,24 @@
 // which a signal handler may.
 #pragma once
 
+#include <signal.h>
+
 #include <string>
 
 namespace glia::partial_files {
+
+// The signals whose handlers call remove_all (apps/cli/interrupts.cpp), held back in this thread
+// while the object lives: a file created and added under it cannot be left between the two.
+class signals_held {
+ public:
+  signals_held();
+  ~signals_held();
+  signals_held(const signals_held&) = delete;
+  signals_held& operator=(const signals_held&) = delete;
+
+ private:
+  sigset_t before_;
+};
 
 // A slot for `path`, or -1 where none is free or the path is too long (then no signal removes it).
 int add(const std::string& path);

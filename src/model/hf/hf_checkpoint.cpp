@@ -208,8 +208,8 @@ status add_generation_config(const json& config, const checkpoint_files& files, 
         if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
           return make_error("{}: {} must be a token id or a list of them, found {}", where, key, it->dump());
         // config.json and generation_config.json usually repeat each other: each id once.
-        if (std::find(ids->begin(), ids->end(), int32_t(id.get<int64_t>())) == ids->end())
-          ids->push_back(int32_t(id.get<int64_t>()));
+        const auto value = int32_t(id.get<int64_t>());
+        if (std::find(ids->begin(), ids->end(), value) == ids->end()) ids->push_back(value);
       }
     }
     return {};
