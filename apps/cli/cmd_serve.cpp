@@ -11,7 +11,7 @@ command_fn add_serve(CLI::App& app) {
   add_session_options(cmd, o->session);
   cmd->add_option("--host", o->host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", o->port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
-  cmd->add_option("--parallel", o->parallel, "slots: requests generated at the same time")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--parallel", o->parallel, "slots: requests generated at the same time, each with a KV cache of -c tokens")->check(CLI::Range(1, 256))->capture_default_str();
   cmd->add_option("--max-queue", o->max_queue, "requests that may wait for a slot; more get 503")->check(CLI::Range(0, 4096))->capture_default_str();
   cmd->add_option("--prefill-chunk", o->prefill_chunk, "prompt tokens evaluated per scheduler step")->check(CLI::Range(1, 65536))->capture_default_str();
   cmd->add_option("--max-body", o->max_body, "largest request body in bytes (413 above)")->check(CLI::Range(size_t(1024), size_t(1) << 34))->capture_default_str();

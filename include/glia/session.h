@@ -31,6 +31,7 @@ struct session_options {
   bool use_mmap = true;
   bool repack_weights = true;  // let the backend repack weights at load into its kernels' layout
   int n_ubatch = 512;       // tokens per forward chunk during prefill
+  int n_sequences = 1;      // independent sequences, each with a KV cache of n_ctx (the server's slots)
   bool check_tensors = false;  // scan every weight for NaN/Inf (quant scales included) before use
   std::function<void(double fraction)> load_progress;  // reading the file (--no-mmap)
 };

@@ -96,17 +96,28 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   else if (opts.kv_type == "f32") kv_type = dtype::f32;
   else return make_error("KV cache type '{}' is not supported (f16, f32)", opts.kv_type);
   const int n_ctx = opts.n_ctx > 0 ? opts.n_ctx : std::min(p->m->profile.n_ctx_train, 4096);
+  // Every sequence has a cache of its own, all checked before the first is made: a server started with
+  // more slots than fit would otherwise run until its slots fill and then be killed.
+  if (opts.n_sequences < 1) return make_error("sequence count {} must be at least 1", opts.n_sequences);
   const size_t kv_bytes = kv_cache::bytes_needed(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type, p->be->kv_layout());
-  if (auto avail = p->be->available_memory(); avail && kv_bytes > *avail)
-    return make_error("the KV cache for a context of {} tokens needs {:.1f} MiB, but only {:.1f} MiB of memory is available; use a smaller -c",
-                      n_ctx, double(kv_bytes) / (1 << 20), double(*avail) / (1 << 20));
+  if (auto avail = p->be->available_memory(); avail && double(kv_bytes) * opts.n_sequences > double(*avail)) {
+    const double need = double(kv_bytes) * opts.n_sequences / (1 << 20), have = double(*avail) / (1 << 20);
+    if (opts.n_sequences == 1)
+      return make_error("the KV cache for a context of {} tokens needs {:.1f} MiB, but only {:.1f} MiB of memory is available; use a smaller -c",
+                        n_ctx, need, have);
+    return make_error("the KV caches of {} sequences (parallel slots) with a context of {} tokens each need {:.1f} MiB, but only {:.1f} MiB "
+                      "of memory is available; use a smaller -c or fewer slots",
+                      opts.n_sequences, n_ctx, need, have);
+  }
   auto cache = kv_cache::create(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type, *p->be);
   if (!cache) return cache.take_error();
   p->cache = std::make_unique<kv_cache>(std::move(*cache));
   p->kv_type = kv_type;
   p->n_ubatch = std::max(1, opts.n_ubatch);
   p->fwd = std::make_unique<forward_pass>(*p->m, *p->be);
-  return std::unique_ptr<session>(new session(std::move(p)));
+  std::unique_ptr<session> s(new session(std::move(p)));
+  GLIA_TRY(s->set_sequence_count(opts.n_sequences));
+  return s;
 }
 
 int session::n_vocab() const { return int(p_->m->profile.n_vocab); }

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,7 +27,9 @@ void count_status(server_state& st, int status) {
 
 status load(server_state& st) {
   const server_options& o = st.opts;
-  auto sess = session::create(o.session);
+  session_options so_session = o.session;
+  so_session.n_sequences = o.parallel;
+  auto sess = session::create(so_session);
   if (!sess) return make_error("{}", sess.message());
   const session& s0 = **sess;
   if (const std::string w = s0.context_warning(); !w.empty()) fmt::print(stderr, "warning: {}\n", w);
@@ -94,6 +97,13 @@ int run_server(const server_options& opts) {
   // queue place, plus a few for health checks and metrics.
   const size_t n_threads = size_t(opts.parallel + opts.max_queue + 4);
   svr.new_task_queue = [n_threads] { return new httplib::ThreadPool(n_threads); };
+  // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a port
+  // already served binds without error and the kernel splits connections between the two (possibly
+  // different models). SO_REUSEADDR alone still allows a restart while old connections linger.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   svr.set_payload_max_length(opts.max_body);
   svr.set_read_timeout(30, 0);
   svr.set_write_timeout(30, 0);

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/connection.h"
 #include "server/request.h"
 
 namespace glia::server {
@@ -40,6 +41,8 @@ class job {
   generation_params params;
   int client_fd = -1;  // the client's socket, polled for a disconnect before every step (-1: unknown)
   std::atomic<bool> cancel{false};
+  // The handler asked to stop, or the client has gone (its socket closed or reset).
+  bool abandoned() const { return cancel.load() || peer_closed(client_fd); }
 
   // Engine side.
   void emit(gen_event ev);

@@ -24,6 +24,7 @@ submit_result scheduler::submit(std::shared_ptr<job> j) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return submit_result::shutting_down;
+    drop_abandoned_locked();
     // Jobs that find a free slot do not count against the queue bound.
     const int free_slots = int(slots_.size()) - busy_;
     if (int(queue_.size()) >= opts_.max_queue + std::max(0, free_slots)) return submit_result::queue_full;
@@ -53,6 +54,18 @@ gauges scheduler::snapshot() const {
     g.kv_capacity_tokens += sess_->n_ctx();
   }
   return g;
+}
+
+// A job whose client went away while it waited gives its queue place back at once: otherwise clients
+// that time out and retry under load fill the queue with abandoned requests, and live ones get 503
+// until the running generations end.
+void scheduler::drop_abandoned_locked() {
+  std::erase_if(queue_, [this](const std::shared_ptr<job>& j) {
+    if (!j->abandoned()) return false;
+    m_.cancelled++;
+    j->finish(finish_kind::cancelled);
+    return true;
+  });
 }
 
 void scheduler::admit_locked() {
@@ -106,6 +119,7 @@ void scheduler::loop() {
   for (;;) {
     {
       std::unique_lock lock(mu_);
+      drop_abandoned_locked();
       admit_locked();
       cv_.wait(lock, [&] { return busy_ > 0 || !queue_.empty() || stopping_; });
       admit_locked();

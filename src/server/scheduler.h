@@ -46,6 +46,7 @@ class scheduler {
   void loop();
   void step();
   void admit_locked();
+  void drop_abandoned_locked();
 
   std::unique_ptr<session> sess_;
   std::vector<std::unique_ptr<slot>> slots_;

@@ -38,7 +38,7 @@ void slot::finish(finish_kind k, const std::string& error) {
 }
 
 bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {
-  if (job_->cancel.load() || peer_closed(job_->client_fd)) {
+  if (job_->abandoned()) {
     m.cancelled++;
     finish(finish_kind::cancelled);
     return false;

@@ -10,6 +10,9 @@
 #include <regex>
 #include <thread>
 
+#include <fmt/core.h>
+
+#include "child_process.h"
 #include "http_helpers.h"
 #include "test_support.h"
 
@@ -113,6 +116,63 @@ TEST(ServerConcurrency, FullQueueGets503) {
   close(fd);
   EXPECT_TRUE(wait_metric(srv, "glia_slots_busy", 0));
   EXPECT_EQ(post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}).status, 200);
+}
+
+TEST(ServerConcurrency, AbandonedQueuedRequestsGiveBackTheirPlace) {
+  // One slot busy, one queue place: a client that gives up while it waits must free that place at
+  // once, not when the running generation ends (clients that time out and retry would otherwise fill
+  // the queue, and every live request get 503).
+  server_process srv({"-m", test_model(), "-c", "2048", "--parallel", "1", "--max-queue", "1", "--metrics"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  const int running = send_raw(srv, post_request("/v1/completions", long_generation_body(true)));
+  ASSERT_GE(running, 0);
+  ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
+  double cancelled = 0;
+  for (bool stream : {false, true}) {
+    const int fd = send_raw(srv, post_request("/v1/completions", json{{"prompt", "Queued"}, {"max_tokens", 4}, {"stream", stream}}.dump()));
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(wait_metric(srv, "glia_queue_length", 1)) << stream;
+    close(fd);
+    EXPECT_TRUE(wait_metric(srv, "glia_queue_length", 0)) << stream;
+    EXPECT_TRUE(wait_metric(srv, "glia_requests_cancelled_total", ++cancelled)) << stream;
+    EXPECT_EQ(metric(srv, "glia_slots_busy"), 1) << "the running generation goes on";
+  }
+  // The freed place takes a live request, which runs once the slot frees.
+  auto live = std::async(std::launch::async, [&srv] { return post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}); });
+  ASSERT_TRUE(wait_metric(srv, "glia_queue_length", 1));
+  close(running);
+  EXPECT_EQ(live.get().status, 200);
+}
+
+TEST(ServerLifecycle, SecondServerOnABusyPortIsRefused) {
+  // Two listeners on one port would split the connections between them (possibly two different
+  // models) without either noticing.
+  server_process first({"-m", test_model()});
+  ASSERT_NE(first.port(), 0) << first.log();
+  child_process second({GLIA_CLI, "serve", "-m", test_model(), "-t", "1", "--host", first.host(), "--port", std::to_string(first.port())});
+  second.pump(20000, "cannot listen", "");
+  EXPECT_EQ(second.wait_exit(20000), 1) << second.err;
+  EXPECT_NE(second.err.find("cannot listen"), std::string::npos) << second.err;
+  EXPECT_EQ(complete_greedy(first, "The jury said", 4).substr(0, 4), " the");
+}
+
+TEST(ServerLifecycle, KvCachesOfEverySlotMustFitInMemory) {
+  // Each slot has a KV cache of -c tokens. Sized so that one cache takes 60% of the memory the
+  // server sees as available, two slots cannot fit and must be refused before anything is allocated
+  // (the server used to check one cache only, start, and be killed once its slots filled).
+  const std::string largest = "16777216";  // -c's upper bound; 24 GiB of KV cache for this model
+  child_process probe({GLIA_CLI, "serve", "-m", test_model(), "-t", "1", "--port", "0", "-c", largest});
+  if (probe.wait_exit(60000) != 1) GTEST_SKIP() << "the largest context fits in this machine's memory";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(probe.err, m, std::regex("context of " + largest + " tokens needs ([0-9.]+) MiB, but only ([0-9.]+) MiB")))
+      << probe.err;
+  const double per_token = std::stod(m[1]) / std::stod(largest), available = std::stod(m[2]);
+  const long long n_ctx = (long long)(0.6 * available / per_token);
+  child_process two({GLIA_CLI, "serve", "-m", test_model(), "-t", "1", "--port", "0", "-c", std::to_string(n_ctx), "--parallel", "2"});
+  EXPECT_EQ(two.wait_exit(60000), 1) << two.err;
+  EXPECT_NE(two.err.find(fmt::format("the KV caches of 2 sequences (parallel slots) with a context of {} tokens each", n_ctx)), std::string::npos)
+      << two.err;
+  EXPECT_NE(two.err.find("fewer slots"), std::string::npos) << two.err;
 }
 
 TEST(ServerLifecycle, SigtermDrainsRunningStream) {
