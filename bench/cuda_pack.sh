@@ -6,7 +6,8 @@
 #
 #   bench/cuda_pack.sh BUILD_DIR ARCHIVE
 # The build must have been configured with -DGLIA_TESTDATA=/tmp/glia-testdata (the path the tests
-# read). On the GPU machine:
+# read) and, where the build machine lacks AVX-512, -DGLIA_AVX512_KERNELS=ON (the GPU machine's CPU
+# may have it). On the GPU machine:
 #   python3 -c "import tarfile; tarfile.open('ARCHIVE').extractall('/tmp/pack')"
 #   ln -sfn /tmp/pack/testdata /tmp/glia-testdata; export LD_LIBRARY_PATH=/tmp/pack/lib
 #   bench/cuda_check.sh /tmp/pack/bin

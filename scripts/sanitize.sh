@@ -33,11 +33,9 @@ t0=$(date +%s)
 # Measured costs and the resulting CI estimate: .ci/run.
 # A unity build, as in scripts/test.sh. Without the CUDA backend: the sanitizers cannot see GPU code,
 # and CI has no GPU for its host code to drive (scripts/test.sh builds and tests it).
-# The AVX-512 VNNI / AMX kernels only where they can run under the sanitizers (the Release build
-# compiles them everywhere).
-avx512=ON
-grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null || avx512=OFF
-cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON -DGLIA_AVX512_KERNELS=$avx512 \
+# The AVX-512 VNNI / AMX kernels only where they can run under the sanitizers (GLIA_AVX512_KERNELS'
+# default, AUTO).
+cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DGLIA_SANITIZE=address,undefined -DGLIA_CUDA=OFF -DGLIA_TEST_SHARDS=8 \
   -DCMAKE_PROJECT_INCLUDE="$PWD/scripts/sanitize.cmake" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
