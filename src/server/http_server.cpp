@@ -94,8 +94,10 @@ int run_server(const server_options& opts) {
   st.opts = opts;
   httplib::Server svr;
   // Each waiting or generating request holds a handler thread, so there are enough for every slot and
-  // queue place, plus a few for health checks and metrics.
-  const size_t n_threads = size_t(opts.parallel + opts.max_queue + 4);
+  // queue place, plus room for health checks and metrics. An open connection holds a thread even
+  // while idle (until the keep-alive timeout, 5 s), so that room is 32 threads, not a few: with 4, a
+  // handful of idle keep-alive clients made /health wait seconds.
+  const size_t n_threads = size_t(opts.parallel + opts.max_queue + 32);
   svr.new_task_queue = [n_threads] { return new httplib::ThreadPool(n_threads); };
   // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a port
   // already served binds without error and the kernel splits connections between the two (possibly

@@ -22,7 +22,7 @@ std::string metrics::render(const gauges& g) const {
   o += fmt::format("glia_responses_errors_total{{class=\"5xx\"}} {}\n", responses_5xx.load());
   family(o, "glia_requests_rejected_total", "counter", "Requests refused because the queue was full.");
   o += fmt::format("glia_requests_rejected_total {}\n", rejected_queue_full.load());
-  family(o, "glia_requests_cancelled_total", "counter", "Generations stopped by a client disconnect.");
+  family(o, "glia_requests_cancelled_total", "counter", "Requests cancelled by a client disconnect (queued or generating).");
   o += fmt::format("glia_requests_cancelled_total {}\n", cancelled.load());
   family(o, "glia_prompt_tokens_total", "counter", "Prompt tokens evaluated (reused prefixes excluded).");
   o += fmt::format("glia_prompt_tokens_total {}\n", prompt_tokens.load());

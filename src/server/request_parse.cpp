@@ -260,8 +260,16 @@ api_result<json> parse_json_object(std::string_view body) {
     return bad_request(fmt::format("the request body is not valid UTF-8 (byte offset {})", bad));
   if (const size_t depth = json_nesting_depth(body); depth > max_json_depth)
     return bad_request(fmt::format("the request body nests {} levels deep; the limit is {}", depth, max_json_depth));
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return bad_request("the request body is not valid JSON");
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::exception& e) {
+    // The parser's own words say where and why ("parse error at line 1, column 2: ...", "number
+    // overflow parsing '1e309'"), without its "[json.exception.parse_error.101] " tag.
+    std::string_view why = e.what();
+    if (const size_t tag_end = why.find("] "); why.starts_with("[json.exception.") && tag_end != why.npos) why.remove_prefix(tag_end + 2);
+    return bad_request(fmt::format("the request body is not valid JSON: {}", why));
+  }
   if (!j.is_object()) return bad_request(fmt::format("the request body must be a JSON object, got {}", json_type_name(j)));
   return j;
 }

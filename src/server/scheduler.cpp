@@ -24,10 +24,11 @@ submit_result scheduler::submit(std::shared_ptr<job> j) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return submit_result::shutting_down;
-    drop_abandoned_locked();
     // Jobs that find a free slot do not count against the queue bound.
     const int free_slots = int(slots_.size()) - busy_;
-    if (int(queue_.size()) >= opts_.max_queue + std::max(0, free_slots)) return submit_result::queue_full;
+    const auto full = [&] { return int(queue_.size()) >= opts_.max_queue + std::max(0, free_slots); };
+    if (full()) drop_abandoned_locked();
+    if (full()) return submit_result::queue_full;
     queue_.push_back(std::move(j));
   }
   cv_.notify_all();
@@ -119,7 +120,11 @@ void scheduler::loop() {
   for (;;) {
     {
       std::unique_lock lock(mu_);
-      drop_abandoned_locked();
+      // A poll per waiting job: at most every 50 ms, not every step, with a long queue.
+      if (const auto now = std::chrono::steady_clock::now(); now >= next_abandon_scan_) {
+        drop_abandoned_locked();
+        next_abandon_scan_ = now + std::chrono::milliseconds(50);
+      }
       admit_locked();
       cv_.wait(lock, [&] { return busy_ > 0 || !queue_.empty() || stopping_; });
       admit_locked();

@@ -5,6 +5,7 @@
 // the running batch between decode steps, and a long prompt never stalls the streams running.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -60,6 +61,7 @@ class scheduler {
   int busy_ = 0;
   bool stopping_ = false;
   std::vector<int64_t> kv_used_;  // per slot, updated by the engine thread under mu_
+  std::chrono::steady_clock::time_point next_abandon_scan_{};
   std::thread thread_;
 };
 

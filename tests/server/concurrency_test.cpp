@@ -13,6 +13,8 @@
 #include <fmt/core.h>
 
 #include "child_process.h"
+#include "cli_runner.h"
+#include "core/memory_info.h"
 #include "http_helpers.h"
 #include "test_support.h"
 
@@ -122,9 +124,11 @@ TEST(ServerConcurrency, AbandonedQueuedRequestsGiveBackTheirPlace) {
   // One slot busy, one queue place: a client that gives up while it waits must free that place at
   // once, not when the running generation ends (clients that time out and retry would otherwise fill
   // the queue, and every live request get 503).
-  server_process srv({"-m", test_model(), "-c", "2048", "--parallel", "1", "--max-queue", "1", "--metrics"});
+  server_process srv({"-m", test_model(), "-c", "16384", "--parallel", "1", "--max-queue", "1", "--metrics"});
   ASSERT_NE(srv.port(), 0) << srv.log();
-  const int running = send_raw(srv, post_request("/v1/completions", long_generation_body(true)));
+  // Long enough to outlast every step below on a loaded machine; cancelled by hanging up at the end.
+  const std::string longest = json{{"prompt", "The jury said"}, {"max_tokens", 16000}, {"temperature", 0}, {"stream", true}}.dump();
+  const int running = send_raw(srv, post_request("/v1/completions", longest));
   ASSERT_GE(running, 0);
   ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
   double cancelled = 0;
@@ -157,22 +161,23 @@ TEST(ServerLifecycle, SecondServerOnABusyPortIsRefused) {
 }
 
 TEST(ServerLifecycle, KvCachesOfEverySlotMustFitInMemory) {
-  // Each slot has a KV cache of -c tokens. Sized so that one cache takes 60% of the memory the
-  // server sees as available, two slots cannot fit and must be refused before anything is allocated
-  // (the server used to check one cache only, start, and be killed once its slots filled).
-  const std::string largest = "16777216";  // -c's upper bound; 24 GiB of KV cache for this model
-  child_process probe({GLIA_CLI, "serve", "-m", test_model(), "-t", "1", "--port", "0", "-c", largest});
-  if (probe.wait_exit(60000) != 1) GTEST_SKIP() << "the largest context fits in this machine's memory";
+  // Each slot has a KV cache of -c tokens. 256 slots whose caches take a 64th of the available
+  // memory each need 4 times what there is, and must be refused before anything is allocated (the
+  // server used to check one cache only, start, and be killed once its slots filled).
+  const auto info = run_glia({"info", "-m", test_model(), "-c", "1000000"});
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(probe.err, m, std::regex("context of " + largest + " tokens needs ([0-9.]+) MiB, but only ([0-9.]+) MiB")))
-      << probe.err;
-  const double per_token = std::stod(m[1]) / std::stod(largest), available = std::stod(m[2]);
-  const long long n_ctx = (long long)(0.6 * available / per_token);
-  child_process two({GLIA_CLI, "serve", "-m", test_model(), "-t", "1", "--port", "0", "-c", std::to_string(n_ctx), "--parallel", "2"});
-  EXPECT_EQ(two.wait_exit(60000), 1) << two.err;
-  EXPECT_NE(two.err.find(fmt::format("the KV caches of 2 sequences (parallel slots) with a context of {} tokens each", n_ctx)), std::string::npos)
-      << two.err;
-  EXPECT_NE(two.err.find("fewer slots"), std::string::npos) << two.err;
+  ASSERT_TRUE(std::regex_search(info.out, m, std::regex("KV cache ([0-9.]+) GiB \\(1000000 tokens"))) << info.out << info.err;
+  const double per_token = std::stod(m[1]) * double(1 << 30) / 1e6;
+  const auto available = available_memory_bytes();
+  if (!available) GTEST_SKIP() << "this system does not say how much memory is available";
+  const long long n_ctx = std::min(16777216LL, (long long)(double(*available) / 64 / per_token));
+  if (256 * double(n_ctx) * per_token < 2 * double(*available)) GTEST_SKIP() << "the largest context fits 256 times";
+  child_process serve({GLIA_CLI, "serve", "-m", test_model(), "-t", "1", "--port", "0", "-c", std::to_string(n_ctx), "--parallel", "256"});
+  EXPECT_EQ(serve.wait_exit(60000), 1) << serve.err;
+  EXPECT_NE(serve.err.find(fmt::format("the KV caches of 256 sequences (parallel slots) with a context of {} tokens each", n_ctx)),
+            std::string::npos)
+      << serve.err;
+  EXPECT_NE(serve.err.find("fewer slots"), std::string::npos) << serve.err;
 }
 
 TEST(ServerLifecycle, SigtermDrainsRunningStream) {

@@ -234,6 +234,19 @@ TEST(ServerParse, RejectsBadRequests) {
   }
 }
 
+TEST(ServerParse, InvalidJsonSaysWhereAndWhy) {
+  auto r = chat("{\"messages\": [}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, 400);
+  EXPECT_NE(r.error().message.find("the request body is not valid JSON: parse error at line 1, column 15"), std::string::npos)
+      << r.error().message;
+  // A number beyond a double's range is valid JSON grammar, but no value: named as such.
+  r = completion(R"({"prompt":"x","max_tokens":1e309})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("number overflow parsing '1e309'"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().message.find("[json.exception"), std::string::npos) << r.error().message;
+}
+
 // Deep nesting is refused before parsing: nlohmann::json copies recursively, so a few MB of "["
 // would otherwise overflow the stack (found by the server_request fuzz target's regression inputs).
 TEST(ServerParse, RefusesDeepNesting) {

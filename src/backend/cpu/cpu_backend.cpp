@@ -235,7 +235,9 @@ result<std::unique_ptr<backend>> make_cpu_backend(int n_threads, bool repack_wei
     // The table names the best ISA it took kernels from: another name means this CPU lacks `isa`.
 #if defined(GLIA_NO_AVX512_KERNELS)
     if (std::string_view(name).starts_with("avx512") && host_cpu_features().avx512vnni)
-      return make_error("this build leaves out the {} kernels (GLIA_AVX512_KERNELS=OFF)", isa);
+      return make_error("this build leaves out the {} kernels (GLIA_AVX512_KERNELS=OFF, or AUTO on a build machine without AVX-512 "
+                        "VNNI); rebuild with -DGLIA_AVX512_KERNELS=ON",
+                        isa);
 #endif
     if (isa != k.isa) return make_error("this CPU cannot run the {} kernels (the best it runs: {})", isa, cpu::kernels().isa);
     return cpu::make_cpu_backend(n_threads, k, repack_weights);
