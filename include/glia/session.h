@@ -118,7 +118,8 @@ class session {
 
   // Text -> token ids with the model's tokenizer. add_special adds BOS/EOS per the model's flags.
   result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special, bool parse_special = false) const;
-  std::string detokenize(std::span<const int32_t> ids) const;
+  // special: control tokens such as <s> as their text (else left out).
+  std::string detokenize(std::span<const int32_t> ids, bool special = false) const;
   bool is_end_of_generation(int32_t id) const;
   // The BOS token when the vocabulary puts one in front of a text (tokenize's add_special).
   std::optional<int32_t> added_bos() const;

@@ -208,7 +208,9 @@ result<std::vector<int32_t>> session::tokenize(std::string_view text, bool add_s
   return p_->tok->encode(text, add_special, parse_special);
 }
 
-std::string session::detokenize(std::span<const int32_t> ids) const { return p_->tok->decode(ids); }
+std::string session::detokenize(std::span<const int32_t> ids, bool special) const {
+  return p_->tok->decode(ids, {.special = special});
+}
 
 bool session::is_end_of_generation(int32_t id) const { return p_->tok->is_eog(id); }
 std::optional<int32_t> session::added_bos() const {

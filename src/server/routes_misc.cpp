@@ -72,7 +72,8 @@ void detokenize(server_state& st, const httplib::Request& req, httplib::Response
       return send_error(res, bad_request(fmt::format("token id {} is outside the vocabulary (0..{})", t.dump(), n_vocab - 1), "tokens"));
     ids.push_back(int32_t(t.get<int64_t>()));
   }
-  res.set_content(json_text({{"content", st.sess().detokenize(ids)}}), "application/json");
+  // Control tokens as their text, as llama-server and `glia detokenize` show them.
+  res.set_content(json_text({{"content", st.sess().detokenize(ids, true)}}), "application/json");
 }
 
 }  // namespace

@@ -58,6 +58,9 @@ TEST_F(ServerEndpoints, HealthModelsTokenize) {
   auto d = post(*srv, "/detokenize", json{{"tokens", {337, 501, 332, 959, 554}}});
   ASSERT_EQ(d.status, 200) << d.body;
   EXPECT_EQ(d.json()["content"], "The jury said");
+  // Control tokens as their text, as llama-server's /detokenize and `glia detokenize` show them.
+  d = post(*srv, "/detokenize", json{{"tokens", {1, 337, 501, 332, 959, 554, 2}}});
+  EXPECT_EQ(d.json()["content"], "<s> The jury said</s>") << d.body;
   EXPECT_EQ(post(*srv, "/detokenize", json{{"tokens", {5000}}}).status, 400);
   auto fraction = post(*srv, "/detokenize", json{{"tokens", {1.5}}});
   EXPECT_EQ(fraction.status, 400);
