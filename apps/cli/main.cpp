@@ -1,6 +1,9 @@
 // glia: run Llama-family models locally, from GGUF files or Hugging Face checkpoint folders.
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <new>
@@ -9,6 +12,25 @@
 
 #include "commands.h"
 #include "llama_cpp_flags.h"
+
+namespace {
+
+// stdio reports a failed write to standard output (a full disk, a closed descriptor) only through
+// ferror or the final flush, after the command has returned: `glia bench --json > results.json`
+// on a full disk must not exit 0 with a truncated file, as the tools writing named files do not.
+int with_output_checked(int rc) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::ferror(stdout)) return rc;
+  const int err = errno;
+  // A reader that went away (`| head`) is not worth a message; the status still says it.
+  // errno is known only when the final flush failed; a streaming command's earlier flushes set ferror.
+  if (err != EPIPE)
+    fmt::print(stderr, "error: writing the standard output failed{}\n", err ? std::string(": ") + std::strerror(err) : std::string());
+  return rc != 0 ? rc : 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"glia: run Llama-family language models locally (GGUF files or Hugging Face checkpoint folders)"};
@@ -48,7 +70,7 @@ int main(int argc, char** argv) {
   // unwinds, so that destructors clean up (a tool's partial output file) before the exit.
   try {
     for (auto& [sub, fn] : commands)
-      if (sub->parsed()) return fn();
+      if (sub->parsed()) return with_output_checked(fn());
   } catch (const std::bad_alloc&) {
     fmt::print(stderr, "error: out of memory\n");
   } catch (const std::exception& e) {

@@ -122,7 +122,10 @@ result<uint64_t> alignment_from(const value* v) {
   return a;
 }
 
-// Binds each tensor to its bytes: offsets aligned, data inside the file, no two tensors sharing a byte.
+// Binds each tensor to its bytes: offsets aligned, data inside the file, no two tensors sharing a byte,
+// and, as llama.cpp's reader requires, no bytes between them but alignment padding: a gap means a
+// tensor's type or shape says fewer bytes than were written for it (a damaged type id would
+// otherwise load and compute from the wrong bytes).
 status place_tensors(std::vector<tensor_info>& tensors, const uint8_t* base, uint64_t size, uint64_t data_offset,
                      uint64_t alignment) {
   const uint64_t data_size = size - data_offset;
@@ -142,12 +145,21 @@ status place_tensors(std::vector<tensor_info>& tensors, const uint8_t* base, uin
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return tensors[a].offset != tensors[b].offset ? tensors[a].offset < tensors[b].offset : a < b;
   });
+  if (!order.empty() && tensors[order[0]].offset != 0)
+    return make_error("tensor '{}': data starts at offset {} of the data section, after {} bytes that belong to no tensor",
+                      printable(tensors[order[0]].name), tensors[order[0]].offset, tensors[order[0]].offset);
   for (size_t k = 1; k < order.size(); ++k) {
     const tensor_info& prev = tensors[order[k - 1]];
     const tensor_info& t = tensors[order[k]];
     if (t.offset < prev.offset + prev.n_bytes)
       return make_error("tensor '{}': data [offset {}, size {}] overlaps tensor '{}' [offset {}, size {}]",
                         printable(t.name), t.offset, t.n_bytes, printable(prev.name), prev.offset, prev.n_bytes);
+    const uint64_t next = detail::align_up(prev.offset + prev.n_bytes, alignment);
+    if (t.offset != next)
+      return make_error("tensor '{}': data starts at offset {}, but tensor '{}' [offset {}, size {}] ends at {}: the {} bytes "
+                        "between belong to no tensor (a type or shape that says fewer bytes than were written?)",
+                        printable(t.name), t.offset, printable(prev.name), prev.offset, prev.n_bytes, prev.offset + prev.n_bytes,
+                        t.offset - (prev.offset + prev.n_bytes));
   }
   return {};
 }

@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace glia {
 namespace {
@@ -102,6 +103,13 @@ result<layer_weights> bind_layer(binder& b, const family_profile& p, int il) {
 }  // namespace
 
 result<model_weights> bind_weights(const gguf::file& f, const family_profile& p) {
+  // Layers beyond the block count would be left out silently (a damaged count runs a shallower
+  // model); llama.cpp refuses such a file for its tensor count.
+  for (const auto& t : f.tensors()) {
+    int il = -1;
+    if (std::sscanf(t.name.c_str(), "blk.%d.", &il) == 1 && il >= p.n_layer)
+      return make_error("tensor {} belongs to layer {}, but the file's block count is {}", t.name, il, p.n_layer);
+  }
   binder b(f);
   model_weights w;
   GLIA_BIND(w.token_embd, b.matrix("token_embd.weight", p.n_embd, p.n_vocab));

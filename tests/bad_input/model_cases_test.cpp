@@ -44,6 +44,8 @@ std::vector<hostile_case> model_cases() {
        "missing metadata key llama.block_count", via::info, layer::model},
       {"block_count_is_a_string", with([](gguf::writer& w) { w.set_string("llama.block_count", "1"); }),
        "metadata key llama.block_count: expected an integer, found string", via::info, layer::model},
+      {"block_count_below_the_file_s_layers", with([](gguf::writer& w) { w.set_u32("llama.block_count", 1); }, {.n_layer = 2}),
+       "belongs to layer 1, but the file's block count is 1", via::run, layer::model},
       {"huge_embedding", with([](gguf::writer& w) { w.set_u64("llama.embedding_length", uint64_t(1) << 40); }),
        "metadata key llama.embedding_length: 1099511627776 is outside 1..1048576", via::info, layer::model},
       {"head_count_0", with([](gguf::writer& w) { w.set_u32("llama.attention.head_count", 0); }),

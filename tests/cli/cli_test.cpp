@@ -41,6 +41,21 @@ TEST(cli, run_greedy_prints_the_golden_continuation) {
   }
 }
 
+// Standard output on a full disk or closed: an error and a failing status, as for named output files
+// (stdio reports it only at the final flush, after the command has returned 0).
+TEST(cli, a_failed_write_to_stdout_fails_the_command) {
+  const std::string model = quote(test::testdata("models/brown-q8_0.gguf"));
+  for (const std::string& cmd : {"tokenize -m " + model + " -p 'The jury said' > /dev/full", "run -m " + model + " -p 'It was' -n 8 > /dev/full",
+                                 "bench -m " + model + " -p 4 -n 0 -r 1 --bandwidth-mib 16 --json > /dev/full"}) {
+    run_result r = run_cli(cmd);
+    EXPECT_EQ(r.exit_code, 1) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find("error: writing the standard output failed"), std::string::npos) << cmd << "\n" << r.err;
+  }
+  run_result closed = run_cli("tokenize -m " + model + " -p 'The jury said' >&-");
+  EXPECT_EQ(closed.exit_code, 1) << closed.err;
+  EXPECT_NE(closed.err.find("error: writing the standard output failed"), std::string::npos) << closed.err;
+}
+
 TEST(cli, run_same_seed_same_text) {
   const std::string args = "run -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'It was' -n 24 --temp 0.9 -s 1234";
   run_result a = run_cli(args), b = run_cli(args);
