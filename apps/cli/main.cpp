@@ -8,6 +8,7 @@
 #include <map>
 #include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "commands.h"
@@ -18,16 +19,23 @@ namespace {
 // stdio reports a failed write to standard output (a full disk, a closed descriptor) only through
 // ferror or the final flush, after the command has returned: `glia bench --json > results.json`
 // on a full disk must not exit 0 with a truncated file, as the tools writing named files do not.
+// Messages here use stdio, not fmt::print, which throws when stderr cannot be written either
+// (`> /dev/full 2>&1`): thrown from main's handlers, that would abort.
+void report(const std::string& message) { std::fprintf(stderr, "error: %s\n", message.c_str()); }
+
+// errno is known only when the final flush is what failed; a streaming command's earlier flushes,
+// or fmt::print of a larger text, leave ferror set instead. A reader that went away (`| head`,
+// with SIGPIPE ignored by the parent) is not worth a message; the status still says it.
+int stdout_failed(int rc, int err) {
+  if (err != EPIPE) report(std::string("writing the standard output failed") + (err ? std::string(": ") + std::strerror(err) : std::string()));
+  return rc != 0 ? rc : 1;
+}
+
 int with_output_checked(int rc) {
   errno = 0;
   const bool flushed = std::fflush(stdout) == 0;
   if (flushed && !std::ferror(stdout)) return rc;
-  const int err = errno;
-  // A reader that went away (`| head`) is not worth a message; the status still says it.
-  // errno is known only when the final flush failed; a streaming command's earlier flushes set ferror.
-  if (err != EPIPE)
-    fmt::print(stderr, "error: writing the standard output failed{}\n", err ? std::string(": ") + std::strerror(err) : std::string());
-  return rc != 0 ? rc : 1;
+  return stdout_failed(rc, flushed ? 0 : errno);
 }
 
 }  // namespace
@@ -72,9 +80,13 @@ int main(int argc, char** argv) {
     for (auto& [sub, fn] : commands)
       if (sub->parsed()) return with_output_checked(fn());
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "error: out of memory\n");
+    report("out of memory");
+  } catch (const std::system_error& e) {
+    // fmt::print's failed write to standard output (more than stdio's buffer at once).
+    if (std::ferror(stdout)) return stdout_failed(1, e.code().value());
+    report(e.what());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    report(e.what());
   }
   return 1;
 }

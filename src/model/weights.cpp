@@ -1,7 +1,9 @@
 #include "model/weights.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
+
+#include "gguf/printable.h"
 
 namespace glia {
 namespace {
@@ -106,9 +108,13 @@ result<model_weights> bind_weights(const gguf::file& f, const family_profile& p)
   // Layers beyond the block count would be left out silently (a damaged count runs a shallower
   // model); llama.cpp refuses such a file for its tensor count.
   for (const auto& t : f.tensors()) {
-    int il = -1;
-    if (std::sscanf(t.name.c_str(), "blk.%d.", &il) == 1 && il >= p.n_layer)
-      return make_error("tensor {} belongs to layer {}, but the file's block count is {}", t.name, il, p.n_layer);
+    if (!t.name.starts_with("blk.")) continue;
+    const char* first = t.name.data() + 4;
+    const char* last = t.name.data() + t.name.size();
+    int64_t il = -1;
+    const auto [end, ec] = std::from_chars(first, last, il);
+    if (ec == std::errc() && end != first && end != last && *end == '.' && il >= p.n_layer)
+      return make_error("tensor {} belongs to layer {}, but the file's block count is {}", gguf::detail::printable(t.name), il, p.n_layer);
   }
   binder b(f);
   model_weights w;

@@ -268,7 +268,9 @@ api_result<json> parse_json_object(std::string_view body) {
     // overflow parsing '1e309'"), without its "[json.exception.parse_error.101] " tag.
     std::string_view why = e.what();
     if (const size_t tag_end = why.find("] "); why.starts_with("[json.exception.") && tag_end != why.npos) why.remove_prefix(tag_end + 2);
-    return bad_request(fmt::format("the request body is not valid JSON: {}", why));
+    // Its "last read: '...'" quotes the whole token, which may be most of the body.
+    constexpr size_t shown = 240;
+    return bad_request(fmt::format("the request body is not valid JSON: {}{}", why.substr(0, shown), why.size() > shown ? "..." : ""));
   }
   if (!j.is_object()) return bad_request(fmt::format("the request body must be a JSON object, got {}", json_type_name(j)));
   return j;

@@ -1,6 +1,7 @@
 // Drives the glia binary as a user would and checks what it prints and writes against the pack's
 // goldens (llama.cpp's greedy continuations and logits).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,14 +45,21 @@ TEST(cli, run_greedy_prints_the_golden_continuation) {
 // Standard output on a full disk or closed: an error and a failing status, as for named output files
 // (stdio reports it only at the final flush, after the command has returned 0).
 TEST(cli, a_failed_write_to_stdout_fails_the_command) {
+  struct stat full {};
+  if (stat("/dev/full", &full) != 0 || !S_ISCHR(full.st_mode)) GTEST_SKIP() << "no /dev/full here";
   const std::string model = quote(test::testdata("models/brown-q8_0.gguf"));
   for (const std::string& cmd : {"tokenize -m " + model + " -p 'The jury said' > /dev/full", "run -m " + model + " -p 'It was' -n 8 > /dev/full",
-                                 "bench -m " + model + " -p 4 -n 0 -r 1 --bandwidth-mib 16 --json > /dev/full"}) {
+                                 "bench -m " + model + " -p 4 -n 0 -r 1 -t 1 --bandwidth-mib 16 --json > /dev/full",
+                                 // More than stdio's buffer at once: fmt reports it by throwing.
+                                 "tokenize -m " + model + " -p \"$(printf 'the jury %.0s' $(seq 2000))\" > /dev/full",
+                                 // And standard error full too: still a status, not an abort.
+                                 "tokenize -m " + model + " -p 'The jury said' > /dev/full 2>&1"}) {
     run_result r = run_cli(cmd);
     EXPECT_EQ(r.exit_code, 1) << cmd << "\n" << r.err;
+    if (cmd.ends_with("2>&1")) continue;
     EXPECT_NE(r.err.find("error: writing the standard output failed"), std::string::npos) << cmd << "\n" << r.err;
   }
-  run_result closed = run_cli("tokenize -m " + model + " -p 'The jury said' >&-");
+  run_result closed = run_cli("tokenize -m " + model + " -p 'The jury said' 1</dev/null");  // read-only: EBADF
   EXPECT_EQ(closed.exit_code, 1) << closed.err;
   EXPECT_NE(closed.err.find("error: writing the standard output failed"), std::string::npos) << closed.err;
 }
