@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "model/layer_of.h"
 #include "model/quantize.h"
 
 namespace glia {
@@ -81,17 +82,6 @@ dtype apply(const bump& b, int i, int n, int n_gqa, dtype base) {
 
 bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 int64_t block_of(dtype t) { return type_info(t).block_elems; }
-
-// Layer of a "blk.N." name, -1 otherwise (llama.cpp's sscanf("blk.%d.")).
-int layer_of(const std::string& name) {
-  if (name.rfind("blk.", 0) != 0) return -1;
-  int v = -1;
-  const char* b = name.data() + 4;
-  const char* e = name.data() + name.size();
-  auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc() || p == b) return -1;
-  return v;
-}
 
 // Rows not a multiple of the type's block: llama.cpp's fallback chain.
 result<dtype> fit_rows(dtype t, int64_t ne0, const std::string& name) {

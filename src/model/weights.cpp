@@ -1,9 +1,9 @@
 #include "model/weights.h"
 
-#include <charconv>
 #include <cmath>
 
 #include "gguf/printable.h"
+#include "model/layer_of.h"
 
 namespace glia {
 namespace {
@@ -107,15 +107,9 @@ result<layer_weights> bind_layer(binder& b, const family_profile& p, int il) {
 result<model_weights> bind_weights(const gguf::file& f, const family_profile& p) {
   // Layers beyond the block count would be left out silently (a damaged count runs a shallower
   // model); llama.cpp refuses such a file for its tensor count.
-  for (const auto& t : f.tensors()) {
-    if (!t.name.starts_with("blk.")) continue;
-    const char* first = t.name.data() + 4;
-    const char* last = t.name.data() + t.name.size();
-    int64_t il = -1;
-    const auto [end, ec] = std::from_chars(first, last, il);
-    if (ec == std::errc() && end != first && end != last && *end == '.' && il >= p.n_layer)
+  for (const auto& t : f.tensors())
+    if (const int il = layer_of(t.name); il >= p.n_layer)
       return make_error("tensor {} belongs to layer {}, but the file's block count is {}", gguf::detail::printable(t.name), il, p.n_layer);
-  }
   binder b(f);
   model_weights w;
   GLIA_BIND(w.token_embd, b.matrix("token_embd.weight", p.n_embd, p.n_vocab));
