@@ -31,7 +31,8 @@ command_fn add_perplexity(CLI::App& app) {
   add_session_options(cmd, o->s);
   o->s.n_ctx = 512;
   auto* ctx_option = cmd->get_option("--ctx-size");
-  ctx_option->description("tokens per chunk; the second half of each is scored")->capture_default_str();
+  ctx_option->description("tokens per chunk; the second half of each is scored (0: the model's context, at most 4096)")
+      ->capture_default_str();
   auto* file = cmd->add_option("-f,--file", o->file, "the text (e.g. wiki.test.raw); one trailing newline is dropped, as llama.cpp's -f does")
                    ->check(CLI::ExistingFile);
   cmd->add_option("--chunks", o->n_chunks, "score at most this many chunks (-1: all)")
@@ -57,7 +58,8 @@ command_fn add_perplexity(CLI::App& app) {
       fmt::print(stderr, "error: -f FILE is required (the text to score)\n");
       return 1;
     }
-    if (o->s.n_ctx < 4) {
+    // 0 takes the context the session opens with (llama-perplexity: the training context).
+    if (o->s.n_ctx != 0 && o->s.n_ctx < 4) {
       fmt::print(stderr, "error: -c {}: a chunk needs at least 4 tokens\n", o->s.n_ctx);
       return 1;
     }
@@ -81,7 +83,7 @@ command_fn add_perplexity(CLI::App& app) {
     fmt::print(stderr, "tokenized {} bytes into {} tokens in {:.2f} s\n", text->size(), ids->size(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     perplexity_options po;
-    po.n_ctx = o->s.n_ctx;
+    po.n_ctx = sess.n_ctx();
     po.n_chunks = o->n_chunks;
     po.n_threads = o->s.n_threads;
     // The base log-probabilities for a later --kl-divergence: the chunks' tokens up front, then

@@ -76,10 +76,12 @@ command_fn add_run(CLI::App& app) {
       fmt::print(stderr, "error: {}\n", draft.message());
       return 1;
     }
+    // A failed write (full disk, a closed pipe when SIGPIPE is ignored) stops generating: main
+    // reports it once the command returns.
     status r = sess.generate(*ids, go, smp, [](std::string_view text) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);
-      return true;
+      return !std::ferror(stdout);
     }, &st);
     std::fputc('\n', stdout);
     std::fflush(stdout);  // before the statistics on stderr, when both go to one file

@@ -59,6 +59,10 @@ TEST(cli, a_failed_write_to_stdout_fails_the_command) {
     if (cmd.ends_with("2>&1")) continue;
     EXPECT_NE(r.err.find("error: writing the standard output failed"), std::string::npos) << cmd << "\n" << r.err;
   }
+  // `run` stops at the first failed write instead of generating to -n.
+  run_result long_run = run_cli("run -m " + model + " -p 'It was' -n 200 -c 256 > /dev/full");
+  EXPECT_EQ(long_run.exit_code, 1) << long_run.err;
+  EXPECT_NE(long_run.err.find("generated: 1 tokens"), std::string::npos) << long_run.err;
   run_result closed = run_cli("tokenize -m " + model + " -p 'The jury said' 1</dev/null");  // read-only: EBADF
   EXPECT_EQ(closed.exit_code, 1) << closed.err;
   EXPECT_NE(closed.err.find("error: writing the standard output failed"), std::string::npos) << closed.err;

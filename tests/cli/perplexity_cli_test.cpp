@@ -146,6 +146,25 @@ TEST(cli_perplexity, sighup_sigpipe_and_a_second_ctrl_c_remove_the_partial_file)
   }
 }
 
+// -c 0 takes the model's context (the Brown model's 256), as llama-perplexity takes its training
+// context; 1-3 are still refused.
+TEST(cli_perplexity, ctx_zero_uses_the_models_context) {
+  const std::string path = test::scratch("perplexity-ctx0.txt");
+  std::string text;
+  for (int i = 0; i < 8; ++i) text += kText;  // > 512 tokens: two chunks of 256
+  test::write_text(path, text);
+  const std::string base = "perplexity -m " + quote(test::testdata("models/brown-f32.gguf")) + " -f " + quote(path);
+  auto r = run_cli(base + " -c 0 --chunks 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("2 chunks of 256 tokens"), std::string::npos) << r.err;
+  auto explicit_256 = run_cli(base + " -c 256 --chunks 2");
+  ASSERT_EQ(explicit_256.exit_code, 0) << explicit_256.err;
+  EXPECT_EQ(r.out, explicit_256.out);
+  auto three = run_cli(base + " -c 3");
+  EXPECT_NE(three.exit_code, 0);
+  EXPECT_NE(three.err.find("at least 4 tokens"), std::string::npos) << three.err;
+}
+
 TEST(cli_perplexity, a_short_text_is_refused) {
   const std::string path = test::scratch("perplexity-short.txt");
   test::write_text(path, "The jury said.");

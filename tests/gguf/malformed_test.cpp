@@ -172,6 +172,8 @@ std::vector<malformed_case> cases() {
       {"a type that says fewer bytes than were written",  // F32 -> F16: 32 of w.a's 64 bytes belong to nothing
        [=] { return patched([=](bytes& b) { put_u32(b, tensor(b, "w.a", 2).type, 1); }); },
        "tensor 'w.b': data starts at offset 64, but tensor 'w.a' [offset 0, size 32] ends at 32: the 32 bytes between belong to no tensor"},
+      {"bytes before the first tensor", [=] { return patched([=](bytes& b) { put_u64(b, tensor(b, "w.a", 2).offset, 32); }); },
+       "tensor 'w.a': data starts at offset 32 of the data section, after 32 bytes that belong to no tensor"},
       {"same offset twice", [=] { return patched([=](bytes& b) { put_u64(b, tensor(b, "w.c", 1).offset, 0); }); },
        "overlaps tensor"},
       {"offset past the end", [=] { return patched([=](bytes& b) { put_u64(b, tensor(b, "w.c", 1).offset, 1 << 20); }); },
