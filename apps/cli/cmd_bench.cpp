@@ -89,20 +89,22 @@ std::optional<test_spec> parse_pg(const std::string& s) {
   return test_spec{pp, tg, 0};
 }
 
-// llama-bench's order: the prompt tests, the generation tests, then the combined ones, each over the
-// depths. Errors: a malformed --pg.
+// llama-bench's order: for each depth, the prompt tests, the generation tests, then the combined
+// ones. Errors: a malformed --pg.
 result<std::vector<test_spec>> test_list(const bench_options& o) {
-  std::vector<test_spec> tests;
-  for (int p : o.n_prompt)
-    for (int d : o.n_depth)
-      if (p > 0) tests.push_back({p, 0, d});
-  for (int n : o.n_gen)
-    for (int d : o.n_depth)
-      if (n > 0) tests.push_back({0, n, d});
+  std::vector<test_spec> combined;
   for (const auto& pg : o.pg) {
     const auto t = parse_pg(pg);
     if (!t) return make_error("--pg {}: expected PROMPT,GEN (two positive counts)", pg);
-    for (int d : o.n_depth) tests.push_back({t->n_prompt, t->n_gen, d});
+    combined.push_back(*t);
+  }
+  std::vector<test_spec> tests;
+  for (int d : o.n_depth) {
+    for (int p : o.n_prompt)
+      if (p > 0) tests.push_back({p, 0, d});
+    for (int n : o.n_gen)
+      if (n > 0) tests.push_back({0, n, d});
+    for (const auto& t : combined) tests.push_back({t.n_prompt, t.n_gen, d});
   }
   return tests;
 }

@@ -202,7 +202,8 @@ TEST(bench, cpu_isa_caps_the_kernels_and_is_reported) {
 }
 
 // As llama-bench, -m, -p, -n, -d, -t and --cpu-isa take lists (comma-separated or repeated): every
-// model x threads x instruction set runs every test, the prompt tests first, each over the depths.
+// model x threads x instruction set runs every test: for each depth (outermost, as in llama-bench),
+// the prompt tests first.
 TEST(bench, lists_run_every_configuration) {
   const std::string a = test::testdata("models/stories260K.gguf"), b = test::testdata("models/brown-q8_0.gguf");
   for (const std::string& threads : {std::string("-t 1,2"), std::string("-t 1 -t 2")}) {
@@ -214,7 +215,7 @@ TEST(bench, lists_run_every_configuration) {
     size_t i = 0;
     for (const std::string& model : {a, b})
       for (int t : {1, 2})
-        for (auto [p, n, d] : {std::tuple{8, 0, 0}, {8, 0, 4}, {0, 2, 0}, {0, 2, 4}, {0, 3, 0}, {0, 3, 4}}) {
+        for (auto [p, n, d] : {std::tuple{8, 0, 0}, {0, 2, 0}, {0, 3, 0}, {8, 0, 4}, {0, 2, 4}, {0, 3, 4}}) {
           const auto& x = j[i++];
           EXPECT_EQ(x["model_filename"], model);
           EXPECT_EQ(x["n_threads"], t);
@@ -239,14 +240,14 @@ TEST(bench, lists_run_every_configuration) {
 }
 
 // --pg PP,TG (llama-bench's -pg): a prompt then generated tokens, timed together, t/s over both;
-// after the prompt and generation tests, over the depths. No bandwidth figure: it mixes the two.
+// after each depth's prompt and generation tests. No bandwidth figure: it mixes the two.
 TEST(bench, pg_times_a_prompt_and_its_generation_together) {
   const std::string model = test::testdata("models/stories260K.gguf");
   auto r = run_cli("bench -m " + quote(model) + " -p 0 -n 2 --pg 8,4 --pg 3,1 -d 0,5 -r 2 -t 1 --bandwidth-mib 16 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.size(), 6u);
-  for (auto [i, p, n, d] : {std::tuple{2, 8, 4, 0}, {3, 8, 4, 5}, {4, 3, 1, 0}, {5, 3, 1, 5}}) {
+  for (auto [i, p, n, d] : {std::tuple{1, 8, 4, 0}, {2, 3, 1, 0}, {4, 8, 4, 5}, {5, 3, 1, 5}}) {
     const auto& t = j[size_t(i)];
     EXPECT_EQ(t["n_prompt"], p);
     EXPECT_EQ(t["n_gen"], n);
