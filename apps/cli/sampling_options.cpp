@@ -32,6 +32,9 @@ void sampling_options::add_to(CLI::App* cmd) {
   CLI::Option* bias = cmd->add_option("-l,--logit-bias", logit_bias_, "TOKEN_ID(+|-)BIAS, e.g. 15043+1 or 2-inf; repeatable")
                           ->group("Sampling");
   set_.emplace_back(bias, [](sampler_params&) {});
+  cmd->add_flag("--ignore-eos", ignore_eos_,
+                "never end at an end-of-generation token (EOS, EOT, ...): generate -n tokens, as llama.cpp's --ignore-eos")
+      ->group("Sampling");
   cmd->add_option("-s,--seed", seed_, "random seed (default or -1: random, printed on stderr)")
       ->transform(seed_check(true))
       ->group("Sampling");
@@ -60,6 +63,7 @@ result<sampler_params> sampling_options::resolve(const session& s) const {
     }
     p.logit_bias[int32_t(id)] = bias;
   }
+  if (ignore_eos_) s.forbid_end_of_generation(p);
   if (auto seed = parse_seed(seed_)) {
     p.seed = *seed;
   } else {

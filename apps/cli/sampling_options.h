@@ -22,6 +22,7 @@ class sampling_options {
   sampler_params user_;
   std::string seed_;  // as typed (seed_check): empty or -1 for a random seed
   std::vector<std::string> logit_bias_;
+  bool ignore_eos_ = false;
   // Each option the user may set, with how to copy it from user_ into the result.
   std::vector<std::pair<CLI::Option*, std::function<void(sampler_params&)>>> set_;
 };

@@ -121,6 +121,9 @@ class session {
   // special: control tokens such as <s> as their text (else left out).
   std::string detokenize(std::span<const int32_t> ids, bool special = false) const;
   bool is_end_of_generation(int32_t id) const;
+  // Sets a -inf logit bias on every end-of-generation token (EOS, EOT, ...), as llama.cpp's
+  // --ignore-eos does: generation then ends only by length, a stop string or a full context.
+  void forbid_end_of_generation(sampler_params& p) const;
   // The BOS token when the vocabulary puts one in front of a text (tokenize's add_special).
   std::optional<int32_t> added_bos() const;
   std::unique_ptr<text_stream> make_text_stream() const;

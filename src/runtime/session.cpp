@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <chrono>
+#include <cmath>
 #include <thread>
 #include <filesystem>
 #include <fstream>
@@ -213,6 +214,9 @@ std::string session::detokenize(std::span<const int32_t> ids, bool special) cons
 }
 
 bool session::is_end_of_generation(int32_t id) const { return p_->tok->is_eog(id); }
+void session::forbid_end_of_generation(sampler_params& p) const {
+  for (int32_t id : p_->tok->vocab().eog_ids) p.logit_bias[id] = -INFINITY;
+}
 std::optional<int32_t> session::added_bos() const {
   if (!p_->tok->add_bos() || p_->tok->bos() < 0) return std::nullopt;
   return p_->tok->bos();

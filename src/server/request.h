@@ -22,6 +22,7 @@ struct generation_params {
   int top_logprobs = 0;  // alternatives per token (chat: 0..20, completions: 0..5)
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: a last chunk with usage
+  bool ignore_eos = false;     // llama-server's and vLLM's: end-of-generation tokens are never sampled
 };
 
 struct completion_request {

@@ -29,7 +29,7 @@ const std::set<std::string> common_fields = {
     "model", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "presence_penalty",
     "frequency_penalty", "repeat_penalty", "logit_bias", "logprobs", "n", "stream", "stream_options",
     "user", "metadata", "store", "service_tier", "response_format", "tools", "tool_choice",
-    "parallel_tool_calls", "functions", "function_call", "repetition_penalty"};
+    "parallel_tool_calls", "functions", "function_call", "repetition_penalty", "ignore_eos"};
 // chat_template_kwargs and add_generation_prompt as vLLM and llama-server take them.
 const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs",
                                            "add_generation_prompt", "continue_final_message"};
@@ -138,6 +138,9 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
   GLIA_FIELD(read_stop(obj, p.stop));
   GLIA_FIELD(read_logit_bias(obj, s.logit_bias));
   std::optional<bool> b;
+  GLIA_FIELD(read_bool(obj, "ignore_eos", b));
+  p.ignore_eos = b.value_or(false);
+  b.reset();
   GLIA_FIELD(read_bool(obj, "stream", b));
   p.stream = b.value_or(false);
   if (auto it = obj.find("stream_options"); it != obj.end() && !it->is_null()) {

@@ -143,6 +143,7 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   auto prompt = build_prompt(st, r);
   if (!prompt.ok()) return send_error(res, prompt.error());
   if (!r.params.seed_given) r.params.sampling.seed = std::random_device{}() * 0x100000001ull;
+  if (r.params.ignore_eos) st.sess().forbid_end_of_generation(r.params.sampling);
 
   auto j = std::make_shared<job>();
   j->prompt = std::move(prompt.value());

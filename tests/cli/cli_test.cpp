@@ -68,6 +68,18 @@ TEST(cli, a_failed_write_to_stdout_fails_the_command) {
   EXPECT_NE(closed.err.find("error: writing the standard output failed"), std::string::npos) << closed.err;
 }
 
+// --ignore-eos as llama.cpp's: the end-of-text token (2 here), even biased to the top, is never
+// sampled, so the run generates -n tokens.
+TEST(cli, run_ignore_eos_generates_n_tokens) {
+  const std::string args = "run -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'It was' -n 12 --temp 0 -l 2+100";
+  run_result ends = run_cli(args);
+  ASSERT_EQ(ends.exit_code, 0) << ends.err;
+  EXPECT_NE(ends.err.find("generated: 0 tokens"), std::string::npos) << ends.err;
+  run_result runs = run_cli(args + " --ignore-eos");
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_NE(runs.err.find("generated: 12 tokens"), std::string::npos) << runs.err;
+}
+
 TEST(cli, run_same_seed_same_text) {
   const std::string args = "run -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'It was' -n 24 --temp 0.9 -s 1234";
   run_result a = run_cli(args), b = run_cli(args);

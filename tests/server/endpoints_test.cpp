@@ -295,6 +295,22 @@ TEST_F(ServerEndpoints, LegacyTopLogprobsIncludeTheSampledToken) {
   }
 }
 
+// ignore_eos (llama-server's and vLLM's field): end-of-generation tokens are never sampled, so a
+// reply that the bias would end at once runs to max_tokens.
+TEST_F(ServerEndpoints, IgnoreEosRunsToMaxTokens) {
+  const json body{{"prompt", "The jury said"}, {"max_tokens", 6}, {"temperature", 0}, {"logit_bias", {{"2", 100}}}};
+  auto ends = post(*srv, "/v1/completions", body);
+  ASSERT_EQ(ends.status, 200) << ends.body;
+  EXPECT_EQ(ends.json()["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(ends.json()["usage"]["completion_tokens"], 0);
+  json ignoring = body;
+  ignoring["ignore_eos"] = true;
+  auto runs = post(*srv, "/v1/completions", ignoring);
+  ASSERT_EQ(runs.status, 200) << runs.body;
+  EXPECT_EQ(runs.json()["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(runs.json()["usage"]["completion_tokens"], 6);
+}
+
 // A POST with neither Content-Length nor Transfer-Encoding has an empty body: answered at once (411,
 // or 405 where the path takes GET), not after the HTTP library's 30-second read timeout.
 TEST_F(ServerEndpoints, BodylessPostIsAnsweredAtOnce) {

@@ -37,7 +37,7 @@ TEST(ServerParse, ChatAllFields) {
     "max_completion_tokens":7,"temperature":0,"top_p":0.5,"top_k":3,"min_p":0.1,"seed":-5,
     "stop":["x","y"],"presence_penalty":1.5,"frequency_penalty":-1,"logit_bias":{"12":-100,"7":3.5},
     "logprobs":true,"top_logprobs":3,"n":1,"stream":true,"stream_options":{"include_usage":true},
-    "user":"u","response_format":{"type":"text"}})");
+    "user":"u","response_format":{"type":"text"},"ignore_eos":true})");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const auto& p = r.value().params;
   EXPECT_EQ(r.value().messages[0]["role"], "system");
@@ -52,6 +52,8 @@ TEST(ServerParse, ChatAllFields) {
   EXPECT_EQ(p.top_logprobs, 3);
   EXPECT_TRUE(p.stream);
   EXPECT_TRUE(p.include_usage);
+  EXPECT_TRUE(p.ignore_eos);
+  EXPECT_FALSE(chat(R"({"messages":[{"role":"user","content":"x"}]})").value().params.ignore_eos);
 }
 
 // vLLM's and llama-server's chat extras: template variables (Qwen3's enable_thinking), the
@@ -200,6 +202,7 @@ TEST(ServerParse, RejectsBadRequests) {
       R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})",
       R"({"messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":21})",
       R"({"messages":[{"role":"user","content":"x"}],"stream":"yes"})",
+      R"({"messages":[{"role":"user","content":"x"}],"ignore_eos":1})",
       R"({"messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":{"bogus":true}})",
       R"({"messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":true}})",
       R"({"messages":[{"role":"user","content":"x"}],"frobnicate":1})",
