@@ -506,7 +506,7 @@ command_fn add_bench(CLI::App& app) {
   ints(cmd->add_option("-d,--n-depth", o->n_depth_text, "tokens of context evaluated (not timed) before each test, as llama-bench's -d"))
       ->capture_default_str();
   ints(cmd->add_option("-t,--threads", o->n_threads_text, "threads (0, the default: one per core)"));
-  ints(cmd->add_option("--ub,--ubatch-size", o->n_ubatch_text,
+  ints(cmd->add_option("--ub,--ubatch-size,--ubatch", o->n_ubatch_text,
                        "prompt tokens per forward chunk (default: the largest prompt or depth, at most 512)"));
   cmd->add_option("--pg", o->pg, "PROMPT,GEN: a prompt then generated tokens, timed together (llama-bench's -pg; repeatable)")
       ->expected(1)

@@ -35,8 +35,10 @@ command_fn add_run(CLI::App& app) {
   cmd->callback([prompt, file]() {
     if (prompt->count() == 0 && file->count() == 0) throw CLI::RequiredError("-p or -f");
   });
-  cmd->add_option("--stop", o->stop, "stop generating at this text (never printed); repeatable")->take_all();
-  cmd->add_option("-n,--n-predict", o->n_predict, "tokens to generate (-1: until the model ends its text or the context is full)")
+  cmd->add_option("--stop,-r,--reverse-prompt", o->stop,
+                  "stop generating at this text (never printed; matched in the printed text, which control tokens are not "
+                  "part of); repeatable")->take_all();
+  cmd->add_option("-n,--n-predict,--predict", o->n_predict, "tokens to generate (-1: until the model ends its text or the context is full)")
       ->check(CLI::Range(-1, 1 << 24))->capture_default_str();
   cmd->add_flag("!--no-parse-special", o->parse_special,
                 "read special-token text in the prompt (\"<|eot_id|>\") as plain text; by default it is the token, as in llama-cli");

@@ -55,7 +55,7 @@ inline void add_session_options(CLI::App* cmd, session_options& o) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda", "ref"}))
       ->capture_default_str();
   add_cpu_isa_option(cmd, o.cpu_isa);
-  cmd->add_option("-b,--ubatch", o.n_ubatch, "tokens per forward chunk during prompt processing")
+  cmd->add_option("-b,--ubatch,--ubatch-size", o.n_ubatch, "tokens per forward chunk during prompt processing")
       ->check(CLI::Range(1, 65536))->capture_default_str();
   cmd->add_flag("!--no-mmap", o.use_mmap, "read the model into memory instead of mapping it");
   cmd->add_flag("!--no-repack", o.repack_weights,

@@ -11,7 +11,7 @@ void draft_options::add_to(CLI::App* cmd) {
                   "draft model for speculative decoding: a smaller model with the same vocabulary proposes tokens that "
                   "this one checks in one pass (the text is the same as without it)")
       ->check(CLI::ExistingPath);
-  cmd->add_option("--draft-max,--draft", n_max, "most tokens the draft model proposes at a time (0: no speculative decoding)")
+  cmd->add_option("--draft-max,--draft,--draft-n", n_max, "most tokens the draft model proposes at a time (0: no speculative decoding)")
       ->check(CLI::Range(0, 256))->capture_default_str();
   cmd->add_option("--draft-min", n_min, "fewest proposed tokens worth checking (a shorter proposal is dropped)")
       ->check(CLI::Range(0, 256))->capture_default_str();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "decimal_numbers.h"
 #include "llama_cpp_flags.h"
 
 namespace {
@@ -44,6 +45,9 @@ int main(int argc, char** argv) {
   CLI::App app{"glia: run Llama-family language models locally (GGUF files or Hugging Face checkpoint folders)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "glia 0.1.0");
+  // As in llama.cpp, an option given twice takes its last value (scripts append overrides); options
+  // that collect values (--stop, -l, lists) keep them all.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::map<CLI::App*, glia::cli::command_fn> commands;
   auto add = [&](glia::cli::command_fn (*reg)(CLI::App&)) {
     size_t before = app.get_subcommands({}).size();
@@ -62,8 +66,9 @@ int main(int argc, char** argv) {
   add(glia::cli::add_tokenize);
   add(glia::cli::add_detokenize);
   add(glia::cli::add_serve);
+  glia::cli::make_numbers_decimal(app);
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (glia::status t = glia::cli::translate_llama_cpp_flags(args); !t) {
+  if (glia::status t = glia::cli::translate_llama_cpp_flags(app, args); !t) {
     fmt::print(stderr, "error: {}\n", t.message());
     return 1;
   }

@@ -61,14 +61,16 @@ result<sampler_params> sampling_options::resolve(const session& s) const {
       bias = std::strtof(value.c_str(), &end);
       if (*end != '\0' || !std::isfinite(bias)) return make_error("--logit-bias '{}': '{}' is not a number", item, value);
     }
-    p.logit_bias[int32_t(id)] = bias;
+    // A token biased twice gets both, as in llama.cpp (a ban stays a ban).
+    float& b = p.logit_bias[int32_t(id)];
+    b = b == -INFINITY || bias == -INFINITY ? -INFINITY : b + bias;
   }
   if (ignore_eos_) s.forbid_end_of_generation(p);
   if (auto seed = parse_seed(seed_)) {
     p.seed = *seed;
   } else {
     p.seed = (uint64_t(std::random_device{}()) << 32) | std::random_device{}();
-    if (p.temperature > 0) fmt::print(stderr, "seed: {}\n", p.seed);
+    if (draws_at_random(p)) fmt::print(stderr, "seed: {}\n", p.seed);
   }
   GLIA_TRY(validate(p));
   return p;

@@ -10,6 +10,10 @@ bool in_range(double v, double lo, double hi) { return std::isfinite(v) && v >= 
 
 }  // namespace
 
+bool draws_at_random(const sampler_params& p) {
+  return p.temperature > 0.0f || (p.xtc_probability > 0.0f && p.xtc_threshold <= 0.5f);
+}
+
 status validate(const sampler_params& p) {
   constexpr double big = std::numeric_limits<float>::max();
   if (!in_range(p.temperature, 0.0, big)) return make_error("temperature {} is not a finite number >= 0", p.temperature);

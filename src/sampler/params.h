@@ -47,6 +47,10 @@ struct sampler_params {
 // (The sampler itself never fails: out-of-range values just switch a stage off or are clamped.)
 status validate(const sampler_params& p);
 
+// Whether the seed decides anything: a temperature above 0, or XTC (which also runs before a
+// greedy pick).
+bool draws_at_random(const sampler_params& p);
+
 // A model's metadata as seen by the sampler layer (which may not depend on the GGUF reader): the
 // numeric value of a key, or nullopt when absent or not a number.
 using metadata_lookup = std::function<std::optional<double>(std::string_view key)>;

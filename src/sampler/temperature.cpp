@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "sampler/stages.h"
 
 namespace glia {
@@ -8,9 +10,10 @@ class temperature_stage final : public sampler_stage {
   explicit temperature_stage(float t) : t_(t) {}
   void apply(candidate_list& c) override {
     if (c.empty()) return;
-    if (t_ <= 0.0f) {
-      // The limit t -> 0 puts all mass on the top token.
-      const candidate top = *c.best();
+    const candidate top = *c.best();
+    // The limit t -> 0 puts all mass on the top token; so does a t so small that the top logit over
+    // it overflows (1e-38: inf - inf would make every weight NaN).
+    if (t_ <= 0.0f || (std::isfinite(top.logit) && !std::isfinite(top.logit / t_))) {
       c.items().assign(1, top);
       return;
     }

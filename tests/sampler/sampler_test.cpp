@@ -154,6 +154,17 @@ TEST(draw, temperature_sharpens_as_a_power_of_the_probabilities) {
   EXPECT_LT(chi_square(histogram(s, logits_from_probs(probs), 20000), want), 18.47);
 }
 
+// A temperature so small that the top logit over it overflows float is the t -> 0 limit, greedy (it
+// made every weight NaN, and the draw fell through to the least likely candidate).
+TEST(draw, a_vanishing_temperature_is_greedy) {
+  const std::vector<float> logits = {1.0f, 3.0f, 2.0f, -4.0f};
+  for (float t : {1e-38f, 1e-45f}) {
+    sampler s(plain(t, 7));
+    const auto counts = histogram(s, logits, 200);
+    EXPECT_EQ(counts[1], 200) << t;
+  }
+}
+
 TEST(draw, default_chain_truncates_then_tempers) {
   // Defaults: top-k 40 (no effect), top-p 0.95: running mass 0.5, 0.75, 0.87, 0.93, 0.97 keeps five;
   // min-p 0.05 (cut 0.05 * 0.5 / 0.97) keeps them; temperature 0.8: q^(1/0.8), renormalised.

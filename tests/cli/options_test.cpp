@@ -1,0 +1,112 @@
+// How the command line is read, as a llama.cpp user types it: numbers in decimal (zero-padded
+// ones too), an option given twice takes its last value, llama.cpp's multi-letter flags are
+// translated only where an option goes (never in the value of -p or --stop).
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "cli_runner.h"
+#include "test_support.h"
+
+namespace glia {
+namespace {
+
+using test::quote;
+using test::run_cli;
+
+std::string brown() { return quote(test::testdata("models/brown-q8_0.gguf")); }
+
+int generated(const std::string& err) {
+  std::smatch m;
+  return std::regex_search(err, m, std::regex(R"(generated: (\d+) tokens)")) ? std::stoi(m[1]) : -1;
+}
+
+std::string ids(const std::string& prompt) {
+  auto r = run_cli("tokenize -m " + brown() + " --ids-only -p " + quote(prompt));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
+}
+
+TEST(cli_options, integers_are_decimal) {
+  const std::string run = "run -m " + brown() + " -p 'The jury' --temp 0 -n ";
+  auto padded = run_cli(run + "010");
+  ASSERT_EQ(padded.exit_code, 0) << padded.err;
+  EXPECT_EQ(generated(padded.err), 10);  // not octal 8
+  auto eight = run_cli(run + "08");
+  ASSERT_EQ(eight.exit_code, 0) << eight.err;
+  EXPECT_EQ(generated(eight.err), 8);
+  EXPECT_EQ(generated(run_cli(run + "+3").err), 3);
+  for (const char* bad : {"0x10", "''", "1e2", "-", "12abc"}) {
+    auto r = run_cli(run + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("--n-predict"), std::string::npos) << bad << ": " << r.err;
+  }
+  auto hex = run_cli(run + "0x10");
+  EXPECT_NE(hex.err.find("'0x10' is not a decimal integer"), std::string::npos) << hex.err;
+}
+
+// An empty value (an unset shell variable) is refused rather than read as 0 (greedy, top-p 0).
+TEST(cli_options, an_empty_number_is_refused) {
+  for (const char* opt : {"--temp", "--top-p", "--top-k", "-c"}) {
+    auto r = run_cli("run -m " + brown() + " -p x -n 2 " + opt + " ''");
+    EXPECT_NE(r.exit_code, 0) << opt;
+    EXPECT_NE(r.err.find("a number is required"), std::string::npos) << opt << ": " << r.err;
+  }
+}
+
+TEST(cli_options, the_last_of_a_repeated_option_wins) {
+  auto r = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 -n 30 -n 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(generated(r.err), 3);
+  // Options that collect keep every value: both biases apply (llama.cpp adds them; a ban stays).
+  auto banned = run_cli("run -m " + brown() + " -p 'It was' --temp 0 -n 4 -l 2+100 -l 2-inf -l 2+5");
+  ASSERT_EQ(banned.exit_code, 0) << banned.err;
+  EXPECT_EQ(generated(banned.err), 4);
+  auto summed = run_cli("run -m " + brown() + " -p 'It was' --temp 0 -n 4 -l 2+60 -l 2+60");
+  ASSERT_EQ(summed.exit_code, 0) << summed.err;
+  EXPECT_EQ(generated(summed.err), 0);  // +120 on the end-of-text token: it ends at once
+}
+
+// "-md" as the text of -p is text; in an option's place it is --model-draft, and -ngl is refused
+// with what to do instead, in its long forms too.
+TEST(cli_options, llama_cpp_flags_only_where_an_option_goes) {
+  EXPECT_NE(ids("-md"), ids("--model-draft"));
+  EXPECT_NE(ids("-sys"), ids("--system"));
+  auto fa = run_cli("tokenize -m " + brown() + " --ids-only -p -fa");
+  EXPECT_EQ(fa.exit_code, 0) << fa.err;
+  auto stop = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 -n 3 --stop -ngl");
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  for (const char* flag : {"-ngl 99", "--n-gpu-layers 99", "--n-gpu-layers=99", "--flash-attn", "-ctk q8_0"}) {
+    auto r = run_cli("run -m " + brown() + " -p x " + flag);
+    EXPECT_EQ(r.exit_code, 1) << flag;
+    EXPECT_NE(r.err.find("is llama.cpp's option, not glia's"), std::string::npos) << flag << ": " << r.err;
+  }
+  // llama-bench's -ub, which bench spells --ub: translated to a name bench knows.
+  auto ub = run_cli("bench -m " + brown() + " -ub 4 -p 8 -n 0 -r 1 -t 1 --bandwidth-mib 16 --json");
+  EXPECT_EQ(ub.exit_code, 0) << ub.err;
+  EXPECT_NE(ub.out.find("\"n_ubatch\": 4"), std::string::npos) << ub.out;
+}
+
+// llama.cpp's other spellings: -r/--reverse-prompt for --stop, --predict, --draft-n.
+TEST(cli_options, llama_cpp_long_spellings) {
+  auto r = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 --predict 30 -r ' of'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto stop = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 -n 30 --stop ' of'");
+  ASSERT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_EQ(r.out, stop.out);
+  EXPECT_EQ(generated(r.err), generated(stop.err));
+  EXPECT_LT(generated(r.err), 30);
+}
+
+// XTC draws at random even with --temp 0: the seed it drew is printed so that the run can be repeated.
+TEST(cli_options, the_seed_is_printed_when_xtc_draws) {
+  auto r = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 -n 4 --xtc-probability 0.5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("seed: "), std::string::npos) << r.err;
+  auto greedy = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 -n 4");
+  EXPECT_EQ(greedy.err.find("seed: "), std::string::npos) << greedy.err;
+}
+
+}  // namespace
+}  // namespace glia
