@@ -166,6 +166,12 @@ command_fn add_chat(CLI::App& app) {
         fmt::print(stderr, "error: {}\n", ids.message());
         return 1;
       }
+      if (ids->empty()) {
+        fmt::print(stderr, "error: the chat template rendered nothing for this message; it is skipped\n");
+        messages.erase(messages.end() - 1);
+        unanswered = true;
+        continue;
+      }
       if (int64_t(ids->size()) >= sess.n_ctx()) {
         fmt::print(stderr, "context full: the conversation needs {} tokens and the context holds {}; /clear to start over or use a larger -c\n",
                    ids->size(), sess.n_ctx());
@@ -181,7 +187,7 @@ command_fn add_chat(CLI::App& app) {
         answer += text;
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fflush(stdout);
-        return true;
+        return !std::ferror(stdout);  // a failed write ends the chat (main reports it)
       }, &st);
       g_generating = false;
       std::fputs("\n", stdout);
@@ -196,6 +202,7 @@ command_fn add_chat(CLI::App& app) {
         fmt::print(stderr, "error: {}\n", r.message());
         return 1;
       }
+      if (std::ferror(stdout)) break;
       if (st.reason == stop_reason::cancelled) fmt::print(stderr, "(stopped)\n");
       if (st.reason == stop_reason::context_full)
         fmt::print(stderr, "context full: the answer was cut at {} tokens; /clear to start over or use a larger -c\n", sess.n_ctx());

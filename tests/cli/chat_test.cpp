@@ -134,6 +134,21 @@ TEST(chat, a_message_the_template_refuses_is_skipped_and_the_exit_code_says_so) 
   EXPECT_EQ(turn_stats(c.err).size(), 1u) << c.err;  // "Hello" was answered
 }
 
+// A message for which the template renders nothing is skipped like a refused one (it ended the
+// whole chat with "empty prompt").
+TEST(chat, a_message_rendered_as_nothing_is_skipped) {
+  const std::string path = brown_with_template("empty-template", "{% if messages|length > 1 %}{{ messages[-1].content }}{% endif %}");
+  child c({test::cli_path(), "chat", "-m", path, "--temp", "0", "-n", "2", "--verbose"});
+  c.write("first\nsecond\n/exit\n");
+  EXPECT_EQ(c.wait_exit(30000), 1) << c.err;
+  // Both messages were read: "first" was dropped, so "second" alone renders nothing again.
+  const std::string msg = "the chat template rendered nothing for this message";
+  const size_t at = c.err.find(msg);
+  ASSERT_NE(at, std::string::npos) << c.err;
+  EXPECT_NE(c.err.find(msg, at + 1), std::string::npos) << c.err;
+  EXPECT_EQ(turn_stats(c.err).size(), 0u) << c.err;
+}
+
 TEST(chat, clear_forgets_the_conversation) {
   child c({test::cli_path(), "chat", "-m", brown_with_template(), "--temp", "0", "-n", "4", "--verbose"});
   c.write("One\n/clear\nOne\n");

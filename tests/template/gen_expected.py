@@ -450,6 +450,16 @@ CASES = [
         "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85 ' \" \\"]}),
     ("str_predicates_unicode", r"{% for c in x %}{{ c.isalpha()|int }}{{ c.isdigit()|int }}{{ c.isdecimal()|int }}{{ c.isspace()|int }}{{ c.isupper()|int }}{{ c.islower()|int }} {% endfor %}",
      {"x": ["\u00e9", "\u0660", "\u0966", "\uff10", "\u4e00", "\u3042", "\u01c5", "\u0391", "\u03c9", "\u0431", "\u2160", "\u00a0", "\u3000", "\u2028", "\u0301", "_", "\U0001d400", "\u05d0"]}),
+    ("str_case_unicode", r"{% for c in x %}{{ c.upper() }}{{ c.lower() }}{{ c.title() }}{{ c.capitalize() }}{{ c|upper }}{{ c|title }} {% endfor %}{{ 'ǆemal ıstanbul ǉubljana'.title() }} {{ 'ǆ'.capitalize() }}",
+     {"x": ["\u0131", "\u017f", "\u03ac", "\uff21", "\uff41", "\u01c6", "\u01c4", "\u01c5", "\u1e00", "\u00e7", "\u0451", "\u03a3", "\u0434", "\u00b5"]}),
+    ("str_isnumeric_unicode", r"{% for c in x %}{{ c.isnumeric()|int }}{{ c.isdecimal()|int }}{% endfor %}",
+     {"x": ["\u00bd", "\u216b", "\u00b2", "\u2460", "7", "a", "\u0660"]}),
+    # map/select/reject over a falsy value give nothing (message.tool_calls may be None); subscripts
+    # of None or a number are undefined, as the sandbox's getitem/getattr make them.
+    ("filter_seq_on_falsy", r"{{ none|map(attribute='x')|list }} {{ none|select|list }} {{ none|reject('none')|list }} {{ none|selectattr('x')|list }} {{ none|rejectattr('x')|list }} {{ ''|map('upper')|list }} {{ 0|select|list }} [{{ none|map(attribute='x')|join(',') }}]", None),
+    ("subscript_of_none", r"[{{ n['a'] }}] [{{ n.x }}] [{{ five[0] }}] [{{ five.x }}] [{{ n[0] is defined }}]", {"n": None, "five": 5}),
+    ("err_attr_of_undefined_attr", r"{{ n.x.y is defined }}", {"n": None}),
+    ("err_slice_of_none", r"{{ n[1:] }}", {"n": None}),
     # ---- known gaps (listed in diff_test.cpp): rarely used features glia does not implement
     ("gap_filesizeformat_urlencode", r"{{ 1234567|filesizeformat }} {{ 'a b'|urlencode }}", None),
     ("gap_slice_filter", r"{{ range(7)|slice(3)|list }} {{ range(7)|slice(3, 0)|list }}", None),

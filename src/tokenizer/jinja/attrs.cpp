@@ -214,7 +214,8 @@ result<value> str_method(interpreter& in, const std::string& self, const std::st
     if (at < 0 && (m == "index" || m == "rindex")) return make_error("ValueError: substring not found");
     return value::integer(at);
   }
-  if (m == "isdigit" || m == "isnumeric" || m == "isdecimal") return all_chars(self, ustr::is_digit);
+  if (m == "isdigit" || m == "isdecimal") return all_chars(self, ustr::is_digit);
+  if (m == "isnumeric") return all_chars(self, ustr::is_numeric);
   if (m == "isalpha") return all_chars(self, ustr::is_alpha);
   if (m == "isalnum") return all_chars(self, [](uint32_t c) { return ustr::is_alpha(c) || ustr::is_digit(c); });
   if (m == "isspace") return all_chars(self, ustr::is_space);

@@ -20,7 +20,11 @@ result<json> chat_variables(const chat_inputs& in) {
   vars["tools"] = in.tools;
   vars["documents"] = nullptr;
   vars["add_generation_prompt"] = in.add_generation_prompt;
-  for (const auto& [name, text] : in.tokens) vars[name] = text ? json(*text) : json(nullptr);
+  // transformers passes tokenizer.special_tokens_map, which holds only the tokens that are set: a
+  // null bos_token (Qwen's tokenizer_config) leaves `bos_token` undefined, so "{{ bos_token }}"
+  // renders nothing rather than "None".
+  for (const auto& [name, text] : in.tokens)
+    if (text) vars[name] = *text;
   for (const auto& [k, v] : in.extra.items()) vars[k] = v;
   return vars;
 }

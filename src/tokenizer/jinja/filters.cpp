@@ -143,6 +143,9 @@ result<value> f_join(interpreter& in, const value& v, call_args& a) {
 }
 
 result<value> f_map(interpreter& in, const value& v, call_args& a) {
+  // Jinja2's do_map starts with `if value:`, so a falsy value (None, 0, "") maps to nothing, its
+  // arguments unchecked (message.tool_calls|map(...) where tool_calls is None).
+  if (!truthy(v)) return generator({});
   GLIA_ASSIGN(std::vector<value> items, iterate(v));
   GLIA_TRY(in.tick(items.size()));
   std::vector<value> out;
@@ -175,6 +178,7 @@ result<value> f_map(interpreter& in, const value& v, call_args& a) {
 
 // select/reject(test, *args) and selectattr/rejectattr(attr, test, *args).
 result<value> f_select(interpreter& in, const value& v, call_args& a, bool by_attr, bool keep_when) {
+  if (!truthy(v)) return generator({});  // as map: Jinja2's select_or_reject starts with `if value:`
   GLIA_ASSIGN(std::vector<value> items, iterate(v));
   GLIA_TRY(in.tick(items.size()));
   size_t next = 0;

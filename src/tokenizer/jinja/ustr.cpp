@@ -91,63 +91,39 @@ bool is_space(uint32_t cp) {
          cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
-// Case pairs of the common alphabets (ASCII, Latin-1, Latin Extended-A, Greek, Cyrillic). Other
-// scripts are left as they are.
+// Unicode's simple case mappings (utf8proc: the same database Python reads). Python's str.upper()
+// also applies the few one-to-many mappings of SpecialCasing (German sharp s -> "SS", ligatures)
+// and lower()'s final-sigma rule; those are left out.
 uint32_t to_upper(uint32_t cp) {
-  if (cp >= 'a' && cp <= 'z') return cp - 32;
-  if (cp < 0x80) return cp;
-  if (cp == 0xB5) return 0x39C;
-  if (cp >= 0xE0 && cp <= 0xFE && cp != 0xF7) return cp - 32;
-  if (cp == 0xFF) return 0x178;
-  if (cp >= 0x100 && cp <= 0x17F) {
-    const bool odd_lower = (cp >= 0x100 && cp <= 0x137) || (cp >= 0x14A && cp <= 0x177);
-    const bool even_lower = (cp >= 0x139 && cp <= 0x148) || (cp >= 0x179 && cp <= 0x17E);
-    if (odd_lower && (cp & 1)) return cp - 1;
-    if (even_lower && !(cp & 1)) return cp - 1;
-    if (cp == 0x131) return 'I';
-    return cp;
-  }
-  if (cp >= 0x3B1 && cp <= 0x3C9 && cp != 0x3C2) return cp - 32;
-  if (cp == 0x3C2) return 0x3A3;
-  if (cp >= 0x430 && cp <= 0x44F) return cp - 32;
-  if (cp >= 0x450 && cp <= 0x45F) return cp - 80;
-  return cp;
+  if (cp < 0x80) return cp >= 'a' && cp <= 'z' ? cp - 32 : cp;
+  return cp > 0x10FFFF ? cp : uint32_t(utf8proc_toupper(utf8proc_int32_t(cp)));
 }
 
 uint32_t to_lower(uint32_t cp) {
-  if (cp >= 'A' && cp <= 'Z') return cp + 32;
-  if (cp < 0x80) return cp;
-  if (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) return cp + 32;
-  if (cp == 0x178) return 0xFF;
-  if (cp >= 0x100 && cp <= 0x17F) {
-    const bool even_upper = (cp >= 0x100 && cp <= 0x137) || (cp >= 0x14A && cp <= 0x177);
-    const bool odd_upper = (cp >= 0x139 && cp <= 0x148) || (cp >= 0x179 && cp <= 0x17E);
-    if (even_upper && !(cp & 1)) return cp == 0x130 ? 'i' : cp + 1;
-    if (odd_upper && (cp & 1)) return cp + 1;
-    return cp;
-  }
-  if (cp >= 0x391 && cp <= 0x3A9 && cp != 0x3A2) return cp + 32;
-  if (cp >= 0x410 && cp <= 0x42F) return cp + 32;
-  if (cp >= 0x400 && cp <= 0x40F) return cp + 80;
-  return cp;
+  if (cp < 0x80) return cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;
+  return cp > 0x10FFFF ? cp : uint32_t(utf8proc_tolower(utf8proc_int32_t(cp)));
+}
+
+// Python's capitalize() and title() start a word in titlecase (U+01C6 -> U+01C5, not U+01C4).
+uint32_t to_title(uint32_t cp) {
+  if (cp < 0x80) return to_upper(cp);
+  return cp > 0x10FFFF ? cp : uint32_t(utf8proc_totitle(utf8proc_int32_t(cp)));
 }
 
 // Python's isupper/islower read the Uppercase/Lowercase properties: letters of category Lu/Ll, plus
 // characters with a case mapping such as Roman numerals and circled letters.
 bool is_cased_upper(uint32_t cp) {
-  if (to_lower(cp) != cp) return true;
-  if (cp < 0x80 || cp > 0x10FFFF) return false;
+  if (cp < 0x80) return cp >= 'A' && cp <= 'Z';
+  if (cp > 0x10FFFF) return false;
   const auto cat = utf8proc_category(utf8proc_int32_t(cp));
   // Titlecase letters (Lt, e.g. U+01C5) are cased but neither upper nor lower.
-  return cat == UTF8PROC_CATEGORY_LU ||
-         (cat != UTF8PROC_CATEGORY_LT && uint32_t(utf8proc_tolower(utf8proc_int32_t(cp))) != cp);
+  return cat == UTF8PROC_CATEGORY_LU || (cat != UTF8PROC_CATEGORY_LT && to_lower(cp) != cp);
 }
 bool is_cased_lower(uint32_t cp) {
-  if (to_upper(cp) != cp || cp == 0xDF) return true;
-  if (cp < 0x80 || cp > 0x10FFFF) return false;
+  if (cp < 0x80) return cp >= 'a' && cp <= 'z';
+  if (cp > 0x10FFFF) return false;
   const auto cat = utf8proc_category(utf8proc_int32_t(cp));
-  return cat == UTF8PROC_CATEGORY_LL ||
-         (cat != UTF8PROC_CATEGORY_LT && uint32_t(utf8proc_toupper(utf8proc_int32_t(cp))) != cp);
+  return cat == UTF8PROC_CATEGORY_LL || (cat != UTF8PROC_CATEGORY_LT && to_upper(cp) != cp);
 }
 
 // Python's str predicates read the Unicode database; utf8proc's categories are the same data.
@@ -168,6 +144,15 @@ bool is_alpha(uint32_t cp) {
 bool is_digit(uint32_t cp) {
   if (cp < 0x80) return cp >= '0' && cp <= '9';
   return cp <= 0x10FFFF && utf8proc_category(utf8proc_int32_t(cp)) == UTF8PROC_CATEGORY_ND;
+}
+
+// str.isnumeric: the categories Nd, Nl and No (Roman numerals, fractions, superscripts). Python
+// also counts CJK ideographs with a numeric value (Lo); utf8proc has no numeric property for those.
+bool is_numeric(uint32_t cp) {
+  if (cp < 0x80) return cp >= '0' && cp <= '9';
+  if (cp > 0x10FFFF) return false;
+  const auto cat = utf8proc_category(utf8proc_int32_t(cp));
+  return cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL || cat == UTF8PROC_CATEGORY_NO;
 }
 
 // str.isprintable, which repr() uses to decide what to escape: everything but the categories
@@ -212,7 +197,7 @@ std::string lower(std::string_view s) { return map_chars(s, to_lower); }
 std::string capitalize(std::string_view s) {
   bool first = true;
   return map_chars(s, [&](uint32_t cp) {
-    uint32_t r = first ? to_upper(cp) : to_lower(cp);
+    uint32_t r = first ? to_title(cp) : to_lower(cp);
     first = false;
     return r;
   });
@@ -222,7 +207,7 @@ std::string title(std::string_view s) {
   bool prev_cased = false;
   return map_chars(s, [&](uint32_t cp) {
     const bool cased = is_cased_upper(cp) || is_cased_lower(cp);
-    uint32_t r = cased ? (prev_cased ? to_lower(cp) : to_upper(cp)) : cp;
+    uint32_t r = cased ? (prev_cased ? to_lower(cp) : to_title(cp)) : cp;
     prev_cased = cased;
     return r;
   });

@@ -24,10 +24,12 @@ std::vector<std::string> chars(std::string_view s);
 bool is_space(uint32_t cp);
 uint32_t to_upper(uint32_t cp);
 uint32_t to_lower(uint32_t cp);
+uint32_t to_title(uint32_t cp);
 bool is_cased_upper(uint32_t cp);
 bool is_cased_lower(uint32_t cp);
 bool is_alpha(uint32_t cp);
 bool is_digit(uint32_t cp);
+bool is_numeric(uint32_t cp);
 // Python's str.isprintable() for one code point (what repr() leaves unescaped).
 bool is_printable(uint32_t cp);
 
