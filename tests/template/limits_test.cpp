@@ -98,6 +98,23 @@ TEST(template_limits, budgets_are_configurable) {
   EXPECT_FALSE(test::render_fixed_clock(src, jinja::json::object(), tiny_template).is_ok());
 }
 
+// Gemma 4's own template rescans the earlier messages for each one (about 4 n^2 steps for n
+// messages): a long conversation still renders, as the step budget of a chat grows with the square
+// of its length (1500 messages went past the flat 5M steps); a hostile loop still stops.
+TEST(template_limits, a_long_conversation_renders_with_a_quadratic_template) {
+  jinja::chat_inputs in;
+  for (int i = 0; i < 1500; ++i)
+    in.messages.push_back({{"role", i % 2 ? "assistant" : "user"}, {"content", "message " + std::to_string(i)}});
+  in.tokens = {{"bos_token", "<bos>"}};
+  auto rendered = jinja::render_chat(test::read_text(test::testdata("chat_templates/templates/google-gemma-4-31B-it.jinja")), in);
+  ASSERT_TRUE(rendered.is_ok()) << rendered.message();
+  EXPECT_NE(rendered->find("message 1499"), std::string::npos);
+  in.messages = jinja::json::array({{{"role", "user"}, {"content", "x"}}});
+  auto hostile = jinja::render_chat("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", in);
+  ASSERT_FALSE(hostile.is_ok());
+  EXPECT_NE(hostile.message().find("steps"), std::string::npos) << hostile.message();
+}
+
 TEST(template_limits, deep_json_input_is_refused) {
   jinja::json deep = jinja::json::array();
   for (int i = 0; i < 1000; ++i) deep = jinja::json::array({deep});

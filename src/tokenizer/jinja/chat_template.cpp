@@ -31,7 +31,13 @@ result<json> chat_variables(const chat_inputs& in) {
 
 result<std::string> render_chat(const compiled_template& t, const chat_inputs& in) {
   GLIA_ASSIGN(json vars, chat_variables(in));
-  return t.render(vars, in.options);
+  // Some real templates rescan the earlier messages for each one (Gemma 4's: ~4 n^2 steps), so the
+  // step budget grows with the square of the conversation, up to 4000 messages (~130M steps, a
+  // few seconds); past that, and for anything worse than quadratic, the default budget holds.
+  render_options opts = in.options;
+  const uint64_t n = std::min<uint64_t>(in.messages.size(), 4000);
+  opts.limits.max_steps = std::max(opts.limits.max_steps, opts.limits.max_steps + 8 * n * n);
+  return t.render(vars, opts);
 }
 
 result<std::string> render_chat(std::string_view template_source, const chat_inputs& in) {

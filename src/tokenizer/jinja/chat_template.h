@@ -19,8 +19,8 @@ class file;
 
 namespace jinja {
 
-// Special tokens by variable name ("bos_token", "eos_token", ...). nullopt is Python's None (Qwen's
-// tokenizer_config has "bos_token": null).
+// Special tokens by variable name ("bos_token", "eos_token", ...). nullopt: the tokenizer leaves it
+// unset (Qwen's tokenizer_config has "bos_token": null), and the variable stays undefined.
 using special_tokens = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
 struct chat_inputs {
