@@ -2,6 +2,7 @@
 // CLI takes the folder wherever it takes a model, and a folder that is not a usable checkpoint is
 // refused with a message that names the file and the key or tensor at fault.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -197,6 +198,33 @@ TEST(hf_checkpoint, folder_problems_are_named) {
   fs::create_directory(dir + "/tokenizer.json");
   expect_error("tokenizer.json: not a regular file");
   fs::remove(dir + "/tokenizer.json");
+  // A side file or the shard index as a broken link is no more absent than config.json is: a
+  // missing generation_config.json would change the sampling defaults without a word.
+  for (const char* side : {"tokenizer.json", "generation_config.json", "model.safetensors.index.json"}) {
+    fresh();
+    fs::remove(dir + "/" + std::string(side));
+    // The index counts where there is no model.safetensors (else the shards are globbed without it).
+    if (std::string(side).starts_with("model.")) fs::rename(dir + "/model.safetensors", dir + "/model-00001-of-00001.safetensors");
+    fs::create_symlink("../blobs/deleted", dir + "/" + std::string(side));
+    expect_error(std::string(side) + ": a broken symbolic link");
+    fs::remove(dir + "/" + std::string(side));
+  }
+
+  // Without mmap the weights are read: a pipe would block for ever, /dev/zero fill the memory.
+  for (const bool fifo : {true, false}) {
+    fresh();
+    fs::remove(dir + "/model.safetensors");
+    if (fifo) ASSERT_EQ(::mkfifo((dir + "/model.safetensors").c_str(), 0600), 0);
+    else fs::create_symlink("/dev/zero", dir + "/model.safetensors");
+    for (const bool mmap : {true, false}) {
+      load_options lo;
+      lo.use_mmap = mmap;
+      auto m = load_model(dir, lo);
+      ASSERT_FALSE(m.is_ok());
+      EXPECT_NE(m.message().find("model.safetensors: not a regular file"), std::string::npos) << m.message();
+    }
+    fs::remove(dir + "/model.safetensors");
+  }
 
   fresh();
   write_text(dir + "/config.json", "{ not json");

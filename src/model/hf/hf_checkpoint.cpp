@@ -32,6 +32,10 @@ struct checkpoint_data {
 
 // Messages name the file alone: the folder's path starts the message already.
 result<std::string> read_text(const fs::path& p) {
+  // read_whole_file would wait on a pipe for ever, or read a device until memory runs out (the
+  // shards of --no-mmap come here; mapping refuses them itself).
+  std::error_code ec;
+  if (fs::exists(p, ec) && !fs::is_regular_file(p, ec)) return make_error("{}: not a regular file", p.filename().string());
   auto text = read_whole_file(p.string());
   if (!text && text.message().starts_with(p.string() + ": "))
     return make_error("{}: {}", p.filename().string(), text.message().substr(p.string().size() + 2));
@@ -43,13 +47,26 @@ bool has_file(const fs::path& p) {
   return fs::is_regular_file(p, ec);
 }
 
+// For a file that may be absent: a name that is there but is no regular file (a folder, a pipe, a
+// broken link: a deleted blob of the Hugging Face cache) is an error, not the file missing.
+status absent_or_regular(const fs::path& p) {
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(p, ec);
+  if (ec || link.type() == fs::file_type::not_found || has_file(p)) return {};
+  if (fs::is_symlink(link) && !fs::exists(p, ec))
+    return make_error("{}: a broken symbolic link (a deleted blob of the Hugging Face cache?)", p.filename().string());
+  return make_error("{}: not a regular file", p.filename().string());
+}
+
 // The weight files, in transformers' order of preference: model.safetensors, else the files
 // model.safetensors.index.json's weight_map names, else every model*.safetensors (as llama.cpp's
 // converter globs them: other *.safetensors, such as Mistral's consolidated.safetensors, hold the
 // same weights in another layout).
 result<std::vector<fs::path>> shard_paths(const fs::path& dir, json& weight_map) {
+  GLIA_TRY(absent_or_regular(dir / "model.safetensors"));
   if (has_file(dir / "model.safetensors")) return std::vector<fs::path>{dir / "model.safetensors"};
   const fs::path index_path = dir / "model.safetensors.index.json";
+  GLIA_TRY(absent_or_regular(index_path));
   if (has_file(index_path)) {
     GLIA_ASSIGN(const std::string text, read_text(index_path));
     GLIA_ASSIGN(const json index, parse_json_file(text, "model.safetensors.index.json"));
@@ -300,11 +317,8 @@ result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
     files.shards.emplace_back(p.filename().string(), std::move(shard));
   }
   for (const char* file : kSideFiles) {
-    if (!has_file(dir / file)) {
-      std::error_code ec;  // a folder or a pipe under the name is not the file missing
-      if (fs::exists(dir / file, ec)) return make_error("{}: not a regular file", file);
-      continue;
-    }
+    GLIA_TRY(absent_or_regular(dir / file));
+    if (!has_file(dir / file)) continue;
     GLIA_ASSIGN(std::string text, read_text(dir / file));
     files.texts.emplace_back(file, std::move(text));
   }
