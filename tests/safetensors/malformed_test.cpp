@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "safetensors_test_util.h"
+#include "test_support.h"
 
 namespace glia::safetensors::test {
 namespace {
@@ -84,6 +85,19 @@ TEST(SafetensorsMalformed, HeaderText) {
       {"metadata twice", file_bytes("{\"__metadata__\":{},\"__metadata__\":{}}"),
        "header names \"__metadata__\" twice"},
   });
+}
+
+// The duplicate-name check is linear in the tensor count: it rescanned the header object after each
+// entry (40k empty tensors took 13 s; a 100 MB header would have taken hours).
+TEST(SafetensorsMalformed, ManyTensorsParseFast) {
+  std::string header = "{";
+  for (int i = 0; i < 40000; ++i) header += fmt::format("\"t{}\":{{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}},", i);
+  const double t0 = ::glia::test::thread_cpu_seconds();
+  auto many = file::from_memory(file_bytes(header + "\"last\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}", {}));
+  ASSERT_TRUE(many.is_ok()) << many.message();
+  EXPECT_EQ(error_of(file_bytes(header + "\"t7\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}", {})),
+            "header names \"t7\" twice");
+  EXPECT_LT(::glia::test::thread_cpu_seconds() - t0, 5.0);
 }
 
 TEST(SafetensorsMalformed, EntryTypes) {
