@@ -5,6 +5,7 @@
 #include <map>
 
 #include "commands.h"
+#include "gguf/printable.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "model/tensor_check.h"
@@ -49,7 +50,8 @@ command_fn add_info(CLI::App& app) {
     const model& md = **m;
     const family_profile& p = md.profile;
     fmt::print("file:            {} ({}, {})\n", o->path, md.file->origin(), human_bytes(double(md.file->size())));
-    fmt::print("architecture:    {}{}\n", p.arch, p.name.empty() ? "" : fmt::format(" ({})", p.name));
+    // The name comes from the file: control bytes (a terminal's escape sequences) are shown escaped.
+    fmt::print("architecture:    {}{}\n", p.arch, p.name.empty() ? "" : fmt::format(" ({})", gguf::detail::printable(p.name)));
     fmt::print("vocabulary:      {}\n", p.n_vocab);
     fmt::print("embedding:       {}\n", p.n_embd);
     fmt::print("layers:          {}\n", p.n_layer);

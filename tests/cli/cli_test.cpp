@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
+#include "gguf/gguf.h"
 #include "cli_runner.h"
 #include "test_support.h"
 
@@ -271,6 +272,25 @@ TEST(cli, info_describes_the_model) {
   EXPECT_NE(r.out.find("layer 5:         heads 4/2 kv, head dim 32/32, full attention"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("F16"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("memory:"), std::string::npos) << r.out;
+}
+
+// The file's general.name is shown with its control bytes escaped: a terminal's escape sequences in a
+// downloaded model must not reach the terminal.
+TEST(cli, info_escapes_the_models_name) {
+  const std::string path = test::scratch("brown-escape-" + std::to_string(::getpid()) + ".gguf");
+  auto f = gguf::file::open(test::testdata("models/brown-q8_0.gguf"));
+  ASSERT_TRUE(f.is_ok());
+  gguf::writer w;
+  w.copy_metadata(**f);
+  ASSERT_TRUE(w.copy_tensors(**f).is_ok());
+  w.set_string("general.name", "brown\x1b[31mRED\x07");
+  ASSERT_TRUE(w.write(path).is_ok());
+  run_result r = run_cli("info -m " + quote(path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("architecture:    llama (brown"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[31mRED"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
 }
 
 TEST(cli, bad_model_file_is_a_clear_error) {

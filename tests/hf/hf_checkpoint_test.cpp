@@ -175,6 +175,21 @@ TEST(hf_checkpoint, without_tokenizer_json_a_session_says_what_is_missing) {
   EXPECT_NE(sess.message().find("tokenizer.json"), std::string::npos) << sess.message();
 }
 
+// nlohmann stops reading at a NUL byte: a tokenizer.json with text after one is refused, as Python's
+// json module refuses it, rather than loaded from its first part.
+TEST(hf_checkpoint, a_nul_byte_in_the_tokenizer_files_is_refused) {
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json"}) {
+    const std::string dir = llama_dir(std::string("nul_") + file);
+    ASSERT_TRUE(fs::exists(dir + "/" + file)) << file;
+    write_text(dir + "/" + file, test::read_text(dir + "/" + file) + std::string("\0{\"junk\"", 9));
+    session_options so;
+    so.model_path = dir;
+    auto sess = session::create(so);
+    ASSERT_FALSE(sess.is_ok()) << file;
+    EXPECT_NE(sess.message().find(std::string(file) + ": not valid JSON (a NUL byte at offset"), std::string::npos) << sess.message();
+  }
+}
+
 TEST(hf_checkpoint, folder_problems_are_named) {
   const std::string dir = test::scratch("hf_checkpoint/problems");
   auto fresh = [&] { ASSERT_TRUE(test::export_hf_checkpoint(test::testdata("models/llama-untied-F16.gguf"), dir).is_ok()); };
@@ -270,6 +285,8 @@ TEST(hf_checkpoint, folder_problems_are_named) {
        "high_freq_factor (1) must be greater than low_freq_factor (4)"},
       {{{"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 20000.0}}}}, "rope_theta 10000.0 and rope_parameters' 20000.0 disagree"},
       {{{"max_position_embeddings", 4294967296LL}}, "max_position_embeddings must be a positive integer, found 4294967296"},
+      // Stored as a float it would be 0, "no scaling".
+      {{{"rope_scaling", {{"rope_type", "linear"}, {"factor", 1e-300}}}}, "rope_scaling.factor 1e-300 is outside the range of a float"},
       {{{"rope_theta", nullptr}, {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.5}}}},
        "rope_parameters' partial_rotary_factor 0.5 is not supported"},
   };
@@ -280,6 +297,22 @@ TEST(hf_checkpoint, folder_problems_are_named) {
     write_text(dir + "/config.json", c.dump());
     expect_error(want);
   }
+
+  // nlohmann stops at a NUL byte; what follows it must not be ignored.
+  fresh();
+  write_text(dir + "/config.json", read_json(dir + "/config.json").dump() + std::string("\0{\"hidden_size\": 64, junk", 25));
+  expect_error("config.json: not valid JSON (a NUL byte at offset");
+
+  // transformers matches module names exactly: "model.layers.01" is not layer 1.
+  fresh();
+  rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) {
+    for (const auto& t : f.tensors()) {
+      std::string name = t.name;
+      if (name.starts_with("model.layers.1.")) name.insert(std::string_view("model.layers.").size(), "0");
+      ASSERT_TRUE(w.add(name, t.type, t.shape, {t.data, size_t(t.n_bytes)}).is_ok());
+    }
+  });
+  expect_error("tensor model.layers.01.");
 
   fresh();
   write_text(dir + "/config.json", std::string(100000, '[') + std::string(100000, ']'));

@@ -140,6 +140,19 @@ TEST(hf_conventions, mistral_sliding_window_as_transformers_reads_it) {
     EXPECT_NE(f.message().find("sliding_window must be an integer from 1 to 2147483647, found " + w.dump()), std::string::npos)
         << f.message();
   }
+  // A pattern past 32 bits was cut to them (2^32 + 2 read as 2, 2^40 as 0: every layer full).
+  for (const json& p : {json(0), json((uint64_t(1) << 32) + 2), json(uint64_t(1) << 40)}) {
+    tiny_checkpoint bad("Gemma3ForCausalLM", 1, 1, 0.0f);
+    json c = json::parse(bad.files.config_json);
+    c.erase("layer_types");
+    c["sliding_window_pattern"] = p;
+    bad.files.config_json = c.dump();
+    auto f = hf::translate(bad.files);
+    ASSERT_FALSE(f.is_ok()) << p.dump();
+    EXPECT_NE(f.message().find("sliding_window_pattern must be a positive integer (at most 2^31 - 1), found " + p.dump()),
+              std::string::npos)
+        << f.message();
+  }
 }
 
 TEST(hf_conventions, gemma_norms_are_one_plus_the_stored_weight) {

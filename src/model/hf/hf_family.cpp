@@ -1,5 +1,6 @@
 #include "model/hf/hf_family.h"
 
+#include <limits>
 #include <cmath>
 #include <cstdint>
 #include <fmt/ranges.h>
@@ -43,8 +44,8 @@ status sliding_pattern(const json& cfg, std::string_view arch, gguf::writer& md)
     v.data = std::move(items);
     md.set(key, std::move(v));
   } else if (auto p = cfg.find("sliding_window_pattern"); p != cfg.end() && !p->is_null()) {
-    if (!p->is_number_integer() || p->get<int64_t>() < 1)
-      return make_error("config.json: sliding_window_pattern must be a positive integer, found {}", p->dump());
+    if (!p->is_number_integer() || p->get<int64_t>() < 1 || p->get<int64_t>() > std::numeric_limits<int32_t>::max())
+      return make_error("config.json: sliding_window_pattern must be a positive integer (at most 2^31 - 1), found {}", p->dump());
     md.set_u32(key, uint32_t(p->get<int64_t>()));
   }
   return sliding_window(cfg, arch, md);

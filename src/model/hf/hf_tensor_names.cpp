@@ -72,6 +72,8 @@ std::optional<mapped_name> map_tensor_name(std::string_view hf_name, const famil
   unsigned il = 0;
   auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), il);
   if (ec != std::errc() || end == rest.data() || end == rest.data() + rest.size() || *end != '.') return std::nullopt;
+  // transformers matches module names exactly: "model.layers.01" is not layer 1.
+  if (end - rest.data() > 1 && rest[0] == '0') return std::nullopt;
   const std::string_view suffix(end + 1, size_t(rest.data() + rest.size() - end - 1));
   auto lookup = [&](std::span<const suffix_map> table) -> std::optional<mapped_name> {
     for (const auto& m : table)
