@@ -195,12 +195,14 @@ TEST(speculative, stops_and_later_turns_match) {
   EXPECT_GT(second.stats.n_reused, 0);
 }
 
-// Sliding-window layers with rings that wrap (window 8, chunks of 4): dropping unconfirmed drafts
-// never needs a key the ring already overwrote, since a verification batch fits one chunk.
+// Sliding-window layers with rings that wrap (window 8, rings of 8 + 512 - 1 slots, the least a
+// session makes; a prompt of 520 tokens): dropping unconfirmed drafts never needs a key the ring
+// already overwrote, since a verification batch fits one chunk.
 TEST(speculative, sliding_window_rings) {
-  auto target = open("gemma2-F16.gguf", 64, 4), plain = open("gemma2-F16.gguf", 64, 4), draft = open("gemma2-F16.gguf", 64, 4);
+  auto target = open("gemma2-F16.gguf", 640, 4), plain = open("gemma2-F16.gguf", 640, 4), draft = open("gemma2-F16.gguf", 640, 4);
   ASSERT_TRUE(target && plain && draft);
-  const std::vector<int32_t> prompt = {2, 651, 3413, 576, 1013, 603, 4320, 29889};
+  std::vector<int32_t> prompt = {2};
+  for (int i = 0; i < 519; ++i) prompt.push_back(std::vector<int32_t>{651, 3413, 576, 1013, 603, 4320, 29889}[size_t(i) % 7]);
   for (const sampler_params& sp : {greedy(), warm(5)}) {
     generate_options go;
     go.n_predict = 40;
