@@ -109,6 +109,11 @@ command_fn add_chat(CLI::App& app) {
       fmt::print(stderr, "error: --chat-template-kwargs must be a JSON object, such as '{{\"enable_thinking\": false}}'\n");
       return 1;
     }
+    // Without an end-of-generation token an answer ends only at -n: none would fill the context.
+    if (o->sampling.ignore_eos() && o->n_predict < 0) {
+      fmt::print(stderr, "error: --ignore-eos in a chat needs -n N: an answer would otherwise run until the context is full\n");
+      return 1;
+    }
     auto sp = o->sampling.resolve(sess);
     if (!sp) {
       fmt::print(stderr, "error: {}\n", sp.message());

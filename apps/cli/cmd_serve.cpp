@@ -23,7 +23,8 @@ command_fn add_serve(CLI::App& app) {
            if (v.size() == 1 && v[0] == "none") o->cors_origins.clear();
          },
          "origin whose browser pages may call the API (CORS; repeatable): * (the default: any), or none")
-      ->type_name("ORIGIN");
+      ->type_name("ORIGIN")
+      ->take_all();
   cmd->add_option("--chat-template", o->chat_template, "built-in template (chatml, llama3, gemma, mistral) or a Jinja file");
   cmd->add_option("--chat-template-kwargs", o->chat_template_kwargs,
                   "JSON object of template variables for every request, e.g. '{\"enable_thinking\": false}' (a request's own chat_template_kwargs win)");

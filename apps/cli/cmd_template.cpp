@@ -133,7 +133,7 @@ command_fn add_template(CLI::App& app) {
   cmd->add_option("--tools", o->tools, "JSON file: a list of tool definitions")->check(CLI::ExistingFile);
   cmd->add_flag("--add-generation-prompt", o->add_generation_prompt, "end with the assistant turn's header");
   cmd->add_option("--date", o->date, "the date strftime_now sees, YYYY-MM-DD (default: today)");
-  cmd->add_option("--var", o->vars, "extra template variable NAME=JSON (e.g. enable_thinking=false); repeatable");
+  cmd->add_option("--var", o->vars, "extra template variable NAME=JSON (e.g. enable_thinking=false); repeatable")->take_all();
   return [o]() { return run(*o); };
 }
 

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
+#include <memory>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -55,8 +57,26 @@ inline void add_session_options(CLI::App* cmd, session_options& o) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda", "ref"}))
       ->capture_default_str();
   add_cpu_isa_option(cmd, o.cpu_isa);
-  cmd->add_option("-b,--ubatch,--ubatch-size", o.n_ubatch, "tokens per forward chunk during prompt processing")
-      ->check(CLI::Range(1, 65536))->capture_default_str();
+  // -b is glia's chunk; llama.cpp's -b (the logical batch) and -ub (the chunk, at most -b) given
+  // together chunk by the smaller, as llama.cpp clamps n_ubatch to n_batch ("-ub 512 -b 2048": 512).
+  // (Subcommands have no callback that runs after all their options, so each value updates the
+  // result as it is read; the options themselves only hold what was typed.)
+  struct chunk_flags {
+    int b = 0, ub = 0;  // 0: not given
+  };
+  auto given = std::make_shared<chunk_flags>();
+  auto set = [&o, given](int chunk_flags::*which) {
+    return [&o, given, which](const std::string& v) {
+      given.get()->*which = std::stoi(v);
+      o.n_ubatch = given->b > 0 && given->ub > 0 ? std::min(given->b, given->ub) : std::max(given->b, given->ub);
+    };
+  };
+  cmd->add_option("-b,--batch-size", given->b, "tokens per forward chunk during prompt processing (default 512)")
+      ->check(CLI::Range(1, 65536))
+      ->each(set(&chunk_flags::b));
+  cmd->add_option("--ubatch,--ubatch-size", given->ub, "llama.cpp's -ub: the chunk; with -b too, the smaller of the two")
+      ->check(CLI::Range(1, 65536))
+      ->each(set(&chunk_flags::ub));
   cmd->add_flag("!--no-mmap", o.use_mmap, "read the model into memory instead of mapping it");
   cmd->add_flag("!--no-repack", o.repack_weights,
                 "compute from the file's weight layout instead of repacking weights at load (less memory, slower)");

@@ -1,6 +1,7 @@
-// CLI11 reads integers with strtoll's base 0: "010" is 8 and "0x10" 16, and an empty string is 0 for
-// a floating-point option. Scripts pass zero-padded numbers ("printf %03d") and empty variables
-// ("--temp $TEMP"), so every numeric option reads plain decimal and refuses an empty value.
+// CLI11 (2.1) reads integers with strtoll's base 0 ("010" is 8, "0x10" 16), unsigned ones with
+// strtoull (which wraps "-5" around), and an empty value as 0. Scripts pass zero-padded numbers
+// ("printf %03d") and empty variables ("--temp $TEMP"), so numeric options take decimal only (inf
+// and nan are left to each option's own range check) and refuse an empty value.
 #pragma once
 
 #include <CLI/CLI.hpp>

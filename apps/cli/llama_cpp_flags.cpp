@@ -50,7 +50,8 @@ int values_after(const CLI::App& cmd, const std::string& arg) {
   const bool short_form = arg.size() >= 2 && arg[0] == '-' && arg[1] != '-';
   if (short_form && arg.size() > 2) return 0;  // "-n5": the value is attached (or a combined flag)
   const CLI::Option* opt = cmd.get_option_no_throw(arg);
-  return opt ? std::max(0, opt->get_items_expected_min()) : 0;
+  // CLI11 takes this many whatever they look like (App::_parse_arg); any more only if not option-like.
+  return opt ? std::max(0, std::min(opt->get_type_size_min(), opt->get_items_expected_min())) : 0;
 }
 
 }  // namespace

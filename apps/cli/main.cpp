@@ -45,8 +45,9 @@ int main(int argc, char** argv) {
   CLI::App app{"glia: run Llama-family language models locally (GGUF files or Hugging Face checkpoint folders)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "glia 0.1.0");
-  // As in llama.cpp, an option given twice takes its last value (scripts append overrides); options
-  // that collect values (--stop, -l, lists) keep them all.
+  // As in llama.cpp, an option given twice takes its last value (scripts append overrides). Options
+  // that collect values (--stop, -l, --var, --cors-origin) must say take_all(): a vector option
+  // limited by expected() would otherwise keep only its last occurrence.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::map<CLI::App*, glia::cli::command_fn> commands;
   auto add = [&](glia::cli::command_fn (*reg)(CLI::App&)) {

@@ -30,6 +30,7 @@ void sampling_options::add_to(CLI::App* cmd) {
   add("--xtc-probability", &sampler_params::xtc_probability, "XTC probability (0 = off)");
   add("--xtc-threshold", &sampler_params::xtc_threshold, "XTC threshold");
   CLI::Option* bias = cmd->add_option("-l,--logit-bias", logit_bias_, "TOKEN_ID(+|-)BIAS, e.g. 15043+1 or 2-inf; repeatable")
+                          ->take_all()
                           ->group("Sampling");
   set_.emplace_back(bias, [](sampler_params&) {});
   cmd->add_flag("--ignore-eos", ignore_eos_,
@@ -61,9 +62,7 @@ result<sampler_params> sampling_options::resolve(const session& s) const {
       bias = std::strtof(value.c_str(), &end);
       if (*end != '\0' || !std::isfinite(bias)) return make_error("--logit-bias '{}': '{}' is not a number", item, value);
     }
-    // A token biased twice gets both, as in llama.cpp (a ban stays a ban).
-    float& b = p.logit_bias[int32_t(id)];
-    b = b == -INFINITY || bias == -INFINITY ? -INFINITY : b + bias;
+    p.logit_bias[int32_t(id)] += bias;  // a token biased twice gets both, as in llama.cpp
   }
   if (ignore_eos_) s.forbid_end_of_generation(p);
   if (auto seed = parse_seed(seed_)) {

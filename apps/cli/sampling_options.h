@@ -17,6 +17,7 @@ class sampling_options {
   // The parameters for this model: defaults, then the model's metadata, then the user's flags.
   // Prints the seed on stderr when it was chosen at random. Fails on out-of-range values.
   result<sampler_params> resolve(const session& s) const;
+  bool ignore_eos() const { return ignore_eos_; }
 
  private:
   sampler_params user_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 namespace glia {
@@ -29,6 +30,13 @@ inline size_t json_nesting_depth(std::string_view s) {
     }
   }
   return deepest;
+}
+
+// nlohmann stops reading at a NUL byte, so text after one would be ignored where Python's json
+// refuses it: the offset of the first NUL, if any, for callers to refuse the text.
+inline std::optional<size_t> json_nul_byte(std::string_view s) {
+  const size_t at = s.find('\0');
+  return at == std::string_view::npos ? std::nullopt : std::optional<size_t>(at);
 }
 
 }  // namespace glia

@@ -6,19 +6,19 @@
 namespace glia {
 namespace {
 
-int64_t slots_for(const layer_profile& l, int n_ctx, int n_ubatch) {
+int64_t slots_for(const layer_profile& l, int n_ctx, int ring_batch) {
   if (!l.sliding || l.window <= 0) return n_ctx;
-  return std::min<int64_t>(n_ctx, int64_t(l.window) + n_ubatch - 1);
+  return std::min<int64_t>(n_ctx, int64_t(l.window) + ring_batch - 1);
 }
 
 size_t elem_bytes(dtype t) { return t == dtype::f32 ? 4 : 2; }
 
 }  // namespace
 
-size_t kv_cache::bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type, kv_order order) {
+size_t kv_cache::bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type, kv_order order, int min_ring_batch) {
   size_t total = 0;
   for (const auto& l : p.layers) {
-    const int64_t slots = slots_for(l, n_ctx, n_ubatch);
+    const int64_t slots = slots_for(l, n_ctx, std::max(n_ubatch, min_ring_batch));
     total += size_t(kv_buffer_elements(order, kv_part::k, slots, l.n_head_kv, l.head_dim_k) +
                     kv_buffer_elements(order, kv_part::v, slots, l.n_head_kv, l.head_dim_v)) *
              elem_bytes(type);
@@ -35,7 +35,7 @@ size_t kv_cache::bytes_read(const family_profile& p, int64_t n_visible, dtype ty
   return total;
 }
 
-result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b) {
+result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b, int min_ring_batch) {
   static std::atomic<uint64_t> next_id{1};
   if (type != dtype::f16 && type != dtype::f32) return make_error("KV cache type must be f16 or f32");
   if (n_ctx <= 0) return make_error("context size {} must be positive", n_ctx);
@@ -45,11 +45,12 @@ result<kv_cache> kv_cache::create(const family_profile& p, int n_ctx, int n_ubat
   c.id_ = next_id++;
   c.n_ctx_ = n_ctx;
   c.n_ubatch_ = n_ubatch;
+  c.ring_batch_ = std::max(n_ubatch, min_ring_batch);
   c.type_ = type;
   const kv_order order = b.kv_layout();
   for (const auto& l : p.layers) {
     layer_store s;
-    s.n_slots = slots_for(l, n_ctx, n_ubatch);
+    s.n_slots = slots_for(l, n_ctx, c.ring_batch_);
     s.n_kv_head = l.n_head_kv;
     s.head_dim_k = l.head_dim_k;
     s.head_dim_v = l.head_dim_v;
@@ -90,8 +91,8 @@ bool kv_cache::truncate(int32_t pos) {
     if (s.n_slots >= n_ctx_) continue;  // full layer: every position has its own slot
     // The next token at `pos` sees positions down to pos - (window - 1); a ring of n_slots holds the
     // last n_slots positions stored, so it still has them iff max_stored - n_slots < pos - window + 1.
-    // The window is not stored here, but n_slots - n_ubatch + 1 is.
-    const int64_t window = s.n_slots - n_ubatch_ + 1;
+    // The window is not stored here, but n_slots - ring_batch + 1 is.
+    const int64_t window = s.n_slots - ring_batch_ + 1;
     int32_t max_stored = -1;
     for (int32_t p : read_slots(s)) max_stored = std::max(max_stored, p);
     if (max_stored >= pos && int64_t(max_stored) - s.n_slots > int64_t(pos) - window) return false;

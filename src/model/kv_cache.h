@@ -1,6 +1,7 @@
 // Per-layer key/value storage. Full-attention layers keep one slot per context position;
-// sliding-window layers keep a ring of window + n_ubatch - 1 slots, enough for a batch of n_ubatch
-// new tokens to be stored before attention without evicting a key any of them still sees.
+// sliding-window layers keep a ring of window + max(n_ubatch, min_ring_batch) - 1 slots, enough for a
+// batch of n_ubatch new tokens to be stored before attention without evicting a key any of them
+// still sees.
 // The storage is the backend's memory (device memory for a GPU backend), so attention reads it in place.
 #pragma once
 
@@ -17,9 +18,11 @@ class kv_cache {
  public:
   // type: dtype::f16 (default in the CLI) or dtype::f32. The memory comes from b, which must
   // outlive the cache.
-  static result<kv_cache> create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b);
+  // min_ring_batch: rings as large as for a batch of that many tokens even when n_ubatch is smaller
+  // (attention sums a window's keys in slot order, which the ring's size decides; see session.cpp).
+  static result<kv_cache> create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b, int min_ring_batch = 0);
   // Bytes the cache would take, to check memory before allocating (order: the backend's kv_layout).
-  static size_t bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type, kv_order order);
+  static size_t bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type, kv_order order, int min_ring_batch = 0);
   // Bytes of K and V that attention reads for one token that sees n_visible positions (itself
   // included; a sliding-window layer sees at most its window).
   static size_t bytes_read(const family_profile& p, int64_t n_visible, dtype type);
@@ -55,6 +58,7 @@ class kv_cache {
   std::vector<layer_store> layers_;
   int n_ctx_ = 0;
   int n_ubatch_ = 0;
+  int ring_batch_ = 0;  // max(n_ubatch, min_ring_batch)
   dtype type_ = dtype::f16;
   int32_t top_pos_ = -1;  // highest position stored (or about to be) since clear()
 };

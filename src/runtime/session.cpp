@@ -31,11 +31,11 @@ namespace glia {
 
 namespace {
 
-// The batch a KV cache is made for: -b, but at least the default 512. A sliding-window layer's ring
-// holds window + batch - 1 slots, and attention sums a window's keys in slot order, which the ring's
-// size decides: one size for every -b up to the default keeps logits bit-identical across them (they
-// differed in the last bits, and sampled text parted ways after a few dozen tokens).
-int cache_batch(int n_ubatch) { return std::max(n_ubatch, 512); }
+// Sliding-window rings are made for a batch of at least the default 512 tokens, whatever -b is.
+// Attention sums a window's keys in slot order, which the ring's size decides: one size for every -b
+// up to the default keeps logits bit-identical across them (they differed in the last bits, and
+// sampled text parted ways after a few dozen tokens).
+constexpr int k_min_ring_batch = 512;
 
 }  // namespace
 
@@ -110,7 +110,8 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
   // Every sequence has a cache of its own, all checked before the first is made: a server started with
   // more slots than fit would otherwise run until its slots fill and then be killed.
   if (opts.n_sequences < 1) return make_error("sequence count {} must be at least 1", opts.n_sequences);
-  const size_t kv_bytes = kv_cache::bytes_needed(p->m->profile, n_ctx, cache_batch(opts.n_ubatch), kv_type, p->be->kv_layout());
+  const size_t kv_bytes = kv_cache::bytes_needed(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type, p->be->kv_layout(),
+                                                 k_min_ring_batch);
   if (auto avail = p->be->available_memory(); avail && double(kv_bytes) * opts.n_sequences > double(*avail)) {
     const double need = double(kv_bytes) * opts.n_sequences / (1 << 20), have = double(*avail) / (1 << 20);
     if (opts.n_sequences == 1)
@@ -120,7 +121,7 @@ result<std::unique_ptr<session>> session::create(const session_options& opts) {
                       "of memory is available; use a smaller -c or fewer slots",
                       opts.n_sequences, n_ctx, need, have);
   }
-  auto cache = kv_cache::create(p->m->profile, n_ctx, cache_batch(opts.n_ubatch), kv_type, *p->be);
+  auto cache = kv_cache::create(p->m->profile, n_ctx, std::max(1, opts.n_ubatch), kv_type, *p->be, k_min_ring_batch);
   if (!cache) return cache.take_error();
   p->cache = std::make_unique<kv_cache>(std::move(*cache));
   p->kv_type = kv_type;
@@ -274,7 +275,7 @@ status session::set_sequence_count(int n) {
   if (n < 1) return make_error("sequence count {} must be at least 1", n);
   while (int(p_->extra.size()) + 1 > n) p_->extra.pop_back();
   while (int(p_->extra.size()) + 1 < n) {
-    auto c = kv_cache::create(p_->m->profile, p_->cache->n_ctx(), cache_batch(p_->n_ubatch), p_->kv_type, *p_->be);
+    auto c = kv_cache::create(p_->m->profile, p_->cache->n_ctx(), p_->n_ubatch, p_->kv_type, *p_->be, k_min_ring_batch);
     if (!c) return c.take_error();
     impl::sequence sq;
     sq.cache = std::make_unique<kv_cache>(std::move(*c));

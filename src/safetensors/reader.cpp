@@ -72,14 +72,13 @@ struct top_level_keys {
   bool number_float(json::number_float_t, const std::string&) { return true; }
   bool string(std::string&) { return true; }
   bool binary(json::binary_t&) { return true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+  bool parse_error(std::size_t, const std::string&, const json::exception&) { return false; }
 };
 
 // The header as a JSON object, refusing what nlohmann would take silently: text after a NUL byte
 // (nlohmann stops reading there) and a tensor name given twice (the later entry would hide the first).
 result<json> parse_header_json(std::string_view text) {
-  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
-    return make_error("header has a NUL byte at offset {} (JSON text cannot hold one)", nul);
+  if (const auto nul = json_nul_byte(text)) return make_error("header has a NUL byte at offset {} (JSON text cannot hold one)", *nul);
   if (const size_t depth = json_nesting_depth(text); depth > max_header_depth)
     return make_error("header nests {} deep, over the limit of {}", depth, max_header_depth);
   json header = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);

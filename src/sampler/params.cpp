@@ -10,9 +10,9 @@ bool in_range(double v, double lo, double hi) { return std::isfinite(v) && v >= 
 
 }  // namespace
 
-bool draws_at_random(const sampler_params& p) {
-  return p.temperature > 0.0f || (p.xtc_probability > 0.0f && p.xtc_threshold <= 0.5f);
-}
+bool xtc_active(const sampler_params& p) { return p.xtc_probability > 0.0f && p.xtc_threshold <= 0.5f; }
+
+bool draws_at_random(const sampler_params& p) { return p.temperature > 0.0f || xtc_active(p); }
 
 status validate(const sampler_params& p) {
   constexpr double big = std::numeric_limits<float>::max();

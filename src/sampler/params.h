@@ -47,6 +47,9 @@ struct sampler_params {
 // (The sampler itself never fails: out-of-range values just switch a stage off or are clamped.)
 status validate(const sampler_params& p);
 
+// XTC runs (a probability above 0 and a threshold it can reach).
+bool xtc_active(const sampler_params& p);
+
 // Whether the seed decides anything: a temperature above 0, or XTC (which also runs before a
 // greedy pick).
 bool draws_at_random(const sampler_params& p);

@@ -27,7 +27,7 @@ sampler::sampler(const sampler_params& p, token_text_fn token_text)
   if (p.typical_p < 1.0f) stages_.push_back(make_typical_p(p.typical_p, min_keep));
   if (p.top_p < 1.0f) stages_.push_back(make_top_p(p.top_p, min_keep));
   if (p.min_p > 0.0f) stages_.push_back(make_min_p(p.min_p, min_keep));
-  if (p.xtc_probability > 0.0f && p.xtc_threshold <= 0.5f)  // (draws_at_random knows this condition)
+  if (xtc_active(p))
     stages_.push_back(make_xtc(p.xtc_probability, p.xtc_threshold, mix_seed(p.seed, 1), min_keep));
   if (!greedy_) stages_.push_back(make_temperature(p.temperature));
 }

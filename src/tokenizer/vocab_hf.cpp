@@ -6,6 +6,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
 #include "tokenizer/hf_json.h"
 #include "tokenizer/json_scan.h"
 
@@ -289,11 +290,9 @@ result<big_members> find_big_members(std::string_view doc, std::string& rest) {
 
 result<vocab> load_vocab_from_hf_json(std::string_view tokenizer_json, std::string_view config_json,
                                       int64_t n_embedding_rows) {
-  // nlohmann stops reading at a NUL byte, so text after one would be ignored (Python refuses it).
-  if (const size_t nul = tokenizer_json.find('\0'); nul != std::string_view::npos)
-    return make_error("tokenizer.json: not valid JSON (a NUL byte at offset {})", nul);
-  if (const size_t nul = config_json.find('\0'); nul != std::string_view::npos)
-    return make_error("tokenizer_config.json: not valid JSON (a NUL byte at offset {})", nul);
+  if (const auto nul = json_nul_byte(tokenizer_json)) return make_error("tokenizer.json: not valid JSON (a NUL byte at offset {})", *nul);
+  if (const auto nul = json_nul_byte(config_json))
+    return make_error("tokenizer_config.json: not valid JSON (a NUL byte at offset {})", *nul);
   std::string rest;
   auto big = find_big_members(tokenizer_json, rest);
   if (!big) return big.take_error();

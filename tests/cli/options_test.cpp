@@ -41,9 +41,15 @@ TEST(cli_options, integers_are_decimal) {
     auto r = run_cli(run + bad);
     EXPECT_NE(r.exit_code, 0) << bad;
     EXPECT_NE(r.err.find("--n-predict"), std::string::npos) << bad << ": " << r.err;
+    if (std::string(bad) == "0x10") EXPECT_NE(r.err.find("'0x10' is not a decimal integer"), std::string::npos) << r.err;
   }
-  auto hex = run_cli(run + "0x10");
-  EXPECT_NE(hex.err.find("'0x10' is not a decimal integer"), std::string::npos) << hex.err;
+  // An unsigned option refuses a sign (strtoull would wrap -1 around), a real one a hex float.
+  auto body = run_cli("serve -m " + brown() + " --max-body -1");
+  EXPECT_NE(body.exit_code, 0);
+  EXPECT_NE(body.err.find("'-1' is not a decimal count"), std::string::npos) << body.err;
+  auto hex_temp = run_cli("run -m " + brown() + " -p x -n 1 --temp 0x1p-1");
+  EXPECT_NE(hex_temp.exit_code, 0);
+  EXPECT_NE(hex_temp.err.find("'0x1p-1' is not a decimal number"), std::string::npos) << hex_temp.err;
 }
 
 // An empty value (an unset shell variable) is refused rather than read as 0 (greedy, top-p 0).
@@ -60,12 +66,31 @@ TEST(cli_options, the_last_of_a_repeated_option_wins) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(generated(r.err), 3);
   // Options that collect keep every value: both biases apply (llama.cpp adds them; a ban stays).
-  auto banned = run_cli("run -m " + brown() + " -p 'It was' --temp 0 -n 4 -l 2+100 -l 2-inf -l 2+5");
+  auto banned = run_cli("run -m " + brown() + " -p 'It was' --temp 0 -n 4 -l 2+100 -l 2-inf");
   ASSERT_EQ(banned.exit_code, 0) << banned.err;
   EXPECT_EQ(generated(banned.err), 4);
   auto summed = run_cli("run -m " + brown() + " -p 'It was' --temp 0 -n 4 -l 2+60 -l 2+60");
   ASSERT_EQ(summed.exit_code, 0) << summed.err;
   EXPECT_EQ(generated(summed.err), 0);  // +120 on the end-of-text token: it ends at once
+}
+
+// Forward chunks of a 7-token prompt through the Brown model's 6 layers, from --profile's ffn calls.
+int ffn_calls(const std::string& chunk_flags) {
+  auto r = run_cli("run -m " + brown() + " -p 'The jury said the' -n 1 --profile " + chunk_flags);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  return std::regex_search(r.err, m, std::regex(R"(\nffn +[0-9.]+ +[0-9.]+% +(\d+))")) ? std::stoi(m[1]) : -1;
+}
+
+// -b is glia's chunk; llama.cpp's -b (logical batch) with -ub (the chunk) chunks by the smaller, in
+// either order, as llama.cpp clamps n_ubatch to n_batch.
+TEST(cli_options, batch_and_ubatch_chunk_by_the_smaller) {
+  EXPECT_EQ(ffn_calls(""), 6);  // one chunk
+  EXPECT_EQ(ffn_calls("-b 1"), 42);
+  EXPECT_EQ(ffn_calls("-ub 5"), 12);
+  EXPECT_EQ(ffn_calls("-ub 5 -b 2048"), 12);
+  EXPECT_EQ(ffn_calls("-b 2048 -ub 5"), 12);
+  EXPECT_EQ(ffn_calls("-b 3 -b 6"), 12);  // the last -b
 }
 
 // "-md" as the text of -p is text; in an option's place it is --model-draft, and -ngl is refused
@@ -97,6 +122,15 @@ TEST(cli_options, llama_cpp_long_spellings) {
   EXPECT_EQ(r.out, stop.out);
   EXPECT_EQ(generated(r.err), generated(stop.err));
   EXPECT_LT(generated(r.err), 30);
+}
+
+// In a chat every answer would run to a full context without its end-of-turn token: -n is required.
+TEST(cli_options, chat_ignore_eos_needs_a_length) {
+  auto r = run_cli("chat -m " + brown() + " --ignore-eos < /dev/null");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--ignore-eos in a chat needs -n N"), std::string::npos) << r.err;
+  auto with_n = run_cli("chat -m " + brown() + " --ignore-eos -n 3 < /dev/null");
+  EXPECT_EQ(with_n.exit_code, 0) << with_n.err;
 }
 
 // XTC draws at random even with --temp 0: the seed it drew is printed so that the run can be repeated.

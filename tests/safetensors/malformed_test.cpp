@@ -97,7 +97,7 @@ TEST(SafetensorsMalformed, ManyTensorsParseFast) {
   ASSERT_TRUE(many.is_ok()) << many.message();
   EXPECT_EQ(error_of(file_bytes(header + "\"t7\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}", {})),
             "header names \"t7\" twice");
-  EXPECT_LT(::glia::test::thread_cpu_seconds() - t0, 5.0);
+  EXPECT_LT(::glia::test::thread_cpu_seconds() - t0, 10.0);  // ~0.3 s here; 13 s before, without sanitizers
 }
 
 TEST(SafetensorsMalformed, EntryTypes) {

@@ -157,7 +157,7 @@ TEST(draw, temperature_sharpens_as_a_power_of_the_probabilities) {
 // A temperature so small that the top logit over it overflows float is the t -> 0 limit, greedy (it
 // made every weight NaN, and the draw fell through to the least likely candidate).
 TEST(draw, a_vanishing_temperature_is_greedy) {
-  const std::vector<float> logits = {1.0f, 3.0f, 2.0f, -4.0f};
+  const std::vector<float> logits = {1.0f, 20.0f, 2.0f, -4.0f};  // 20 / 1e-38 is past FLT_MAX
   for (float t : {1e-38f, 1e-45f}) {
     sampler s(plain(t, 7));
     const auto counts = histogram(s, logits, 200);

@@ -450,7 +450,7 @@ CASES = [
         "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85 ' \" \\"]}),
     ("str_predicates_unicode", r"{% for c in x %}{{ c.isalpha()|int }}{{ c.isdigit()|int }}{{ c.isdecimal()|int }}{{ c.isspace()|int }}{{ c.isupper()|int }}{{ c.islower()|int }} {% endfor %}",
      {"x": ["\u00e9", "\u0660", "\u0966", "\uff10", "\u4e00", "\u3042", "\u01c5", "\u0391", "\u03c9", "\u0431", "\u2160", "\u00a0", "\u3000", "\u2028", "\u0301", "_", "\U0001d400", "\u05d0"]}),
-    ("str_case_unicode", r"{% for c in x %}{{ c.upper() }}{{ c.lower() }}{{ c.title() }}{{ c.capitalize() }}{{ c|upper }}{{ c|title }} {% endfor %}{{ 'ǆemal ıstanbul ǉubljana'.title() }} {{ 'ǆ'.capitalize() }}",
+    ("str_case_unicode", r"{% for c in x %}{{ c.upper() }}{{ c.lower() }}{{ c.title() }}{{ c.capitalize() }}{{ c|upper }}{{ c|title }} {% endfor %}{{ 'ǆemal ıstanbul ǉubljana'.title() }} {{ 'ǆ'.capitalize() }} {{ 'aǅ'.title() }} {{ 'ǅA'.title() }} {{ 'ǅemal'.istitle() }} {{ 'aǅB'.swapcase() }} {{ 'ǅ'.istitle() }} {{ 'Aǅ'.istitle() }}",
      {"x": ["\u0131", "\u017f", "\u03ac", "\uff21", "\uff41", "\u01c6", "\u01c4", "\u01c5", "\u1e00", "\u00e7", "\u0451", "\u03a3", "\u0434", "\u00b5"]}),
     ("str_isnumeric_unicode", r"{% for c in x %}{{ c.isnumeric()|int }}{{ c.isdecimal()|int }}{% endfor %}",
      {"x": ["\u00bd", "\u216b", "\u00b2", "\u2460", "7", "a", "\u0660"]}),

@@ -305,6 +305,7 @@ result<std::shared_ptr<const safetensors::file>> open_shard(const fs::path& p, b
 
 result<checkpoint_files> read_dir(const fs::path& dir, bool use_mmap) {
   // transformers loads such an adapter onto the model; running the bare weights would answer differently.
+  GLIA_TRY(absent_or_regular(dir / "adapter_config.json"));
   if (has_file(dir / "adapter_config.json"))
     return make_error("adapter_config.json: a PEFT (LoRA) adapter sits beside the model, which transformers would apply "
                       "and glia does not; merge it into the weights (peft's merge_and_unload) or move it out of the folder");

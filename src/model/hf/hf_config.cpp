@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cmath>
+#include <limits>
 
 #include "core/json_depth.h"
 #include "model/rope_scaling.h"
@@ -126,8 +127,9 @@ status read_rope_scaling(const json& rs, int64_t head_dim, double theta, model_c
   const std::string arch(out.fam->gguf_arch);
   auto factor = positive_number(rs, "factor");
   if (!factor) return make_error("{} (rope_scaling of type {})", factor.message(), type);
-  // Stored as a float: 1e-300 would become 0, which reads as "no scaling".
-  if (!(float(*factor) > 0.0f) || !std::isfinite(float(*factor)))
+  // Stored as a float: 1e-300 would become 0, which reads as "no scaling", and a subnormal one
+  // makes 1 / factor infinite.
+  if (!(float(*factor) >= std::numeric_limits<float>::min()) || !std::isfinite(float(*factor)))
     return make_error("config.json: rope_scaling.factor {} is outside the range of a float", *factor);
   if (type == "linear") {
     out.metadata.set_string(arch + ".rope.scaling.type", "linear");
@@ -200,9 +202,7 @@ status refuse_unsupported(const json& given, const json& cfg, const family& fam)
 result<json> parse_json_file(std::string_view text, std::string_view file_name) {
   if (const size_t depth = json_nesting_depth(text); depth > max_config_json_depth)
     return make_error("{}: nests {} levels deep; the limit is {}", file_name, depth, max_config_json_depth);
-  // nlohmann stops reading at a NUL byte, so text after one would be ignored (Python refuses it).
-  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
-    return make_error("{}: not valid JSON (a NUL byte at offset {})", file_name, nul);
+  if (const auto nul = json_nul_byte(text)) return make_error("{}: not valid JSON (a NUL byte at offset {})", file_name, *nul);
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return make_error("{}: not valid JSON", file_name);
   return j;

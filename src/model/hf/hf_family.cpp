@@ -1,8 +1,8 @@
 #include "model/hf/hf_family.h"
 
-#include <limits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <fmt/ranges.h>
 
 namespace glia::hf {

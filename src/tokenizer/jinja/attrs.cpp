@@ -170,7 +170,8 @@ result<value> str_method(interpreter& in, const std::string& self, const std::st
     for (size_t i = 0; i < self.size();) {
       size_t len;
       const uint32_t cp = ustr::decode(self, i, len);
-      ustr::append(out, ustr::is_cased_upper(cp) ? ustr::to_lower(cp) : ustr::to_upper(cp));
+      // Python: upper -> lower, lower -> upper, anything else (titlecase letters too) as it is.
+      ustr::append(out, ustr::is_cased_upper(cp) ? ustr::to_lower(cp) : ustr::is_cased_lower(cp) ? ustr::to_upper(cp) : cp);
       i += len;
     }
     return value::string(std::move(out));
@@ -226,7 +227,7 @@ result<value> str_method(interpreter& in, const std::string& self, const std::st
       size_t len;
       const uint32_t cp = ustr::decode(self, i, len);
       i += len;
-      if (ustr::is_cased_upper(cp)) {
+      if (ustr::is_cased_upper(cp) || ustr::is_titlecase(cp)) {
         if (prev_cased) return value::boolean(false);
         prev_cased = any = true;
       } else if (ustr::is_cased_lower(cp)) {

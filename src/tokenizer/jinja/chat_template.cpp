@@ -32,8 +32,9 @@ result<json> chat_variables(const chat_inputs& in) {
 result<std::string> render_chat(const compiled_template& t, const chat_inputs& in) {
   GLIA_ASSIGN(json vars, chat_variables(in));
   // Some real templates rescan the earlier messages for each one (Gemma 4's: ~4 n^2 steps), so the
-  // step budget grows with the square of the conversation, up to 4000 messages (~130M steps, a
-  // few seconds); past that, and for anything worse than quadratic, the default budget holds.
+  // step budget, the caller's included, gets an allowance that grows with the square of the
+  // conversation, up to 4000 messages (~130M steps, a few seconds); for anything worse than
+  // quadratic the budget still holds. (std::max: the sum cannot wrap past a budget near 2^64.)
   render_options opts = in.options;
   const uint64_t n = std::min<uint64_t>(in.messages.size(), 4000);
   opts.limits.max_steps = std::max(opts.limits.max_steps, opts.limits.max_steps + 8 * n * n);

@@ -119,6 +119,9 @@ bool is_cased_upper(uint32_t cp) {
   // Titlecase letters (Lt, e.g. U+01C5) are cased but neither upper nor lower.
   return cat == UTF8PROC_CATEGORY_LU || (cat != UTF8PROC_CATEGORY_LT && to_lower(cp) != cp);
 }
+bool is_titlecase(uint32_t cp) {
+  return cp >= 0x80 && cp <= 0x10FFFF && utf8proc_category(utf8proc_int32_t(cp)) == UTF8PROC_CATEGORY_LT;
+}
 bool is_cased_lower(uint32_t cp) {
   if (cp < 0x80) return cp >= 'a' && cp <= 'z';
   if (cp > 0x10FFFF) return false;
@@ -206,7 +209,7 @@ std::string capitalize(std::string_view s) {
 std::string title(std::string_view s) {
   bool prev_cased = false;
   return map_chars(s, [&](uint32_t cp) {
-    const bool cased = is_cased_upper(cp) || is_cased_lower(cp);
+    const bool cased = is_cased_upper(cp) || is_cased_lower(cp) || is_titlecase(cp);
     uint32_t r = cased ? (prev_cased ? to_lower(cp) : to_title(cp)) : cp;
     prev_cased = cased;
     return r;

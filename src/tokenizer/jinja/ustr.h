@@ -27,6 +27,7 @@ uint32_t to_lower(uint32_t cp);
 uint32_t to_title(uint32_t cp);
 bool is_cased_upper(uint32_t cp);
 bool is_cased_lower(uint32_t cp);
+bool is_titlecase(uint32_t cp);  // category Lt (U+01C5): cased, but neither upper nor lower
 bool is_alpha(uint32_t cp);
 bool is_digit(uint32_t cp);
 bool is_numeric(uint32_t cp);
