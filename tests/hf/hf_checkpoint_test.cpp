@@ -298,6 +298,13 @@ TEST(hf_checkpoint, folder_problems_are_named) {
     expect_error(want);
   }
 
+  // An intermediate_size the weights disagree with (transformers refuses it with a size mismatch).
+  fresh();
+  c = read_json(dir + "/config.json");
+  c["intermediate_size"] = c["intermediate_size"].get<int>() * 2;
+  write_text(dir + "/config.json", c.dump());
+  expect_error("tensor blk.0.ffn_gate.weight has shape");
+
   // nlohmann stops at a NUL byte; what follows it must not be ignored.
   fresh();
   write_text(dir + "/config.json", read_json(dir + "/config.json").dump() + std::string("\0{\"hidden_size\": 64, junk", 25));
