@@ -341,6 +341,13 @@ TEST(hf_checkpoint, folder_problems_are_named) {
   rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) { copy_all_but(f, w, "model.layers.1.mlp.up_proj.weight"); });
   expect_error("missing tensor blk.1.ffn_up.weight (expected shape [128, 256]) (blk.1.ffn_up.weight is the checkpoint's "
                "model.layers.1.mlp.up_proj.weight, whose shape lists the dimensions in reverse order)");
+  // A vector's shape reads the same both ways: no note on the order.
+  fresh();
+  rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) {
+    copy_all_but(f, w, "model.layers.1.post_attention_layernorm.weight");
+  });
+  expect_error("missing tensor blk.1.ffn_norm.weight (expected shape [128]) (blk.1.ffn_norm.weight is the checkpoint's "
+               "model.layers.1.post_attention_layernorm.weight)");
 
   fresh();
   rewrite_weights(dir, [](const safetensors::file& f, safetensors::writer& w) {

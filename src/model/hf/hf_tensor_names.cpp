@@ -110,8 +110,10 @@ std::string in_checkpoint_terms(const std::string& message, const gguf::file& f)
   if (!std::regex_search(message, match, gguf_name)) return {};
   const std::string hf_name = checkpoint_tensor_name(match.str(), f.get_string("general.architecture").value_or(""));
   if (hf_name.empty()) return {};
+  // The note on the order is for a matrix's shape (one found or expected), not a vector's.
+  static const std::regex matrix_shape(R"(shape \[\d+, \d+)");
   return fmt::format(" ({} is the checkpoint's {}{})", match.str(), hf_name,
-                     message.find("shape") != std::string::npos ? ", whose shape lists the dimensions in reverse order" : "");
+                     std::regex_search(message, matrix_shape) ? ", whose shape lists the dimensions in reverse order" : "");
 }
 
 }  // namespace glia::hf
