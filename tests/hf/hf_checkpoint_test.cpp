@@ -285,6 +285,9 @@ TEST(hf_checkpoint, folder_problems_are_named) {
        "high_freq_factor (1) must be greater than low_freq_factor (4)"},
       {{{"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 20000.0}}}}, "rope_theta 10000.0 and rope_parameters' 20000.0 disagree"},
       {{{"max_position_embeddings", 4294967296LL}}, "max_position_embeddings must be a positive integer, found 4294967296"},
+      // Checked under the GGUF key it becomes, and named as the user wrote it.
+      {{{"num_hidden_layers", 2000000000}},
+       "metadata key llama.block_count: 2000000000 layers is outside 1..4096 (llama.block_count is config.json's num_hidden_layers)"},
       // Stored as a float it would be 0, "no scaling".
       {{{"rope_scaling", {{"rope_type", "linear"}, {"factor", 1e-300}}}}, "rope_scaling.factor 1e-300 is outside the range of a float"},
       {{{"rope_theta", nullptr}, {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.5}}}},

@@ -103,10 +103,32 @@ std::string checkpoint_tensor_name(std::string_view gguf_name, std::string_view 
   return {};
 }
 
+// The config.json keys the translation writes the architecture's GGUF keys from (hf_config.cpp).
+constexpr std::pair<std::string_view, std::string_view> kConfigKeys[] = {
+    {"block_count", "num_hidden_layers"},
+    {"embedding_length", "hidden_size"},
+    {"feed_forward_length", "intermediate_size"},
+    {"attention.head_count", "num_attention_heads"},
+    {"attention.head_count_kv", "num_key_value_heads"},
+    {"attention.key_length", "head_dim"},
+    {"attention.value_length", "head_dim"},
+    {"context_length", "max_position_embeddings"},
+    {"rope.freq_base", "rope_theta"},
+    {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
+    {"attention.sliding_window", "sliding_window"},
+};
+
 std::string in_checkpoint_terms(const std::string& message, const gguf::file& f) {
   if (!f.is_assembled()) return {};
-  static const std::regex gguf_name(R"((blk\.\d+\.[a-z_]+\.(weight|bias)|token_embd\.weight|output_norm\.weight|output\.weight))");
   std::smatch match;
+  // A value of config.json, checked under the GGUF key it became.
+  static const std::regex metadata_key(R"(metadata key [a-z0-9]+\.([a-z_.]+[a-z]))");
+  if (std::regex_search(message, match, metadata_key)) {
+    for (const auto& [gguf_key, hf_key] : kConfigKeys)
+      if (match[1].str() == gguf_key) return fmt::format(" ({} is config.json's {})", match[0].str().substr(13), hf_key);
+    return {};
+  }
+  static const std::regex gguf_name(R"((blk\.\d+\.[a-z_]+\.(weight|bias)|token_embd\.weight|output_norm\.weight|output\.weight))");
   if (!std::regex_search(message, match, gguf_name)) return {};
   const std::string hf_name = checkpoint_tensor_name(match.str(), f.get_string("general.architecture").value_or(""));
   if (hf_name.empty()) return {};
