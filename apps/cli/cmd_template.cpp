@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "commands.h"
+#include "core/json_error.h"
 #include "model/model_file.h"
 #include "tokenizer/jinja/chat_template.h"
 
@@ -23,9 +24,11 @@ result<std::string> read_file(const std::string& path) {
 result<jinja::json> read_json(const std::string& path) {
   auto text = read_file(path);
   if (!text) return text.take_error();
-  jinja::json j = jinja::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return make_error("{}: not valid JSON", path);
-  return j;
+  try {
+    return jinja::json::parse(*text);
+  } catch (const jinja::json::exception& e) {
+    return make_error("{}: not valid JSON: {}", path, json_error_reason(e.what()));
+  }
 }
 
 // "2024-07-26" or "2024-07-26T12:00:00".
@@ -39,7 +42,11 @@ std::optional<jinja::civil_time> parse_date(const std::string& s) {
   t.day = std::stoi(m[3]);
   if (m[4].matched) t.hour = std::stoi(m[4]), t.minute = std::stoi(m[5]);
   if (m[6].matched) t.second = std::stoi(m[6]);
-  if (t.month < 1 || t.month > 12 || t.day < 1 || t.day > 31 || t.hour > 23 || t.minute > 59 || t.second > 60)
+  // A day past the month's end would roll into the next month (2024-02-30 as 1 Mar).
+  static constexpr int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (t.year % 4 == 0 && t.year % 100 != 0) || t.year % 400 == 0;
+  if (t.month < 1 || t.month > 12 || t.day < 1 || t.day > days[t.month - 1] + (t.month == 2 && leap) || t.hour > 23 ||
+      t.minute > 59 || t.second > 59)
     return std::nullopt;
   return t;
 }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "core/json_error.h"
 #include "core/json_depth.h"
 #include "server/request.h"
 #include "server/request_fields.h"
@@ -267,13 +268,7 @@ api_result<json> parse_json_object(std::string_view body) {
   try {
     j = json::parse(body);
   } catch (const json::exception& e) {
-    // The parser's own words say where and why ("parse error at line 1, column 2: ...", "number
-    // overflow parsing '1e309'"), without its "[json.exception.parse_error.101] " tag.
-    std::string_view why = e.what();
-    if (const size_t tag_end = why.find("] "); why.starts_with("[json.exception.") && tag_end != why.npos) why.remove_prefix(tag_end + 2);
-    // Its "last read: '...'" quotes the whole token, which may be most of the body.
-    constexpr size_t shown = 240;
-    return bad_request(fmt::format("the request body is not valid JSON: {}{}", why.substr(0, shown), why.size() > shown ? "..." : ""));
+    return bad_request(fmt::format("the request body is not valid JSON: {}", json_error_reason(e.what())));
   }
   if (!j.is_object()) return bad_request(fmt::format("the request body must be a JSON object, got {}", json_type_name(j)));
   return j;

@@ -243,7 +243,7 @@ TEST(hf_checkpoint, folder_problems_are_named) {
 
   fresh();
   write_text(dir + "/config.json", "{ not json");
-  expect_error("config.json: not valid JSON");
+  expect_error("config.json: not valid JSON: parse error at line 1, column");
 
   fresh();
   json c = read_json(dir + "/config.json");

@@ -92,9 +92,21 @@ TEST(cli_template, usage_errors) {
   EXPECT_NE(no_template.exit_code, 0);
   EXPECT_NE(no_template.err.find("no chat template"), std::string::npos) << no_template.err;
 
-  run_result bad_date = run_cli("template --tokenizer " + quote(test::testdata("tokenizers/qwen3")) + msgs + " --date July");
-  EXPECT_NE(bad_date.exit_code, 0);
-  EXPECT_NE(bad_date.err.find("--date"), std::string::npos) << bad_date.err;
+  const std::string qwen3 = "template --tokenizer " + quote(test::testdata("tokenizers/qwen3")) + msgs;
+  // Days past the month's end are refused rather than rolled into the next month.
+  for (const char* bad : {"July", "2024-02-30", "2023-02-29", "2024-04-31", "2024-07-26T23:59:60"}) {
+    run_result bad_date = run_cli(qwen3 + " --date " + bad);
+    EXPECT_NE(bad_date.exit_code, 0) << bad;
+    EXPECT_NE(bad_date.err.find("--date"), std::string::npos) << bad_date.err;
+  }
+  EXPECT_EQ(run_cli(qwen3 + " --date 2024-02-29").exit_code, 0);
+
+  // A messages file that is not JSON: where the parser stopped.
+  const std::string broken = test::scratch("broken-messages.json");
+  test::write_text(broken, "[{\"role\": \"user\", \"content\": hi}]");
+  run_result not_json = run_cli("template --tokenizer " + quote(test::testdata("tokenizers/qwen3")) + " --messages " + quote(broken));
+  EXPECT_NE(not_json.exit_code, 0);
+  EXPECT_NE(not_json.err.find("not valid JSON: parse error at line 1, column"), std::string::npos) << not_json.err;
 
   // Extra variables reach the template: Qwen3 closes an empty think block when thinking is off.
   run_result think = run_cli("template --tokenizer " + quote(test::testdata("tokenizers/qwen3")) + msgs +

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/json_depth.h"
+#include "core/json_error.h"
 #include "model/rope_scaling.h"
 
 namespace glia::hf {
@@ -203,9 +204,11 @@ result<json> parse_json_file(std::string_view text, std::string_view file_name) 
   if (const size_t depth = json_nesting_depth(text); depth > max_config_json_depth)
     return make_error("{}: nests {} levels deep; the limit is {}", file_name, depth, max_config_json_depth);
   if (const auto nul = json_nul_byte(text)) return make_error("{}: not valid JSON (a NUL byte at offset {})", file_name, *nul);
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return make_error("{}: not valid JSON", file_name);
-  return j;
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    return make_error("{}: not valid JSON: {}", file_name, json_error_reason(e.what()));
+  }
 }
 
 result<model_config> read_model_config(const json& config, const std::string& name) {
