@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "common_options.h"
 #include "draft_options.h"
+#include "escapes.h"
 #include "load_session.h"
 #include "sampling_options.h"
 
@@ -24,6 +25,7 @@ command_fn add_run(CLI::App& app) {
     std::string prompt_file;
     int n_predict = 128;
     bool parse_special = true;
+    bool escape = true;
     sampling_options sampling;
     draft_options draft;
   };
@@ -40,6 +42,9 @@ command_fn add_run(CLI::App& app) {
                   "part of); repeatable")->take_all();
   cmd->add_option("-n,--n-predict,--predict", o->n_predict, "tokens to generate (-1: until the model ends its text or the context is full)")
       ->check(CLI::Range(-1, 1 << 24))->capture_default_str();
+  cmd->add_flag("-e,--escape,!--no-escape", o->escape,
+                "read \\n, \\r, \\t, \\', \\\", \\\\ and \\xHH in -p and --stop as the characters they name (the default, as in "
+                "llama.cpp; -f is read as it is)");
   cmd->add_flag("!--no-parse-special", o->parse_special,
                 "read special-token text in the prompt (\"<|eot_id|>\") as plain text; by default it is the token, as in llama-cli");
   o->sampling.add_to(cmd);
@@ -54,6 +59,10 @@ command_fn add_run(CLI::App& app) {
     }
     auto& sess = **s;
     if (!o->diag.start(sess)) return 1;
+    if (o->escape) {
+      o->prompt = process_escapes(o->prompt);
+      for (auto& s : o->stop) s = process_escapes(s);
+    }
     if (!o->prompt_file.empty()) {
       std::ifstream in(o->prompt_file, std::ios::binary);
       o->prompt.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

@@ -3,6 +3,7 @@
 // translated only where an option goes (never in the value of -p or --stop).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 
@@ -131,6 +132,25 @@ TEST(cli_options, chat_ignore_eos_needs_a_length) {
   EXPECT_NE(r.err.find("--ignore-eos in a chat needs -n N"), std::string::npos) << r.err;
   auto with_n = run_cli("chat -m " + brown() + " --ignore-eos -n 3 < /dev/null");
   EXPECT_EQ(with_n.exit_code, 0) << with_n.err;
+}
+
+int prompt_token_count(const std::string& err) {
+  std::smatch m;
+  return std::regex_search(err, m, std::regex(R"(prompt: (\d+) tokens)")) ? std::stoi(m[1]) : -1;
+}
+
+int id_count(const std::string& ids) { return int(std::count(ids.begin(), ids.end(), ' ')) + 1; }
+
+// As llama.cpp's -e (on by default): \n in -p is a newline, --no-escape keeps it as typed.
+TEST(cli_options, prompt_escapes_as_llama_cpp) {
+  const std::string run = "run -m " + brown() + " -n 0 -p 'The jury\\nsaid \\x41'";
+  auto escaped = run_cli(run);
+  ASSERT_EQ(escaped.exit_code, 0) << escaped.err;
+  EXPECT_EQ(prompt_token_count(escaped.err), id_count(ids("The jury\nsaid A")));
+  auto literal = run_cli(run + " --no-escape");
+  ASSERT_EQ(literal.exit_code, 0) << literal.err;
+  EXPECT_EQ(prompt_token_count(literal.err), id_count(ids("The jury\\nsaid \\x41")));
+  EXPECT_NE(prompt_token_count(escaped.err), prompt_token_count(literal.err));
 }
 
 // XTC draws at random even with --temp 0: the seed it drew is printed so that the run can be repeated.
