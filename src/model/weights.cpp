@@ -1,6 +1,8 @@
 #include "model/weights.h"
 
 #include <cmath>
+#include <string>
+#include <unordered_set>
 
 #include "gguf/printable.h"
 #include "model/layer_of.h"
@@ -28,6 +30,7 @@ class binder {
     const type_traits* tt = find_type(t->type);
     if (!tt || tt->vec_dot == nullptr || tt->dequantize_row == nullptr)
       return make_error("tensor {}: type {} is not supported", name, type_name(t->type));
+    bound_.insert(name);
     weight_view w;
     w.type = tt->type;
     w.n_in = t->ne[0];
@@ -45,6 +48,7 @@ class binder {
     const type_traits* tt = find_type(t->type);
     if (!tt || tt->dequantize_row == nullptr || n % tt->block_elems != 0)
       return make_error("tensor {}: type {} is not supported", name, type_name(t->type));
+    bound_.insert(name);
     std::vector<float> out(static_cast<size_t>(n));
     tt->dequantize_row(t->data, out.data(), n);
     return out;
@@ -52,8 +56,20 @@ class binder {
 
   bool has(const std::string& name) const { return f_.find_tensor(name) != nullptr; }
 
+  // A tensor of the file that nothing bound: the model as glia runs it would differ from the one
+  // the file describes (a llama file's attention or FFN biases, say), so it is refused, as llama.cpp
+  // refuses a file whose tensor count is not the one it used.
+  status check_all_bound(const std::string& arch) const {
+    for (const auto& t : f_.tensors())
+      if (!bound_.count(t.name))
+        return make_error("tensor {} is not part of a {} model as glia runs it (llama.cpp refuses such a file too)",
+                          gguf::detail::printable(t.name), arch);
+    return {};
+  }
+
  private:
   const gguf::file& f_;
+  std::unordered_set<std::string> bound_;
 };
 
 #define GLIA_BIND(dst, expr)                           \
@@ -142,6 +158,7 @@ result<model_weights> bind_weights(const gguf::file& f, const family_profile& p)
     if (!lw) return lw.take_error();
     w.layers.push_back(std::move(*lw));
   }
+  GLIA_TRY(b.check_all_bound(p.arch));
   return w;
 }
 
