@@ -66,6 +66,49 @@ TEST(model_validation, unknown_architecture) {
   EXPECT_NE(load_error(w).find("architecture 'mamba' is not supported"), std::string::npos) << load_error(w);
 }
 
+// RoPE scaling keys as llama.cpp reads them: a factor without a type is linear, and type "none"
+// never scales, whatever factor (or older rope.scale_linear) the file also carries.
+TEST(model_validation, rope_scaling_type_defaults_as_llama_cpp) {
+  auto freq_scale = [](const std::function<void(gguf::writer&)>& edit) {
+    auto w = test::make_tiny_llama({});
+    edit(w);
+    auto bytes = w.to_bytes();
+    EXPECT_TRUE(bytes.is_ok());
+    auto f = gguf::file::from_memory(*bytes);
+    EXPECT_TRUE(f.is_ok());
+    auto p = profile_from_gguf(**f);
+    EXPECT_TRUE(p.is_ok()) << p.message();
+    return p.is_ok() ? p->layers[0].rope.freq_scale : -1.0f;
+  };
+  EXPECT_EQ(freq_scale([](gguf::writer&) {}), 1.0f);
+  EXPECT_EQ(freq_scale([](gguf::writer& w) { w.set_f32("llama.rope.scaling.factor", 4.0f); }), 0.25f);
+  EXPECT_EQ(freq_scale([](gguf::writer& w) { w.set_f32("llama.rope.scale_linear", 2.0f); }), 0.5f);
+  EXPECT_EQ(freq_scale([](gguf::writer& w) {
+              w.set_string("llama.rope.scaling.type", "none");
+              w.set_f32("llama.rope.scaling.factor", 4.0f);
+              w.set_f32("llama.rope.scale_linear", 2.0f);
+            }),
+            1.0f);
+}
+
+// A tensor nothing uses changes the model the file describes (a llama file's biases): refused, as
+// llama.cpp refuses a file whose tensors it does not all use, rather than ignored.
+TEST(model_validation, a_tensor_the_model_does_not_use_is_refused) {
+  for (const char* extra : {"blk.0.attn_output.bias", "blk.1.ffn_down.bias", "output_norm.bias"}) {
+    auto full = test::make_tiny_llama({}).to_bytes();
+    ASSERT_TRUE(full.is_ok());
+    auto f = gguf::file::from_memory(*full);
+    ASSERT_TRUE(f.is_ok());
+    gguf::writer w2;
+    w2.copy_metadata(**f);
+    ASSERT_TRUE(w2.copy_tensors(**f).is_ok());
+    const std::vector<float> bias(32, 0.5f);
+    ASSERT_TRUE(w2.add_tensor(extra, uint32_t(dtype::f32), {32}, std::span(reinterpret_cast<const uint8_t*>(bias.data()), bias.size() * 4)).is_ok());
+    const std::string e = load_error(w2);
+    EXPECT_NE(e.find(std::string("tensor ") + extra + " is not part of a llama model as glia runs it"), std::string::npos) << e;
+  }
+}
+
 TEST(model_validation, missing_tensor_names_expected_shape) {
   test::tiny_llama_spec s;
   auto w = test::make_tiny_llama(s);

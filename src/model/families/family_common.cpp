@@ -77,18 +77,17 @@ result<std::optional<std::vector<bool>>> arch_metadata::get_per_layer_bool(const
 namespace {
 
 status read_rope_scaling(const arch_metadata& md, family_profile& p, rope_params& rope) {
-  auto type = md.get_string("rope.scaling.type", "none");
+  // As llama.cpp reads them: no type means linear (a factor alone scales), and "none" never scales,
+  // whatever factor the file also gives.
+  auto type = md.get_string("rope.scaling.type", "linear");
   GLIA_TRY(type);
   auto factor = md.get_float("rope.scaling.factor", 0.0);
   GLIA_TRY(factor);
   // Older files give a linear factor under rope.scale_linear.
   auto legacy = md.get_float("rope.scale_linear", 0.0);
   GLIA_TRY(legacy);
-  double f = *factor > 0.0 ? *factor : *legacy;
-  if (*type == "none" || (*type == "linear" && f == 0.0)) {
-    if (*legacy > 0.0) rope.freq_scale = float(1.0 / *legacy);
-    return {};
-  }
+  double f = *factor != 0.0 ? *factor : *legacy;
+  if (*type == "none" || (*type == "linear" && f == 0.0)) return {};
   if (!(f > 0.0) || !std::isfinite(f))
     return make_error("metadata key {}: rope scaling factor must be a positive number, found {}", md.key("rope.scaling.factor"), f);
   if (*type == "linear") {
