@@ -24,6 +24,7 @@ struct layer_profile {
   int n_head_kv = 0;
   int head_dim_k = 0;
   int head_dim_v = 0;
+  int64_t n_ff = 0;         // feed-forward width
   rope_params rope;         // freq_factors is bound from weights when use_rope_freqs
   bool use_rope_freqs = false;  // divide rotation frequencies by the rope_freqs tensor
   bool v_from_k = false;        // no attn_v tensor: V is the K projection (Gemma 4 full layers)
@@ -36,7 +37,7 @@ struct family_profile {
 
   int64_t n_vocab = 0;
   int64_t n_embd = 0;
-  int64_t n_ff = 0;
+  int64_t n_ff = 0;  // the widest layer's feed-forward width (layer_profile::n_ff has each one)
   int n_layer = 0;
   int n_ctx_train = 0;
   float norm_eps = 1e-5f;

@@ -103,10 +103,10 @@ result<layer_weights> bind_layer(binder& b, const family_profile& p, int il) {
   GLIA_BIND(w.wo, b.matrix(pre + "attn_output.weight", int64_t(l.n_head) * l.head_dim_v, n_embd));
   if (p.post_attn_norm) GLIA_BIND(w.post_attn_norm, b.vector(pre + "post_attention_norm.weight", n_embd));
   GLIA_BIND(w.ffn_norm, b.vector(pre + "ffn_norm.weight", n_embd));
-  // The width feed_forward_length gives (one number for all layers): a gate of another width means
+  // The width feed_forward_length gives the layer: a gate of another width means
   // a damaged file or a config.json that disagrees with its weights, which llama.cpp and
   // transformers refuse too.
-  GLIA_BIND(w.ffn_gate, b.matrix(pre + "ffn_gate.weight", n_embd, p.n_ff));
+  GLIA_BIND(w.ffn_gate, b.matrix(pre + "ffn_gate.weight", n_embd, l.n_ff));
   w.n_ff = w.ffn_gate.n_out;
   GLIA_BIND(w.ffn_up, b.matrix(pre + "ffn_up.weight", n_embd, w.n_ff));
   GLIA_BIND(w.ffn_down, b.matrix(pre + "ffn_down.weight", w.n_ff, n_embd));

@@ -109,6 +109,24 @@ TEST(model_validation, a_tensor_the_model_does_not_use_is_refused) {
   }
 }
 
+// feed_forward_length per layer (llama.cpp reads an array too): each layer's gate is checked
+// against its own width.
+TEST(model_validation, feed_forward_length_per_layer) {
+  auto w = test::make_tiny_llama({});
+  w.set_i32_array("llama.feed_forward_length", {48, 48});
+  auto bytes = w.to_bytes();
+  ASSERT_TRUE(bytes.is_ok());
+  auto f = gguf::file::from_memory(*bytes);
+  ASSERT_TRUE(f.is_ok());
+  auto m = load_model(*f);
+  ASSERT_TRUE(m.is_ok()) << m.message();
+  EXPECT_EQ((*m)->profile.layers[1].n_ff, 48);
+  w.set_i32_array("llama.feed_forward_length", {48, 64});
+  EXPECT_NE(load_error(w).find("tensor blk.1.ffn_gate.weight has shape [32, 48], expected [32, 64]"), std::string::npos) << load_error(w);
+  w.set_i32_array("llama.feed_forward_length", {48});
+  EXPECT_NE(load_error(w).find("array has 1 entries, expected one per layer (2)"), std::string::npos) << load_error(w);
+}
+
 TEST(model_validation, missing_tensor_names_expected_shape) {
   test::tiny_llama_spec s;
   auto w = test::make_tiny_llama(s);

@@ -1,5 +1,6 @@
 #include "model/families/family_common.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace glia::families {
@@ -127,10 +128,12 @@ status read_common(const arch_metadata& md, family_profile& p) {
   GLIA_TRY(n_embd);
   if (*n_embd <= 0 || *n_embd > (1 << 20)) return make_error("metadata key {}: {} is outside 1..{}", md.key("embedding_length"), *n_embd, 1 << 20);
   p.n_embd = *n_embd;
-  auto n_ff = md.get_int("feed_forward_length");
+  // One width, or one per layer (llama.cpp reads either).
+  auto n_ff = md.get_per_layer_int("feed_forward_length", p.n_layer, std::nullopt);
   GLIA_TRY(n_ff);
-  if (*n_ff <= 0 || *n_ff > (1 << 22)) return make_error("metadata key {}: {} is outside 1..{}", md.key("feed_forward_length"), *n_ff, 1 << 22);
-  p.n_ff = *n_ff;
+  for (const int64_t w : *n_ff)
+    if (w <= 0 || w > (1 << 22)) return make_error("metadata key {}: {} is outside 1..{}", md.key("feed_forward_length"), w, 1 << 22);
+  p.n_ff = *std::max_element(n_ff->begin(), n_ff->end());
   auto n_ctx = md.get_int("context_length", 4096);
   GLIA_TRY(n_ctx);
   if (*n_ctx <= 0) return make_error("metadata key {}: {} is not a positive context length", md.key("context_length"), *n_ctx);
@@ -166,6 +169,7 @@ status read_common(const arch_metadata& md, family_profile& p) {
       return make_error("layer {}: KV head count {} must be positive and divide the head count {}", il, nkv, nh);
     l.n_head = int(nh);
     l.n_head_kv = int(nkv);
+    l.n_ff = (*n_ff)[size_t(il)];
     l.rope = rope;
   }
   // Head sizes default to n_embd / n_head of layer 0.
