@@ -27,7 +27,8 @@ command_fn add_quantize(CLI::App& app) {
     std::string in, out, type, token_embd_type, output_type;
     bool pure = false;
     bool quiet = false;
-    int n_threads = 0;
+    int n_threads = 0, n_threads_positional = 0;
+    bool allow_requantize = false, leave_output = false;
   };
   auto o = std::make_shared<opts>();
   cmd->add_option("input", o->in, "source GGUF (F32, F16, BF16 or quantized: requantized) or Hugging Face checkpoint folder (safetensors)")->required()->check(CLI::ExistingPath);
@@ -37,6 +38,14 @@ command_fn add_quantize(CLI::App& app) {
   cmd->add_option("--output-tensor-type", o->output_type, "type of output.weight (tied models: of token_embd.weight)");
   cmd->add_flag("--pure", o->pure, "no mix: every weight gets the base type (except the two options above)");
   cmd->add_option("-t,--threads", o->n_threads, "threads (0, the default: one per core)")->check(CLI::Range(0, 1024));
+  // llama-quantize's command lines: IN OUT TYPE [NTHREADS], --allow-requantize, --leave-output-tensor.
+  auto* nthreads = cmd->add_option("nthreads", o->n_threads_positional, "threads, as llama-quantize's last argument (as -t)")
+                       ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--allow-requantize", o->allow_requantize,
+                "accepted for llama-quantize's command lines: glia requantizes a quantized source anyway (a second rounding "
+                "loses more than quantizing from F16/BF16/F32 once)");
+  cmd->add_flag("--leave-output-tensor", o->leave_output, "output.weight keeps its type (llama-quantize's option)");
+  nthreads->excludes(cmd->get_option("--threads"));
   cmd->add_flag("-q,--quiet", o->quiet, "no per-tensor lines");
 
   return [o]() {
@@ -48,6 +57,7 @@ command_fn add_quantize(CLI::App& app) {
     }
     q.mix.ftype = *ft;
     q.mix.pure = o->pure;
+    q.mix.leave_output = o->leave_output;
     for (auto [text, dst] : {std::pair{&o->token_embd_type, &q.mix.token_embd_type}, std::pair{&o->output_type, &q.mix.output_type}}) {
       if (text->empty()) continue;
       auto t = parse_weight_type(*text);
@@ -57,7 +67,7 @@ command_fn add_quantize(CLI::App& app) {
       }
       *dst = *t;
     }
-    q.n_threads = o->n_threads;
+    q.n_threads = o->n_threads_positional > 0 ? o->n_threads_positional : o->n_threads;
     if (!o->quiet) q.log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
     q.cancel = stop_on_interrupt();
     // A checkpoint folder's tokenizer.json also goes in as llama.cpp's tokenizer.ggml.* keys, so that

@@ -71,6 +71,7 @@ struct mix_options {
   std::optional<dtype> token_embd_type;  // --token-embedding-type
   std::optional<dtype> output_type;      // --output-tensor-type
   bool pure = false;                     // every quantized tensor gets the base type
+  bool leave_output = false;             // --leave-output-tensor: output.weight keeps its type
 };
 
 // What llama.cpp's rules read about the model.

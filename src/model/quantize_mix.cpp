@@ -202,7 +202,8 @@ result<std::vector<dtype>> plan_tensor_types(std::span<const tensor_desc> tensor
   for (const auto& t : tensors) {
     if (t.dims.size() > 2 && is_quantizable(t))
       return make_error("tensor {}: {} dimensions; only 2-D weights can be quantized", t.name, t.dims.size());
-    if (!is_quantizable(t)) {
+    // llama-quantize's --leave-output-tensor: output.weight only (a tied embedding is still quantized).
+    if (!is_quantizable(t) || (opts.leave_output && t.name == "output.weight")) {
       out.push_back(t.type);
       continue;
     }

@@ -321,5 +321,19 @@ TEST(quantize, cli_writes_the_file_and_reports_bad_types) {
   EXPECT_NE(r.err.find("unknown type"), std::string::npos) << r.err;
 }
 
+// llama-quantize's command lines run as they are: a thread count after the type, --allow-requantize,
+// and --leave-output-tensor, which keeps output.weight (alone) in its source type.
+TEST(quantize, cli_takes_llama_quantize_command_lines) {
+  const std::string src = test::testdata("models/llama-untied-F16.gguf"), out = test::scratch("cli-leave-output.gguf");
+  auto r = run_cli("quantize -q --allow-requantize --leave-output-tensor " + quote(src) + " " + quote(out) + " Q4_K_M 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto f = open_gguf(out);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->find_tensor("output.weight")->type, open_gguf(src)->find_tensor("output.weight")->type);
+  EXPECT_NE(f->find_tensor("blk.0.ffn_gate.weight")->type, open_gguf(src)->find_tensor("blk.0.ffn_gate.weight")->type);
+  auto both = run_cli("quantize -q " + quote(src) + " " + quote(test::scratch("x2.gguf")) + " Q4_K_M 2 -t 2");
+  EXPECT_NE(both.exit_code, 0);
+}
+
 }  // namespace
 }  // namespace glia
