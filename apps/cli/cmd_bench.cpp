@@ -428,7 +428,10 @@ int run_bench(bench_options o) {
   probes pr(o.bandwidth_mib);
   model_cache models;
   std::vector<config_report> reports;
-  const auto fail = [](const std::string& why) {
+  // A failure keeps what finished: the table's rows are out already, the records of the finished
+  // configurations are written (a later model that does not load loses only its own).
+  const auto fail = [&](const std::string& why) {
+    if (!table && !reports.empty()) fmt::print("{}", bench::format_records(bench::to_json(reports), o.output));
     fmt::print(stderr, "error: {}\n", why);
     return 1;
   };
@@ -527,7 +530,7 @@ command_fn add_bench(CLI::App& app) {
                   "one object per line; csv: one row per test")
       ->check(CLI::IsMember({"md", "json", "jsonl", "csv"}))
       ->capture_default_str();
-  cmd->add_flag("--json", o->json, "the same as -o json");
+  cmd->add_flag("--json", o->json, "the same as -o json")->excludes(cmd->get_option("--output"));
   return [o]() {
     if (status s = o->expand_lists(); !s) {
       fmt::print(stderr, "error: {}\n", s.message());

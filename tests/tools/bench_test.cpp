@@ -158,6 +158,20 @@ TEST(bench, a_file_that_is_not_a_model_leaves_stdout_empty) {
   }
 }
 
+// A later model that does not load loses only its own records: the finished ones are written
+// (still one valid document), with the error and a failing status.
+TEST(bench, a_bad_later_model_keeps_the_finished_records) {
+  const std::string good = test::testdata("models/brown-q8_0.gguf"), bad = test::testdata("README.md");
+  auto r = run_cli("bench -m " + quote(good) + "," + quote(bad) + " -p 4 -n 0 -r 1 -t 1 --bandwidth-mib 16 -o json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not a GGUF file"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 1u) << r.out;
+  EXPECT_EQ(j[0]["model_filename"], good);
+  // --json is -o json: with another -o it is a contradiction, refused.
+  EXPECT_NE(run_cli("bench -m " + quote(good) + " -p 4 -n 0 --json -o csv").exit_code, 0);
+}
+
 // -d fills the context before each test (llama-bench's n_depth): the tests are named "pp8 @ d24",
 // and decode's bandwidth figure counts the K and V it reads at those positions.
 TEST(bench, depth_fills_the_context_first) {
