@@ -22,6 +22,24 @@ std::string load_error(const gguf::writer& w) {
   return l.m.is_ok() ? std::string("(loaded)") : l.m.message();
 }
 
+// A writer's file parsed back, to read or to copy with changes (the bytes back the file).
+struct parsed_file {
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<gguf::file> f;
+};
+
+parsed_file parsed(const gguf::writer& w) {
+  parsed_file p;
+  auto bytes = w.to_bytes();
+  EXPECT_TRUE(bytes.is_ok()) << bytes.message();
+  if (!bytes) return p;
+  p.bytes = std::move(*bytes);
+  auto f = gguf::file::from_memory(p.bytes);
+  EXPECT_TRUE(f.is_ok()) << f.message();
+  if (f) p.f = std::move(*f);
+  return p;
+}
+
 TEST(model_validation, tiny_model_loads) {
   loaded l = load(test::make_tiny_llama({}));
   ASSERT_TRUE(l.m.is_ok()) << l.m.message();
@@ -72,11 +90,9 @@ TEST(model_validation, rope_scaling_type_defaults_as_llama_cpp) {
   auto freq_scale = [](const std::function<void(gguf::writer&)>& edit) {
     auto w = test::make_tiny_llama({});
     edit(w);
-    auto bytes = w.to_bytes();
-    EXPECT_TRUE(bytes.is_ok());
-    auto f = gguf::file::from_memory(*bytes);
-    EXPECT_TRUE(f.is_ok());
-    auto p = profile_from_gguf(**f);
+    const parsed_file pf = parsed(w);
+    if (!pf.f) return -1.0f;
+    auto p = profile_from_gguf(*pf.f);
     EXPECT_TRUE(p.is_ok()) << p.message();
     return p.is_ok() ? p->layers[0].rope.freq_scale : -1.0f;
   };
@@ -95,13 +111,11 @@ TEST(model_validation, rope_scaling_type_defaults_as_llama_cpp) {
 // llama.cpp refuses a file whose tensors it does not all use, rather than ignored.
 TEST(model_validation, a_tensor_the_model_does_not_use_is_refused) {
   for (const char* extra : {"blk.0.attn_output.bias", "blk.1.ffn_down.bias", "output_norm.bias"}) {
-    auto full = test::make_tiny_llama({}).to_bytes();
-    ASSERT_TRUE(full.is_ok());
-    auto f = gguf::file::from_memory(*full);
-    ASSERT_TRUE(f.is_ok());
+    const parsed_file tiny = parsed(test::make_tiny_llama({}));
+    ASSERT_TRUE(tiny.f);
     gguf::writer w2;
-    w2.copy_metadata(**f);
-    ASSERT_TRUE(w2.copy_tensors(**f).is_ok());
+    w2.copy_metadata(*tiny.f);
+    ASSERT_TRUE(w2.copy_tensors(*tiny.f).is_ok());
     const std::vector<float> bias(32, 0.5f);
     ASSERT_TRUE(w2.add_tensor(extra, uint32_t(dtype::f32), {32}, std::span(reinterpret_cast<const uint8_t*>(bias.data()), bias.size() * 4)).is_ok());
     const std::string e = load_error(w2);
@@ -114,11 +128,9 @@ TEST(model_validation, a_tensor_the_model_does_not_use_is_refused) {
 TEST(model_validation, feed_forward_length_per_layer) {
   auto w = test::make_tiny_llama({});
   w.set_i32_array("llama.feed_forward_length", {48, 48});
-  auto bytes = w.to_bytes();
-  ASSERT_TRUE(bytes.is_ok());
-  auto f = gguf::file::from_memory(*bytes);
-  ASSERT_TRUE(f.is_ok());
-  auto m = load_model(*f);
+  const parsed_file pf = parsed(w);
+  ASSERT_TRUE(pf.f);
+  auto m = load_model(pf.f);
   ASSERT_TRUE(m.is_ok()) << m.message();
   EXPECT_EQ((*m)->profile.layers[1].n_ff, 48);
   w.set_i32_array("llama.feed_forward_length", {48, 64});
@@ -132,12 +144,10 @@ TEST(model_validation, missing_tensor_names_expected_shape) {
   auto w = test::make_tiny_llama(s);
   // Rebuild without blk.1.ffn_up.weight.
   gguf::writer w2;
-  auto full = w.to_bytes();
-  ASSERT_TRUE(full.is_ok());
-  auto f = gguf::file::from_memory(*full);
-  ASSERT_TRUE(f.is_ok());
-  w2.copy_metadata(**f);
-  for (const auto& t : (*f)->tensors()) {
+  const parsed_file tiny = parsed(w);
+  ASSERT_TRUE(tiny.f);
+  w2.copy_metadata(*tiny.f);
+  for (const auto& t : tiny.f->tensors()) {
     if (t.name == "blk.1.ffn_up.weight") continue;
     std::vector<int64_t> dims(t.ne, t.ne + t.n_dims);
     ASSERT_TRUE(w2.add_tensor(t.name, t.type, dims, std::span<const uint8_t>(t.data, t.n_bytes)).is_ok());
@@ -147,13 +157,11 @@ TEST(model_validation, missing_tensor_names_expected_shape) {
 }
 
 TEST(model_validation, misshaped_tensor) {
-  auto full = test::make_tiny_llama({}).to_bytes();
-  ASSERT_TRUE(full.is_ok());
-  auto f = gguf::file::from_memory(*full);
-  ASSERT_TRUE(f.is_ok());
+  const parsed_file tiny = parsed(test::make_tiny_llama({}));
+  ASSERT_TRUE(tiny.f);
   gguf::writer w2;
-  w2.copy_metadata(**f);
-  for (const auto& t : (*f)->tensors()) {
+  w2.copy_metadata(*tiny.f);
+  for (const auto& t : tiny.f->tensors()) {
     std::vector<int64_t> dims(t.ne, t.ne + t.n_dims);
     if (t.name == "blk.0.attn_k.weight") dims = {16, 32};  // transposed
     ASSERT_TRUE(w2.add_tensor(t.name, t.type, dims, std::span<const uint8_t>(t.data, t.n_bytes)).is_ok());
