@@ -235,7 +235,9 @@ class config_run {
       c->probe_ = *probe;
     }
     r.place.cpu_isa = c->backend_->cpu_isa();
-    auto cache = kv_cache::create(md.profile, n_ctx, r.n_ubatch, dtype::f16, *c->backend_);
+    // Rings as run and serve make them (kv_cache::ring_batch_floor), so that a small --ub measures
+    // the sliding-window reads those do.
+    auto cache = kv_cache::create(md.profile, n_ctx, r.n_ubatch, dtype::f16, *c->backend_, kv_cache::ring_batch_floor);
     if (!cache) return cache.take_error();
     c->cache_.emplace(std::move(*cache));
     c->runner_.emplace(md, *c->backend_, *c->cache_);

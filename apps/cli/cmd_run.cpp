@@ -59,15 +59,15 @@ command_fn add_run(CLI::App& app) {
     }
     auto& sess = **s;
     if (!o->diag.start(sess)) return 1;
-    if (o->escape) {
-      o->prompt = process_escapes(o->prompt);
-      for (auto& s : o->stop) s = process_escapes(s);
-    }
+    std::string prompt_text = o->escape ? process_escapes(o->prompt) : o->prompt;
+    std::vector<std::string> stops = o->stop;
+    if (o->escape)
+      for (auto& stop : stops) stop = process_escapes(stop);
     if (!o->prompt_file.empty()) {
       std::ifstream in(o->prompt_file, std::ios::binary);
-      o->prompt.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      prompt_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
-    auto ids = sess.tokenize(o->prompt, true, o->parse_special);
+    auto ids = sess.tokenize(prompt_text, true, o->parse_special);
     if (!ids) {
       fmt::print(stderr, "error: {}\n", ids.message());
       return 1;
@@ -81,7 +81,7 @@ command_fn add_run(CLI::App& app) {
     generation_stats st;
     generate_options go;
     go.n_predict = o->n_predict;
-    go.stop = o->stop;
+    go.stop = std::move(stops);
     auto draft = o->draft.open(sess, o->s, go);
     if (!draft) {
       fmt::print(stderr, "error: {}\n", draft.message());

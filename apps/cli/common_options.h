@@ -71,7 +71,9 @@ inline void add_session_options(CLI::App* cmd, session_options& o) {
       o.n_ubatch = given->b > 0 && given->ub > 0 ? std::min(given->b, given->ub) : std::max(given->b, given->ub);
     };
   };
-  cmd->add_option("-b,--batch-size", given->b, "tokens per forward chunk during prompt processing (default 512)")
+  cmd->add_option("-b,--batch-size", given->b,
+                  "tokens per forward chunk during prompt processing (default 512; sliding-window caches are sized for "
+                  "512 even when it is smaller, so that results do not depend on it)")
       ->check(CLI::Range(1, 65536))
       ->each(set(&chunk_flags::b));
   cmd->add_option("--ubatch,--ubatch-size", given->ub, "llama.cpp's -ub: the chunk; with -b too, the smaller of the two")

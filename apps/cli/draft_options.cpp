@@ -29,11 +29,11 @@ result<std::unique_ptr<session>> draft_options::open(const session& target, cons
   if (!(p_min >= 0.0f && p_min <= 1.0f)) return make_error("--draft-p-min {} is not a probability", p_min);
   if (n_min > n_max) return make_error("--draft-min {} is more than --draft-max {}", n_min, n_max);
   if (n_min > target_opts.n_ubatch - 1)
-    fmt::print(stderr, "warning: -b {} leaves room for {} drafts at a time, fewer than --draft-min {}: no speculative decoding\n",
+    fmt::print(stderr, "warning: a prompt chunk (-b/-ub) of {} leaves room for {} drafts at a time, fewer than --draft-min {}: no speculative decoding\n",
                target_opts.n_ubatch, target_opts.n_ubatch - 1, n_min);
   // A pass of the sampled token and its drafts fits one ubatch (see session::generate).
   if (target_opts.n_ubatch - 1 < n_max)
-    fmt::print(stderr, "warning: -b {} limits drafts to {} token{} at a time\n", target_opts.n_ubatch, target_opts.n_ubatch - 1,
+    fmt::print(stderr, "warning: a prompt chunk (-b/-ub) of {} limits drafts to {} token{} at a time\n", target_opts.n_ubatch, target_opts.n_ubatch - 1,
                target_opts.n_ubatch == 2 ? "" : "s");
   session_options o = target_opts;
   o.model_path = model;

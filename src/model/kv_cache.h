@@ -18,8 +18,12 @@ class kv_cache {
  public:
   // type: dtype::f16 (default in the CLI) or dtype::f32. The memory comes from b, which must
   // outlive the cache.
-  // min_ring_batch: rings as large as for a batch of that many tokens even when n_ubatch is smaller
-  // (attention sums a window's keys in slot order, which the ring's size decides; see session.cpp).
+  // min_ring_batch: rings as large as for a batch of that many tokens even when n_ubatch is smaller.
+  // Attention sums a window's keys in slot order, which the ring's size decides: sessions (and bench,
+  // to measure what they run) use ring_batch_floor, one size for every -b up to the default 512, so
+  // that logits are bit-identical across those -b (they differed in the last bits, and sampled text
+  // parted ways after a few dozen tokens). It costs a smaller -b the larger ring's memory and reads.
+  static constexpr int ring_batch_floor = 512;
   static result<kv_cache> create(const family_profile& p, int n_ctx, int n_ubatch, dtype type, backend& b, int min_ring_batch = 0);
   // Bytes the cache would take, to check memory before allocating (order: the backend's kv_layout).
   static size_t bytes_needed(const family_profile& p, int n_ctx, int n_ubatch, dtype type, kv_order order, int min_ring_batch = 0);

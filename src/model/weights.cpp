@@ -57,12 +57,12 @@ class binder {
   bool has(const std::string& name) const { return f_.find_tensor(name) != nullptr; }
 
   // A tensor of the file that nothing bound: the model as glia runs it would differ from the one
-  // the file describes (a llama file's attention or FFN biases, say), so it is refused, as llama.cpp
-  // refuses a file whose tensor count is not the one it used.
+  // the file describes (a llama file's attention or FFN biases, which llama.cpp applies; a name no
+  // engine knows, which llama.cpp refuses too), so the file is refused rather than run without it.
   status check_all_bound(const std::string& arch) const {
     for (const auto& t : f_.tensors())
       if (!bound_.count(t.name))
-        return make_error("tensor {} is not part of a {} model as glia runs it (llama.cpp refuses such a file too)",
+        return make_error("tensor {} is not part of a {} model as glia runs it (running without it would change the results)",
                           gguf::detail::printable(t.name), arch);
     return {};
   }

@@ -31,11 +31,8 @@ namespace glia {
 
 namespace {
 
-// Sliding-window rings are made for a batch of at least the default 512 tokens, whatever -b is.
-// Attention sums a window's keys in slot order, which the ring's size decides: one size for every -b
-// up to the default keeps logits bit-identical across them (they differed in the last bits, and
-// sampled text parted ways after a few dozen tokens).
-constexpr int k_min_ring_batch = 512;
+// Sliding-window rings of one size for every -b up to the default (kv_cache::ring_batch_floor).
+constexpr int k_min_ring_batch = kv_cache::ring_batch_floor;
 
 }  // namespace
 

@@ -151,6 +151,18 @@ TEST(cli_options, prompt_escapes_as_llama_cpp) {
   ASSERT_EQ(literal.exit_code, 0) << literal.err;
   EXPECT_EQ(prompt_token_count(literal.err), id_count(ids("The jury\\nsaid \\x41")));
   EXPECT_NE(prompt_token_count(escaped.err), prompt_token_count(literal.err));
+  // What is not an escape stays as typed: an unknown letter, \x without two hex digits, a last backslash.
+  for (const std::string typed : {"The \\q jury", "The jury \\x4", "The \\xZZ jury", "The jury\\"}) {
+    auto r = run_cli("run -m " + brown() + " -n 0 -p " + quote(typed));
+    ASSERT_EQ(r.exit_code, 0) << typed << ": " << r.err;
+    EXPECT_EQ(prompt_token_count(r.err), id_count(ids(typed))) << typed;
+  }
+  // --stop too: "\x2c" is a comma.
+  const std::string gen = "run -m " + brown() + " -p 'The jury said' --temp 0 -n 40 --stop ";
+  auto hex_stop = run_cli(gen + "'\\x2c'"), comma_stop = run_cli(gen + "','");
+  ASSERT_EQ(hex_stop.exit_code, 0) << hex_stop.err;
+  EXPECT_EQ(hex_stop.out, comma_stop.out);
+  EXPECT_EQ(hex_stop.out.find(','), std::string::npos) << hex_stop.out;
 }
 
 // XTC draws at random even with --temp 0: the seed it drew is printed so that the run can be repeated.

@@ -107,8 +107,8 @@ TEST(model_validation, rope_scaling_type_defaults_as_llama_cpp) {
             1.0f);
 }
 
-// A tensor nothing uses changes the model the file describes (a llama file's biases): refused, as
-// llama.cpp refuses a file whose tensors it does not all use, rather than ignored.
+// A tensor nothing uses changes the model the file describes (a llama file's biases, which llama.cpp
+// applies): refused rather than ignored.
 TEST(model_validation, a_tensor_the_model_does_not_use_is_refused) {
   for (const char* extra : {"blk.0.attn_output.bias", "blk.1.ffn_down.bias", "output_norm.bias"}) {
     const parsed_file tiny = parsed(test::make_tiny_llama({}));

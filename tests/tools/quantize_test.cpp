@@ -321,8 +321,9 @@ TEST(quantize, cli_writes_the_file_and_reports_bad_types) {
   EXPECT_NE(r.err.find("unknown type"), std::string::npos) << r.err;
 }
 
-// llama-quantize's command lines run as they are: a thread count after the type, --allow-requantize,
-// and --leave-output-tensor, which keeps output.weight (alone) in its source type.
+// llama-quantize's command lines run as they are: IN [OUT] TYPE [NTHREADS] (no OUT: ggml-model-TYPE.gguf
+// beside the input), --allow-requantize, and --leave-output-tensor, which keeps output.weight (alone)
+// in its source type.
 TEST(quantize, cli_takes_llama_quantize_command_lines) {
   const std::string src = test::testdata("models/llama-untied-F16.gguf"), out = test::scratch("cli-leave-output.gguf");
   auto r = run_cli("quantize -q --allow-requantize --leave-output-tensor " + quote(src) + " " + quote(out) + " Q4_K_M 2");
@@ -331,8 +332,22 @@ TEST(quantize, cli_takes_llama_quantize_command_lines) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->find_tensor("output.weight")->type, open_gguf(src)->find_tensor("output.weight")->type);
   EXPECT_NE(f->find_tensor("blk.0.ffn_gate.weight")->type, open_gguf(src)->find_tensor("blk.0.ffn_gate.weight")->type);
+
+  const std::string dir = test::scratch("quantize-default-name");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(src, dir + "/in.gguf", std::filesystem::copy_options::overwrite_existing);
+  auto unnamed = run_cli("quantize -q " + quote(dir + "/in.gguf") + " Q8_0 1");
+  ASSERT_EQ(unnamed.exit_code, 0) << unnamed.err;
+  auto q8 = open_gguf(dir + "/ggml-model-Q8_0.gguf");
+  ASSERT_TRUE(q8);
+  EXPECT_EQ(q8->find_tensor("blk.0.ffn_gate.weight")->type, uint32_t(dtype::q8_0));
+
   auto both = run_cli("quantize -q " + quote(src) + " " + quote(test::scratch("x2.gguf")) + " Q4_K_M 2 -t 2");
   EXPECT_NE(both.exit_code, 0);
+  EXPECT_NE(both.err.find("threads given twice"), std::string::npos) << both.err;
+  auto extra = run_cli("quantize -q " + quote(src) + " " + quote(test::scratch("x3.gguf")) + " Q4_K_M 2 3");
+  EXPECT_NE(extra.exit_code, 0);
+  EXPECT_NE(extra.err.find("'3': expected INPUT [OUTPUT] TYPE [NTHREADS]"), std::string::npos) << extra.err;
 }
 
 }  // namespace

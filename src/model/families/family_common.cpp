@@ -90,7 +90,8 @@ status read_rope_scaling(const arch_metadata& md, family_profile& p, rope_params
   double f = *factor != 0.0 ? *factor : *legacy;
   if (*type == "none" || (*type == "linear" && f == 0.0)) return {};
   if (!(f > 0.0) || !std::isfinite(f))
-    return make_error("metadata key {}: rope scaling factor must be a positive number, found {}", md.key("rope.scaling.factor"), f);
+    return make_error("metadata key {}: rope scaling factor must be a positive number, found {}",
+                      md.key(*factor != 0.0 ? "rope.scaling.factor" : "rope.scale_linear"), f);
   if (*type == "linear") {
     rope.freq_scale = float(1.0 / f);
     return {};

@@ -122,10 +122,10 @@ std::string in_checkpoint_terms(const std::string& message, const gguf::file& f)
   if (!f.is_assembled()) return {};
   std::smatch match;
   // A value of config.json, checked under the GGUF key it became.
-  static const std::regex metadata_key(R"(metadata key [a-z0-9]+\.([a-z_.]+[a-z]))");
+  static const std::regex metadata_key(R"(metadata key ([a-z0-9]+\.([a-z_.]+[a-z])))");
   if (std::regex_search(message, match, metadata_key)) {
     for (const auto& [gguf_key, hf_key] : kConfigKeys)
-      if (match[1].str() == gguf_key) return fmt::format(" ({} is config.json's {})", match[0].str().substr(13), hf_key);
+      if (match[2].str() == gguf_key) return fmt::format(" ({} is config.json's {})", match[1].str(), hf_key);
     return {};
   }
   static const std::regex gguf_name(R"((blk\.\d+\.[a-z_]+\.(weight|bias)|token_embd\.weight|output_norm\.weight|output\.weight))");
