@@ -119,7 +119,7 @@ command_fn add_chat(CLI::App& app) {
       fmt::print(stderr, "error: {}\n", sp.message());
       return 1;
     }
-    sampler smp(*sp, [&sess](int32_t id) { return sess.token_text(id); });
+    sampler smp(*sp, [&sess](int32_t id) { return sess.token_text(id); }, sp->grammar ? sess.grammar_vocab() : nullptr);
     generate_options go;
     go.n_predict = o->n_predict;
     go.cancel = &g_cancel;

@@ -77,7 +77,7 @@ command_fn add_run(CLI::App& app) {
       fmt::print(stderr, "error: {}\n", sp.message());
       return 1;
     }
-    sampler smp(*sp, [&sess](int32_t id) { return sess.token_text(id); });
+    sampler smp(*sp, [&sess](int32_t id) { return sess.token_text(id); }, sp->grammar ? sess.grammar_vocab() : nullptr);
     generation_stats st;
     generate_options go;
     go.n_predict = o->n_predict;

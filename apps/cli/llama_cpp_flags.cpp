@@ -22,6 +22,7 @@ constexpr flag flags[] = {
     {"-np", "--parallel", ""},
     {"-ub", "--ubatch", ""},
     {"-sys", "--system", ""},
+    {"-jf", "--json-schema-file", ""},
     {"-ngl", "", k_layers},
     {"--gpu-layers", "", k_layers},
     {"--n-gpu-layers", "", k_layers},

@@ -6,6 +6,8 @@
 #include <random>
 
 #include "common_options.h"
+#include "core/read_file.h"
+#include "sampler/grammar/constraint.h"
 
 namespace glia::cli {
 
@@ -36,6 +38,13 @@ void sampling_options::add_to(CLI::App* cmd) {
   cmd->add_flag("--ignore-eos", ignore_eos_,
                 "never end at an end-of-generation token (EOS, EOT, ...): generate -n tokens, as llama.cpp's --ignore-eos")
       ->group("Sampling");
+  grammar_opt_ = cmd->add_option("--grammar", grammar_, "constrain the generated text to this GBNF grammar (llama.cpp's notation; root rule 'root')")
+      ->group("Constrained output");
+  grammar_file_opt_ = cmd->add_option("--grammar-file", grammar_file_, "the same, read from a file")->group("Constrained output");
+  json_schema_opt_ = cmd->add_option("-j,--json-schema", json_schema_,
+                  "constrain the generated text to JSON valid under this JSON schema (e.g. '{}' for any JSON value)")
+      ->group("Constrained output");
+  json_schema_file_opt_ = cmd->add_option("--json-schema-file", json_schema_file_, "the same, read from a file")->group("Constrained output");
   cmd->add_option("-s,--seed", seed_, "random seed (default or -1: random, printed on stderr)")
       ->transform(seed_check(true))
       ->group("Sampling");
@@ -65,6 +74,9 @@ result<sampler_params> sampling_options::resolve(const session& s) const {
     p.logit_bias[int32_t(id)] += bias;  // a token biased twice gets both, as in llama.cpp
   }
   if (ignore_eos_) s.forbid_end_of_generation(p);
+  auto g = resolve_grammar();
+  if (!g) return g.take_error();
+  p.grammar = *g;
   if (auto seed = parse_seed(seed_)) {
     p.seed = *seed;
   } else {
@@ -73,6 +85,32 @@ result<sampler_params> sampling_options::resolve(const session& s) const {
   }
   GLIA_TRY(validate(p));
   return p;
+}
+
+result<std::shared_ptr<const grammar::compiled>> sampling_options::resolve_grammar() const {
+  auto given_opt = [](const CLI::Option* o) { return o && o->count() > 0; };
+  const int given = given_opt(grammar_opt_) + given_opt(grammar_file_opt_) + given_opt(json_schema_opt_) + given_opt(json_schema_file_opt_);
+  if (given > 1) return make_error("--grammar, --grammar-file, --json-schema and --json-schema-file: give one of them");
+  auto read = [](const std::string& path, const char* option) -> result<std::string> {
+    auto text = read_whole_file(path);
+    if (!text) return make_error("{}: {}", option, text.message());
+    return text;
+  };
+  auto prefixed = [](result<grammar::compiled_ptr> g, const char* option) -> result<grammar::compiled_ptr> {
+    if (!g) return make_error("{}: {}", option, g.message());
+    return g;
+  };
+  if (given_opt(grammar_opt_)) return prefixed(grammar::from_gbnf(grammar_), "--grammar");
+  if (given_opt(json_schema_opt_)) return prefixed(grammar::from_json_schema_text(json_schema_), "--json-schema");
+  if (given_opt(grammar_file_opt_)) {
+    GLIA_ASSIGN(auto text, read(grammar_file_, "--grammar-file"));
+    return prefixed(grammar::from_gbnf(text), "--grammar-file");
+  }
+  if (given_opt(json_schema_file_opt_)) {
+    GLIA_ASSIGN(auto text, read(json_schema_file_, "--json-schema-file"));
+    return prefixed(grammar::from_json_schema_text(text), "--json-schema-file");
+  }
+  return grammar::compiled_ptr{};
 }
 
 }  // namespace glia::cli

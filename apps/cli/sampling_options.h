@@ -24,6 +24,10 @@ class sampling_options {
   std::string seed_;  // as typed (seed_check): empty or -1 for a random seed
   std::vector<std::string> logit_bias_;
   bool ignore_eos_ = false;
+  // Constrained output: at most one of these (llama.cpp's --grammar, --grammar-file, -j, -jf).
+  std::string grammar_, grammar_file_, json_schema_, json_schema_file_;
+  CLI::Option *grammar_opt_ = nullptr, *grammar_file_opt_ = nullptr, *json_schema_opt_ = nullptr, *json_schema_file_opt_ = nullptr;
+  result<std::shared_ptr<const grammar::compiled>> resolve_grammar() const;
   // Each option the user may set, with how to copy it from user_ into the result.
   std::vector<std::pair<CLI::Option*, std::function<void(sampler_params&)>>> set_;
 };

@@ -124,6 +124,9 @@ class session {
   // Sets a -inf logit bias on every end-of-generation token (EOS, EOT, ...), as llama.cpp's
   // --ignore-eos does: generation then ends only by length, a stop string or a full context.
   void forbid_end_of_generation(sampler_params& p) const;
+  // The vocabulary as a grammar-constrained sampler needs it (each token's text, the end tokens),
+  // built once on first use; pass it to sampler's constructor when sampler_params::grammar is set.
+  std::shared_ptr<const grammar::token_vocab> grammar_vocab() const;
   // The BOS token when the vocabulary puts one in front of a text (tokenize's add_special).
   std::optional<int32_t> added_bos() const;
   std::unique_ptr<text_stream> make_text_stream() const;

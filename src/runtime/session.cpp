@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <chrono>
+#include <mutex>
 #include <cmath>
 #include <thread>
 #include <filesystem>
@@ -57,6 +58,9 @@ struct session::impl {
   std::vector<sequence> extra;
   dtype kv_type = dtype::f16;
   int n_ubatch = 512;
+  // The vocabulary as grammars see it: built at the first constrained request, then shared.
+  mutable std::once_flag grammar_vocab_once;
+  mutable std::shared_ptr<const grammar::token_vocab> grammar_vocab;
 
   kv_cache& cache_of(int seq) { return seq == 0 ? *cache : *extra[size_t(seq - 1)].cache; }
   int32_t& n_past_of(int seq) { return seq == 0 ? n_past : extra[size_t(seq - 1)].n_past; }
@@ -222,6 +226,21 @@ std::string session::detokenize(std::span<const int32_t> ids, bool special) cons
 }
 
 bool session::is_end_of_generation(int32_t id) const { return p_->tok->is_eog(id); }
+std::shared_ptr<const grammar::token_vocab> session::grammar_vocab() const {
+  std::call_once(p_->grammar_vocab_once, [this] {
+    const tokenizer& t = *p_->tok;
+    std::vector<std::string> pieces(size_t(t.n_vocab()));
+    for (int32_t id = 0; id < t.n_vocab(); ++id) pieces[size_t(id)] = t.token_to_piece(id, false);
+    // EOS first: the token a sampler returns when the grammar cannot go on.
+    std::vector<int32_t> eog;
+    if (t.is_eog(t.eos())) eog.push_back(t.eos());
+    for (int32_t id : t.vocab().eog_ids)
+      if (id != t.eos()) eog.push_back(id);
+    p_->grammar_vocab = std::make_shared<const grammar::token_vocab>(pieces, std::move(eog));
+  });
+  return p_->grammar_vocab;
+}
+
 void session::forbid_end_of_generation(sampler_params& p) const {
   for (int32_t id : p_->tok->vocab().eog_ids) p.logit_bias[id] = -INFINITY;
 }
@@ -375,7 +394,7 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
   st.n_prompt = int(prompt.size());
   st.prompt_seconds = std::chrono::duration<double>(clock::now() - t0).count();
   smp.reset();
-  for (int32_t id : prompt) smp.accept(id);
+  for (int32_t id : prompt) smp.accept_prompt(id);
 
   stream_decoder dec(*p_->tok);
   stop_filter stops(opts.stop);
@@ -410,7 +429,7 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
       break;
     }
     const int32_t id = smp.sample(cur);
-    if (p_->tok->is_eog(id)) {
+    if (id < 0 || p_->tok->is_eog(id)) {  // < 0: a grammar with no way on and no end token
       st.reason = stop_reason::end_of_generation;
       break;
     }

@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/status.h"
+#include "sampler/grammar/grammar.h"
 
 namespace glia {
 
@@ -37,6 +39,10 @@ struct sampler_params {
   float xtc_threshold = 0.1f;    // > 0.5: off
 
   std::map<int32_t, float> logit_bias;  // id -> added to its logit; -inf bans the token
+
+  // Generated text must stay inside this grammar (GBNF, --grammar / --json-schema / response_format);
+  // null: unconstrained.
+  std::shared_ptr<const grammar::compiled> grammar;
 
   uint64_t seed = 0;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "sampler/random.h"
 
@@ -13,8 +14,12 @@ int32_t argmax(std::span<const float> logits) {
   return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
-sampler::sampler(const sampler_params& p, token_text_fn token_text)
+sampler::sampler(const sampler_params& p, token_text_fn token_text, std::shared_ptr<const grammar::token_vocab> vocab)
     : greedy_(!(p.temperature > 0.0f)), seed_(p.seed), rng_(p.seed) {
+  if (p.grammar) {
+    if (!vocab) throw std::invalid_argument("sampler: a grammar needs the vocabulary's pieces");
+    grammar_ = std::make_unique<grammar::token_matcher>(p.grammar, std::move(vocab));
+  }
   const size_t min_keep = size_t(std::max(p.min_keep, 0));
   if (!p.logit_bias.empty()) stages_.push_back(make_logit_bias(p.logit_bias));
   if (p.repeat_last_n != 0 && (p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f))
@@ -35,6 +40,21 @@ sampler::sampler(const sampler_params& p, token_text_fn token_text)
 int32_t sampler::sample(std::span<const float> logits) {
   cur_.assign(logits);
   if (cur_.empty()) return -1;
+  if (grammar_) {
+    const std::vector<uint64_t>& allowed = grammar_->allowed();
+    for (auto& x : cur_.items())
+      if (size_t(x.id) / 64 >= allowed.size() || !((allowed[size_t(x.id) / 64] >> (x.id % 64)) & 1)) x.logit = -INFINITY;
+  }
+  const int32_t id = pick();
+  if (grammar_ && !grammar_->is_allowed(id)) {
+    // Only a fully banned list picks a banned token: the grammar cannot go on, so generation ends.
+    const auto eog = grammar_->vocab().eog();
+    return eog.empty() ? -1 : eog.front();
+  }
+  return id;
+}
+
+int32_t sampler::pick() {
   for (auto& s : stages_) s->apply(cur_);
   if (greedy_) return cur_.best()->id;
 
@@ -64,10 +84,16 @@ int32_t sampler::sample(std::span<const float> logits) {
 
 void sampler::accept(int32_t id) {
   for (auto& s : stages_) s->accept(id);
+  if (grammar_) grammar_->accept(id);
+}
+
+void sampler::accept_prompt(int32_t id) {
+  for (auto& s : stages_) s->accept(id);
 }
 
 void sampler::reset() {
   for (auto& s : stages_) s->reset();
+  if (grammar_) grammar_->reset();
   rng_.seed(seed_);
 }
 

@@ -1,9 +1,11 @@
 // Token sampling as a chain of small stages over a candidate list, in llama.cpp's default order:
 //   logit bias -> penalties -> DRY -> top-k -> typical-p -> top-p -> min-p -> XTC -> temperature
 // then the pick: the most likely survivor (lowest id among ties) when temperature is 0, else a
-// seeded draw. Same seed + same accepted tokens + same logits = same tokens.
+// seeded draw. Same seed + same accepted tokens + same logits = same tokens. A grammar
+// (sampler_params::grammar) runs first: tokens that would take the text out of it get -inf.
 //
-// Use: construct, accept() every prompt token, then per step sample() and accept() the token kept.
+// Use: construct, accept_prompt() every prompt token, then per step sample() and accept() the token
+// kept.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "sampler/candidates.h"
+#include "sampler/grammar/token_matcher.h"
 #include "sampler/params.h"
 #include "sampler/stages.h"
 
@@ -21,14 +24,19 @@ namespace glia {
 class sampler {
  public:
   explicit sampler(const sampler_params& p) : sampler(p, nullptr) {}
-  // token_text lets DRY recognise its sequence breakers; without it DRY runs with none.
-  sampler(const sampler_params& p, token_text_fn token_text);
+  // token_text lets DRY recognise its sequence breakers; without it DRY runs with none. A grammar
+  // needs the vocabulary's pieces (session::grammar_vocab); with a grammar and no vocabulary the
+  // constructor throws std::invalid_argument (a caller's mistake, not bad input).
+  sampler(const sampler_params& p, token_text_fn token_text, std::shared_ptr<const grammar::token_vocab> vocab = nullptr);
 
-  // Picks the next token from [n_vocab] logits; -1 if logits is empty.
+  // Picks the next token from [n_vocab] logits; -1 if logits is empty. With a grammar that allows
+  // nothing more (it is complete and end-of-generation is banned, or no token can continue it), an
+  // end-of-generation token, so that generation ends there.
   int32_t sample(std::span<const float> logits);
-  // A token entered the context (every prompt token and every generated one): feeds the history of
-  // the penalties and DRY.
+  // A generated token was kept: feeds the history of the penalties and DRY, and moves the grammar on.
   void accept(int32_t id);
+  // A prompt token entered the context: history only (the grammar constrains what is generated).
+  void accept_prompt(int32_t id);
   // Forgets the history and restarts the random streams from the seed (for a new, unrelated context).
   void reset();
 
@@ -38,9 +46,12 @@ class sampler {
   const candidate_list& last_candidates() const { return cur_; }
 
  private:
+  int32_t pick();  // the chain and the pick over cur_
+
   bool greedy_;
   uint64_t seed_;
   std::vector<std::unique_ptr<sampler_stage>> stages_;
+  std::unique_ptr<grammar::token_matcher> grammar_;
   std::mt19937_64 rng_;
   candidate_list cur_;  // reused between calls to keep its allocation
 };

@@ -1,5 +1,5 @@
 // Parsing of the two generation endpoints' bodies. Fields that would change the result but are not
-// supported (n > 1, tools, response_format json, echo, suffix, best_of > 1) get a 400 rather than
+// supported (n > 1, tools, echo, suffix, best_of > 1) get a 400 rather than
 // being ignored; so does any field we do not know.
 #include <fmt/core.h>
 
@@ -11,6 +11,7 @@
 #include "core/json_depth.h"
 #include "server/request.h"
 #include "server/request_fields.h"
+#include "server/request_grammar.h"
 #include "server/utf8_check.h"
 
 namespace glia::server {
@@ -29,7 +30,7 @@ constexpr int64_t max_int32 = std::numeric_limits<int32_t>::max();
 const std::set<std::string> common_fields = {
     "model", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "presence_penalty",
     "frequency_penalty", "repeat_penalty", "logit_bias", "logprobs", "n", "stream", "stream_options",
-    "user", "metadata", "store", "service_tier", "response_format", "tools", "tool_choice",
+    "user", "metadata", "store", "service_tier", "tools", "tool_choice",
     "parallel_tool_calls", "functions", "function_call", "repetition_penalty", "ignore_eos"};
 // chat_template_kwargs and add_generation_prompt as vLLM and llama-server take them.
 const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs",
@@ -37,8 +38,9 @@ const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", 
 const std::set<std::string> completion_fields = {"prompt", "echo", "suffix", "best_of"};
 
 field_error check_known(const json& obj, const std::set<std::string>& own) {
+  static const std::set<std::string> constraint_fields(std::begin(output_constraint_fields), std::end(output_constraint_fields));
   for (const auto& [k, v] : obj.items())
-    if (!common_fields.count(k) && !own.count(k))
+    if (!common_fields.count(k) && !own.count(k) && !constraint_fields.count(k))
       return bad_request(fmt::format("unknown or unsupported field '{}'", shown(k)), k);
   return std::nullopt;
 }
@@ -83,7 +85,7 @@ field_error read_logit_bias(const json& obj, std::map<int32_t, float>& out) {
 }
 
 // Fields shared by both endpoints.
-field_error read_common(const json& obj, const sampler_params& defaults, completion_request& r) {
+field_error read_common(const json& obj, std::string_view body, const sampler_params& defaults, completion_request& r) {
   std::optional<std::string> model;
   GLIA_FIELD(read_string(obj, "model", model));
   if (model) r.model = *model;
@@ -95,10 +97,6 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
   GLIA_FIELD(unsupported(obj, "tool_choice", "this server does not do tool calls", "none"));
   GLIA_FIELD(unsupported(obj, "functions", "this server does not do function calls"));
   GLIA_FIELD(unsupported(obj, "function_call", "this server does not do function calls"));
-  if (auto it = obj.find("response_format"); it != obj.end() && !it->is_null()) {
-    if (!it->is_object() || it->value("type", json()) != "text")
-      return bad_request("'response_format' is not supported except {\"type\": \"text\"}", "response_format");
-  }
   for (const char* k : {"user", "service_tier"}) {
     std::optional<std::string> ignored;
     GLIA_FIELD(read_string(obj, k, ignored));
@@ -138,6 +136,7 @@ field_error read_common(const json& obj, const sampler_params& defaults, complet
   }
   GLIA_FIELD(read_stop(obj, p.stop));
   GLIA_FIELD(read_logit_bias(obj, s.logit_bias));
+  GLIA_FIELD(read_output_constraint(obj, body, s));
   std::optional<bool> b;
   GLIA_FIELD(read_bool(obj, "ignore_eos", b));
   p.ignore_eos = b.value_or(false);
@@ -281,7 +280,7 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
   completion_request r;
   r.chat = true;
   GLIA_FIELD(check_known(obj, chat_fields));
-  GLIA_FIELD(read_common(obj, defaults, r));
+  GLIA_FIELD(read_common(obj, body, defaults, r));
   GLIA_FIELD(read_messages(obj, r.messages));
   std::optional<int64_t> i;
   GLIA_FIELD(read_int(obj, "max_completion_tokens", 0, max_int32, i));
@@ -324,7 +323,7 @@ api_result<completion_request> parse_completion_request(std::string_view body, c
   const json& obj = j.value();
   completion_request r;
   GLIA_FIELD(check_known(obj, completion_fields));
-  GLIA_FIELD(read_common(obj, defaults, r));
+  GLIA_FIELD(read_common(obj, body, defaults, r));
   GLIA_FIELD(read_prompt(obj, r));
   std::optional<int64_t> i;
   // Completions' logprobs is the number of alternatives (0..5) rather than a flag.

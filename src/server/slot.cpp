@@ -18,7 +18,9 @@ size_t slot::common_prefix(const std::vector<int32_t>& prompt) const {
 
 void slot::start(std::shared_ptr<job> j) {
   job_ = std::move(j);
-  smp_ = std::make_unique<sampler>(job_->params.sampling, [this](int32_t id) { return sess_.token_text(id); });
+  const sampler_params& sp = job_->params.sampling;
+  smp_ = std::make_unique<sampler>(sp, [this](int32_t id) { return sess_.token_text(id); },
+                                   sp.grammar ? sess_.grammar_vocab() : nullptr);
   text_ = sess_.make_text_stream();
   stops_ = std::make_unique<stop_filter>(job_->params.stop);
   n_prefilled_ = 0;
@@ -72,7 +74,7 @@ void slot::absorb(std::span<const float> logits) {
     n_prefilled_ = planned_end_;
     if (n_prefilled_ == job_->prompt.size()) {
       smp_->reset();
-      for (int32_t id : job_->prompt) smp_->accept(id);
+      for (int32_t id : job_->prompt) smp_->accept_prompt(id);
     }
   }
 }
@@ -144,7 +146,7 @@ int32_t slot::sample_and_emit(metrics& m) {
     return -1;
   }
   const int32_t id = smp_->sample(logits_);
-  if (sess_.is_end_of_generation(id)) {
+  if (id < 0 || sess_.is_end_of_generation(id)) {  // < 0: a grammar with no way on and no end token
     emit_tail();
     finish(finish_kind::stop);
     return -1;

@@ -81,6 +81,44 @@ TEST(cli, run_ignore_eos_generates_n_tokens) {
   EXPECT_NE(runs.err.find("generated: 12 tokens"), std::string::npos) << runs.err;
 }
 
+// Constrained output as llama.cpp's flags give it: the text printed is in the grammar or valid JSON
+// under the schema (from the option or a file, llama.cpp's -jf too); what does not compile is refused
+// at start with the option's name.
+TEST(cli, run_constrained_by_grammar_or_json_schema) {
+  const std::string base = "run -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'The jury said' -n 100 --temp 0.8 -s 3";
+  run_result words = run_cli(base + " --grammar " + quote(R"(root ::= " the " [a-z]{1,10} (" " [a-z]{1,10}){1,4} ".")"));
+  ASSERT_EQ(words.exit_code, 0) << words.err;
+  EXPECT_TRUE(std::regex_match(words.out, std::regex(" the [a-z]{1,10}( [a-z]{1,10}){1,4}\\.\n"))) << words.out;
+  const std::string schema = R"({"type": "object", "properties": {"said": {"type": "string", "maxLength": 30}, "votes": {"type": "integer", "minimum": 0, "maximum": 12}}, "required": ["said", "votes"]})";
+  const std::string schema_file = test::scratch("cli_schema.json");
+  {
+    std::ofstream f(schema_file);
+    f << schema;
+  }
+  for (const std::string& opt : {"-j " + quote(schema), "--json-schema-file " + quote(schema_file), "-jf " + quote(schema_file)}) {
+    run_result r = run_cli(base + " " + opt);
+    ASSERT_EQ(r.exit_code, 0) << opt << "\n" << r.err;
+    ASSERT_FALSE(r.out.empty());
+    const auto j = nlohmann::json::parse(r.out.substr(0, r.out.size() - 1), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << opt << "\n" << r.out;
+    EXPECT_TRUE(j["said"].is_string()) << r.out;
+    ASSERT_TRUE(j["votes"].is_number_integer()) << r.out;
+    EXPECT_LE(j["votes"].get<int>(), 12);
+  }
+  run_result bad = run_cli(base + " --grammar " + quote("root ::= word"));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--grammar: grammar: rule 'word' is used (line 1) but never defined"), std::string::npos) << bad.err;
+  run_result two = run_cli(base + " --grammar " + quote("root ::= \"a\"") + " -j '{}'");
+  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_NE(two.err.find("give one of them"), std::string::npos) << two.err;
+  run_result unsupported = run_cli(base + " -j " + quote(R"({"type": "array", "uniqueItems": true})"));
+  EXPECT_EQ(unsupported.exit_code, 1);
+  EXPECT_NE(unsupported.err.find("uniqueItems"), std::string::npos) << unsupported.err;
+  run_result missing = run_cli(base + " --grammar-file /nonexistent/g.gbnf");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("--grammar-file: "), std::string::npos) << missing.err;
+}
+
 TEST(cli, run_same_seed_same_text) {
   const std::string args = "run -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'It was' -n 24 --temp 0.9 -s 1234";
   run_result a = run_cli(args), b = run_cli(args);

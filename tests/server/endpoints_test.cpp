@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 
 #include <chrono>
 #include <ctime>
@@ -309,6 +310,74 @@ TEST_F(ServerEndpoints, IgnoreEosRunsToMaxTokens) {
   ASSERT_EQ(runs.status, 200) << runs.body;
   EXPECT_EQ(runs.json()["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(runs.json()["usage"]["completion_tokens"], 6);
+}
+
+// Constrained output in each spelling clients use: the text is valid JSON under the schema, one of
+// the choices, or a match of the regex; what cannot compile is a 400 naming the field.
+TEST_F(ServerEndpoints, ConstrainedOutput) {
+  const nlohmann::ordered_json schema{
+      {"type", "object"},
+      {"properties", {{"verdict", {{"enum", {"guilty", "innocent"}}}}, {"count", {{"type", "integer"}, {"minimum", 1}, {"maximum", 12}}}}},
+      {"required", {"verdict", "count"}}};
+  auto check_object = [&](const nlohmann::ordered_json& body) {
+    auto r = post(*srv, "/v1/chat/completions", body.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.json()["choices"][0]["finish_reason"], "stop") << r.body;
+    const std::string content = r.json()["choices"][0]["message"]["content"];
+    // In the schema's order (the body is re-read for it: its parse sorts members).
+    EXPECT_LT(content.find("\"verdict\""), content.find("\"count\"")) << content;
+    const json j = json::parse(content, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << content;
+    EXPECT_TRUE(j["verdict"] == "guilty" || j["verdict"] == "innocent") << content;
+    ASSERT_TRUE(j["count"].is_number_integer()) << content;
+    EXPECT_GE(j["count"].get<int>(), 1);
+    EXPECT_LE(j["count"].get<int>(), 12);
+  };
+  const nlohmann::ordered_json messages = {{{"role", "user"}, {"content", "What did the jury say?"}}};
+  check_object({{"messages", messages}, {"max_tokens", 80}, {"temperature", 0},
+                {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "verdict"}, {"schema", schema}}}}}});
+  check_object({{"messages", messages}, {"max_tokens", 80}, {"temperature", 1.0}, {"seed", 3}, {"json_schema", schema}});
+  check_object({{"messages", messages}, {"max_tokens", 80}, {"temperature", 1.0}, {"seed", 4}, {"guided_json", schema.dump()}});
+  // json_object: any object.
+  auto any = post(*srv, "/v1/chat/completions", json{{"messages", messages}, {"max_tokens", 120}, {"temperature", 0.7}, {"seed", 1},
+                                                     {"response_format", {{"type", "json_object"}}}});
+  ASSERT_EQ(any.status, 200) << any.body;
+  if (any.json()["choices"][0]["finish_reason"] == "stop")
+    EXPECT_TRUE(json::parse(any.json()["choices"][0]["message"]["content"].get<std::string>(), nullptr, false).is_object()) << any.body;
+  auto choice = post(*srv, "/v1/completions", json{{"prompt", "The jury said"}, {"max_tokens", 10}, {"temperature", 0.9}, {"seed", 2},
+                                                   {"guided_choice", {"yes", "no", "maybe not"}}});
+  ASSERT_EQ(choice.status, 200) << choice.body;
+  const std::string picked = choice.json()["choices"][0]["text"];
+  EXPECT_TRUE(picked == "yes" || picked == "no" || picked == "maybe not") << picked;
+  auto gbnf = post(*srv, "/v1/completions", json{{"prompt", "The jury said"}, {"max_tokens", 40}, {"temperature", 0},
+                                                 {"grammar", "root ::= \" the \" [a-z]{1,10} (\" \" [a-z]{1,10}){0,3} \".\""}});
+  ASSERT_EQ(gbnf.status, 200) << gbnf.body;
+  EXPECT_TRUE(std::regex_match(gbnf.json()["choices"][0]["text"].get<std::string>(), std::regex(" the [a-z]{1,10}( [a-z]{1,10}){0,3}\\.")))
+      << gbnf.body;
+  // Streaming gives the same text.
+  json streamed_body{{"prompt", "The jury said"}, {"max_tokens", 40}, {"temperature", 0}, {"stream", true},
+                     {"grammar", "root ::= \" the \" [a-z]{1,10} (\" \" [a-z]{1,10}){0,3} \".\""}};
+  auto streamed = post(*srv, "/v1/completions", streamed_body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  EXPECT_EQ(parse_stream(streamed.body, false).text, gbnf.json()["choices"][0]["text"].get<std::string>());
+
+  auto refused = [&](const json& extra, const std::string& field, const std::string& needle) {
+    json body{{"prompt", "x"}, {"max_tokens", 4}};
+    body.update(extra);
+    auto r = post(*srv, "/v1/completions", body);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.json()["error"]["param"], field) << r.body;
+    EXPECT_NE(r.json()["error"]["message"].get<std::string>().find(needle), std::string::npos) << r.body;
+  };
+  refused({{"grammar", "root ::= item"}}, "grammar", "rule 'item' is used (line 1) but never defined");
+  refused({{"grammar", 5}}, "grammar", "must be a string");
+  refused({{"json_schema", {{"type", "number"}, {"multipleOf", 3}}}}, "json_schema", "multipleOf");
+  refused({{"guided_json", "{not json"}}, "guided_json", "not valid JSON");
+  refused({{"response_format", {{"type", "xml"}}}}, "response_format", "\"xml\"");
+  refused({{"response_format", {{"type", "json_schema"}}}}, "response_format", "json_schema");
+  refused({{"grammar", "root ::= \"a\""}, {"json_schema", json::object()}}, "json_schema", "give one of 'grammar' and 'json_schema'");
+  refused({{"guided_choice", json::array()}}, "guided_choice", "non-empty array");
+  refused({{"guided_regex", "(a"}}, "guided_regex", "");
 }
 
 // A POST with neither Content-Length nor Transfer-Encoding has an empty body: answered at once (411,

@@ -1,0 +1,13 @@
+// Checks a parsed grammar must pass before anything matches with it.
+#pragma once
+
+#include "core/status.h"
+#include "sampler/grammar/grammar.h"
+
+namespace glia::grammar {
+
+// A rule that can reach itself before consuming a character (`expr ::= expr "+" term`, or through
+// rules that may match nothing) would expand for ever: refused, naming the rule.
+status check_left_recursion(const compiled& g);
+
+}  // namespace glia::grammar

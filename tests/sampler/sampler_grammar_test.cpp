@@ -1,0 +1,76 @@
+// The sampler with a grammar: banned tokens are never picked, greedy or drawn; prompt tokens do not
+// move the grammar; a grammar that cannot go on ends generation with the end token.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "sampler/grammar/constraint.h"
+#include "sampler/sampler.h"
+
+namespace glia {
+namespace {
+
+// ids: 0 "a", 1 "b", 2 "c", 3 "ab", 4 "</s>" (end), 5 "x"
+std::shared_ptr<const grammar::token_vocab> abc_vocab() {
+  return std::make_shared<grammar::token_vocab>(std::vector<std::string>{"a", "b", "c", "ab", "", "x"}, std::vector<int32_t>{4});
+}
+
+sampler_params abc_params(std::string_view gbnf, float temp) {
+  sampler_params p;
+  p.temperature = temp;
+  p.seed = 7;
+  auto g = grammar::from_gbnf(gbnf);
+  EXPECT_TRUE(g.is_ok()) << g.message();
+  p.grammar = *g;
+  return p;
+}
+
+TEST(SamplerGrammar, GreedyTakesTheBestAllowedToken) {
+  sampler s(abc_params(R"(root ::= "a" "b"* "c")", 0.0f), nullptr, abc_vocab());
+  const std::vector<float> logits = {1.0f, 5.0f, 2.0f, 3.0f, 9.0f, 8.0f};
+  EXPECT_EQ(s.sample(logits), 3);  // "ab" (b, x and the end are not allowed first)
+  s.accept(3);
+  EXPECT_EQ(s.sample(logits), 1);  // "b"
+  s.accept(1);
+  s.accept(2);                     // "c": complete
+  EXPECT_EQ(s.sample(logits), 4);  // only the end is left
+}
+
+TEST(SamplerGrammar, DrawsOnlyAllowedTokens) {
+  sampler s(abc_params(R"(root ::= ("a" | "c")+)", 1.0f), nullptr, abc_vocab());
+  const std::vector<float> logits = {0.0f, 3.0f, 0.0f, 3.0f, 0.0f, 3.0f};
+  int seen[6] = {};
+  for (int i = 0; i < 2000; ++i) ++seen[s.sample(logits)];
+  EXPECT_EQ(seen[1] + seen[3] + seen[5] + seen[4], 0);  // the end is not allowed before a first token
+  EXPECT_GT(seen[0], 700);
+  EXPECT_GT(seen[2], 700);
+}
+
+TEST(SamplerGrammar, PromptTokensDoNotMoveTheGrammar) {
+  sampler s(abc_params(R"(root ::= "b")", 0.0f), nullptr, abc_vocab());
+  s.accept_prompt(0);  // "a" in the prompt: not the generated text's
+  s.accept_prompt(5);
+  const std::vector<float> logits = {9.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  EXPECT_EQ(s.sample(logits), 1);
+  s.accept(1);
+  EXPECT_EQ(s.sample(logits), 4);
+  s.reset();  // a new generation starts the grammar again
+  EXPECT_EQ(s.sample(logits), 1);
+}
+
+TEST(SamplerGrammar, AGrammarThatCannotGoOnEndsGeneration) {
+  // No token spells "z", and the end is banned: nothing can be picked.
+  sampler_params p = abc_params(R"(root ::= "z")", 0.0f);
+  sampler s(p, nullptr, abc_vocab());
+  EXPECT_EQ(s.sample(std::vector<float>{1, 2, 3, 4, 5, 6}), 4);
+  p.logit_bias[4] = -INFINITY;
+  sampler banned(p, nullptr, abc_vocab());
+  EXPECT_EQ(banned.sample(std::vector<float>{1, 2, 3, 4, 5, 6}), 4);
+}
+
+TEST(SamplerGrammar, AGrammarNeedsTheVocabulary) {
+  EXPECT_THROW(sampler(abc_params(R"(root ::= "a")", 0.0f)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace glia
