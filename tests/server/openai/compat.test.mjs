@@ -107,6 +107,31 @@ test('chat: logprobs', async () => {
   }
 });
 
+test('chat: structured output (response_format json_schema, the SDK parsing the reply)', async () => {
+  const schema = {
+    type: 'object',
+    properties: { verdict: { type: 'string', enum: ['guilty', 'not guilty'] }, jurors: { type: 'integer', minimum: 1, maximum: 12 } },
+    required: ['verdict', 'jurors'],
+    additionalProperties: false,
+  };
+  const r = await client.beta.chat.completions.parse({
+    model, messages: [{ role: 'user', content: 'What did the jury decide?' }], max_tokens: 60, temperature: 0.8, seed: 5,
+    response_format: { type: 'json_schema', json_schema: { name: 'decision', schema, strict: true } },
+  });
+  const reply = r.choices[0].message;
+  assert.equal(r.choices[0].finish_reason, 'stop');
+  assert.deepEqual(Object.keys(reply.parsed), ['verdict', 'jurors']);
+  assert.ok(['guilty', 'not guilty'].includes(reply.parsed.verdict));
+  assert.ok(Number.isInteger(reply.parsed.jurors) && reply.parsed.jurors >= 1 && reply.parsed.jurors <= 12);
+  const any = await client.chat.completions.create({
+    model, messages: [{ role: 'user', content: 'Say it in JSON.' }], max_tokens: 100, temperature: 0, response_format: { type: 'json_object' },
+  });
+  if (any.choices[0].finish_reason === 'stop') assert.equal(typeof JSON.parse(any.choices[0].message.content), 'object');
+  await assert.rejects(client.chat.completions.create({
+    model, messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', format: 'email', pattern: '(?=a)' } } },
+  }), (e) => e instanceof OpenAI.BadRequestError && /response_format/.test(e.message));
+});
+
 test('errors are typed', async () => {
   await assert.rejects(client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], n: 3 }),
     (e) => e instanceof OpenAI.BadRequestError && /'n'/.test(e.message));
