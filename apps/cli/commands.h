@@ -15,6 +15,7 @@ command_fn add_logits(CLI::App& app);
 command_fn add_perplexity(CLI::App& app);
 command_fn add_info(CLI::App& app);
 command_fn add_template(CLI::App& app);
+command_fn add_grammar(CLI::App& app);
 command_fn add_bench(CLI::App& app);
 command_fn add_quantize(CLI::App& app);
 command_fn add_synth(CLI::App& app);

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   add(glia::cli::add_perplexity);
   add(glia::cli::add_info);
   add(glia::cli::add_template);
+  add(glia::cli::add_grammar);
   add(glia::cli::add_bench);
   add(glia::cli::add_quantize);
   add(glia::cli::add_synth);

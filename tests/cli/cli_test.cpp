@@ -119,6 +119,40 @@ TEST(cli, run_constrained_by_grammar_or_json_schema) {
   EXPECT_NE(missing.err.find("--grammar-file: "), std::string::npos) << missing.err;
 }
 
+// glia grammar: the GBNF a schema becomes (which then parses), and a validator's verdicts.
+TEST(cli, grammar_prints_and_checks) {
+  const std::string schema = R"({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})";
+  run_result printed = run_cli("grammar -j " + quote(schema));
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  EXPECT_NE(printed.out.find("root ::= "), std::string::npos) << printed.out;
+  const std::string gbnf_file = test::scratch("cli_schema.gbnf");
+  {
+    std::ofstream f(gbnf_file);
+    f << printed.out;
+  }
+  for (const std::string& source : {"-j " + quote(schema), "--grammar-file " + quote(gbnf_file)}) {
+    run_result ok = run_cli("grammar " + source + " --check " + quote(R"({"a": 12})"));
+    EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+    EXPECT_EQ(ok.out, "the text is in the grammar (9 bytes)\n");
+    run_result leaves = run_cli("grammar " + source + " --check " + quote("{\"a\": 1x}"));
+    EXPECT_EQ(leaves.exit_code, 1);
+    EXPECT_EQ(leaves.out, "the text leaves the grammar at byte 7 (line 1, column 8): 'x}'\n");
+    run_result partial = run_cli("grammar " + source + " --check " + quote("{\"a\": 1"));
+    EXPECT_EQ(partial.exit_code, 1);
+    EXPECT_NE(partial.out.find("the text is incomplete"), std::string::npos) << partial.out;
+  }
+  run_result regex = run_cli("grammar --regex " + quote("[a-z]+@[a-z]+\\.com") + " --check " + quote("ab@cd.com"));
+  EXPECT_EQ(regex.exit_code, 0) << regex.out << regex.err;
+  run_result bad_utf8 = run_cli("grammar --grammar " + quote("root ::= [^x]*") + " --check \"$(printf 'ab\\303(')\"");
+  EXPECT_EQ(bad_utf8.exit_code, 1);
+  EXPECT_EQ(bad_utf8.out, "the text is not valid UTF-8 at byte 2 (line 1, column 3)\n");
+  run_result none = run_cli("grammar --check x");
+  EXPECT_NE(none.exit_code, 0);
+  run_result broken = run_cli("grammar --grammar " + quote("root ::= (\"a\""));
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_NE(broken.err.find("expected ')' to close the group"), std::string::npos) << broken.err;
+}
+
 TEST(cli, run_same_seed_same_text) {
   const std::string args = "run -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'It was' -n 24 --temp 0.9 -s 1234";
   run_result a = run_cli(args), b = run_cli(args);

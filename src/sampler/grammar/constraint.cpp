@@ -25,7 +25,7 @@ result<compiled_ptr> from_gbnf(std::string_view gbnf) { return parse_gbnf(gbnf);
 
 result<compiled_ptr> from_json_schema(const nlohmann::ordered_json& schema) { return compile_schema_grammar(json_schema_to_gbnf(schema)); }
 
-result<compiled_ptr> from_json_schema_text(std::string_view schema_text) {
+result<std::string> json_schema_text_to_gbnf(std::string_view schema_text) {
   if (const size_t depth = json_nesting_depth(schema_text); depth > max_schema_depth)
     return make_error("json schema: nested {} levels deep; the limit is {}", depth, max_schema_depth);
   nlohmann::ordered_json schema;
@@ -34,7 +34,11 @@ result<compiled_ptr> from_json_schema_text(std::string_view schema_text) {
   } catch (const nlohmann::json::exception& e) {
     return make_error("json schema: not valid JSON: {}", json_error_reason(e.what()));
   }
-  return from_json_schema(schema);
+  return json_schema_to_gbnf(schema);
+}
+
+result<compiled_ptr> from_json_schema_text(std::string_view schema_text) {
+  return compile_schema_grammar(json_schema_text_to_gbnf(schema_text));
 }
 
 result<compiled_ptr> json_object() { return from_json_schema(nlohmann::ordered_json{{"type", "object"}}); }

@@ -24,6 +24,8 @@ result<compiled_ptr> from_gbnf(std::string_view gbnf);
 result<compiled_ptr> from_json_schema(const nlohmann::ordered_json& schema);
 // The schema as JSON text (a command line, a file, a request body's field); parse errors say where.
 result<compiled_ptr> from_json_schema_text(std::string_view schema_text);
+// The GBNF text a schema given as JSON text becomes (glia grammar prints it).
+result<std::string> json_schema_text_to_gbnf(std::string_view schema_text);
 // Any JSON object, as OpenAI's response_format {"type": "json_object"} promises.
 result<compiled_ptr> json_object();
 result<compiled_ptr> from_regex(std::string_view regex);

@@ -50,4 +50,13 @@ bool matches(const compiled& g, std::string_view text);
 // Whether `text` can be continued into a sentence (every prefix of a sentence, the sentence included).
 bool is_prefix(const compiled& g, std::string_view text);
 
+// How far a text goes through the grammar, for a validator (glia grammar --check): a whole
+// sentence, a prefix of one, or where it leaves (the byte offset of the first byte that cannot
+// follow, or of an invalid UTF-8 sequence).
+struct text_check {
+  enum class verdict { sentence, prefix, leaves, invalid_utf8 } result;
+  size_t offset = 0;  // leaves / invalid_utf8: where
+};
+text_check check_text(const compiled& g, std::string_view text);
+
 }  // namespace glia::grammar

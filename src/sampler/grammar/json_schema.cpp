@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "sampler/grammar/json_schema_chars.h"
+#include "sampler/grammar/json_schema_enum.h"
 #include "sampler/grammar/json_schema_formats.h"
 #include "sampler/grammar/json_schema_merge.h"
 #include "sampler/grammar/json_schema_numbers.h"
+#include "sampler/grammar/json_schema_rules.h"
 
 namespace glia::grammar {
 namespace schema_detail {
@@ -20,189 +22,23 @@ namespace {
 constexpr int max_document_depth = 256;       // JSON nesting of the schema document itself
 constexpr size_t max_document_nodes = 2000000;
 constexpr int max_value_depth = 100;          // values generated inside values
-constexpr size_t max_rules = 20000;
-constexpr size_t max_grammar_bytes = size_t(8) << 20;
 constexpr size_t max_listed_properties = 2000;
 constexpr size_t max_prefix_items = 128;  // each nests a group in the array's rule
-constexpr int max_literal_depth = 64;      // an enum value's nesting: groups in one rule
 // Copies the repetitions ({m,n} of string characters and array items) unroll to when the grammar
 // is compiled, all together; past it a schema is refused here rather than by the parser.
 constexpr uint64_t max_unrolled_elements = 600000;
 constexpr size_t max_enum_values = 10000;
 constexpr size_t max_excluded_key_chars = 20000;  // names extra properties must differ from
 
-// Shared rules, emitted when first used. `space` is the bounded whitespace between tokens; `char`
-// is one code point inside a JSON string in any of its spellings (a surrogate pair as one).
-const std::vector<gbnf_rule_text>& primitive_rules() {
-  static const std::vector<gbnf_rule_text> rules = [] {
-    std::vector<gbnf_rule_text> r = {
-        {"space", "( \" \" | \"\\n\" [ \\t]{0,20} )?", {}},
-        {"char",
-         "[^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" ( [0-9a-cA-Ce-fE-F] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}"
-         " | [dD] [89abAB] [0-9a-fA-F]{2} \"\\\\u\" [dD] [c-fC-F] [0-9a-fA-F]{2} ) )",
-         {}},
-        {"string", "\"\\\"\" char* \"\\\"\"", {"char"}},
-        {"integer", "\"-\"? ( \"0\" | [1-9] [0-9]{0,19} )", {}},
-        {"number", "\"-\"? ( \"0\" | [1-9] [0-9]{0,19} ) ( \".\" [0-9]{1,20} )? ( [eE] [-+]? [0-9]{1,3} )?", {}},
-        {"boolean", "\"true\" | \"false\"", {}},
-        {"null", "\"null\"", {}},
-        {"value", "object | array | string | number | boolean | null",
-         {"object", "array", "string", "number", "boolean", "null"}},
-        {"object",
-         "\"{\" space ( string space \":\" space value space ( \",\" space string space \":\" space value space )* )? \"}\"",
-         {"space", "string", "value"}},
-        {"array", "\"[\" space ( value space ( \",\" space value space )* )? \"]\"", {"space", "value"}},
-    };
-    for (const gbnf_rule_text& f : format_rules()) r.push_back(f);
-    return r;
-  }();
-  return rules;
-}
-
-const gbnf_rule_text* find_primitive(std::string_view name) {
-  for (const gbnf_rule_text& r : primitive_rules())
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
-// Rule names (unique, readable) and bodies, written root first and then in order of creation.
-class rule_book {
- public:
-  rule_book() {
-    taken_.insert("root");
-    for (const gbnf_rule_text& r : primitive_rules()) taken_.insert(r.name);
-  }
-
-  result<std::string> claim(std::string_view hint) {
-    if (order_.size() >= max_rules) return make_error("json schema: the grammar needs over {} rules", max_rules);
-    std::string base;
-    for (char c : hint) {
-      const bool ok = std::isalnum(static_cast<unsigned char>(c)) && static_cast<unsigned char>(c) < 0x80;
-      if (ok) {
-        base += c;
-      } else if (!base.empty() && base.back() != '-') {
-        base += '-';
-      }
-    }
-    while (!base.empty() && base.back() == '-') base.pop_back();
-    if (base.empty()) base = "x";
-    if (base.size() > 60) base.resize(60);
-    std::string name = base;
-    for (int n = 2; taken_.count(name); ++n) name = fmt::format("{}-{}", base, n);
-    taken_.insert(name);
-    order_.push_back(name);
-    return name;
-  }
-
-  void release(const std::string& name) {  // a claimed name left unused
-    taken_.erase(name);
-    order_.erase(std::remove(order_.begin(), order_.end(), name), order_.end());
-  }
-
-  status define(const std::string& name, std::string body) {
-    bytes_ += name.size() + body.size() + 6;
-    if (bytes_ > max_grammar_bytes)
-      return make_error("json schema: the grammar grows past {} bytes", max_grammar_bytes);
-    if (!bodies_.count(name) && std::find(order_.begin(), order_.end(), name) == order_.end()) order_.push_back(name);
-    bodies_[name] = std::move(body);
-    return status::ok();
-  }
-
-  bool defined(const std::string& name) const { return bodies_.count(name) > 0; }
-
-  std::string text() const {
-    std::string out;
-    auto emit = [&](const std::string& name) {
-      auto it = bodies_.find(name);
-      if (it != bodies_.end()) out += name + " ::= " + it->second + "\n";
-    };
-    emit("root");
-    for (const std::string& name : order_)
-      if (name != "root") emit(name);
-    return out;
-  }
-
- private:
-  std::set<std::string> taken_;
-  std::vector<std::string> order_;
-  std::map<std::string, std::string> bodies_;
-  size_t bytes_ = 0;
-};
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += sep;
-    out += parts[i];
-  }
-  return out;
-}
-
-std::string grouped(const std::string& e) { return gbnf_needs_group(e) ? "(" + e + ")" : e; }
-
-// `e` repeated lo..hi times (hi < 0: unbounded); "" for none.
-std::string repeated(const std::string& e, uint64_t lo, int64_t hi) {
-  if (hi == 0) return "";
-  const std::string g = grouped(e);
-  if (hi < 0) {
-    if (lo == 0) return g + "*";
-    if (lo == 1) return g + "+";
-    return fmt::format("{}{{{},}}", g, lo);
-  }
-  if (lo == 0 && hi == 1) return g + "?";
-  if (lo == 1 && hi == 1) return e;
-  if (int64_t(lo) == hi) return fmt::format("{}{{{}}}", g, lo);
-  return fmt::format("{}{{{},{}}}", g, lo, hi);
-}
-
-std::string seq(std::initializer_list<std::string> parts) {
-  std::string out;
-  for (const std::string& p : parts) {
-    if (p.empty()) continue;
-    if (!out.empty()) out += ' ';
-    out += p;
-  }
-  return out;
-}
-
-long double number_value(const ojson& v) {
-  if (v.is_number_unsigned()) return static_cast<long double>(v.get<uint64_t>());
-  if (v.is_number_integer()) return static_cast<long double>(v.get<int64_t>());
-  return static_cast<long double>(v.get<double>());
-}
-
 // floor or ceil of a JSON number as an exact integer, clamped just past what integers may spell.
 int128 rounded_bound(const ojson& v, bool up) {
   const int128 beyond = max_integer_magnitude() + 1;
   if (v.is_number_unsigned()) return std::min<int128>(int128(v.get<uint64_t>()), beyond);
   if (v.is_number_integer()) return int128(v.get<int64_t>());
-  const long double d = number_value(v);
+  const long double d = json_number_value(v);
   if (d > 1e30L) return beyond;
   if (d < -1e30L) return -beyond;
   return int128(up ? std::ceil(d) : std::floor(d));
-}
-
-bool is_integral(const ojson& v) {
-  if (!v.is_number_float()) return v.is_number();
-  const double d = v.get<double>();
-  return std::isfinite(d) && std::floor(d) == d;
-}
-
-size_t code_point_count(const std::string& utf8) {
-  size_t n = 0;
-  for (unsigned char c : utf8) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-const char* json_type_of(const ojson& v) {
-  switch (v.type()) {
-    case ojson::value_t::null: return "null";
-    case ojson::value_t::boolean: return "boolean";
-    case ojson::value_t::string: return "string";
-    case ojson::value_t::object: return "object";
-    case ojson::value_t::array: return "array";
-    default: return "number";
-  }
 }
 
 bool has_any(const ojson& kw, std::initializer_list<const char*> keys) {
@@ -276,13 +112,13 @@ class converter {
     if (!bodies.is_ok()) return bodies.take_error();
     // A bare shared rule (string, value, ...) needs no alias; nothing can have referred to `name`
     // yet, as such a rule contains no nested schema.
-    if (bodies->size() == 1 && find_primitive((*bodies)[0])) {
+    if (bodies->size() == 1 && find_schema_primitive((*bodies)[0])) {
       rules_.release(name);
       memo_[key] = (*bodies)[0];
       if (alts.size() == 1) flat_memo_[alts[0].keywords.dump()] = (*bodies)[0];
       return (*bodies)[0];
     }
-    GLIA_TRY(rules_.define(name, join(*bodies, " | ")));
+    GLIA_TRY(rules_.define(name, gbnf_join(*bodies, " | ")));
     return name;
   }
 
@@ -325,14 +161,7 @@ class converter {
     return last.empty() ? hint : last;
   }
 
-  std::string use(const std::string& primitive) {
-    if (!rules_.defined(primitive)) {
-      const gbnf_rule_text* r = find_primitive(primitive);
-      (void)rules_.define(primitive, r->body);  // a few fixed bytes: the size limit is checked elsewhere
-      for (const std::string& dep : r->uses) use(dep);
-    }
-    return primitive;
-  }
+  std::string use(const std::string& primitive) { return rules_.use(primitive); }
 
   std::string child_hint(const std::string& parent, std::string_view part) const {
     return parent == "top" ? std::string(part) : parent + "-" + std::string(part);
@@ -373,10 +202,7 @@ class converter {
       }
       if (std::find(alts.begin(), alts.end(), e) == alts.end()) alts.push_back(e);
     }
-    if (alts.size() == 1) return alts[0];
-    std::vector<std::string> g;
-    for (const std::string& a : alts) g.push_back(a.find('|') == std::string::npos ? a : "(" + a + ")");
-    return join(g, " | ");
+    return gbnf_alternatives(alts);
   }
 
   // ---- objects ----
@@ -436,7 +262,7 @@ class converter {
       }
       GLIA_ASSIGN(std::string key, extra_key(listed_names, hint));
       GLIA_ASSIGN(extra_kv, rules_.claim(child_hint(hint, "additional-kv")));
-      GLIA_TRY(rules_.define(extra_kv, seq({key, use("space"), "\":\"", use("space"), extra_value, use("space")})));
+      GLIA_TRY(rules_.define(extra_kv, gbnf_seq({key, use("space"), "\":\"", use("space"), extra_value, use("space")})));
     }
     if (kw.contains("minProperties") && kw["minProperties"].get<uint64_t>() > n_required)
       return keyword_error("minProperties", path, fmt::format("= {} is only supported when the required properties meet it", brief_json(kw["minProperties"])));
@@ -445,14 +271,14 @@ class converter {
 
     const std::string sp = use("space");
     auto kv = [&](const listed_property& p) {
-      return seq({gbnf_literal(U"\"" + json_escaped(decoded(p.name)) + U"\""), sp, "\":\"", sp, p.value_rule, sp});
+      return gbnf_seq({gbnf_literal(U"\"" + json_escaped(decoded(p.name)) + U"\""), sp, "\":\"", sp, p.value_rule, sp});
     };
     const std::string comma = "\",\" " + sp;
     const size_t n = listed.size();
     const std::string extras_tail = extra_kv.empty() ? "" : "(" + comma + " " + extra_kv + ")*";
     if (n == 0) {
-      if (extra_kv.empty()) return seq({"\"{\"", sp, "\"}\""});
-      return seq({"\"{\"", sp, "(" + seq({extra_kv, extras_tail}) + ")?", "\"}\""});
+      if (extra_kv.empty()) return gbnf_seq({"\"{\"", sp, "\"}\""});
+      return gbnf_seq({"\"{\"", sp, "(" + gbnf_seq({extra_kv, extras_tail}) + ")?", "\"}\""});
     }
     if (n_required == n && extra_kv.empty()) {  // a fixed sequence
       std::vector<std::string> parts{"\"{\"", sp};
@@ -461,7 +287,7 @@ class converter {
         parts.push_back(kv(listed[i]));
       }
       parts.push_back("\"}\"");
-      return join(parts, " ");
+      return gbnf_join(parts, " ");
     }
     // tail[j]: properties j.. each preceded by a comma (optional ones skippable), then the extras.
     // The first property written is any optional one before the first required one, or that one.
@@ -475,8 +301,8 @@ class converter {
     std::vector<std::string> tail(n + 1);
     tail[n] = extras_tail;
     for (size_t j = n - 1; j >= 1; --j) {
-      const std::string item = seq({comma, kv(listed[j])});
-      std::string body = listed[j].required ? seq({item, tail[j + 1]}) : seq({"(" + item + ")?", tail[j + 1]});
+      const std::string item = gbnf_seq({comma, kv(listed[j])});
+      std::string body = listed[j].required ? gbnf_seq({item, tail[j + 1]}) : gbnf_seq({"(" + item + ")?", tail[j + 1]});
       // Referred to from tail[j-1] and from the alternative starting at j-1: a rule of its own.
       if (j >= 2 && j - 1 <= last_first) {
         GLIA_ASSIGN(std::string rule, rules_.claim(child_hint(hint, "after-" + listed[j - 1].name)));
@@ -486,12 +312,12 @@ class converter {
       tail[j] = body;
     }
     std::vector<std::string> firsts;
-    for (size_t i = 0; i <= last_first; ++i) firsts.push_back(seq({kv(listed[i]), tail[i + 1]}));
-    if (first_required == n && !extra_kv.empty()) firsts.push_back(seq({extra_kv, extras_tail}));
-    std::string inner = join(firsts, " | ");
+    for (size_t i = 0; i <= last_first; ++i) firsts.push_back(gbnf_seq({kv(listed[i]), tail[i + 1]}));
+    if (first_required == n && !extra_kv.empty()) firsts.push_back(gbnf_seq({extra_kv, extras_tail}));
+    std::string inner = gbnf_join(firsts, " | ");
     if (firsts.size() > 1 || first_required == n) inner = "(" + inner + ")";
     if (first_required == n) inner += "?";
-    return seq({"\"{\"", sp, inner, "\"}\""});
+    return gbnf_seq({"\"{\"", sp, inner, "\"}\""});
   }
 
   static std::u32string decoded(const std::string& utf8) {
@@ -534,15 +360,15 @@ class converter {
       std::vector<std::string> alts;
       code_point_set others = code_point_set::all();
       for (auto [c, child] : trie[i].next) {
-        alts.push_back(seq({gbnf_literal(json_escaped(std::u32string(1, c))), names[child]}));
+        alts.push_back(gbnf_seq({gbnf_literal(json_escaped(std::u32string(1, c))), names[child]}));
         others = others.minus(code_point_set::of(c));
       }
-      alts.push_back(seq({gbnf_json_string_set(others), any_chars}));
-      std::string body = join(alts, " | ");
+      alts.push_back(gbnf_seq({gbnf_json_string_set(others), any_chars}));
+      std::string body = gbnf_join(alts, " | ");
       if (!trie[i].ends_name) body = "(" + body + ")?";
       GLIA_TRY(rules_.define(names[i], body));
     }
-    return seq({"\"\\\"\"", names[0], "\"\\\"\""});
+    return gbnf_seq({"\"\\\"\"", names[0], "\"\\\"\""});
   }
 
   // ---- arrays ----
@@ -589,29 +415,29 @@ class converter {
     if (extra) {
       GLIA_ASSIGN(extra_rule, value(*extra, path + "/items", child_hint(hint, "item")));
     }
-    if (max_items == 0) return seq({"\"[\"", sp, "\"]\""});
+    if (max_items == 0) return gbnf_seq({"\"[\"", sp, "\"]\""});
     GLIA_TRY(charge_repetition(path, 5, repeat_lo, bounded ? int64_t(repeat_hi) : -1));
     if (present == 0) {
       const int64_t hi = bounded ? int64_t(repeat_hi) : -1;
-      std::string inner = seq({extra_rule, sp, repeated(seq({comma, extra_rule, sp}), repeat_lo, hi)});
+      std::string inner = gbnf_seq({extra_rule, sp, gbnf_repeat(gbnf_seq({comma, extra_rule, sp}), repeat_lo, hi)});
       if (min_items == 0) inner = "(" + inner + ")?";
-      return seq({"\"[\"", sp, inner, "\"]\""});
+      return gbnf_seq({"\"[\"", sp, inner, "\"]\""});
     }
     std::string rest;
     if (extra && (!bounded || max_items > present))
-      rest = repeated(seq({comma, extra_rule, sp}), repeat_lo, bounded ? int64_t(repeat_hi) : -1);
+      rest = gbnf_repeat(gbnf_seq({comma, extra_rule, sp}), repeat_lo, bounded ? int64_t(repeat_hi) : -1);
     for (size_t i = present; i-- > 0;) {
       GLIA_ASSIGN(std::string element, value(prefix[i], fmt::format("{}/prefixItems/{}", path, i), child_hint(hint, std::to_string(i))));
-      const std::string part = seq({element, sp, rest});
+      const std::string part = gbnf_seq({element, sp, rest});
       if (i == 0) {
         rest = part;
       } else {
-        rest = seq({comma, part});
+        rest = gbnf_seq({comma, part});
         if (i >= min_items) rest = "(" + rest + ")?";
       }
     }
     if (min_items == 0) rest = "(" + rest + ")?";
-    return seq({"\"[\"", sp, rest, "\"]\""});
+    return gbnf_seq({"\"[\"", sp, rest, "\"]\""});
   }
 
   // Counts the elements a repetition of `unit_elements` unrolls to (the parser writes out every
@@ -631,16 +457,20 @@ class converter {
     const std::string quote = "\"\\\"\"";
     const bool has_length = kw.contains("minLength") || kw.contains("maxLength");
     if (kw.contains("format")) {
-      if (kw.contains("pattern") || has_length)
-        return keyword_error("format", path, "together with 'pattern' or a length is not supported");
-      return seq({quote, use(kw["format"].get<std::string>()), quote});
+      const std::string format = kw["format"].get<std::string>();
+      const auto [shortest, longest] = format_length_range(format);
+      const bool lengths_hold = (!kw.contains("minLength") || kw["minLength"].get<uint64_t>() <= shortest) &&
+                                (!kw.contains("maxLength") || kw["maxLength"].get<uint64_t>() >= longest);
+      if (kw.contains("pattern") || !lengths_hold)
+        return keyword_error("format", path, "together with 'pattern' or a length it does not already meet is not supported");
+      return gbnf_seq({quote, use(format), quote});
     }
     if (kw.contains("pattern")) {
       if (has_length) return keyword_error("pattern", path, "together with minLength/maxLength is not supported");
       auto body = regex_json_string_body(kw["pattern"].get<std::string>(), use("char"));
       if (!body.is_ok())
         return make_error("json schema: keyword 'pattern' at {} = {}: {}", schema_location(path), brief_json(kw["pattern"]), body.message());
-      return seq({quote, *body, quote});
+      return gbnf_seq({quote, *body, quote});
     }
     if (!has_length) return use("string");
     const uint64_t lo = kw.contains("minLength") ? kw["minLength"].get<uint64_t>() : 0;
@@ -651,9 +481,9 @@ class converter {
     for (auto [name, v] : {std::pair{"minLength", lo}, {"maxLength", hi}})
       if (v > regex_max_repeat)
         return keyword_error(name, path, fmt::format("= {} is over the limit of {}", v, regex_max_repeat));
-    if (bounded && hi == 0) return seq({quote, quote});
+    if (bounded && hi == 0) return gbnf_seq({quote, quote});
     GLIA_TRY(charge_repetition(path, 1, lo, bounded ? int64_t(hi) : -1));
-    return seq({quote, repeated(use("char"), lo, bounded ? int64_t(hi) : -1), quote});
+    return gbnf_seq({quote, gbnf_repeat(use("char"), lo, bounded ? int64_t(hi) : -1), quote});
   }
 
   result<std::string> integer_expr(const ojson& kw, const std::string& path) {
@@ -682,7 +512,7 @@ class converter {
       const ojson& v = kw[k];
       const bool exclusive = k[0] == 'e';
       const long double limit = exclusive ? 4294967296.0L : 9007199254740992.0L;
-      if (!is_integral(v) || std::fabs(number_value(v)) > limit)
+      if (!json_number_is_integral(v) || std::fabs(json_number_value(v)) > limit)
         return keyword_error(k, path, fmt::format("= {} on a number is not supported (only integers up to {} in magnitude; use type integer for integer values)",
                                                   brief_json(v), exclusive ? "2^32" : "2^53"));
       any_exclusive |= exclusive;
@@ -705,82 +535,21 @@ class converter {
     if (values.size() > max_enum_values)
       return keyword_error("enum", path, fmt::format("lists over {} values", max_enum_values));
     std::vector<std::string> alts;
+    std::set<std::string> seen;
     for (const auto& v : values) {
       GLIA_ASSIGN(bool ok, enum_value_allowed(kw, types, v, path));
       if (!ok) continue;
-      GLIA_ASSIGN(std::string lit, literal_value(v, path));
-      if (std::find(alts.begin(), alts.end(), lit) == alts.end()) alts.push_back(std::move(lit));
+      GLIA_ASSIGN(std::string lit, json_literal_expr(v, use("space"), path));
+      if (seen.insert(lit).second) alts.push_back(std::move(lit));
     }
-    if (alts.empty()) return make_error("json schema: no value of enum/const at {} satisfies the schema's other keywords", schema_location(path));
-    std::vector<std::string> g;
-    for (const std::string& a : alts) g.push_back(a.find('|') == std::string::npos ? a : "(" + a + ")");
-    return join(g, " | ");
-  }
-
-  // Whether an enum value also meets the keywords beside it; refuses keywords it cannot check.
-  static result<bool> enum_value_allowed(const ojson& kw, const std::vector<std::string>& types, const ojson& v,
-                                         const std::string& path) {
-    const std::string type = json_type_of(v);
-    if (!types.empty()) {
-      const bool integral = v.is_number() && is_integral(v);
-      bool ok = false;
-      for (const std::string& t : types) ok |= t == type || (t == "integer" && integral);
-      if (!ok) return false;
-    }
-    auto refuse = [&](std::initializer_list<const char*> keys) -> std::optional<error> {
-      for (const char* k : keys)
-        if (kw.contains(k)) return keyword_error(k, path, "beside enum/const is not supported");
-      return std::nullopt;
-    };
-    if (type == "string") {
-      if (auto e = refuse({"pattern", "format"})) return *e;
-      const size_t n = code_point_count(v.get<std::string>());
-      if (kw.contains("minLength") && n < kw["minLength"].get<uint64_t>()) return false;
-      if (kw.contains("maxLength") && n > kw["maxLength"].get<uint64_t>()) return false;
-    } else if (type == "number") {
-      const long double x = number_value(v);
-      if (kw.contains("minimum") && x < number_value(kw["minimum"])) return false;
-      if (kw.contains("maximum") && x > number_value(kw["maximum"])) return false;
-      if (kw.contains("exclusiveMinimum") && x <= number_value(kw["exclusiveMinimum"])) return false;
-      if (kw.contains("exclusiveMaximum") && x >= number_value(kw["exclusiveMaximum"])) return false;
-    } else if (type == "object") {
-      if (auto e = refuse(object_keywords)) return *e;
-    } else if (type == "array") {
-      if (auto e = refuse(array_keywords)) return *e;
-    }
-    return true;
-  }
-
-  // A JSON value spelled exactly, with optional whitespace between the tokens of arrays and objects.
-  result<std::string> literal_value(const ojson& v, const std::string& path, int depth = 0) {
-    if (depth > max_literal_depth)
-      return make_error("json schema: an enum/const value at {} nests deeper than {} levels", schema_location(path), max_literal_depth);
-    if (v.is_string()) return gbnf_literal(U"\"" + json_escaped(decoded(v.get<std::string>())) + U"\"");
-    if (!v.is_object() && !v.is_array()) return gbnf_literal_utf8(v.dump());
-    const std::string sp = use("space");
-    const std::string comma = "\",\" " + sp;
-    std::vector<std::string> parts{v.is_object() ? "\"{\"" : "\"[\"", sp};
-    bool first = true;
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      if (!first) parts.push_back(comma);
-      first = false;
-      if (v.is_object()) {
-        parts.push_back(gbnf_literal(U"\"" + json_escaped(decoded(it.key())) + U"\""));
-        parts.push_back(sp);
-        parts.push_back("\":\"");
-        parts.push_back(sp);
-      }
-      GLIA_ASSIGN(std::string element, literal_value(it.value(), path, depth + 1));
-      parts.push_back(element);
-      parts.push_back(sp);
-    }
-    parts.push_back(v.is_object() ? "\"}\"" : "\"]\"");
-    return "(" + join(parts, " ") + ")";
+    if (alts.empty())
+      return make_error("json schema: no value of enum/const at {} satisfies the schema's other keywords", schema_location(path));
+    return gbnf_alternatives(alts);
   }
 
   const ojson& root_;
   schema_flattener flattener_;
-  rule_book rules_;
+  gbnf_rule_book rules_;
   std::map<std::string, std::string> memo_;       // schema text -> its rule
   std::map<std::string, std::string> flat_memo_;  // flat alternative's keywords -> its rule
   int depth_ = 0;
@@ -808,16 +577,6 @@ result<std::string> json_schema_to_gbnf(const nlohmann::json& schema) {
   try {
     GLIA_TRY(schema_detail::check_document_size(schema));
     return schema_detail::convert_guarded(ojson::parse(schema.dump()));
-  } catch (const std::exception& e) {
-    return make_error("json schema: {}", e.what());
-  }
-}
-
-result<std::string> json_schema_text_to_gbnf(std::string_view schema_text) {
-  try {
-    ojson schema = ojson::parse(schema_text.begin(), schema_text.end(), nullptr, false);
-    if (schema.is_discarded()) return make_error("json schema: the schema is not valid JSON");
-    return schema_detail::convert_guarded(schema);
   } catch (const std::exception& e) {
     return make_error("json schema: {}", e.what());
   }

@@ -36,6 +36,14 @@ const std::vector<gbnf_rule_text>& format_rules() {
   return rules;
 }
 
+std::pair<uint64_t, uint64_t> format_length_range(std::string_view format) {
+  // time: HH:MM:SS, up to 10 for a fraction, then Z (1) or +HH:MM (6).
+  if (format == "date") return {10, 10};
+  if (format == "time") return {9, 24};
+  if (format == "date-time") return {20, 35};
+  return {36, 36};  // uuid
+}
+
 bool is_supported_format(std::string_view format) {
   return format == "date" || format == "time" || format == "date-time" || format == "uuid";
 }

@@ -3,6 +3,7 @@
 // default) and are ignored.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,5 +21,8 @@ struct gbnf_rule_text {
 // matches the string's contents (between the quotes; none of them needs a JSON escape).
 const std::vector<gbnf_rule_text>& format_rules();
 bool is_supported_format(std::string_view format);
+// The shortest and longest strings a supported format's rule writes, so that a minLength/maxLength
+// beside it can be seen to change nothing.
+std::pair<uint64_t, uint64_t> format_length_range(std::string_view format);
 
 }  // namespace glia::grammar

@@ -42,13 +42,6 @@ bool is_schema(const ojson& v) { return v.is_object() || v.is_boolean(); }
 
 bool is_true_schema(const ojson& v) { return (v.is_boolean() && v.get<bool>()) || (v.is_object() && v.empty()); }
 
-// An exact comparison key for JSON numbers (x86 long double holds every int64, uint64 and double).
-long double number_value(const ojson& v) {
-  if (v.is_number_unsigned()) return static_cast<long double>(v.get<uint64_t>());
-  if (v.is_number_integer()) return static_cast<long double>(v.get<int64_t>());
-  return static_cast<long double>(v.get<double>());
-}
-
 result<uint64_t> non_negative_integer(std::string_view keyword, const ojson& v, const std::string& path) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();
   if (v.is_number_integer() && v.get<int64_t>() >= 0) return uint64_t(v.get<int64_t>());
@@ -153,18 +146,18 @@ result<ojson> normalize(const ojson& s, const std::string& path) {
       if (!v.is_boolean()) return keyword_error(k, path, "must be a boolean, got " + brief_json(v));
       if (v.get<bool>()) out[k] = true;
     } else if (k == "minimum" || k == "maximum") {
-      if (!v.is_number() || !std::isfinite(double(number_value(v))))
+      if (!v.is_number() || !std::isfinite(double(json_number_value(v))))
         return keyword_error(k, path, "must be a finite number, got " + brief_json(v));
       out[k] = v;
     } else if (k == "exclusiveMinimum" || k == "exclusiveMaximum") {
       if (v.is_boolean()) continue;  // draft-04 form: folded in below
-      if (!v.is_number() || !std::isfinite(double(number_value(v))))
+      if (!v.is_number() || !std::isfinite(double(json_number_value(v))))
         return keyword_error(k, path, "must be a finite number, got " + brief_json(v));
       out[k] = v;
     } else if (k == "multipleOf") {
-      if (!v.is_number() || !(number_value(v) > 0))
+      if (!v.is_number() || !(json_number_value(v) > 0))
         return keyword_error(k, path, "must be a number above 0, got " + brief_json(v));
-      if (number_value(v) != 1) return keyword_error(k, path, fmt::format("= {} is not supported (only 1)", brief_json(v)));
+      if (json_number_value(v) != 1) return keyword_error(k, path, fmt::format("= {} is not supported (only 1)", brief_json(v)));
       integer_only = true;
     } else if (k == "pattern") {
       if (!v.is_string()) return keyword_error(k, path, "must be a string, got " + brief_json(v));
@@ -291,7 +284,7 @@ void merge_bound(const ojson& a, const ojson& b, const char* key, bool keep_larg
   const bool in_a = a.contains(key), in_b = b.contains(key);
   if (!in_a && !in_b) return;
   if (in_a && in_b) {
-    const bool a_wins = keep_larger ? number_value(a[key]) >= number_value(b[key]) : number_value(a[key]) <= number_value(b[key]);
+    const bool a_wins = keep_larger ? json_number_value(a[key]) >= json_number_value(b[key]) : json_number_value(a[key]) <= json_number_value(b[key]);
     out[key] = a_wins ? a[key] : b[key];
   } else {
     out[key] = in_a ? a[key] : b[key];
@@ -369,9 +362,7 @@ bool has_type(const ojson& v, const ojson& types) {
     if ((name == "null" && v.is_null()) || (name == "boolean" && v.is_boolean()) || (name == "string" && v.is_string()) ||
         (name == "object" && v.is_object()) || (name == "array" && v.is_array()) || (name == "number" && v.is_number()))
       return true;
-    if (name == "integer" && v.is_number() &&
-        (!v.is_number_float() || (std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>())))
-      return true;
+    if (name == "integer" && json_number_is_integral(v)) return true;
   }
   return false;
 }
@@ -421,6 +412,18 @@ std::string json_pointer_escape(std::string_view key) {
     }
   }
   return out;
+}
+
+long double json_number_value(const ojson& v) {
+  if (v.is_number_unsigned()) return static_cast<long double>(v.get<uint64_t>());
+  if (v.is_number_integer()) return static_cast<long double>(v.get<int64_t>());
+  return static_cast<long double>(v.get<double>());
+}
+
+bool json_number_is_integral(const ojson& v) {
+  if (!v.is_number_float()) return v.is_number();
+  const double d = v.get<double>();
+  return std::isfinite(d) && std::floor(d) == d;
 }
 
 std::string brief_json(const ojson& value) {

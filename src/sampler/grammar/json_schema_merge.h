@@ -33,6 +33,11 @@ std::string schema_location(const std::string& path);
 std::string json_pointer_escape(std::string_view key);
 // A value for a message: compact JSON, cut short.
 std::string brief_json(const ojson& value);
+// A JSON number, exactly where long double holds every int64, uint64 and double (x86-64's 64-bit
+// significand, aarch64's quad precision).
+long double json_number_value(const ojson& number);
+// An integer, or a float with an integral value (Python's jsonschema takes 1.0 as an integer).
+bool json_number_is_integral(const ojson& number);
 
 class schema_flattener {
  public:

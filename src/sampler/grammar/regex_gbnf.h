@@ -2,14 +2,17 @@
 //
 // The subset is the one ECMAScript (JSON Schema's dialect) and Python's re (the usual validator's)
 // read alike: literals; escapes \d \w \s \D \W \S \t \n \r \f \v \0 \xHH \uHHHH and escaped
-// punctuation; classes [...] with ranges, negation and class escapes ([\b] is backspace); `.` (any
-// character but the line terminators \n \r U+2028 U+2029); groups (...) and (?:...); alternation;
-// quantifiers * + ? {m} {m,} {m,n} and their lazy forms (same language); ^ and $ at the ends of the
-// pattern (of each top-level alternative). Where the two dialects differ the grammar takes what both
-// accept: \d and \w are ASCII, \s the whitespace both know, and \D \W the ASCII non-digits and
-// non-word characters (Python's \d and \w are Unicode-wide). Refused, with the position: backreferences, lookaround,
-// named groups, inline flags, \b \B \A \Z, possessive quantifiers, {,n} and a class that opens with
-// `]`, and counts or sizes past the limits below.
+// punctuation; classes [...] with ranges, negation and class escapes ([\b] is backspace); `.`;
+// groups (...) and (?:...); alternation; quantifiers * + ? {m} {m,} {m,n} and their lazy forms
+// (same strings); ^ and $ at the ends of the pattern (of each top-level alternative).
+// Where the dialects differ the grammar takes only what both accept, so it is sound under either:
+// \d and \w are ASCII; \s is the whitespace both know; \D and \W are the ASCII non-digits and
+// non-word characters (Python's \d and \w are Unicode-wide); \S excludes what either calls
+// whitespace; `.` excludes \n \r U+2028 U+2029; $ is the very end (Python's also matches before a
+// final newline).
+// Refused, with the position: backreferences, lookaround, named groups, inline flags and other
+// (?...) groups, \b \B \A \Z, possessive quantifiers, {,n}, a class opening with `]`, and counts
+// or sizes past the limits below.
 #pragma once
 
 #include <cstdint>

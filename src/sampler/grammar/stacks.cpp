@@ -104,32 +104,35 @@ bool range_may_match(const element& e, uint32_t lo, uint32_t hi) {
   return c <= hi;
 }
 
-bool matches(const compiled& g, std::string_view text) {
-  stack_set s = initial_stacks(g);
-  const bool ok = for_each_code_point(text, [&](uint32_t cp) {
-    s = advance(g, s, cp);
-    return !s.empty();
-  });
-  return ok && is_complete(s);
-}
-
-bool is_prefix(const compiled& g, std::string_view text) {
+text_check check_text(const compiled& g, std::string_view text) {
   stack_set s = initial_stacks(g);
   utf8_partial p;
-  for (char c : text) {
+  size_t start = 0;  // the current character's first byte
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (p.empty()) start = i;
     uint32_t cp = 0;
-    const utf8_step st = feed_utf8(p, uint8_t(c), cp);
-    if (st == utf8_step::invalid) return false;
+    const utf8_step st = feed_utf8(p, uint8_t(text[i]), cp);
+    if (st == utf8_step::invalid) return {text_check::verdict::invalid_utf8, start};
     if (st == utf8_step::done) {
-      s = advance(g, s, cp);
-      if (s.empty()) return false;
+      stack_set next = advance(g, s, cp);
+      if (next.empty()) return {text_check::verdict::leaves, start};
+      s = std::move(next);
     }
   }
-  if (p.empty()) return !s.empty();
-  const auto [lo, hi] = utf8_partial_range(p);
-  for (const stack& st : s)
-    if (!st.empty() && range_may_match(g.elements[st.back()], lo, hi)) return true;
-  return false;
+  if (!p.empty()) {
+    const auto [lo, hi] = utf8_partial_range(p);
+    for (const stack& st : s)
+      if (!st.empty() && range_may_match(g.elements[st.back()], lo, hi)) return {text_check::verdict::prefix, 0};
+    return {text_check::verdict::leaves, start};
+  }
+  return {is_complete(s) ? text_check::verdict::sentence : text_check::verdict::prefix, 0};
+}
+
+bool matches(const compiled& g, std::string_view text) { return check_text(g, text).result == text_check::verdict::sentence; }
+
+bool is_prefix(const compiled& g, std::string_view text) {
+  const auto r = check_text(g, text).result;
+  return r == text_check::verdict::sentence || r == text_check::verdict::prefix;
 }
 
 }  // namespace glia::grammar
