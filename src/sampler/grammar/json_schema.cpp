@@ -403,12 +403,11 @@ class converter {
     // Repetitions of the items after the prefix (after the first item when there is no prefix).
     const uint64_t skip = present == 0 ? 1 : present;
     const uint64_t repeat_lo = min_items > skip ? min_items - skip : 0;
-    const uint64_t repeat_hi = bounded && max_items > skip ? max_items - skip : 0;
-    if (repeat_lo > regex_max_repeat || repeat_hi > regex_max_repeat) {
-      const bool by_min = repeat_lo > regex_max_repeat;
-      return keyword_error(by_min ? "minItems" : "maxItems", path,
-                           fmt::format("= {} is over the limit of {}", by_min ? min_items : max_items, regex_max_repeat + skip));
-    }
+    if (repeat_lo > regex_max_repeat)
+      return keyword_error("minItems", path, fmt::format("= {} is over the limit of {}", min_items, regex_max_repeat + skip));
+    // A maxItems past the limit is generated as the limit: shorter arrays are as valid, and schemas
+    // written for storage limits (maxItems 65535) are common.
+    const uint64_t repeat_hi = std::min<uint64_t>(bounded && max_items > skip ? max_items - skip : 0, regex_max_repeat);
     const std::string sp = use("space");
     const std::string comma = "\",\" " + sp;
     std::string extra_rule;
@@ -475,12 +474,13 @@ class converter {
     if (!has_length) return use("string");
     const uint64_t lo = kw.contains("minLength") ? kw["minLength"].get<uint64_t>() : 0;
     const bool bounded = kw.contains("maxLength");
-    const uint64_t hi = bounded ? kw["maxLength"].get<uint64_t>() : 0;
-    if (bounded && lo > hi)
-      return keyword_error("minLength", path, fmt::format("= {} is above maxLength {}: no string satisfies both", lo, hi));
-    for (auto [name, v] : {std::pair{"minLength", lo}, {"maxLength", hi}})
-      if (v > regex_max_repeat)
-        return keyword_error(name, path, fmt::format("= {} is over the limit of {}", v, regex_max_repeat));
+    const uint64_t max_len = bounded ? kw["maxLength"].get<uint64_t>() : 0;
+    if (bounded && lo > max_len)
+      return keyword_error("minLength", path, fmt::format("= {} is above maxLength {}: no string satisfies both", lo, max_len));
+    if (lo > regex_max_repeat) return keyword_error("minLength", path, fmt::format("= {} is over the limit of {}", lo, regex_max_repeat));
+    // A maxLength past the limit is generated as the limit: shorter strings are as valid, and
+    // database-style schemas (maxLength 65535) are common.
+    const uint64_t hi = std::min<uint64_t>(max_len, regex_max_repeat);
     if (bounded && hi == 0) return gbnf_seq({quote, quote});
     GLIA_TRY(charge_repetition(path, 1, lo, bounded ? int64_t(hi) : -1));
     return gbnf_seq({quote, gbnf_repeat(use("char"), lo, bounded ? int64_t(hi) : -1), quote});

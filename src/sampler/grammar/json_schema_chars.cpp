@@ -229,8 +229,8 @@ std::string gbnf_class(const code_point_set& set) {
   const code_point_set rest = set.complement();
   // A negated class also matches surrogates, which no text holds, so both spellings are exact.
   if (!rest.empty() && rest.ranges().size() < set.ranges().size())
-    return "[^" + chars_detail::class_body(rest) + "]";
-  return "[" + chars_detail::class_body(set) + "]";
+    return fmt::format("[^{}]", chars_detail::class_body(rest));
+  return fmt::format("[{}]", chars_detail::class_body(set));
 }
 
 std::string gbnf_raw_set(const code_point_set& set) {

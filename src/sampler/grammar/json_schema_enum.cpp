@@ -1,5 +1,7 @@
 #include "sampler/grammar/json_schema_enum.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "sampler/grammar/json_schema_chars.h"
@@ -49,7 +51,7 @@ result<std::string> literal_at(const ojson& v, const std::string& sp, const std:
     parts.insert(parts.end(), {element, sp});
   }
   parts.push_back(v.is_object() ? "\"}\"" : "\"]\"");
-  return "(" + gbnf_join(parts, " ") + ")";
+  return fmt::format("({})", gbnf_join(parts, " "));
 }
 
 }  // namespace

@@ -17,6 +17,8 @@ constexpr int max_combinator_depth = 64;
 // Alternatives after distributing anyOf/oneOf over their siblings (they multiply).
 constexpr size_t max_alternatives = 128;
 
+// Keywords that describe without constraining (OpenAPI's among them), and minContains/maxContains,
+// which act only beside "contains" (refused).
 const std::set<std::string, std::less<>> annotation_keywords = {
     "title", "description", "examples", "default", "$schema", "$id", "$anchor", "$dynamicAnchor",
     "$recursiveAnchor", "$comment", "$vocabulary", "deprecated", "readOnly", "writeOnly",
