@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "core/utf8_encode.h"
 #include <string_view>
 
 namespace glia::tok {
@@ -33,9 +35,6 @@ inline constexpr std::string_view replacement_char = "\xEF\xBF\xBD";
 // a trailing sequence that is incomplete but could still be completed and returns its offset
 // (bytes.size() when everything was consumed).
 size_t append_valid_utf8(std::string_view bytes, std::string& out);
-
-// Appends the UTF-8 encoding of code point `cp` (<= 0x10FFFF).
-void append_utf8(uint32_t cp, std::string& out);
 
 // Decodes the character at `pos` of well-formed UTF-8 and advances `pos` past it.
 uint32_t next_codepoint(std::string_view text, size_t& pos);

@@ -42,7 +42,6 @@ class code_point_set {
 
 // Decodes UTF-8 into code points; false on malformed input (overlong forms, surrogates, > U+10FFFF).
 bool decode_utf8(std::string_view text, std::u32string& out);
-void append_utf8(std::string& out, uint32_t c);
 
 // A GBNF "literal" matching exactly `text` (code points; non-ASCII written as \u / \U escapes so the
 // grammar text is plain ASCII).

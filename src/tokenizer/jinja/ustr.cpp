@@ -1,5 +1,7 @@
 #include "tokenizer/jinja/ustr.h"
 
+#include "core/utf8_encode.h"
+
 #include <utf8proc.h>
 
 #include <algorithm>
@@ -28,23 +30,7 @@ uint32_t decode(std::string_view s, size_t pos, size_t& len) {
   return cp;
 }
 
-void append(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  }
-}
+void append(std::string& out, uint32_t cp) { append_utf8(cp, out); }
 
 bool is_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<uint8_t>(c) < 0x80; });
