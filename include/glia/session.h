@@ -129,7 +129,9 @@ class session {
   std::shared_ptr<const grammar::token_vocab> grammar_vocab() const;
   // The BOS token when the vocabulary puts one in front of a text (tokenize's add_special).
   std::optional<int32_t> added_bos() const;
-  std::unique_ptr<text_stream> make_text_stream() const;
+  // raw: the pieces as they are, without a Hugging Face tokenizer's clean-up (for a generation with a
+  // grammar, which checked exactly those pieces).
+  std::unique_ptr<text_stream> make_text_stream(bool raw = false) const;
 
   // Appends tokens to the context and evaluates them; `logits` receives [n, n_vocab] when
   // all_logits, else the last token's [n_vocab].

@@ -249,8 +249,8 @@ std::optional<int32_t> session::added_bos() const {
   return p_->tok->bos();
 }
 
-std::unique_ptr<text_stream> session::make_text_stream() const {
-  return std::unique_ptr<text_stream>(new text_stream(std::make_unique<text_stream::impl>(*p_->tok)));
+std::unique_ptr<text_stream> session::make_text_stream(bool raw) const {
+  return std::unique_ptr<text_stream>(new text_stream(std::make_unique<text_stream::impl>(*p_->tok, raw)));
 }
 
 status session::eval(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& logits) {
@@ -396,7 +396,8 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
   smp.reset();
   for (int32_t id : prompt) smp.accept_prompt(id);
 
-  stream_decoder dec(*p_->tok);
+  // With a grammar the text is the pieces the grammar checked, without a tokenizer's clean-up.
+  stream_decoder dec(*p_->tok, false, false, smp.constrained());
   stop_filter stops(opts.stop);
   auto t1 = clock::now();
   status result;

@@ -7,7 +7,7 @@
 namespace glia {
 
 struct text_stream::impl {
-  explicit impl(const tokenizer& tok) : dec(tok) {}
+  impl(const tokenizer& tok, bool raw) : dec(tok, false, false, raw) {}
   stream_decoder dec;
 };
 

@@ -41,6 +41,8 @@ class sampler {
   void reset();
 
   uint64_t seed() const { return seed_; }
+  // A grammar constrains the text (sampler_params::grammar).
+  bool constrained() const { return grammar_ != nullptr; }
   // The candidates left by the last sample(), before the pick; after a draw their p are the
   // probabilities it used (in no particular order): for showing alternatives.
   const candidate_list& last_candidates() const { return cur_; }

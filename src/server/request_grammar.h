@@ -1,6 +1,7 @@
 // The fields that constrain a response's text, as the servers users come from spell them:
 // OpenAI's response_format (text, json_object, json_schema), llama-server's grammar and json_schema,
-// vLLM's guided_json, guided_regex, guided_choice and guided_grammar. At most one may be given.
+// vLLM's guided_json, guided_regex, guided_choice and guided_grammar (and its newer structured_outputs).
+// At most one may constrain (response_format text and an empty grammar ask for nothing).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,7 +12,7 @@
 namespace glia::server {
 
 // The field names read here (for the list of known request fields).
-extern const char* const output_constraint_fields[7];
+extern const char* const output_constraint_fields[8];
 
 // Sets s.grammar from whichever field is present; a 400 naming the field when its value is malformed
 // or cannot be compiled (an unsupported schema keyword, a grammar error with its line and column).

@@ -31,7 +31,8 @@ const std::set<std::string> common_fields = {
     "model", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "presence_penalty",
     "frequency_penalty", "repeat_penalty", "logit_bias", "logprobs", "n", "stream", "stream_options",
     "user", "metadata", "store", "service_tier", "tools", "tool_choice",
-    "parallel_tool_calls", "functions", "function_call", "repetition_penalty", "ignore_eos"};
+    "parallel_tool_calls", "functions", "function_call", "repetition_penalty", "ignore_eos",
+    "guided_decoding_backend"};
 // chat_template_kwargs and add_generation_prompt as vLLM and llama-server take them.
 const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs",
                                            "add_generation_prompt", "continue_final_message"};
@@ -97,7 +98,8 @@ field_error read_common(const json& obj, std::string_view body, const sampler_pa
   GLIA_FIELD(unsupported(obj, "tool_choice", "this server does not do tool calls", "none"));
   GLIA_FIELD(unsupported(obj, "functions", "this server does not do function calls"));
   GLIA_FIELD(unsupported(obj, "function_call", "this server does not do function calls"));
-  for (const char* k : {"user", "service_tier"}) {
+  // vLLM's choice of structured-output library: glia has one.
+  for (const char* k : {"user", "service_tier", "guided_decoding_backend"}) {
     std::optional<std::string> ignored;
     GLIA_FIELD(read_string(obj, k, ignored));
   }

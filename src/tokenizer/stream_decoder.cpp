@@ -3,12 +3,12 @@
 
 namespace glia {
 
-stream_decoder::stream_decoder(const tokenizer& tok, bool special, bool strip_leading_space)
+stream_decoder::stream_decoder(const tokenizer& tok, bool special, bool strip_leading_space, bool raw)
     : tok_(tok), special_(special), whole_(strip_leading_space) {
   const tok::hf_decoder* d = tok.hf_decoder();
   // Hugging Face decodes continuations with its clean-up too; llama.cpp prints raw pieces while
   // generating and cleans up only in llama_detokenize.
-  if (d || whole_) cleanup_ = tok.vocab().pipeline.cleanup;
+  if ((d || whole_) && !raw) cleanup_ = tok.vocab().pipeline.cleanup;
   if (d && whole_) strip_left_ = d->strip_leading();
 }
 

@@ -97,7 +97,9 @@ class stream_decoder {
   // Strip/Metaspace rule, and for GGUF vocabularies llama.cpp's clean-up); the concatenated output then
   // equals decode(ids, {special}). Without it the stream is a continuation: GGUF vocabularies print
   // llama_token_to_piece pieces, as llama.cpp does while generating.
-  explicit stream_decoder(const tokenizer& tok, bool special = false, bool strip_leading_space = false);
+  // raw: the pieces exactly, without a Hugging Face tokenizer's clean-up of continuations (" 's" to
+  // "'s"): what a grammar-constrained generation checked against its grammar.
+  explicit stream_decoder(const tokenizer& tok, bool special = false, bool strip_leading_space = false, bool raw = false);
   std::string push(int32_t id);
   // Ends the stream: held-back bytes of an incomplete character come out as U+FFFD.
   std::string flush();

@@ -1,5 +1,6 @@
 // GBNF parsing and matching, and the token masks against a brute-force oracle (is_prefix on the text
 // each token would make).
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -117,7 +118,11 @@ TEST(GrammarParse, MalformedGrammarsAreRefusedWithTheirPlace) {
       {"root ::= \"\\uD800\"", "U+D800 is not a character"},
       {"root ::= \"\\x4\"", "expected 2 hex digits"},
       {"root ::= * \"a\"", "'*' has nothing before it to repeat"},
-      {"root ::= \"a\"**", "'*' has nothing before it to repeat"},
+      {"root ::= []", "the character class [] matches nothing"},
+      {"root ::= root", "rule 'root' matches nothing"},
+      {"root ::= a | b\na ::= b\nb ::= a", "rule 'root' matches nothing"},
+      {"root ::= <think> \"a\"", "token references (<...>, <[id]>) are not supported"},
+      {"root ::= x\nx ::= x \"+\" \"1\" | \"1\"", "rule 'x' is left-recursive"},
       {"root ::= \"a\"{3,2}", "the maximum is below the minimum"},
       {"root ::= \"a\"{1000000}", "a repetition count past 100000"},
       {"root ::= \"a\"{5", "expected '}' to close the repetition count"},
@@ -155,6 +160,72 @@ TEST(GrammarParse, PrefixesEndingInsideACharacter) {
   EXPECT_TRUE(is_prefix(*wide, "<\xC2"));
   EXPECT_FALSE(is_prefix(*wide, "<\xC3"));
   EXPECT_FALSE(is_prefix(*wide, "[\xC0"));  // never a lead byte
+  // F4 goes no further than U+10FFFF; ED alone cannot reach past U+D7FF (surrogates follow).
+  auto nothing = gbnf(R"(root ::= [^\x00-\U0010FFFF])");
+  ASSERT_TRUE(nothing);
+  EXPECT_FALSE(is_prefix(*nothing, "\xF4"));
+  auto private_use = gbnf(R"(root ::= [\uE000-\uE0FF] | [\uD7F0-\uD7F1] "!")");
+  ASSERT_TRUE(private_use);
+  EXPECT_TRUE(is_prefix(*private_use, "\xED"));
+  auto only_private = gbnf(R"(root ::= [\uE000-\uE0FF])");
+  ASSERT_TRUE(only_private);
+  EXPECT_FALSE(is_prefix(*only_private, "\xED"));
+}
+
+// What llama.cpp reads and a first version refused or mishandled: stacked repetitions, loops
+// through rules that match nothing, a literal over two lines, a byte order mark.
+TEST(GrammarParse, LlamaCppCorners) {
+  auto six = gbnf(R"(root ::= "a"{2}{3} "b"?? "c"**)");
+  ASSERT_TRUE(six);
+  EXPECT_TRUE(matches(*six, "aaaaaa"));
+  EXPECT_TRUE(matches(*six, "aaaaaabccc"));
+  EXPECT_FALSE(matches(*six, "aaaa"));
+  auto loops = gbnf("root ::= (\"a\"?)* \"!\" (ws)* \"\"* \"x\"\nws ::= \" \"?");
+  ASSERT_TRUE(loops);
+  EXPECT_TRUE(matches(*loops, "!x"));
+  EXPECT_TRUE(matches(*loops, "aaa!   x"));
+  auto two_lines = gbnf("root ::= \"a\nb\"");
+  ASSERT_TRUE(two_lines);
+  EXPECT_TRUE(matches(*two_lines, "a\nb"));
+  auto bom = gbnf("\xEF\xBB\xBFroot ::= \"a\"");
+  ASSERT_TRUE(bom);
+  EXPECT_TRUE(matches(*bom, "a"));
+}
+
+// Grammars that once crashed or hung the matcher: chains of rules that match nothing (recursion
+// 10^5 deep), ambiguity that doubles per rule, many stacks that are the same.
+TEST(GrammarParse, HostileShapesAreBoundedOrRefused) {
+  auto empties = gbnf("root ::= \"\"{0,100000} (\"\"){0,100000} \"x\"");
+  ASSERT_TRUE(empties);
+  EXPECT_TRUE(matches(*empties, "x"));
+  std::string chain = "root ::= r0 \"b\"\n";
+  for (int i = 0; i < 100000; ++i) chain += fmt::format("r{} ::= r{}\n", i, i + 1);
+  chain += "r100000 ::= \"\"\n";
+  auto chained = gbnf(chain);
+  ASSERT_TRUE(chained);
+  EXPECT_TRUE(matches(*chained, "b"));
+  std::string doubling = "root ::= r0\n";
+  for (int i = 0; i < 4100; ++i) doubling += fmt::format("r{} ::= r{} \"x\" | r{} \"y\"\n", i, i + 1, i + 1);
+  doubling += "r4100 ::= \"z\"\n";
+  auto refused = parse_gbnf(doubling);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.message().find("past the matcher's bounds"), std::string::npos) << refused.message();
+  std::string same = "root ::= ";
+  for (int i = 0; i < 13; ++i) same += "(\"a\"*)? ";
+  auto dup = gbnf(same + "\"x\" | \"y\"");
+  ASSERT_TRUE(dup);
+  EXPECT_TRUE(matches(*dup, "y"));
+  EXPECT_TRUE(matches(*dup, "aaax"));
+  auto optional_run = gbnf(R"(root ::= ("a"?){0,5000} "x")");
+  ASSERT_TRUE(optional_run);
+  EXPECT_TRUE(matches(*optional_run, "x"));
+  EXPECT_TRUE(matches(*optional_run, "aaaax"));
+  std::string choices = "root ::= ";
+  for (int i = 0; i < 9000; ++i) choices += fmt::format("\"a{}\" | ", i);
+  auto many = gbnf(choices + "\"zzz\"");
+  ASSERT_TRUE(many);
+  EXPECT_TRUE(matches(*many, "zzz"));
+  EXPECT_TRUE(matches(*many, "a8999"));
 }
 
 TEST(GrammarParse, RightRecursionAndLongRepetitionsStayShallow) {

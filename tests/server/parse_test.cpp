@@ -56,6 +56,32 @@ TEST(ServerParse, ChatAllFields) {
   EXPECT_FALSE(chat(R"({"messages":[{"role":"user","content":"x"}]})").value().params.ignore_eos);
 }
 
+// Constrained output in each server's spelling; what asks for nothing (response_format text,
+// llama-server's empty grammar) is no constraint and may sit beside one.
+TEST(ServerParse, OutputConstraintSpellings) {
+  const std::string m = R"("messages":[{"role":"user","content":"x"}])";
+  auto constrained = [&](const std::string& extra) {
+    auto r = chat("{" + m + "," + extra + "}");
+    EXPECT_TRUE(r.ok()) << extra << ": " << (r.ok() ? "" : r.error().message);
+    return r.ok() && r.value().params.sampling.grammar != nullptr;
+  };
+  EXPECT_TRUE(constrained(R"("response_format":{"type":"json_object"})"));
+  EXPECT_TRUE(constrained(R"("response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"integer"}}})"));
+  EXPECT_TRUE(constrained(R"("grammar":"root ::= \"a\"")"));
+  EXPECT_TRUE(constrained(R"("json_schema":{"type":"boolean"})"));
+  EXPECT_TRUE(constrained(R"("guided_json":"{\"type\":\"null\"}")"));
+  EXPECT_TRUE(constrained(R"("guided_regex":"[0-9]+")"));
+  EXPECT_TRUE(constrained(R"("guided_choice":["yes","no"],"guided_decoding_backend":"xgrammar")"));
+  EXPECT_TRUE(constrained(R"("guided_grammar":"root ::= [a-z]+")"));
+  EXPECT_TRUE(constrained(R"("structured_outputs":{"choice":["a","b"]})"));
+  EXPECT_TRUE(constrained(R"("structured_outputs":{"json":{"type":"object"}})"));
+  EXPECT_TRUE(constrained(R"("response_format":{"type":"text"},"grammar":"root ::= \"a\"")"));
+  EXPECT_FALSE(constrained(R"("grammar":"")"));
+  EXPECT_FALSE(constrained(R"("response_format":{"type":"text"})"));
+  EXPECT_FALSE(chat("{" + m + R"(,"structured_outputs":{"regex":"a","choice":["a"]}})").ok());
+  EXPECT_FALSE(chat("{" + m + R"(,"structured_outputs":{"whitespace_pattern":" "}})").ok());
+}
+
 // vLLM's and llama-server's chat extras: template variables (Qwen3's enable_thinking), the
 // generation prompt switch, and transformers' name for the repeat penalty.
 TEST(ServerParse, ChatTemplateKwargsAndRepetitionPenalty) {

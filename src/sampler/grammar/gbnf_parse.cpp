@@ -7,6 +7,7 @@
 
 #include "sampler/grammar/grammar.h"
 #include "sampler/grammar/grammar_checks.h"
+#include "sampler/grammar/stacks.h"
 #include "sampler/grammar/utf8_steps.h"
 
 namespace glia::grammar {
@@ -43,6 +44,12 @@ class parser {
         out_.elements.push_back(element{});
       }
     GLIA_TRY(check_left_recursion(out_));
+    const std::optional<stack_set> start = initial_stacks(out_);
+    if (!start)
+      return make_error("grammar: rule '{}' expands past the matcher's bounds before its first character ({} stacks, {} deep): "
+                        "too ambiguous or too deeply nested",
+                        root, max_stacks, max_stack_depth);
+    if (start->empty()) return make_error("grammar: rule '{}' matches nothing (its alternatives only lead back to themselves)", root);
     return std::make_shared<const compiled>(std::move(out_));
   }
 
@@ -123,6 +130,7 @@ class parser {
   }
 
   status parse_all() {
+    if (s_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // a UTF-8 byte order mark some editors write
     skip_space(true);
     if (at_end()) return fail("the grammar is empty");
     while (!at_end()) {
@@ -169,7 +177,7 @@ class parser {
 
   static std::string printable(char c) {
     if (c == '\0') return "end of text";
-    if (uint8_t(c) < 0x20 || c == 0x7F) return fmt::format("\\x{:02x}", uint8_t(c));
+    if (uint8_t(c) < 0x20 || uint8_t(c) >= 0x7F) return fmt::format("\\x{:02x}", uint8_t(c));
     return std::string(1, c);
   }
 
@@ -182,7 +190,7 @@ class parser {
         ++pos_;
         last_start = out.size();
         while (peek() != '"') {
-          if (at_end() || peek() == '\n' || peek() == '\r') return fail("unterminated string literal");
+          if (at_end()) return fail("unterminated string literal");
           uint32_t cp = 0;
           GLIA_TRY(parse_char(cp));
           element e;
@@ -244,7 +252,9 @@ class parser {
         if (c == '?') hi = 1;
         if (c == '{') GLIA_TRY(parse_braces(lo, hi));
         GLIA_TRY(repeat(rule, out, last_start, lo, hi));
-        have_last = false;  // x** is an error, as in llama.cpp
+        // The repetition is the last symbol now: "a"{2}{3} is six, as llama.cpp reads it.
+      } else if (c == '<') {
+        return fail("token references (<...>, <[id]>) are not supported: write the token's text as a literal");
       } else {
         break;
       }
@@ -291,9 +301,12 @@ class parser {
   status repeat(const std::string& rule, seq& out, size_t from, uint64_t lo, uint64_t hi) {
     seq unit(out.begin() + std::ptrdiff_t(from), out.end());
     out.resize(from);
+    if (unit.empty()) return {};  // "" repeated is still nothing
     const uint64_t copies = lo + (hi == UINT64_MAX ? 1 : hi - lo);
-    if (copies * unit.size() > max_elements) return fail("the repetition expands to more than {} elements", max_elements);
-    GLIA_TRY(count(size_t(copies * unit.size())));
+    // Each optional copy is a rule of its own as well: charged one element more.
+    const uint64_t cost = copies * unit.size() + (hi == UINT64_MAX ? 1 : hi - lo);
+    if (cost > max_elements) return fail("the repetition expands to more than {} elements", max_elements);
+    GLIA_TRY(count(size_t(cost)));
     for (uint64_t i = 0; i < lo; ++i) out.insert(out.end(), unit.begin(), unit.end());
     if (hi == UINT64_MAX) {
       // more ::= unit more | (empty)
@@ -346,6 +359,7 @@ class parser {
       }
       e.ranges.emplace_back(lo, hi);
     }
+    if (e.ranges.empty() && !e.negated) return fail("the character class [] matches nothing");
     ++pos_;
     return {};
   }

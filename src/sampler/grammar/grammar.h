@@ -3,9 +3,10 @@
 // --json-schema, the server's response_format) masks every token whose text would leave the grammar.
 //
 // Notation: `name ::= alternatives` rules (newline-separated; a rule continues on the next line after
-// `|`, inside parentheses, or when the next line is indented), "literals" and [character classes]
+// `|` or inside parentheses), "literals" and [character classes]
 // with \n \r \t \\ \" \' \[ \] \- \xHH \uHHHH \UHHHHHHHH escapes, [^...] negation, `.` (any character),
-// ( groups ), postfix * + ? {m} {m,} {m,n}, # comments. The root rule is `root`.
+// ( groups ), postfix * + ? {m} {m,} {m,n} (a repetition of a repetition repeats it: "a"{2}{3} is six),
+// # comments. The root rule is `root`.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +40,10 @@ struct compiled {
 };
 
 // Parses and checks a grammar: every referenced rule defined, the root present, no left recursion
-// (a rule that can reach itself without consuming a character would never stop expanding). Errors
-// name the line and column. Limits keep a hostile grammar's size bounded (rules, repetition counts).
+// that grows (a rule that can reach itself before consuming a character, with more to match after
+// it, would never stop expanding; `("a"?)*` only loops and is fine), its start within the matcher's
+// bounds (stacks.h). Errors name the line and column. Limits keep a hostile grammar's size bounded
+// (elements, rules, repetition counts).
 result<std::shared_ptr<const compiled>> parse_gbnf(std::string_view text, std::string_view root = "root");
 
 // Whether `text` (UTF-8) is a whole sentence of the grammar. For tests and tools; generation uses
@@ -54,8 +57,8 @@ bool is_prefix(const compiled& g, std::string_view text);
 // sentence, a prefix of one, or where it leaves (the byte offset of the first byte that cannot
 // follow, or of an invalid UTF-8 sequence).
 struct text_check {
-  enum class verdict { sentence, prefix, leaves, invalid_utf8 } result;
-  size_t offset = 0;  // leaves / invalid_utf8: where
+  enum class verdict { sentence, prefix, leaves, invalid_utf8, too_complex } result;
+  size_t offset = 0;  // leaves / invalid_utf8 / too_complex: where
 };
 text_check check_text(const compiled& g, std::string_view text);
 

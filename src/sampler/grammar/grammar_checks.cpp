@@ -3,58 +3,126 @@
 #include <vector>
 
 namespace glia::grammar {
+namespace {
 
+// Rules that can match the empty string: a worklist over "rule r's alternative a waits for k more
+// rules to be found nullable", linear in the grammar's size (a fixed point by repeated passes is
+// quadratic on a chain of 10^5 rules).
+std::vector<bool> nullable_rules(const compiled& g) {
+  const size_t n = g.alt_start.size();
+  std::vector<bool> nullable(n, false);
+  struct alt_wait {
+    uint32_t rule;
+    uint32_t missing;  // references in the alternative not yet known nullable
+  };
+  std::vector<alt_wait> alts;
+  std::vector<std::vector<uint32_t>> waiting(n);  // rule -> alternatives that reference it
+  std::vector<uint32_t> found;
+  for (uint32_t r = 0; r < n; ++r)
+    for (uint32_t a : g.alt_start[r]) {
+      bool chars = false;
+      uint32_t refs = 0;
+      for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p) {
+        if (g.elements[p].type == element::kind::chars) chars = true;
+        else ++refs;
+      }
+      if (chars) continue;  // a character set always consumes one
+      if (refs == 0) {
+        if (!nullable[r]) {
+          nullable[r] = true;
+          found.push_back(r);
+        }
+        continue;
+      }
+      const uint32_t id = uint32_t(alts.size());
+      alts.push_back({r, refs});
+      for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p) waiting[g.elements[p].rule].push_back(id);
+    }
+  while (!found.empty()) {
+    const uint32_t r = found.back();
+    found.pop_back();
+    for (uint32_t id : waiting[r])
+      if (--alts[id].missing == 0 && !nullable[alts[id].rule]) {
+        nullable[alts[id].rule] = true;
+        found.push_back(alts[id].rule);
+      }
+  }
+  return nullable;
+}
+
+struct first_edge {
+  uint32_t to;
+  bool tail;  // the reference ends its alternative: expanding it leaves nothing under it
+};
+
+}  // namespace
+
+// A rule that can reach itself before a character is a cycle in the graph of "rules an alternative
+// can begin with". Following a cycle whose references are all in tail position replaces the top of
+// the stack and comes back to a stack already seen, which expansion skips (`("a"?)*`); one reference
+// with more after it pushes that remainder on every turn, and the stack grows without end
+// (`expr ::= expr "+" term`). So a cycle is refused when one of its edges is not a tail: found as an
+// edge inside a strongly connected component (Tarjan's algorithm, iterative: 10^5 chained rules).
 status check_left_recursion(const compiled& g) {
   const size_t n = g.alt_start.size();
-  // Rules that can match the empty string, to a fixed point.
-  std::vector<bool> nullable(n, false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t r = 0; r < n; ++r) {
-      if (nullable[r]) continue;
-      for (uint32_t a : g.alt_start[r]) {
-        bool all = true;
-        for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p)
-          if (g.elements[p].type != element::kind::rule_ref || !nullable[g.elements[p].rule]) {
-            all = false;
-            break;
-          }
-        if (all) {
-          nullable[r] = changed = true;
-          break;
-        }
-      }
-    }
-  }
-  // Rules each rule can begin with: references preceded only by nullable references.
-  std::vector<std::vector<uint32_t>> first(n);
+  const std::vector<bool> nullable = nullable_rules(g);
+  std::vector<std::vector<first_edge>> first(n);
   for (size_t r = 0; r < n; ++r)
     for (uint32_t a : g.alt_start[r])
       for (uint32_t p = a; g.elements[p].type == element::kind::rule_ref; ++p) {
-        first[r].push_back(g.elements[p].rule);
+        first[r].push_back({g.elements[p].rule, g.elements[p + 1].type == element::kind::end});
         if (!nullable[g.elements[p].rule]) break;
       }
-  // A cycle in that graph (iterative depth-first search: a hostile grammar may chain 10^5 rules).
-  std::vector<uint8_t> colour(n, 0);  // 0 new, 1 on the path, 2 done
-  for (size_t start = 0; start < n; ++start) {
-    if (colour[start]) continue;
-    std::vector<std::pair<uint32_t, size_t>> path{{uint32_t(start), 0}};
-    colour[start] = 1;
+
+  constexpr uint32_t unvisited = UINT32_MAX;
+  std::vector<uint32_t> index(n, unvisited), low(n, 0), component(n, unvisited);
+  std::vector<bool> on_stack(n, false);
+  std::vector<uint32_t> scc_stack;
+  uint32_t next_index = 0, n_components = 0;
+  struct frame {
+    uint32_t rule;
+    size_t edge;
+  };
+  for (uint32_t start = 0; start < n; ++start) {
+    if (index[start] != unvisited) continue;
+    std::vector<frame> path{{start, 0}};
+    index[start] = low[start] = next_index++;
+    scc_stack.push_back(start);
+    on_stack[start] = true;
     while (!path.empty()) {
-      auto& [r, next] = path.back();
-      if (next < first[r].size()) {
-        const uint32_t to = first[r][next++];
-        if (colour[to] == 1) return make_error("grammar: rule '{}' is left-recursive (it can reach itself before matching a character)", g.rule_names[to]);
-        if (colour[to] == 0) {
-          colour[to] = 1;
-          path.emplace_back(to, 0);
+      frame& f = path.back();
+      if (f.edge < first[f.rule].size()) {
+        const uint32_t to = first[f.rule][f.edge++].to;
+        if (index[to] == unvisited) {
+          index[to] = low[to] = next_index++;
+          scc_stack.push_back(to);
+          on_stack[to] = true;
+          path.push_back({to, 0});
+        } else if (on_stack[to]) {
+          low[f.rule] = std::min(low[f.rule], index[to]);
         }
-      } else {
-        colour[r] = 2;
-        path.pop_back();
+        continue;
+      }
+      const uint32_t r = f.rule;
+      path.pop_back();
+      if (!path.empty()) low[path.back().rule] = std::min(low[path.back().rule], low[r]);
+      if (low[r] == index[r]) {
+        for (uint32_t m = unvisited; m != r;) {
+          m = scc_stack.back();
+          scc_stack.pop_back();
+          on_stack[m] = false;
+          component[m] = n_components;
+        }
+        ++n_components;
       }
     }
   }
+  for (uint32_t r = 0; r < n; ++r)
+    for (const first_edge& e : first[r])
+      if (component[e.to] == component[r] && !e.tail)
+        return make_error("grammar: rule '{}' is left-recursive (it can reach itself before matching a character, with more to "
+                          "match after it)",
+                          g.rule_names[r]);
   return {};
 }
 

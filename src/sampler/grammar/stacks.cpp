@@ -1,72 +1,86 @@
 #include "sampler/grammar/stacks.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "sampler/grammar/utf8_steps.h"
 
 namespace glia::grammar {
 namespace {
 
-// Pushes onto `out` every stack `s` expands to: rule references on top are replaced by each of the
-// rule's alternatives until a character set is on top (or the stack is empty). A position whose next
-// element ends its alternative is not kept under the reference (tail position), so `x*` loops never
-// deepen the stack.
-void expand(const compiled& g, stack& s, stack_set& out) {
-  if (out.size() >= max_stacks || s.size() > max_stack_depth) return;
-  if (s.empty()) {
-    out.push_back(s);
-    return;
+struct stack_hash {
+  size_t operator()(const stack& s) const {
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t p : s) h = (h ^ p) * 1099511628211ull;
+    return size_t(h);
   }
-  const uint32_t p = s.back();
-  const element& e = g.elements[p];
-  if (e.type == element::kind::chars) {
-    out.push_back(s);
-    return;
-  }
-  // A reference (positions on stacks are never ends).
-  s.pop_back();
-  const bool has_next = g.elements[p + 1].type != element::kind::end;
-  if (has_next) s.push_back(p + 1);
-  for (uint32_t a : g.alt_start[e.rule]) {
-    const bool empty_alt = g.elements[a].type == element::kind::end;
-    if (!empty_alt) s.push_back(a);
-    expand(g, s, out);
-    if (!empty_alt) s.pop_back();
-  }
-  if (has_next) s.pop_back();
-  s.push_back(p);
-}
+};
 
-void normalise(stack_set& s) {
-  std::sort(s.begin(), s.end());
-  s.erase(std::unique(s.begin(), s.end()), s.end());
-}
+// Expands stacks until a character set is on top of each (or it is empty): a rule reference on top
+// is replaced by each of the rule's alternatives. A position whose next element ends its alternative
+// is not kept under the reference (tail position), so `x*` loops never deepen the stack, and a stack
+// already expanded is not expanded again, so loops through rules that match nothing (`("a"?)*`)
+// end. Iterative: a chain of 10^5 such rules must not recurse 10^5 deep.
+class expander {
+ public:
+  explicit expander(const compiled& g) : g_(g) {}
+
+  void add(stack s) { todo_.push_back(std::move(s)); }
+
+  std::optional<stack_set> run() {
+    while (!todo_.empty()) {
+      stack s = std::move(todo_.back());
+      todo_.pop_back();
+      if (++steps_ > max_expand_steps || s.size() > max_stack_depth) return std::nullopt;
+      if (s.empty() || g_.elements[s.back()].type == element::kind::chars) {
+        if (done_.insert(s).second && done_.size() > max_stacks) return std::nullopt;
+        continue;
+      }
+      if (!seen_.insert(s).second) continue;
+      const uint32_t p = s.back();
+      const uint32_t rule = g_.elements[p].rule;
+      s.pop_back();
+      if (g_.elements[p + 1].type != element::kind::end) s.push_back(p + 1);
+      for (uint32_t a : g_.alt_start[rule]) {
+        stack t = s;
+        if (g_.elements[a].type != element::kind::end) t.push_back(a);
+        todo_.push_back(std::move(t));
+      }
+    }
+    stack_set out(done_.begin(), done_.end());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  const compiled& g_;
+  std::vector<stack> todo_;
+  std::unordered_set<stack, stack_hash> seen_, done_;
+  size_t steps_ = 0;
+};
 
 }  // namespace
 
-stack_set initial_stacks(const compiled& g) {
-  stack_set out;
+std::optional<stack_set> initial_stacks(const compiled& g) {
+  expander x(g);
   for (uint32_t a : g.alt_start[g.root]) {
     stack s;
     if (g.elements[a].type != element::kind::end) s.push_back(a);
-    expand(g, s, out);
+    x.add(std::move(s));
   }
-  normalise(out);
-  return out;
+  return x.run();
 }
 
-stack_set advance(const compiled& g, const stack_set& from, uint32_t cp) {
-  stack_set out;
-  stack s;
+std::optional<stack_set> advance(const compiled& g, const stack_set& from, uint32_t cp) {
+  expander x(g);
   for (const stack& st : from) {
     if (st.empty() || !char_matches(g.elements[st.back()], cp)) continue;
-    s.assign(st.begin(), st.end() - 1);
+    stack s(st.begin(), st.end() - 1);
     const uint32_t next = st.back() + 1;
     if (g.elements[next].type != element::kind::end) s.push_back(next);
-    expand(g, s, out);
+    x.add(std::move(s));
   }
-  normalise(out);
-  return out;
+  return x.run();
 }
 
 bool is_complete(const stack_set& s) {
@@ -105,7 +119,8 @@ bool range_may_match(const element& e, uint32_t lo, uint32_t hi) {
 }
 
 text_check check_text(const compiled& g, std::string_view text) {
-  stack_set s = initial_stacks(g);
+  std::optional<stack_set> s = initial_stacks(g);
+  if (!s) return {text_check::verdict::too_complex, 0};
   utf8_partial p;
   size_t start = 0;  // the current character's first byte
   for (size_t i = 0; i < text.size(); ++i) {
@@ -114,18 +129,19 @@ text_check check_text(const compiled& g, std::string_view text) {
     const utf8_step st = feed_utf8(p, uint8_t(text[i]), cp);
     if (st == utf8_step::invalid) return {text_check::verdict::invalid_utf8, start};
     if (st == utf8_step::done) {
-      stack_set next = advance(g, s, cp);
-      if (next.empty()) return {text_check::verdict::leaves, start};
+      std::optional<stack_set> next = advance(g, *s, cp);
+      if (!next) return {text_check::verdict::too_complex, start};
+      if (next->empty()) return {text_check::verdict::leaves, start};
       s = std::move(next);
     }
   }
   if (!p.empty()) {
     const auto [lo, hi] = utf8_partial_range(p);
-    for (const stack& st : s)
+    for (const stack& st : *s)
       if (!st.empty() && range_may_match(g.elements[st.back()], lo, hi)) return {text_check::verdict::prefix, 0};
     return {text_check::verdict::leaves, start};
   }
-  return {is_complete(s) ? text_check::verdict::sentence : text_check::verdict::prefix, 0};
+  return {is_complete(*s) ? text_check::verdict::sentence : text_check::verdict::prefix, 0};
 }
 
 bool matches(const compiled& g, std::string_view text) { return check_text(g, text).result == text_check::verdict::sentence; }

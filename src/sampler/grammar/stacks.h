@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sampler/grammar/grammar.h"
@@ -14,14 +15,17 @@ namespace glia::grammar {
 using stack = std::vector<uint32_t>;
 using stack_set = std::vector<stack>;  // sorted, without duplicates
 
-// Bounds against grammars whose matches branch or nest without limit: stacks past them are dropped
-// (the text is then treated as leaving the grammar).
-constexpr size_t max_stacks = 4096;
-constexpr size_t max_stack_depth = 4096;
+// Bounds on one step's work, against grammars whose matches branch or nest without limit (2^n
+// stacks from n ambiguous rules, a nesting deeper than any text needs). A step past them fails as a
+// whole (nullopt) rather than dropping stacks, which would silently narrow the language.
+constexpr size_t max_stacks = 65536;       // distinct stacks after one character
+constexpr size_t max_stack_depth = 4096;   // positions on one stack
+constexpr size_t max_expand_steps = 2'000'000;  // stacks examined while expanding for one character
 
-stack_set initial_stacks(const compiled& g);
-// The stacks after matching code point cp (empty: cp leaves the grammar).
-stack_set advance(const compiled& g, const stack_set& from, uint32_t cp);
+// nullopt: past the bounds above.
+std::optional<stack_set> initial_stacks(const compiled& g);
+// The stacks after matching code point cp (empty: cp leaves the grammar; nullopt: past the bounds).
+std::optional<stack_set> advance(const compiled& g, const stack_set& from, uint32_t cp);
 bool is_complete(const stack_set& s);
 
 bool char_matches(const element& e, uint32_t cp);

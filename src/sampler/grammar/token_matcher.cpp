@@ -4,8 +4,9 @@ namespace glia::grammar {
 namespace {
 
 // Memo sizes past which the caches restart (a long generation through a grammar with counters, such
-// as a maxLength, keeps meeting new states).
+// as a maxLength, keeps meeting new states; nesting makes each state's stacks deeper).
 constexpr size_t max_states = 200'000;
+constexpr size_t max_state_positions = size_t(16) << 20;  // 64 MiB of stack positions
 constexpr size_t max_masks = 64;
 
 uint64_t mask_key(uint32_t state, const utf8_partial& p) {
@@ -14,7 +15,7 @@ uint64_t mask_key(uint32_t state, const utf8_partial& p) {
 
 }  // namespace
 
-size_t token_matcher::set_hash::operator()(const stack_set& s) const {
+size_t token_matcher::hash_of(const stack_set& s) {
   uint64_t h = 1469598103934665603ull;
   for (const stack& st : s) {
     for (uint32_t p : st) h = (h ^ p) * 1099511628211ull;
@@ -31,19 +32,23 @@ token_matcher::token_matcher(std::shared_ptr<const compiled> g, std::shared_ptr<
 void token_matcher::reset() {
   states_.clear();
   ids_.clear();
+  state_positions_ = 0;
   steps_.clear();
   masks_.clear();
   intern({});  // state 0: dead
-  state_ = intern(initial_stacks(*g_));
+  // parse_gbnf checked that the start is within the matcher's bounds.
+  state_ = intern(initial_stacks(*g_).value_or(stack_set{}));
   partial_ = {};
   current_mask_ = nullptr;
 }
 
 uint32_t token_matcher::intern(stack_set s) {
-  auto it = ids_.find(s);
-  if (it != ids_.end()) return it->second;
+  const size_t h = hash_of(s);
+  for (auto [it, end] = ids_.equal_range(h); it != end; ++it)
+    if (states_[it->second] == s) return it->second;
   const uint32_t id = uint32_t(states_.size());
-  ids_.emplace(s, id);
+  ids_.emplace(h, id);
+  for (const stack& st : s) state_positions_ += st.size() + 1;
   states_.push_back(std::move(s));
   return id;
 }
@@ -53,7 +58,10 @@ uint32_t token_matcher::step(uint32_t state, uint32_t cp) {
   const uint64_t key = (uint64_t(state) << 21) | cp;
   auto it = steps_.find(key);
   if (it != steps_.end()) return it->second;
-  const uint32_t next = intern(advance(*g_, states_[state], cp));
+  std::optional<stack_set> after = advance(*g_, states_[state], cp);
+  // Past the matcher's bounds: the character is not allowed (the grammar is too ambiguous or nests
+  // too deep there).
+  const uint32_t next = after ? intern(std::move(*after)) : dead;
   steps_.emplace(key, next);
   return next;
 }
@@ -75,11 +83,13 @@ bool token_matcher::finished() const {
 }
 
 void token_matcher::trim_caches() {
-  if (states_.size() <= max_states && masks_.size() < max_masks) return;
-  if (states_.size() > max_states) {
+  const bool states_full = states_.size() > max_states || state_positions_ > max_state_positions;
+  if (!states_full && masks_.size() < max_masks) return;
+  if (states_full) {
     stack_set cur = states_[state_];
     states_.clear();
     ids_.clear();
+    state_positions_ = 0;
     steps_.clear();
     intern({});
     state_ = intern(std::move(cur));

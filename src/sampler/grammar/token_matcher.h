@@ -34,9 +34,7 @@ class token_matcher {
   const token_vocab& vocab() const { return *vocab_; }
 
  private:
-  struct set_hash {
-    size_t operator()(const stack_set& s) const;
-  };
+  static size_t hash_of(const stack_set& s);
   static constexpr uint32_t dead = 0;  // state 0: the empty stack set
 
   uint32_t intern(stack_set s);
@@ -48,7 +46,8 @@ class token_matcher {
   std::shared_ptr<const compiled> g_;
   std::shared_ptr<const token_vocab> vocab_;
   std::vector<stack_set> states_;
-  std::unordered_map<stack_set, uint32_t, set_hash> ids_;
+  std::unordered_multimap<size_t, uint32_t> ids_;  // hash of a state's stacks -> its number
+  size_t state_positions_ = 0;                      // positions held by states_, for the memory bound
   std::unordered_map<uint64_t, uint32_t> steps_;              // (state << 21 | cp) -> state
   std::unordered_map<uint64_t, std::vector<uint64_t>> masks_;  // (state, partial) -> bits
   uint32_t state_ = dead;

@@ -56,8 +56,12 @@ inline std::pair<uint32_t, uint32_t> utf8_partial_range(const utf8_partial& p) {
   const uint32_t lo = p.value << (6 * missing);
   // A lead byte alone (E0, F0) leaves room below the length's first character: overlong forms,
   // which feed_utf8 refuses, so the range starts at U+0800 / U+10000.
+  // And it ends at U+10FFFF (after F4), or before the surrogates (after ED, when the next byte is
+  // not yet known).
   const uint32_t first = p.need == 3 ? 0x800 : p.need == 4 ? 0x10000 : 0x80;
-  return {std::max(lo, first), lo | ((1u << (6 * missing)) - 1)};
+  uint32_t hi = std::min<uint32_t>(lo | ((1u << (6 * missing)) - 1), 0x10FFFF);
+  if (p.need == 3 && p.have == 1 && p.value == 0xD) hi = 0xD7FF;
+  return {std::max(lo, first), hi};
 }
 
 // Calls f(cp) for each character of a text; false at an invalid or unfinished character, or when f
