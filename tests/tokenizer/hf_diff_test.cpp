@@ -59,6 +59,29 @@ TEST_P(hf_diff, stream_decoder_matches_reference) {
   }
 }
 
+// A raw stream (generation under a grammar) is the concatenated pieces the grammar checked: no
+// clean-up of " 's" or " ," even where the tokenizer asks for it (Llama 3's config does).
+TEST_P(hf_diff, raw_stream_is_the_pieces) {
+  const tokenizer* tok = hf_pack_tokenizer(GetParam());
+  ASSERT_NE(tok, nullptr);
+  const auto ids = tok->encode("it 's here , isn 't it ?", false, false);
+  stream_decoder raw(*tok, false, false, /*raw=*/true);
+  std::string streamed, pieces;
+  for (int32_t id : ids) {
+    streamed += raw.push(id);
+    pieces += tok->token_to_piece(id, false);
+  }
+  streamed += raw.flush();
+  EXPECT_EQ(streamed, pieces);
+  // Where the tokenizer cleans up, the ordinary stream differs: the case the raw one exists for.
+  if (tok->vocab().pipeline.cleanup != tok::cleanup_style::none) {
+    stream_decoder cleaned(*tok);
+    std::string text;
+    for (int32_t id : ids) text += cleaned.push(id);
+    EXPECT_NE(text + cleaned.flush(), pieces);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(reference, hf_diff, ::testing::Values("llama2", "llama3", "qwen3", "gemma3"));
 
 }  // namespace
