@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "glia/session.h"
+#include "sampler/grammar/token_matcher.h"
 
 namespace glia {
 namespace {
@@ -25,7 +27,7 @@ std::pair<int32_t, bool> top_token(std::span<const float> logits, float p_min) {
 }  // namespace
 
 result<std::vector<int32_t>> propose_draft(session& draft, std::span<const int32_t> context, int max_n, float p_min,
-                                           int n_vocab_target) {
+                                           int n_vocab_target, grammar::token_matcher* constraint) {
   std::vector<int32_t> out;
   // The last proposal is never evaluated by the draft, so context + max_n - 1 tokens must fit.
   max_n = std::min<int64_t>(max_n, int64_t(draft.n_ctx()) - int64_t(context.size()) + 1);
@@ -35,15 +37,26 @@ result<std::vector<int32_t>> propose_draft(session& draft, std::span<const int32
   if (std::any_of(context.begin(), context.end(), [&](int32_t id) { return id >= draft.n_vocab(); })) return out;
   std::vector<float> logits;
   GLIA_TRY(draft.eval_reusing(context, logits));
+  std::optional<grammar::token_matcher::position> start;
+  if (constraint) start = constraint->where();
+  status st;
   for (;;) {
+    if (constraint) {
+      const std::vector<uint64_t>& allowed = constraint->allowed();
+      for (size_t i = 0; i < logits.size(); ++i)
+        if (i / 64 >= allowed.size() || !((allowed[i / 64] >> (i % 64)) & 1)) logits[i] = -INFINITY;
+    }
     const auto [id, sure] = top_token(logits, p_min);
     // An end of generation is left out: were it sampled, generation would stop before using it.
-    if (!sure || id >= n_vocab_target || draft.is_end_of_generation(id)) break;
+    if (!sure || std::isinf(logits[size_t(id)]) || id >= n_vocab_target || draft.is_end_of_generation(id)) break;
     out.push_back(id);
     if (int(out.size()) >= max_n) break;
+    if (constraint) constraint->accept(id);
     const int32_t next[1] = {id};
-    GLIA_TRY(draft.eval(next, false, logits));
+    if (st = draft.eval(next, false, logits); !st) break;
   }
+  if (constraint) constraint->go_to(*start);
+  if (!st) return error{st.message()};
   return out;
 }
 

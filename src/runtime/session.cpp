@@ -480,7 +480,7 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
         std::vector<int32_t> context = p_->history;
         context.push_back(id);
         const auto t_draft = clock::now();
-        auto proposed = propose_draft(*opts.draft, context, int(room), opts.draft_p_min, int(nv));
+        auto proposed = propose_draft(*opts.draft, context, int(room), opts.draft_p_min, int(nv), smp.grammar_matcher());
         if (p_->prof) p_->prof->add_draft_time(std::chrono::duration<double, std::milli>(clock::now() - t_draft).count());
         if (!proposed) {
           result = make_error("draft model: {}", proposed.message());

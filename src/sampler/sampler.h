@@ -43,6 +43,8 @@ class sampler {
   uint64_t seed() const { return seed_; }
   // A grammar constrains the text (sampler_params::grammar).
   bool constrained() const { return grammar_ != nullptr; }
+  // Its matcher (null without a grammar), for a draft model to propose only what the grammar allows.
+  grammar::token_matcher* grammar_matcher() { return grammar_.get(); }
   // The candidates left by the last sample(), before the pick; after a draw their p are the
   // probabilities it used (in no particular order): for showing alternatives.
   const candidate_list& last_candidates() const { return cur_; }

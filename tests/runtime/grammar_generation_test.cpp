@@ -28,13 +28,15 @@ struct constrained_run {
   generation_stats stats;
 };
 
-constrained_run run_constrained(session& s, const std::string& prompt, sampler_params sp, int n_predict, session* draft = nullptr) {
+constrained_run run_constrained(session& s, const std::string& prompt, sampler_params sp, int n_predict, session* draft = nullptr,
+                                float draft_p_min = 0.75f) {
   sampler smp(sp, [&s](int32_t id) { return s.token_text(id); }, s.grammar_vocab());
   auto ids = s.tokenize(prompt, true);
   EXPECT_TRUE(ids.is_ok());
   generate_options go;
   go.n_predict = n_predict;
   go.draft = draft;
+  go.draft_p_min = draft_p_min;
   constrained_run out;
   status st = s.generate(*ids, go, smp, [&](std::string_view t) {
     out.text += t;
@@ -96,6 +98,23 @@ TEST(GrammarGeneration, SameTextWithADraftModel) {
     EXPECT_EQ(plain.text, drafted.text);
     EXPECT_EQ(plain.stats.reason, drafted.stats.reason);
   }
+}
+
+// The draft proposes inside the grammar too: the same model as its own draft, greedy, has every
+// proposal accepted (a draft blind to the grammar proposed text the grammar then refused).
+TEST(GrammarGeneration, ADraftProposesInsideTheGrammar) {
+  auto target = open_brown("brown-q8_0.gguf");
+  auto draft = open_brown("brown-q8_0.gguf");
+  ASSERT_TRUE(target && draft);
+  auto g = grammar::from_json_schema_text(R"({"type": "object", "properties": {"said": {"type": "string"}, "n": {"type": "integer"}},
+                                               "required": ["said", "n"]})");
+  ASSERT_TRUE(g.is_ok()) << g.message();
+  const sampler_params p = with_grammar(*g, 0.0f, 1);
+  constrained_run plain = run_constrained(*target, "The jury said", p, 60);
+  constrained_run drafted = run_constrained(*target, "The jury said", p, 60, draft.get(), 0.0f);
+  EXPECT_EQ(plain.text, drafted.text);
+  ASSERT_GT(drafted.stats.n_drafted, 30) << drafted.text;
+  EXPECT_EQ(drafted.stats.n_accepted, drafted.stats.n_drafted) << drafted.text;
 }
 
 TEST(GrammarGeneration, JsonSchemaGivesValidJson) {

@@ -149,6 +149,12 @@ void token_matcher::compute_mask(std::vector<uint64_t>& bits) {
   }
 }
 
+void token_matcher::go_to(const position& p) {
+  state_ = intern(p.stacks);
+  partial_ = p.partial;
+  current_mask_ = nullptr;
+}
+
 bool token_matcher::accept(int32_t id) {
   if (!is_allowed(id)) return false;
   if (vocab_->is_eog(id)) return true;  // the text is complete; nothing to follow

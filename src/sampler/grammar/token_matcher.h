@@ -29,6 +29,13 @@ class token_matcher {
   bool accept(int32_t id);
   // The text so far is a whole sentence of the grammar.
   bool complete() const;
+  // Where the match is, to come back to after trying tokens ahead (a draft model's proposals).
+  struct position {
+    stack_set stacks;
+    utf8_partial partial;
+  };
+  position where() const { return {states_[state_], partial_}; }
+  void go_to(const position& p);
   // The grammar allows no further text (only an end-of-generation token, if complete).
   bool finished() const;
   const token_vocab& vocab() const { return *vocab_; }
