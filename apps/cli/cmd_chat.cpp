@@ -209,6 +209,8 @@ command_fn add_chat(CLI::App& app) {
       }
       if (std::ferror(stdout)) break;
       if (st.reason == stop_reason::cancelled) fmt::print(stderr, "(stopped)\n");
+      if (st.reason == stop_reason::grammar_dead_end)
+        fmt::print(stderr, "warning: no token could continue the answer in the grammar: it is incomplete\n");
       if (st.reason == stop_reason::context_full)
         fmt::print(stderr, "context full: the answer was cut at {} tokens; /clear to start over or use a larger -c\n", sess.n_ctx());
       messages.push_back({{"role", "assistant"}, {"content", answer}});

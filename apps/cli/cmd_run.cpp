@@ -104,6 +104,9 @@ command_fn add_run(CLI::App& app) {
     if (st.reason == stop_reason::context_full)
       fmt::print(stderr, "context full: stopped after {} generated tokens, the context holds {} (a larger -c allows more)\n",
                  st.n_generated, sess.n_ctx());
+    if (st.reason == stop_reason::grammar_dead_end)
+      fmt::print(stderr, "warning: no token could continue the text in the grammar (all it allows are banned, or none spells "
+                         "what it needs): the output is incomplete\n");
     fmt::print(stderr, "prompt: {} tokens in {:.3f} s ({:.1f} t/s); generated: {} tokens in {:.3f} s ({:.1f} t/s)\n",
                st.n_prompt, st.prompt_seconds, st.prompt_seconds > 0 ? st.n_prompt / st.prompt_seconds : 0.0,
                st.n_generated, st.decode_seconds, st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0);

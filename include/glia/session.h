@@ -36,7 +36,8 @@ struct session_options {
   std::function<void(double fraction)> load_progress;  // reading the file (--no-mmap)
 };
 
-enum class stop_reason { length, end_of_generation, stop_string, cancelled, context_full, callback };
+// grammar_dead_end: no token could continue a constrained text that was not yet complete.
+enum class stop_reason { length, end_of_generation, stop_string, cancelled, context_full, callback, grammar_dead_end };
 
 class session;
 

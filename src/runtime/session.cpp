@@ -431,7 +431,7 @@ status session::generate(std::span<const int32_t> prompt, const generate_options
     }
     const int32_t id = smp.sample(cur);
     if (id < 0 || p_->tok->is_eog(id)) {  // < 0: a grammar with no way on and no end token
-      st.reason = stop_reason::end_of_generation;
+      st.reason = smp.grammar_dead_end() ? stop_reason::grammar_dead_end : stop_reason::end_of_generation;
       break;
     }
     smp.accept(id);

@@ -46,8 +46,10 @@ int32_t sampler::sample(std::span<const float> logits) {
       if (size_t(x.id) / 64 >= allowed.size() || !((allowed[size_t(x.id) / 64] >> (x.id % 64)) & 1)) x.logit = -INFINITY;
   }
   const int32_t id = pick();
+  dead_end_ = false;
   if (grammar_ && !grammar_->is_allowed(id)) {
     // Only a fully banned list picks a banned token: the grammar cannot go on, so generation ends.
+    dead_end_ = !grammar_->complete();
     const auto eog = grammar_->vocab().eog();
     return eog.empty() ? -1 : eog.front();
   }

@@ -43,6 +43,9 @@ class sampler {
   uint64_t seed() const { return seed_; }
   // A grammar constrains the text (sampler_params::grammar).
   bool constrained() const { return grammar_ != nullptr; }
+  // The last sample() ended generation because no token could continue the grammar's text, which is
+  // not a whole sentence (its tokens all banned by a logit bias, or none spells what it needs).
+  bool grammar_dead_end() const { return dead_end_; }
   // Its matcher (null without a grammar), for a draft model to propose only what the grammar allows.
   grammar::token_matcher* grammar_matcher() { return grammar_.get(); }
   // The candidates left by the last sample(), before the pick; after a draw their p are the
@@ -56,6 +59,7 @@ class sampler {
   uint64_t seed_;
   std::vector<std::unique_ptr<sampler_stage>> stages_;
   std::unique_ptr<grammar::token_matcher> grammar_;
+  bool dead_end_ = false;
   std::mt19937_64 rng_;
   candidate_list cur_;  // reused between calls to keep its allocation
 };

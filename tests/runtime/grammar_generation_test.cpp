@@ -2,6 +2,7 @@
 // generated is in the grammar, complete when the model ends it, and the same with a draft model.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -83,6 +84,30 @@ TEST(GrammarGeneration, GrammarCompleteWithEndBannedStopsThere) {
   constrained_run r = run_constrained(*s, "Did the jury agree?", p, 32);
   EXPECT_TRUE(r.text == "yes" || r.text == "no") << r.text;
   EXPECT_EQ(r.stats.reason, stop_reason::end_of_generation);
+}
+
+// Every token that could begin the grammar's text banned: generation ends at once, reported as a
+// dead end rather than as the model's own end.
+TEST(GrammarGeneration, BannedIntoADeadEnd) {
+  auto s = open_brown("brown-q8_0.gguf");
+  ASSERT_TRUE(s);
+  auto g = grammar::from_gbnf(R"(root ::= "x" [0-9]+)");
+  ASSERT_TRUE(g.is_ok());
+  sampler_params p = with_grammar(*g, 0.0f, 0);
+  const auto vocab = s->grammar_vocab();
+  // Digits banned: after "x" nothing can follow.
+  for (int32_t id = 0; id < vocab->n_vocab(); ++id) {
+    const std::string& piece = vocab->piece(id);
+    if (!piece.empty() && (std::isdigit(uint8_t(piece[0])) || (piece[0] == 'x' && piece.size() > 1))) p.logit_bias[id] = -INFINITY;
+  }
+  constrained_run r = run_constrained(*s, "It was", p, 20);
+  EXPECT_EQ(r.text, "x");
+  EXPECT_EQ(r.stats.reason, stop_reason::grammar_dead_end) << r.text;
+  for (int32_t id = 0; id < vocab->n_vocab(); ++id)
+    if (!vocab->piece(id).empty() && vocab->piece(id)[0] == 'x') p.logit_bias[id] = -INFINITY;
+  constrained_run none = run_constrained(*s, "It was", p, 20);
+  EXPECT_EQ(none.text, "");
+  EXPECT_EQ(none.stats.reason, stop_reason::grammar_dead_end);
 }
 
 TEST(GrammarGeneration, SameTextWithADraftModel) {

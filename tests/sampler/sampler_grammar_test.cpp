@@ -63,9 +63,18 @@ TEST(SamplerGrammar, AGrammarThatCannotGoOnEndsGeneration) {
   sampler_params p = abc_params(R"(root ::= "z")", 0.0f);
   sampler s(p, nullptr, abc_vocab());
   EXPECT_EQ(s.sample(std::vector<float>{1, 2, 3, 4, 5, 6}), 4);
+  EXPECT_TRUE(s.grammar_dead_end());  // ended, but the text is not in the grammar
   p.logit_bias[4] = -INFINITY;
   sampler banned(p, nullptr, abc_vocab());
   EXPECT_EQ(banned.sample(std::vector<float>{1, 2, 3, 4, 5, 6}), 4);
+  EXPECT_TRUE(banned.grammar_dead_end());
+  // Complete, with the end banned: generation ends there, and that is no dead end.
+  sampler_params done = abc_params(R"(root ::= "a")", 0.0f);
+  done.logit_bias[4] = -INFINITY;
+  sampler finished(done, nullptr, abc_vocab());
+  finished.accept(0);
+  EXPECT_EQ(finished.sample(std::vector<float>{1, 2, 3, 4, 5, 6}), 4);
+  EXPECT_FALSE(finished.grammar_dead_end());
 }
 
 TEST(SamplerGrammar, AGrammarNeedsTheVocabulary) {
