@@ -35,18 +35,41 @@ sampler::sampler(const sampler_params& p, token_text_fn token_text, std::shared_
   if (xtc_active(p))
     stages_.push_back(make_xtc(p.xtc_probability, p.xtc_threshold, mix_seed(p.seed, 1), min_keep));
   if (!greedy_) stages_.push_back(make_temperature(p.temperature));
+  // Typical-p may drop the best token and XTC the best few: their survivors depend on the whole list.
+  greedy_fast_ = greedy_ && !(p.typical_p < 1.0f) && !xtc_active(p);
+}
+
+// Greedy under a grammar without the full mask: the chain's stages here change each token's logit on
+// its own (bias, penalties, DRY) or keep a best-first prefix (top-k, top-p, min-p), so the masked
+// pick, the best allowed token, is the first allowed one in best-first order among the survivors
+// whenever any survives. Checking a few tokens' texts costs microseconds; a new grammar state's full
+// mask costs milliseconds (every state is new inside a string with a maxLength).
+std::optional<int32_t> sampler::greedy_allowed_pick(std::span<const float> logits) {
+  cur_.assign(logits);
+  for (auto& s : stages_) s->apply(cur_);
+  auto& items = cur_.items();
+  for (int tries = 0; tries < 8; ++tries) {
+    auto best = std::min_element(items.begin(), items.end(), candidate_before);
+    if (best == items.end() || std::isinf(best->logit)) return std::nullopt;
+    if (grammar_->token_allowed(best->id)) return best->id;
+    best->logit = -INFINITY;
+  }
+  return std::nullopt;
 }
 
 int32_t sampler::sample(std::span<const float> logits) {
+  if (logits.empty()) return -1;
+  dead_end_ = false;
+  if (grammar_ && greedy_fast_) {
+    if (const auto id = greedy_allowed_pick(logits)) return *id;
+  }
   cur_.assign(logits);
-  if (cur_.empty()) return -1;
   if (grammar_) {
     const std::vector<uint64_t>& allowed = grammar_->allowed();
     for (auto& x : cur_.items())
       if (size_t(x.id) / 64 >= allowed.size() || !((allowed[size_t(x.id) / 64] >> (x.id % 64)) & 1)) x.logit = -INFINITY;
   }
   const int32_t id = pick();
-  dead_end_ = false;
   if (grammar_ && !grammar_->is_allowed(id)) {
     // Only a fully banned list picks a banned token: the grammar cannot go on, so generation ends.
     dead_end_ = !grammar_->complete();

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <vector>
@@ -54,8 +55,10 @@ class sampler {
 
  private:
   int32_t pick();  // the chain and the pick over cur_
+  std::optional<int32_t> greedy_allowed_pick(std::span<const float> logits);
 
   bool greedy_;
+  bool greedy_fast_ = false;  // greedy_allowed_pick gives the masked pick
   uint64_t seed_;
   std::vector<std::unique_ptr<sampler_stage>> stages_;
   std::unique_ptr<grammar::token_matcher> grammar_;

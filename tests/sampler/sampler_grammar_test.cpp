@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 
 #include "sampler/grammar/constraint.h"
 #include "sampler/sampler.h"
@@ -75,6 +76,40 @@ TEST(SamplerGrammar, AGrammarThatCannotGoOnEndsGeneration) {
   finished.accept(0);
   EXPECT_EQ(finished.sample(std::vector<float>{1, 2, 3, 4, 5, 6}), 4);
   EXPECT_FALSE(finished.grammar_dead_end());
+}
+
+// Greedy picks without the full mask (checking the best tokens' texts) give the masked pick: the
+// best allowed token, across random logits along random walks, with many disallowed tokens ranked
+// first (past the few checks, the full mask decides).
+TEST(SamplerGrammar, GreedyShortcutEqualsTheMaskedPick) {
+  std::vector<std::string> pieces = {"", "{", "}", "\"", "a", "b", "ab", ":", " ", ",", "1", "12", "é", "\xC3", "\xA9", "x", "[", "]"};
+  for (int i = 0; i < 40; ++i) pieces.push_back("zz" + std::to_string(i));  // never allowed
+  const int32_t n = int32_t(pieces.size());
+  pieces[0] = "";
+  auto vocab = std::make_shared<grammar::token_vocab>(pieces, std::vector<int32_t>{0});
+  auto g = grammar::from_gbnf(R"(root ::= "{" ("\"" [a-zé]{0,6} "\":" " "? [0-9]{1,3} ("," " "?)?){0,4} "}")");
+  ASSERT_TRUE(g.is_ok()) << g.message();
+  std::mt19937 rng(3);
+  std::normal_distribution<float> noise(0.0f, 2.0f);
+  for (int run = 0; run < 30; ++run) {
+    sampler_params p;
+    p.temperature = 0.0f;
+    p.grammar = *g;
+    sampler fast(p, nullptr, vocab);
+    grammar::token_matcher oracle(*g, vocab);
+    for (int step = 0; step < 30; ++step) {
+      std::vector<float> scores(static_cast<size_t>(n));
+      for (int32_t id = 0; id < n; ++id) scores[size_t(id)] = noise(rng) + (pieces[size_t(id)].starts_with("zz") && run % 2 ? 8.0f : 0.0f);
+      int32_t want = -1;
+      for (int32_t id = 0; id < n; ++id)
+        if (oracle.is_allowed(id) && (want < 0 || scores[size_t(id)] > scores[size_t(want)])) want = id;
+      const int32_t got = fast.sample(scores);
+      ASSERT_EQ(got, want < 0 ? 0 : want) << "run " << run << " step " << step;
+      if (got == 0) break;
+      fast.accept(got);
+      ASSERT_TRUE(oracle.accept(got));
+    }
+  }
 }
 
 TEST(SamplerGrammar, AGrammarNeedsTheVocabulary) {

@@ -155,8 +155,25 @@ void token_matcher::go_to(const position& p) {
   current_mask_ = nullptr;
 }
 
+bool token_matcher::token_allowed(int32_t id) {
+  if (current_mask_) return is_allowed(id);
+  if (id < 0 || id >= vocab_->n_vocab()) return false;
+  if (vocab_->is_eog(id)) return complete();
+  const std::string& piece = vocab_->piece(id);
+  if (piece.empty()) return false;
+  uint32_t state = state_;
+  utf8_partial p = partial_;
+  for (char c : piece) {
+    uint32_t cp = 0;
+    const utf8_step st = feed_utf8(p, uint8_t(c), cp);
+    if (st == utf8_step::invalid) return false;
+    if (st == utf8_step::done && (state = step(state, cp)) == dead) return false;
+  }
+  return partial_viable(state, p);
+}
+
 bool token_matcher::accept(int32_t id) {
-  if (!is_allowed(id)) return false;
+  if (!token_allowed(id)) return false;
   if (vocab_->is_eog(id)) return true;  // the text is complete; nothing to follow
   uint32_t state = state_;
   utf8_partial p = partial_;

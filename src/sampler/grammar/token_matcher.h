@@ -25,6 +25,9 @@ class token_matcher {
   // Bit id set: the token may come next (end-of-generation tokens only where the text is complete).
   const std::vector<uint64_t>& allowed();
   bool is_allowed(int32_t id) { return id >= 0 && id < vocab_->n_vocab() && ((allowed()[size_t(id) / 64] >> (id % 64)) & 1); }
+  // The same verdict as is_allowed(id), from the token's own text when the state's mask is not yet
+  // known (following its bytes: microseconds, where a mask is a walk of the vocabulary).
+  bool token_allowed(int32_t id);
   // Advances past a token; false (and no change) when the grammar does not allow it.
   bool accept(int32_t id);
   // The text so far is a whole sentence of the grammar.
