@@ -35,6 +35,7 @@ class parser {
     if (it == ids_.end()) return make_error("grammar: no rule named '{}' (the rule generation starts from)", root);
     out_.root = it->second;
     out_.rule_names = names_;
+    out_.generated = generated_;
     // Flatten: each rule's alternatives, each ending with an end element.
     out_.alt_start.resize(rules_.size());
     for (size_t r = 0; r < rules_.size(); ++r)
@@ -61,6 +62,7 @@ class parser {
   std::map<std::string, uint32_t> ids_;
   std::vector<std::string> names_;
   std::vector<bool> defined_;
+  std::vector<bool> generated_;
   std::vector<size_t> first_use_;  // where each rule was first named, for messages
   std::vector<std::vector<seq>> rules_;
   compiled out_;
@@ -107,6 +109,7 @@ class parser {
     if (fresh) {
       names_.push_back(name);
       defined_.push_back(false);
+      generated_.push_back(false);
       first_use_.push_back(pos_);
       rules_.emplace_back();
     }
@@ -120,6 +123,7 @@ class parser {
     }
     const uint32_t id = rule_id(name);
     defined_[id] = true;
+    generated_[id] = true;
     return id;
   }
 

@@ -34,6 +34,7 @@ struct element {
 // alternative ends with a kind::end element.
 struct compiled {
   std::vector<std::string> rule_names;          // for messages; generated rules are named name_N
+  std::vector<bool> generated;                  // a group or repetition's rule, named after its rule
   std::vector<std::vector<uint32_t>> alt_start;  // per rule: indices into elements
   std::vector<element> elements;
   uint32_t root = 0;

@@ -50,6 +50,13 @@ std::vector<bool> nullable_rules(const compiled& g) {
   return nullable;
 }
 
+// How a message names a rule: a generated one (a group or a repetition) by the rule it is in.
+std::string rule_label(const compiled& g, uint32_t r) {
+  const std::string& name = g.rule_names[r];
+  if (r >= g.generated.size() || !g.generated[r]) return fmt::format("rule '{}'", name);
+  return fmt::format("a group or repetition in rule '{}'", name.substr(0, name.rfind('_')));
+}
+
 struct first_edge {
   uint32_t to;
   bool tail;  // the reference ends its alternative: expanding it leaves nothing under it
@@ -120,9 +127,9 @@ status check_left_recursion(const compiled& g) {
   for (uint32_t r = 0; r < n; ++r)
     for (const first_edge& e : first[r])
       if (component[e.to] == component[r] && !e.tail)
-        return make_error("grammar: rule '{}' is left-recursive (it can reach itself before matching a character, with more to "
+        return make_error("grammar: {} is left-recursive (it can reach itself before matching a character, with more to "
                           "match after it)",
-                          g.rule_names[r]);
+                          rule_label(g, r));
   return {};
 }
 
