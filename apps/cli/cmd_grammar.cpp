@@ -16,7 +16,7 @@ namespace {
 struct grammar_options {
   std::string grammar, grammar_file, schema, schema_file, regex, check, check_file;
   CLI::Option *grammar_opt = nullptr, *grammar_file_opt = nullptr, *schema_opt = nullptr, *schema_file_opt = nullptr,
-              *check_opt = nullptr;
+              *check_opt = nullptr, *check_file_opt = nullptr;
 };
 
 int fail(const std::string& msg) {
@@ -54,14 +54,14 @@ int run(const grammar_options& o) {
   if (!gbnf) return fail(gbnf.message());
   auto g = grammar::from_gbnf(*gbnf);
   if (!g) return fail(g.message());
-  const bool checking = o.check_opt->count() || !o.check_file.empty();
+  const bool checking = o.check_opt->count() || o.check_file_opt->count();
   if (!checking) {
     fmt::print("{}", *gbnf);
     if (!gbnf->empty() && gbnf->back() != '\n') fmt::print("\n");
     return 0;
   }
   std::string text = o.check;
-  if (!o.check_file.empty()) {
+  if (o.check_file_opt->count()) {
     auto t = read_whole_file(o.check_file);
     if (!t) return fail(t.message());
     text = std::move(*t);
@@ -82,6 +82,11 @@ int run(const grammar_options& o) {
     case grammar::text_check::verdict::invalid_utf8:
       fmt::print("the text is not valid UTF-8 at byte {} (line {}, column {})\n", c.offset, line, col);
       return 1;
+    case grammar::text_check::verdict::too_complex:
+      fmt::print("the text goes past the matcher's bounds at byte {} (line {}, column {}): the grammar is too ambiguous or "
+                 "nests too deep there\n",
+                 c.offset, line, col);
+      return 1;
   }
   return 1;
 }
@@ -100,7 +105,7 @@ command_fn add_grammar(CLI::App& app) {
   sources->add_option("--regex", o->regex, "a regular expression the whole text must match (vLLM's guided_regex)");
   sources->require_option(1);
   o->check_opt = cmd->add_option("--check", o->check, "a text to check against the constraint (exit 0: a whole sentence)");
-  cmd->add_option("--check-file", o->check_file, "the same, the text read from a file (exact bytes)")->excludes(o->check_opt);
+  o->check_file_opt = cmd->add_option("--check-file", o->check_file, "the same, the text read from a file (exact bytes)")->excludes(o->check_opt);
   return [o] { return run(*o); };
 }
 

@@ -1,5 +1,7 @@
 #include "server/slot.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -34,9 +36,13 @@ void slot::start(std::shared_ptr<job> j) {
 void slot::finish(finish_kind k, const std::string& error) {
   job_->finish(k, error);
   job_.reset();
+  const bool constrained = smp_ && smp_->constrained();
   smp_.reset();
   text_.reset();
   stops_.reset();
+  // A grammar's memo (states, masks) can reach hundreds of MiB; glibc keeps what this thread freed
+  // for its next allocations, so an idle server would hold it for good: give it back.
+  if (constrained) malloc_trim(0);
 }
 
 bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {

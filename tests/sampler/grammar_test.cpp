@@ -119,8 +119,10 @@ TEST(GrammarParse, MalformedGrammarsAreRefusedWithTheirPlace) {
       {"root ::= \"\\x4\"", "expected 2 hex digits"},
       {"root ::= * \"a\"", "'*' has nothing before it to repeat"},
       {"root ::= []", "the character class [] matches nothing"},
-      {"root ::= root", "rule 'root' matches nothing"},
-      {"root ::= a | b\na ::= b\nb ::= a", "rule 'root' matches nothing"},
+      {"root ::= root", "rule 'root' can never finish matching"},
+      {"root ::= a | b\na ::= b\nb ::= a", "can never finish matching"},
+      {"root ::= \"a\" x\nx ::= \"b\" x", "rule 'x' can never finish matching"},
+      {"root ::= \"a\" (\"b\" | y)\ny ::= \"c\" y", "rule 'y' can never finish matching"},
       {"root ::= <think> \"a\"", "token references (<...>, <[id]>) are not supported"},
       {"root ::= x\nx ::= x \"+\" \"1\" | \"1\"", "rule 'x' is left-recursive"},
       {"root ::= \"a\"{3,2}", "the maximum is below the minimum"},
@@ -210,6 +212,14 @@ TEST(GrammarParse, HostileShapesAreBoundedOrRefused) {
   auto refused = parse_gbnf(doubling);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_NE(refused.message().find("past the matcher's bounds"), std::string::npos) << refused.message();
+  // Many alternatives under a deep chain: refused by the positions copied, before they are copied.
+  std::string heavy = "root ::= r0\n";
+  for (int i = 0; i < 1000; ++i) heavy += fmt::format("r{} ::= r{} \"b\"\n", i, i + 1);
+  heavy += "r1000 ::= ";
+  for (int i = 0; i < 60000; ++i) heavy += fmt::format("{}\"a{}\"", i ? " | " : "", i);
+  auto too_heavy = parse_gbnf(heavy + "\n");
+  ASSERT_FALSE(too_heavy.is_ok());
+  EXPECT_NE(too_heavy.message().find("past the matcher's bounds"), std::string::npos) << too_heavy.message();
   std::string same = "root ::= ";
   for (int i = 0; i < 13; ++i) same += "(\"a\"*)? ";
   auto dup = gbnf(same + "\"x\" | \"y\"");

@@ -45,12 +45,14 @@ class parser {
         out_.elements.push_back(element{});
       }
     GLIA_TRY(check_left_recursion(out_));
+    GLIA_TRY(check_finishes(out_));
     const std::optional<stack_set> start = initial_stacks(out_);
     if (!start)
-      return make_error("grammar: rule '{}' expands past the matcher's bounds before its first character ({} stacks, {} deep): "
-                        "too ambiguous or too deeply nested",
-                        root, max_stacks, max_stack_depth);
+      return make_error("grammar: rule '{}' expands past the matcher's bounds before its first character ({} stacks, {} deep, "
+                        "{} positions): too ambiguous or too deeply nested",
+                        root, max_stacks, max_stack_depth, max_expand_positions);
     if (start->empty()) return make_error("grammar: rule '{}' matches nothing (its alternatives only lead back to themselves)", root);
+    out_.start = std::move(*start);
     return std::make_shared<const compiled>(std::move(out_));
   }
 

@@ -38,6 +38,8 @@ struct compiled {
   std::vector<std::vector<uint32_t>> alt_start;  // per rule: indices into elements
   std::vector<element> elements;
   uint32_t root = 0;
+  // Where matching starts (stacks.h's initial_stacks), expanded once when the grammar is parsed.
+  std::vector<std::vector<uint32_t>> start;
 };
 
 // Parses and checks a grammar: every referenced rule defined, the root present, no left recursion

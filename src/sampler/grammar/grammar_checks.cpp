@@ -64,6 +64,69 @@ struct first_edge {
 
 }  // namespace
 
+status check_finishes(const compiled& g) {
+  const size_t n = g.alt_start.size();
+  // Rules that can match some text (a character set always can): the same worklist as for the empty
+  // string, where only references wait.
+  std::vector<bool> finishes(n, false);
+  std::vector<uint32_t> missing_of;               // per alternative: references not yet known to finish
+  std::vector<uint32_t> rule_of;
+  std::vector<std::vector<uint32_t>> waiting(n);
+  std::vector<uint32_t> found;
+  for (uint32_t r = 0; r < n; ++r)
+    for (uint32_t a : g.alt_start[r]) {
+      uint32_t refs = 0;
+      for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p)
+        if (g.elements[p].type == element::kind::rule_ref) {
+          waiting[g.elements[p].rule].push_back(uint32_t(missing_of.size()));
+          ++refs;
+        }
+      if (refs == 0 && !finishes[r]) {
+        finishes[r] = true;
+        found.push_back(r);
+      }
+      missing_of.push_back(refs);
+      rule_of.push_back(r);
+    }
+  while (!found.empty()) {
+    const uint32_t r = found.back();
+    found.pop_back();
+    for (uint32_t alt : waiting[r])
+      if (--missing_of[alt] == 0 && !finishes[rule_of[alt]]) {
+        finishes[rule_of[alt]] = true;
+        found.push_back(rule_of[alt]);
+      }
+  }
+  std::vector<bool> reached(n, false);
+  std::vector<uint32_t> todo{g.root}, stuck;
+  reached[g.root] = true;
+  while (!todo.empty()) {
+    const uint32_t r = todo.back();
+    todo.pop_back();
+    if (!finishes[r]) stuck.push_back(r);
+    for (uint32_t a : g.alt_start[r])
+      for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p)
+        if (g.elements[p].type == element::kind::rule_ref && !reached[g.elements[p].rule]) {
+          reached[g.elements[p].rule] = true;
+          todo.push_back(g.elements[p].rule);
+        }
+  }
+  if (stuck.empty()) return {};
+  // Name the rule at the bottom of it: one whose unfinishing references are only itself.
+  uint32_t culprit = stuck.front();
+  for (uint32_t r : stuck) {
+    bool only_self = true;
+    for (uint32_t a : g.alt_start[r])
+      for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p)
+        if (g.elements[p].type == element::kind::rule_ref && !finishes[g.elements[p].rule] && g.elements[p].rule != r) only_self = false;
+    if (only_self) {
+      culprit = r;
+      break;
+    }
+  }
+  return make_error("grammar: {} can never finish matching (each of its alternatives needs it again)", rule_label(g, culprit));
+}
+
 // A rule that can reach itself before a character is a cycle in the graph of "rules an alternative
 // can begin with". Following a cycle whose references are all in tail position replaces the top of
 // the stack and comes back to a stack already seen, which expansion skips (`("a"?)*`); one reference

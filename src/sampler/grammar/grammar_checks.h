@@ -10,4 +10,8 @@ namespace glia::grammar {
 // rules that may match nothing) would expand for ever: refused, naming the rule.
 status check_left_recursion(const compiled& g);
 
+// A rule the root can reach that never finishes (each alternative needs the rule itself again, as
+// `x ::= "a" x`): text entering it could never end. Refused, naming the rule.
+status check_finishes(const compiled& g);
+
 }  // namespace glia::grammar

@@ -225,7 +225,9 @@ class converter {
     const ojson* additional = kw.contains("additionalProperties") ? &kw["additionalProperties"] : nullptr;
     const bool forbid_extra = additional ? (additional->is_boolean() && !additional->get<bool>())
                                          : kw.contains("properties");  // absent with properties: none, as llama.cpp
-    if (props.size() + required.size() > max_listed_properties)
+    // Distinct names: a required property is usually listed in properties too.
+    const size_t unlisted_required = size_t(std::count_if(required.begin(), required.end(), [&](const std::string& r) { return !props.contains(r); }));
+    if (props.size() + unlisted_required > max_listed_properties)
       return keyword_error("properties", path, fmt::format("lists over {} properties", max_listed_properties));
 
     std::vector<listed_property> listed;

@@ -25,13 +25,16 @@ class expander {
  public:
   explicit expander(const compiled& g) : g_(g) {}
 
-  void add(stack s) { todo_.push_back(std::move(s)); }
+  void add(stack s) {
+    positions_ += s.size() + 1;
+    todo_.push_back(std::move(s));
+  }
 
   std::optional<stack_set> run() {
     while (!todo_.empty()) {
       stack s = std::move(todo_.back());
       todo_.pop_back();
-      if (++steps_ > max_expand_steps || s.size() > max_stack_depth) return std::nullopt;
+      if (++steps_ > max_expand_steps || s.size() > max_stack_depth || positions_ > max_expand_positions) return std::nullopt;
       if (s.empty() || g_.elements[s.back()].type == element::kind::chars) {
         if (done_.insert(s).second && done_.size() > max_stacks) return std::nullopt;
         continue;
@@ -42,6 +45,10 @@ class expander {
       s.pop_back();
       if (g_.elements[p + 1].type != element::kind::end) s.push_back(p + 1);
       for (uint32_t a : g_.alt_start[rule]) {
+        // Counted as copied, before the copy: 60,000 alternatives under a stack 1,000 deep must not
+        // be written out before the bound is seen.
+        positions_ += s.size() + 1;
+        if (positions_ > max_expand_positions) return std::nullopt;
         stack t = s;
         if (g_.elements[a].type != element::kind::end) t.push_back(a);
         todo_.push_back(std::move(t));
@@ -57,11 +64,13 @@ class expander {
   std::vector<stack> todo_;
   std::unordered_set<stack, stack_hash> seen_, done_;
   size_t steps_ = 0;
+  size_t positions_ = 0;
 };
 
 }  // namespace
 
 std::optional<stack_set> initial_stacks(const compiled& g) {
+  if (!g.start.empty()) return g.start;
   expander x(g);
   for (uint32_t a : g.alt_start[g.root]) {
     stack s;

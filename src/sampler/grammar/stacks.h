@@ -21,6 +21,10 @@ using stack_set = std::vector<stack>;  // sorted, without duplicates
 constexpr size_t max_stacks = 65536;       // distinct stacks after one character
 constexpr size_t max_stack_depth = 4096;   // positions on one stack
 constexpr size_t max_expand_steps = 2'000'000;  // stacks examined while expanding for one character
+// Positions copied while expanding for one character (the stacks' count times their depth: the
+// memory and time of one step, 48 MiB at most; a chain of 4096 rules before the first character
+// copies 8M).
+constexpr size_t max_expand_positions = size_t(12) << 20;
 
 // nullopt: past the bounds above.
 std::optional<stack_set> initial_stacks(const compiled& g);
