@@ -3,6 +3,8 @@
 // ill-formed UTF-8. SentencePiece with byte fallback is lossless, so decode(encode(x)) == x.
 #include <gtest/gtest.h>
 
+#include "core/utf8_encode.h"
+
 #include <cstdio>
 #include <random>
 
@@ -36,21 +38,7 @@ TEST(robustness, hundred_thousand_identical_characters) {
 
 std::string utf8(uint32_t cp) {
   std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    s += static_cast<char>(0xE0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    s += static_cast<char>(0xF0 | (cp >> 18));
-    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
+  append_utf8(cp, s);
   return s;
 }
 
