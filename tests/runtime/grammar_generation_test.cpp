@@ -68,7 +68,9 @@ TEST(GrammarGeneration, TextStaysInTheGrammarAndEndsComplete) {
     for (uint64_t seed : {1u, 2u, 3u}) {
       constrained_run r = run_constrained(*s, "The jury said that", with_grammar(*g, temp, seed), 120);
       EXPECT_TRUE(grammar::is_prefix(**g, r.text)) << r.text;
-      if (r.stats.reason == stop_reason::end_of_generation) EXPECT_TRUE(grammar::matches(**g, r.text)) << r.text;
+      if (r.stats.reason == stop_reason::end_of_generation) {
+        EXPECT_TRUE(grammar::matches(**g, r.text)) << r.text;
+      }
       // The grammar ends in at most 6 words of 12 letters: the model has to stop.
       EXPECT_EQ(r.stats.reason, stop_reason::end_of_generation) << r.text;
     }

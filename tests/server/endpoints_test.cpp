@@ -342,8 +342,9 @@ TEST_F(ServerEndpoints, ConstrainedOutput) {
   auto any = post(*srv, "/v1/chat/completions", json{{"messages", messages}, {"max_tokens", 120}, {"temperature", 0.7}, {"seed", 1},
                                                      {"response_format", {{"type", "json_object"}}}});
   ASSERT_EQ(any.status, 200) << any.body;
-  if (any.json()["choices"][0]["finish_reason"] == "stop")
+  if (any.json()["choices"][0]["finish_reason"] == "stop") {
     EXPECT_TRUE(json::parse(any.json()["choices"][0]["message"]["content"].get<std::string>(), nullptr, false).is_object()) << any.body;
+  }
   auto choice = post(*srv, "/v1/completions", json{{"prompt", "The jury said"}, {"max_tokens", 10}, {"temperature", 0.9}, {"seed", 2},
                                                    {"guided_choice", {"yes", "no", "maybe not"}}});
   ASSERT_EQ(choice.status, 200) << choice.body;
