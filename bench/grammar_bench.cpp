@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
         // What the sampler does with a state met before: the memoised bits over the logits.
         const std::vector<uint64_t>& bits = m->allowed();
         for (size_t id = 0; id < logits.size(); ++id)
-          if (!((bits[id / 64] >> (id % 64)) & 1)) logits[id] = -INFINITY;
+          if (!glia::grammar::mask_has(bits, id)) logits[id] = -INFINITY;
         benchmark::DoNotOptimize(logits.data());
       }
     })->Unit(benchmark::kMicrosecond);

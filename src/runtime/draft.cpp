@@ -44,7 +44,7 @@ result<std::vector<int32_t>> propose_draft(session& draft, std::span<const int32
     if (constraint) {
       const std::vector<uint64_t>& allowed = constraint->allowed();
       for (size_t i = 0; i < logits.size(); ++i)
-        if (i / 64 >= allowed.size() || !((allowed[i / 64] >> (i % 64)) & 1)) logits[i] = -INFINITY;
+        if (!grammar::mask_has(allowed, i)) logits[i] = -INFINITY;
     }
     const auto [id, sure] = top_token(logits, p_min);
     // An end of generation is left out: were it sampled, generation would stop before using it.

@@ -67,7 +67,7 @@ int32_t sampler::sample(std::span<const float> logits) {
   if (grammar_) {
     const std::vector<uint64_t>& allowed = grammar_->allowed();
     for (auto& x : cur_.items())
-      if (size_t(x.id) / 64 >= allowed.size() || !((allowed[size_t(x.id) / 64] >> (x.id % 64)) & 1)) x.logit = -INFINITY;
+      if (!grammar::mask_has(allowed, size_t(x.id))) x.logit = -INFINITY;
   }
   const int32_t id = pick();
   if (grammar_ && !grammar_->is_allowed(id)) {

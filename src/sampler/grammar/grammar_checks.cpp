@@ -5,19 +5,27 @@
 namespace glia::grammar {
 namespace {
 
-// Rules that can match the empty string: a worklist over "rule r's alternative a waits for k more
-// rules to be found nullable", linear in the grammar's size (a fixed point by repeated passes is
-// quadratic on a chain of 10^5 rules).
-std::vector<bool> nullable_rules(const compiled& g) {
+// Rules with an alternative made only of rules already found, to a fixed point: a worklist over
+// "alternative a waits for k more of its references", linear in the grammar's size (repeated passes
+// are quadratic on a chain of 10^5 rules). chars_disqualify: an alternative holding a character set
+// never counts (the rules that can match the empty string); else character sets count as matched
+// (the rules that can match some text, i.e. finish).
+std::vector<bool> rules_by_worklist(const compiled& g, bool chars_disqualify) {
   const size_t n = g.alt_start.size();
-  std::vector<bool> nullable(n, false);
+  std::vector<bool> found_rule(n, false);
   struct alt_wait {
     uint32_t rule;
-    uint32_t missing;  // references in the alternative not yet known nullable
+    uint32_t missing;  // references in the alternative not yet found
   };
   std::vector<alt_wait> alts;
   std::vector<std::vector<uint32_t>> waiting(n);  // rule -> alternatives that reference it
   std::vector<uint32_t> found;
+  auto mark = [&](uint32_t r) {
+    if (!found_rule[r]) {
+      found_rule[r] = true;
+      found.push_back(r);
+    }
+  };
   for (uint32_t r = 0; r < n; ++r)
     for (uint32_t a : g.alt_start[r]) {
       bool chars = false;
@@ -26,28 +34,23 @@ std::vector<bool> nullable_rules(const compiled& g) {
         if (g.elements[p].type == element::kind::chars) chars = true;
         else ++refs;
       }
-      if (chars) continue;  // a character set always consumes one
+      if (chars && chars_disqualify) continue;
       if (refs == 0) {
-        if (!nullable[r]) {
-          nullable[r] = true;
-          found.push_back(r);
-        }
+        mark(r);
         continue;
       }
       const uint32_t id = uint32_t(alts.size());
       alts.push_back({r, refs});
-      for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p) waiting[g.elements[p].rule].push_back(id);
+      for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p)
+        if (g.elements[p].type == element::kind::rule_ref) waiting[g.elements[p].rule].push_back(id);
     }
   while (!found.empty()) {
     const uint32_t r = found.back();
     found.pop_back();
     for (uint32_t id : waiting[r])
-      if (--alts[id].missing == 0 && !nullable[alts[id].rule]) {
-        nullable[alts[id].rule] = true;
-        found.push_back(alts[id].rule);
-      }
+      if (--alts[id].missing == 0) mark(alts[id].rule);
   }
-  return nullable;
+  return found_rule;
 }
 
 // How a message names a rule: a generated one (a group or a repetition) by the rule it is in.
@@ -66,37 +69,7 @@ struct first_edge {
 
 status check_finishes(const compiled& g) {
   const size_t n = g.alt_start.size();
-  // Rules that can match some text (a character set always can): the same worklist as for the empty
-  // string, where only references wait.
-  std::vector<bool> finishes(n, false);
-  std::vector<uint32_t> missing_of;               // per alternative: references not yet known to finish
-  std::vector<uint32_t> rule_of;
-  std::vector<std::vector<uint32_t>> waiting(n);
-  std::vector<uint32_t> found;
-  for (uint32_t r = 0; r < n; ++r)
-    for (uint32_t a : g.alt_start[r]) {
-      uint32_t refs = 0;
-      for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p)
-        if (g.elements[p].type == element::kind::rule_ref) {
-          waiting[g.elements[p].rule].push_back(uint32_t(missing_of.size()));
-          ++refs;
-        }
-      if (refs == 0 && !finishes[r]) {
-        finishes[r] = true;
-        found.push_back(r);
-      }
-      missing_of.push_back(refs);
-      rule_of.push_back(r);
-    }
-  while (!found.empty()) {
-    const uint32_t r = found.back();
-    found.pop_back();
-    for (uint32_t alt : waiting[r])
-      if (--missing_of[alt] == 0 && !finishes[rule_of[alt]]) {
-        finishes[rule_of[alt]] = true;
-        found.push_back(rule_of[alt]);
-      }
-  }
+  const std::vector<bool> finishes = rules_by_worklist(g, false);
   std::vector<bool> reached(n, false);
   std::vector<uint32_t> todo{g.root}, stuck;
   reached[g.root] = true;
@@ -135,7 +108,7 @@ status check_finishes(const compiled& g) {
 // edge inside a strongly connected component (Tarjan's algorithm, iterative: 10^5 chained rules).
 status check_left_recursion(const compiled& g) {
   const size_t n = g.alt_start.size();
-  const std::vector<bool> nullable = nullable_rules(g);
+  const std::vector<bool> nullable = rules_by_worklist(g, true);
   std::vector<std::vector<first_edge>> first(n);
   for (size_t r = 0; r < n; ++r)
     for (uint32_t a : g.alt_start[r])

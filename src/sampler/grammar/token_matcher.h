@@ -16,6 +16,9 @@
 
 namespace glia::grammar {
 
+// Whether a mask from token_matcher::allowed() has token `id`.
+inline bool mask_has(const std::vector<uint64_t>& bits, size_t id) { return id / 64 < bits.size() && ((bits[id / 64] >> (id % 64)) & 1); }
+
 class token_matcher {
  public:
   token_matcher(std::shared_ptr<const compiled> g, std::shared_ptr<const token_vocab> v);
@@ -24,7 +27,7 @@ class token_matcher {
   void reset();
   // Bit id set: the token may come next (end-of-generation tokens only where the text is complete).
   const std::vector<uint64_t>& allowed();
-  bool is_allowed(int32_t id) { return id >= 0 && id < vocab_->n_vocab() && ((allowed()[size_t(id) / 64] >> (id % 64)) & 1); }
+  bool is_allowed(int32_t id) { return id >= 0 && id < vocab_->n_vocab() && mask_has(allowed(), size_t(id)); }
   // The same verdict as is_allowed(id), from the token's own text when the state's mask is not yet
   // known (following its bytes: microseconds, where a mask is a walk of the vocabulary).
   bool token_allowed(int32_t id);
