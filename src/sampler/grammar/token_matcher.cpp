@@ -26,16 +26,13 @@ size_t token_matcher::hash_of(const stack_set& s) {
 
 token_matcher::token_matcher(std::shared_ptr<const compiled> g, std::shared_ptr<const token_vocab> v)
     : g_(std::move(g)), vocab_(std::move(v)) {
+  intern({});  // state 0: dead
   reset();
 }
 
+// The memo stays: it holds the same grammar's states, which a new generation (the next chat turn)
+// meets again.
 void token_matcher::reset() {
-  states_.clear();
-  ids_.clear();
-  state_positions_ = 0;
-  steps_.clear();
-  masks_.clear();
-  intern({});  // state 0: dead
   // parse_gbnf checked that the start is within the matcher's bounds.
   state_ = intern(initial_stacks(*g_).value_or(stack_set{}));
   partial_ = {};

@@ -23,7 +23,7 @@ class token_matcher {
  public:
   token_matcher(std::shared_ptr<const compiled> g, std::shared_ptr<const token_vocab> v);
 
-  // Back to the grammar's start (a new generation).
+  // Back to the grammar's start (a new generation); what is memoised is kept.
   void reset();
   // Bit id set: the token may come next (end-of-generation tokens only where the text is complete).
   const std::vector<uint64_t>& allowed();
