@@ -131,8 +131,9 @@ class session {
   // The BOS token when the vocabulary puts one in front of a text (tokenize's add_special).
   std::optional<int32_t> added_bos() const;
   // raw: the pieces as they are, without a Hugging Face tokenizer's clean-up (for a generation with a
-  // grammar, which checked exactly those pieces).
-  std::unique_ptr<text_stream> make_text_stream(bool raw = false) const;
+  // grammar, which checked exactly those pieces). special: control tokens as their text (a reply read
+  // for tool calls, whose markers some models write as control tokens: [TOOL_CALLS], <|python_tag|>).
+  std::unique_ptr<text_stream> make_text_stream(bool raw = false, bool special = false) const;
 
   // Appends tokens to the context and evaluates them; `logits` receives [n, n_vocab] when
   // all_logits, else the last token's [n_vocab].
@@ -149,7 +150,9 @@ class session {
     bool fell_back = false;
     std::string fallback_note;  // when fell_back: why ChatML is used, for a warning
   };
-  result<chat_format> chat_template(const std::string& spec) const;
+  // with_tools: for a conversation with tools, the model's "tool_use" template when it has one (as
+  // Hugging Face chooses; Hermes 2 Pro ships one), else the same as without.
+  result<chat_format> chat_template(const std::string& spec, bool with_tools = false) const;
   // Renders messages (a JSON array of {"role", "content"} objects, as text) with a template, giving it
   // the model's special tokens.
   result<std::string> render_chat(const chat_format& fmt, const std::string& messages_json, bool add_generation_prompt,

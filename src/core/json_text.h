@@ -11,5 +11,9 @@ namespace glia {
 inline std::string json_text(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+// The same for a value that keeps its members in insertion order (what a client wrote).
+inline std::string ordered_json_text(const nlohmann::ordered_json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
 
 }  // namespace glia

@@ -157,7 +157,7 @@ static status compile_into(session::chat_format& f) {
   return {};
 }
 
-result<session::chat_format> session::chat_template(const std::string& spec) const {
+result<session::chat_format> session::chat_template(const std::string& spec, bool with_tools) const {
   chat_format f;
   if (spec.empty()) {
     // The model's own template, or ChatML with a warning when it has none or one that does not
@@ -165,7 +165,7 @@ result<session::chat_format> session::chat_template(const std::string& spec) con
     std::string note = "the model has no chat template; using ChatML";
     const auto& set = p_->templates;
     if (!set) note = fmt::format("the model's chat template cannot be read ({}); using ChatML", set.message());
-    const std::string* t = set ? set->select() : nullptr;
+    const std::string* t = set ? set->select({}, with_tools) : nullptr;
     if (t && !t->empty()) {
       f.source = *t;
       status parsed = compile_into(f);
@@ -249,8 +249,8 @@ std::optional<int32_t> session::added_bos() const {
   return p_->tok->bos();
 }
 
-std::unique_ptr<text_stream> session::make_text_stream(bool raw) const {
-  return std::unique_ptr<text_stream>(new text_stream(std::make_unique<text_stream::impl>(*p_->tok, raw)));
+std::unique_ptr<text_stream> session::make_text_stream(bool raw, bool special) const {
+  return std::unique_ptr<text_stream>(new text_stream(std::make_unique<text_stream::impl>(*p_->tok, raw, special)));
 }
 
 status session::eval(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& logits) {

@@ -17,7 +17,8 @@
 
 namespace glia::server {
 
-enum class finish_kind { none, stop, length, cancelled, error };
+// tool_calls: a stop whose reply was read as tool calls (set by the HTTP side, never by the engine).
+enum class finish_kind { none, stop, length, cancelled, error, tool_calls };
 
 struct token_logprob {
   std::string token;

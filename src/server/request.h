@@ -10,6 +10,7 @@
 
 #include "sampler/params.h"
 #include "server/api_error.h"
+#include "server/tool_request.h"
 
 namespace glia::server {
 
@@ -23,12 +24,14 @@ struct generation_params {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: a last chunk with usage
   bool ignore_eos = false;     // llama-server's and vLLM's: end-of-generation tokens are never sampled
+  bool special_tokens_as_text = false;  // set for a reply read for tool calls (see session::make_text_stream)
 };
 
 struct completion_request {
   bool chat = false;
   std::string model;
-  nlohmann::json messages;           // chat: [{"role", "content": string}] normalized for the template
+  nlohmann::ordered_json messages;   // chat: [{"role", "content": string, ...}] normalized for the template
+  tool_options tools;                // chat: tools, tool_choice, parallel_tool_calls
   nlohmann::json template_kwargs = nlohmann::json::object();  // chat: chat_template_kwargs (enable_thinking, ...)
   bool add_generation_prompt = true;
   bool continue_final_message = false;  // the reply continues the last (assistant) message: a prefill

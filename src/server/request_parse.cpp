@@ -1,5 +1,5 @@
 // Parsing of the two generation endpoints' bodies. Fields that would change the result but are not
-// supported (n > 1, tools, echo, suffix, best_of > 1) get a 400 rather than
+// supported (n > 1, tools on /v1/completions, echo, suffix, best_of > 1) get a 400 rather than
 // being ignored; so does any field we do not know.
 #include <fmt/core.h>
 
@@ -18,6 +18,7 @@ namespace glia::server {
 namespace {
 
 using nlohmann::json;
+using ojson = nlohmann::ordered_json;
 
 #define GLIA_FIELD(expr)            \
   do {                              \
@@ -93,11 +94,9 @@ field_error read_common(const json& obj, std::string_view body, const sampler_pa
   std::optional<int64_t> n;
   GLIA_FIELD(read_int(obj, "n", 1, max_int32, n));
   if (n && *n != 1) return bad_request(fmt::format("'n' is {}: only one choice per request is supported", *n), "n");
-  // An empty tool list and tool_choice "none" (some SDKs always send them) ask for nothing.
-  GLIA_FIELD(unsupported(obj, "tools", "this server does not do tool calls", json::array()));
-  GLIA_FIELD(unsupported(obj, "tool_choice", "this server does not do tool calls", "none"));
-  GLIA_FIELD(unsupported(obj, "functions", "this server does not do function calls"));
-  GLIA_FIELD(unsupported(obj, "function_call", "this server does not do function calls"));
+  // The legacy spelling of tools (deprecated by OpenAI in 2023): clients send tools now.
+  GLIA_FIELD(unsupported(obj, "functions", "use 'tools' (the legacy 'functions' is not read)"));
+  GLIA_FIELD(unsupported(obj, "function_call", "use 'tool_choice' (the legacy 'function_call' is not read)"));
   // vLLM's choice of structured-output library: glia has one.
   for (const char* k : {"user", "service_tier", "guided_decoding_backend"}) {
     std::optional<std::string> ignored;
@@ -183,34 +182,38 @@ field_error message_text(const json& content, const std::string& role, std::stri
   return std::nullopt;
 }
 
-field_error read_messages(const json& obj, json& out) {
+field_error read_messages(const json& obj, ojson& out) {
   auto it = obj.find("messages");
   if (it == obj.end()) return bad_request("'messages' is required", "messages");
   if (!it->is_array()) return bad_request(fmt::format("'messages' must be an array, got {}", json_type_name(*it)), "messages");
   if (it->empty()) return bad_request("'messages' must not be empty", "messages");
-  out = json::array();
+  out = ojson::array();
   for (const auto& m : *it) {
     if (!m.is_object()) return bad_request(fmt::format("each message must be an object, got {}", json_type_name(m)), "messages");
     // A field this server does not act on is refused, unless it is null or an empty list: the SDKs
     // send an assistant message back as they received it ("tool_calls": null, "audio": null, ...).
     for (const auto& [k, v] : m.items())
-      if (k != "role" && k != "content" && k != "name" && k != "refusal" && k != "reasoning_content" && !v.is_null() &&
-          !(v.is_array() && v.empty()))
+      if (k != "role" && k != "content" && k != "name" && k != "refusal" && k != "reasoning_content" && k != "tool_calls" &&
+          k != "tool_call_id" && !v.is_null() && !(v.is_array() && v.empty()))
         return bad_request(fmt::format("message field '{}' is not supported", shown(k)), "messages");
     auto role = m.find("role");
     if (role == m.end() || !role->is_string()) return bad_request("each message needs a string 'role'", "messages");
     std::string r = role->get<std::string>();
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
-    if (r != "system" && r != "user" && r != "assistant")
-      return bad_request(fmt::format("message role '{}' is not supported (system, developer, user, assistant)", shown(r)), "messages");
+    if (r != "system" && r != "user" && r != "assistant" && r != "tool")
+      return bad_request(fmt::format("message role '{}' is not supported (system, developer, user, assistant, tool)", shown(r)), "messages");
     std::string text;
     auto content = m.find("content");
-    GLIA_FIELD(message_text(content == m.end() ? json() : *content, r, text));
-    json msg = {{"role", r}, {"content", text}};
+    const bool no_content = content == m.end() || content->is_null();
+    GLIA_FIELD(message_text(no_content ? json() : *content, r, text));
+    ojson msg = {{"role", r}, {"content", text}};
+    GLIA_FIELD(read_message_tool_fields(m, r, msg));
+    // An assistant's calls without text keep content null, as clients send it and templates test it.
+    if (no_content && msg.contains("tool_calls")) msg["content"] = nullptr;
     // Templates that know participant names (message.name) get it; the others ignore it, as HF's do.
     if (auto name = m.find("name"); name != m.end() && !name->is_null()) {
       if (!name->is_string()) return bad_request(fmt::format("message 'name' must be a string, got {}", json_type_name(*name)), "messages");
-      msg["name"] = *name;
+      msg["name"] = name->get<std::string>();
     }
     // An assistant turn's reasoning, as vLLM returns it and reasoning models' templates read it back
     // (Qwen3's drops it from earlier turns, keeps it in the last).
@@ -218,7 +221,7 @@ field_error read_messages(const json& obj, json& out) {
       if (!reasoning->is_string())
         return bad_request(fmt::format("message 'reasoning_content' must be a string, got {}", json_type_name(*reasoning)), "messages");
       if (r != "assistant") return bad_request("only assistant messages carry 'reasoning_content'", "messages");
-      msg["reasoning_content"] = *reasoning;
+      msg["reasoning_content"] = reasoning->get<std::string>();
     }
     out.push_back(std::move(msg));
   }
@@ -283,6 +286,7 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
   r.chat = true;
   GLIA_FIELD(check_known(obj, chat_fields));
   GLIA_FIELD(read_common(obj, body, defaults, r));
+  GLIA_FIELD(read_tool_options(obj, body, r.params.sampling, r.tools));
   GLIA_FIELD(read_messages(obj, r.messages));
   std::optional<int64_t> i;
   GLIA_FIELD(read_int(obj, "max_completion_tokens", 0, max_int32, i));
@@ -306,6 +310,8 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
       return bad_request("'continue_final_message' and 'add_generation_prompt' cannot both be true", "continue_final_message");
     if (r.messages.back()["role"] != "assistant")
       return bad_request("'continue_final_message' needs the last message to be the assistant's", "continue_final_message");
+    if (!r.messages.back()["content"].is_string())
+      return bad_request("'continue_final_message' needs the last message to have text content", "continue_final_message");
   }
   r.add_generation_prompt = gen.value_or(!r.continue_final_message);
   if (auto it = obj.find("chat_template_kwargs"); it != obj.end() && !it->is_null()) {
@@ -325,6 +331,9 @@ api_result<completion_request> parse_completion_request(std::string_view body, c
   const json& obj = j.value();
   completion_request r;
   GLIA_FIELD(check_known(obj, completion_fields));
+  // An empty tool list and tool_choice "none" (some SDKs always send them) ask for nothing.
+  GLIA_FIELD(unsupported(obj, "tools", "tool calls need /v1/chat/completions", json::array()));
+  GLIA_FIELD(unsupported(obj, "tool_choice", "tool calls need /v1/chat/completions", "none"));
   GLIA_FIELD(read_common(obj, body, defaults, r));
   GLIA_FIELD(read_prompt(obj, r));
   std::optional<int64_t> i;

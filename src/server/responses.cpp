@@ -19,7 +19,9 @@ response_meta new_response_meta(bool chat, const std::string& model) {
   return m;
 }
 
-const char* finish_reason_name(finish_kind k) { return k == finish_kind::length ? "length" : "stop"; }
+const char* finish_reason_name(finish_kind k) {
+  return k == finish_kind::length ? "length" : k == finish_kind::tool_calls ? "tool_calls" : "stop";
+}
 
 json usage_json(int n_prompt, int n_generated) {
   return {{"prompt_tokens", n_prompt}, {"completion_tokens", n_generated}, {"total_tokens", n_prompt + n_generated}};
@@ -59,11 +61,27 @@ json logprobs_json(bool chat, const std::vector<token_logprob>& lps) {
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
+namespace {
+
+json tool_calls_json(const std::vector<tool_call>& calls, bool indexed) {
+  json out = json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    json c = {{"id", calls[i].id}, {"type", "function"}, {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+    if (indexed) c["index"] = i;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
 json completion_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
-                     finish_kind reason, int n_prompt, int n_generated) {
+                     finish_kind reason, int n_prompt, int n_generated, const std::vector<tool_call>& calls) {
   json choice = {{"index", 0}, {"finish_reason", finish_reason_name(reason)}};
   choice["logprobs"] = lps ? logprobs_json(m.chat, *lps) : json();
-  if (m.chat)
+  if (m.chat && !calls.empty())
+    choice["message"] = {{"role", "assistant"}, {"content", text.empty() ? json() : json(text)}, {"tool_calls", tool_calls_json(calls, false)}};
+  else if (m.chat)
     choice["message"] = {{"role", "assistant"}, {"content", text}};
   else
     choice["text"] = text;
@@ -94,6 +112,14 @@ json chunk_json(const response_meta& m, const std::string& text, const std::vect
             {"model", m.model},
             {"choices", json::array({choice})}};
   if (include_usage) c["usage"] = nullptr;
+  return c;
+}
+
+json tool_calls_chunk_json(const response_meta& m, const std::vector<tool_call>& calls, bool role_delta, bool include_usage) {
+  json c = chunk_json(m, "", nullptr, role_delta, finish_kind::none, include_usage);
+  json& delta = c["choices"][0]["delta"];
+  delta.erase("content");
+  delta["tool_calls"] = tool_calls_json(calls, true);
   return c;
 }
 

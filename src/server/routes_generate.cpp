@@ -12,6 +12,7 @@
 #include "server/responses.h"
 #include "server/server_state.h"
 #include "server/sse.h"
+#include "server/tool_gate.h"
 
 namespace glia::server {
 namespace {
@@ -19,13 +20,45 @@ namespace {
 using nlohmann::json;
 constexpr auto poll_interval = std::chrono::milliseconds(50);
 
-api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_request& r) {
+// How a chat reply is read for tool calls: not at all without tools (or with tool_choice "none").
+struct tool_reading {
+  tool_options options;
+  tool_syntax syntax = tool_syntax::none;
+  bool active() const { return options.reads_calls(); }
+};
+
+// The template for a chat request and how its replies are read; a 400 when tools were asked for
+// but the template cannot show them to the model, or writes calls in no syntax glia reads.
+api_result<const session::chat_format*> chat_format_for(server_state& st, completion_request& r, tool_reading& reading) {
+  if (r.tools.tools.is_null()) return &st.chat_fmt;
+  const session::chat_format& f = st.tool_chat_fmt;
+  if (!r.tools.reads_calls()) return &f;
+  if (!template_reads_tools(f.source))
+    return bad_request("the model's chat template does not read 'tools', so the model would not see them "
+                       "(give a template that does with --chat-template, or set 'tool_choice' to \"none\")",
+                       "tools");
+  reading.options = r.tools;
+  reading.syntax = tool_syntax_of(f.source);
+  if (r.tools.mode == tool_mode::automatic && reading.syntax == tool_syntax::none)
+    return bad_request("glia does not know how this model's chat template writes tool calls; ask for one with 'tool_choice' "
+                       "\"required\" or a named function (the reply is then JSON)",
+                       "tool_choice");
+  // Some models write their call markers as control tokens, which text leaves out otherwise.
+  r.params.special_tokens_as_text = r.tools.mode == tool_mode::automatic;
+  return &f;
+}
+
+api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_request& r, tool_reading& reading) {
   const session& s = st.sess();
   std::vector<int32_t> ids;
   if (r.chat) {
+    auto chat_fmt = chat_format_for(st, r, reading);
+    if (!chat_fmt.ok()) return chat_fmt.error();
     json kwargs = st.template_kwargs;
     kwargs.update(r.template_kwargs);
-    auto text = s.render_chat(st.chat_fmt, json_text(r.messages), r.add_generation_prompt, json_text(kwargs));
+    nlohmann::ordered_json vars = nlohmann::ordered_json::parse(json_text(kwargs));  // (json_text of json: plain text)
+    if (!r.tools.tools.is_null()) vars["tools"] = r.tools.tools;
+    auto text = s.render_chat(*chat_fmt.value(), ordered_json_text(r.messages), r.add_generation_prompt, ordered_json_text(vars));
     if (!text) return bad_request(fmt::format("the chat template failed: {}", text.message()), "messages");
     if (r.continue_final_message) {
       const auto end = continued_message_end(*text, r.messages.back()["content"].get<std::string>());
@@ -38,7 +71,7 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
     auto t = s.tokenize(*text, false, true);
     if (!t) return bad_request(t.message(), "messages");
     ids = std::move(*t);
-    if (!st.chat_fmt.end_of_turn.empty()) r.params.stop.push_back(st.chat_fmt.end_of_turn);
+    if (!chat_fmt.value()->end_of_turn.empty()) r.params.stop.push_back(chat_fmt.value()->end_of_turn);
   } else if (r.prompt_is_ids) {
     for (int64_t id : r.prompt_ids) {
       if (id >= s.n_vocab())
@@ -73,7 +106,13 @@ struct in_flight_guard {
   server_state& st;
 };
 
-void respond_whole(server_state& st, const response_meta& meta, const std::shared_ptr<job>& j, httplib::Response& res) {
+// The finish reason a client sees: a stop whose reply held tool calls is "tool_calls".
+finish_kind reported_finish(finish_kind k, const parsed_reply& reply) {
+  return k == finish_kind::stop && !reply.calls.empty() ? finish_kind::tool_calls : k;
+}
+
+void respond_whole(server_state& st, const response_meta& meta, const std::shared_ptr<job>& j, const tool_reading& tools,
+                   httplib::Response& res) {
   std::string text;
   std::vector<token_logprob> lps;
   std::vector<gen_event> events;
@@ -88,8 +127,15 @@ void respond_whole(server_state& st, const response_meta& meta, const std::share
     if (!done && peer_closed(j->client_fd)) j->cancel = true;
   }
   if (j->reason == finish_kind::error) return send_error(res, api_error{500, j->error});
-  res.set_content(json_text(completion_json(meta, text, j->params.logprobs ? &lps : nullptr, j->reason, j->n_prompt, j->n_generated)),
-                  "application/json");
+  const auto* lp = j->params.logprobs ? &lps : nullptr;
+  if (tools.active()) {
+    const parsed_reply reply = read_tool_reply(tools.options, tools.syntax, text);
+    res.set_content(json_text(completion_json(meta, reply.content, lp, reported_finish(j->reason, reply), j->n_prompt, j->n_generated,
+                                              reply.calls)),
+                    "application/json");
+    return;
+  }
+  res.set_content(json_text(completion_json(meta, text, lp, j->reason, j->n_prompt, j->n_generated)), "application/json");
 }
 
 // State of one SSE response between calls of the content provider.
@@ -98,6 +144,8 @@ struct stream_state {
   response_meta meta;
   bool first = true;
   std::unique_ptr<in_flight_guard> guard;
+  tool_reading tools;
+  std::optional<tool_reply_gate> gate;  // with tools: holds back what may be calls
 };
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
@@ -109,7 +157,9 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   const bool done = j.wait(events, poll_interval);
   for (const auto& e : events) {
     const auto* lps = j.params.logprobs ? &e.logprobs : nullptr;
-    const json chunk = chunk_json(ss->meta, e.text, lps, ss->first && ss->meta.chat, finish_kind::none, usage);
+    const std::string text = ss->gate ? ss->gate->push(e.text) : e.text;
+    if (ss->gate && text.empty() && (!lps || lps->empty())) continue;
+    const json chunk = chunk_json(ss->meta, text, lps, ss->first && ss->meta.chat, finish_kind::none, usage);
     if (!write(sink, sse_data(json_text(chunk)))) {
       j.cancel = true;
       return false;
@@ -122,7 +172,20 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   if (j.reason == finish_kind::error) {
     tail += sse_data(api_error{500, j.error}.to_json());
   } else {
-    tail += sse_data(json_text(chunk_json(ss->meta, "", nullptr, ss->first && ss->meta.chat, j.reason, usage)));
+    finish_kind reason = j.reason;
+    if (ss->gate) {
+      const parsed_reply reply = read_tool_reply(ss->tools.options, ss->tools.syntax, ss->gate->text());
+      if (const std::string rest = ss->gate->finish(!reply.calls.empty()); !rest.empty()) {
+        tail += sse_data(json_text(chunk_json(ss->meta, rest, nullptr, ss->first, finish_kind::none, usage)));
+        ss->first = false;
+      }
+      if (!reply.calls.empty()) {
+        tail += sse_data(json_text(tool_calls_chunk_json(ss->meta, reply.calls, ss->first, usage)));
+        ss->first = false;
+      }
+      reason = reported_finish(reason, reply);
+    }
+    tail += sse_data(json_text(chunk_json(ss->meta, "", nullptr, ss->first && ss->meta.chat, reason, usage)));
     if (usage) tail += sse_data(json_text(usage_chunk_json(ss->meta, j.n_prompt, j.n_generated)));
   }
   tail += sse_done;
@@ -140,7 +203,8 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   auto parsed = chat ? parse_chat_request(req.body, st.sampling_defaults) : parse_completion_request(req.body, st.sampling_defaults);
   if (!parsed.ok()) return send_error(res, parsed.error());
   completion_request& r = parsed.value();
-  auto prompt = build_prompt(st, r);
+  tool_reading tools;
+  auto prompt = build_prompt(st, r, tools);
   if (!prompt.ok()) return send_error(res, prompt.error());
   if (!r.params.seed_given) r.params.sampling.seed = std::random_device{}() * 0x100000001ull;
   if (r.params.ignore_eos) st.sess().forbid_end_of_generation(r.params.sampling);
@@ -161,12 +225,14 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
       return send_error(res, api_error{503, "the server is shutting down"});
   }
   const response_meta meta = new_response_meta(chat, r.model.empty() ? st.model_name : r.model);
-  if (!r.params.stream) return respond_whole(st, meta, j, res);
+  if (!r.params.stream) return respond_whole(st, meta, j, tools, res);
 
   auto ss = std::make_shared<stream_state>();
   ss->j = j;
   ss->meta = meta;
   ss->guard = std::move(guard);
+  ss->tools = tools;
+  if (tools.active()) ss->gate.emplace(tools.syntax, tools.options.forced());
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream", [ss](size_t, httplib::DataSink& sink) { return stream_step(ss, sink); },

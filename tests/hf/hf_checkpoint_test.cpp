@@ -799,6 +799,14 @@ TEST(hf_checkpoint, additional_chat_templates_are_named_templates) {
     EXPECT_EQ(*set->select(), "D");
     EXPECT_EQ(*set->select("", true), "T{{ messages[0].content }}");  // HF picks tool_use when tools are given
   }
+  // A session (the server) renders a conversation with tools with it, one without with the default.
+  session_options so;
+  so.model_path = dir;
+  auto sess = session::create(so);
+  ASSERT_TRUE(sess.is_ok()) << sess.message();
+  EXPECT_EQ((*sess)->chat_template("", true)->source, "T{{ messages[0].content }}");
+  EXPECT_EQ((*sess)->chat_template("")->source, "D");
+  EXPECT_EQ((*sess)->chat_template("chatml", true)->source, (*sess)->chat_template("chatml")->source);  // a template asked for is the one
 }
 
 // huggingface-cli download leaves models--org--name/{refs/main, snapshots/<rev>/*} with the snapshot's

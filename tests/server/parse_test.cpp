@@ -186,7 +186,7 @@ TEST(ServerParse, SdkEchoedMessagesAndTextParts) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   ASSERT_EQ(c.value().messages.size(), 3u);
   EXPECT_EQ(c.value().messages[0]["content"], "Hel\nlo");
-  EXPECT_EQ(c.value().messages[1], nlohmann::json({{"role", "assistant"}, {"content", "Hi"}}));
+  EXPECT_EQ(c.value().messages[1], nlohmann::ordered_json({{"role", "assistant"}, {"content", "Hi"}}));
 }
 
 // Every one of these must be a 400 naming the problem, never a crash or an ignored field.

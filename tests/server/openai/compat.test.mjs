@@ -4,6 +4,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 // Without the package (scripts/install_openai_client.sh not run) the test is skipped (ctest code 77).
 let OpenAI;
@@ -19,30 +22,39 @@ let client;
 const model = 'brown';
 const jury = ' the same time he was a few moment. Then he was a few moment, he was a few moment';
 
-before(async () => {
-  server = spawn(process.env.GLIA_CLI, ['serve', '-m', process.env.GLIA_MODEL, '--port', '0', '-t', '1',
-    '--kv-type', 'f32', '--api-key', 'test-key', '--chat-template', process.env.GLIA_CHAT_TEMPLATE],
+// Starts glia serve with a chat template; resolves to the process and its port.
+async function startServer(template) {
+  const proc = spawn(process.env.GLIA_CLI, ['serve', '-m', process.env.GLIA_MODEL, '--port', '0', '-t', '1',
+    '--kv-type', 'f32', '--api-key', 'test-key', '--chat-template', template],
     { stdio: ['ignore', 'ignore', 'pipe'] });
   const port = await new Promise((resolve, reject) => {
     let log = '';
     const timer = setTimeout(() => reject(new Error('no listening line: ' + log)), 30000);
-    server.stderr.on('data', (d) => {
+    proc.stderr.on('data', (d) => {
       log += d;
       const m = log.match(/glia serve: listening on http:\/\/127\.0\.0\.1:(\d+)\n/);
       if (m) { clearTimeout(timer); resolve(Number(m[1])); }
     });
-    server.on('exit', (code) => reject(new Error(`server exited (${code}): ${log}`)));
+    proc.on('exit', (code) => reject(new Error(`server exited (${code}): ${log}`)));
   });
-  client = new OpenAI({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
-});
+  return { proc, port };
+}
 
-after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.on('exit', resolve));
-    server.kill('SIGTERM');
+async function stopServer(proc) {
+  if (proc && proc.exitCode === null) {
+    const exited = new Promise((resolve) => proc.on('exit', resolve));
+    proc.kill('SIGTERM');
     await exited;
   }
+}
+
+before(async () => {
+  const started = await startServer(process.env.GLIA_CHAT_TEMPLATE);
+  server = started.proc;
+  client = new OpenAI({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${started.port}/v1`, maxRetries: 0 });
 });
+
+after(async () => { await stopServer(server); });
 
 test('models list', async () => {
   const list = await client.models.list();
@@ -130,6 +142,41 @@ test('chat: structured output (response_format json_schema, the SDK parsing the 
   await assert.rejects(client.chat.completions.create({
     model, messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', format: 'email', pattern: '(?=a)' } } },
   }), (e) => e instanceof OpenAI.BadRequestError && /response_format/.test(e.message));
+});
+
+test('chat: tool calls (a named function, a required choice), whole and streamed through the SDK', async () => {
+  // A small Hermes-style template (the Brown model's context is 256 tokens): tools in, <tool_call> out.
+  const dir = mkdtempSync(join(tmpdir(), 'glia-tools-'));
+  const template = join(dir, 'tools.jinja');
+  writeFileSync(template, "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}" +
+    "{%- for m in messages %}{{ m.role }}: {{ m.content or '' }}" +
+    "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}" +
+    "{%- if add_generation_prompt %}assistant:{% endif %}");
+  const { proc, port } = await startServer(template);
+  try {
+    const tc = new OpenAI({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', function: { name: 'get_unit', strict: true,
+      parameters: { type: 'object', properties: { unit: { type: 'string', enum: ['c', 'f'] } }, required: ['unit'], additionalProperties: false } } }];
+    const messages = [{ role: 'user', content: 'Which unit?' }];
+    const r = await tc.beta.chat.completions.parse({
+      model, messages, tools, tool_choice: { type: 'function', function: { name: 'get_unit' } }, max_tokens: 60, seed: 3 });
+    assert.equal(r.choices[0].finish_reason, 'tool_calls');
+    const call = r.choices[0].message.tool_calls[0];
+    assert.equal(call.function.name, 'get_unit');
+    assert.ok(['c', 'f'].includes(call.function.parsed_arguments.unit));
+    // The SDK's stream helper puts the streamed call together.
+    const stream = tc.beta.chat.completions.stream({ model, messages, tools, tool_choice: 'required', parallel_tool_calls: false, max_tokens: 200, seed: 3 });
+    const done = await stream.finalChatCompletion();
+    assert.equal(done.choices[0].finish_reason, 'tool_calls');
+    assert.equal(done.choices[0].message.tool_calls[0].function.name, 'get_unit');
+    assert.ok(['c', 'f'].includes(JSON.parse(done.choices[0].message.tool_calls[0].function.arguments).unit));
+    // The call and its result sent back: the next turn is accepted.
+    const next = await tc.chat.completions.create({ model, max_tokens: 4, temperature: 0, tools,
+      messages: [...messages, r.choices[0].message, { role: 'tool', tool_call_id: call.id, content: 'c' }] });
+    assert.equal(next.choices[0].message.role, 'assistant');
+  } finally {
+    await stopServer(proc);
+  }
 });
 
 test('errors are typed', async () => {

@@ -1,0 +1,394 @@
+#include "server/tool_calls.h"
+
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+namespace glia::server {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+constexpr size_t npos = std::string_view::npos;
+
+constexpr std::string_view hermes_open = "<tool_call>", hermes_close = "</tool_call>";
+constexpr std::string_view mistral_open = "[TOOL_CALLS]", mistral_args = "[ARGS]", mistral_id = "[CALL_ID]";
+constexpr std::string_view gemma4_open = "<|tool_call>", gemma4_close = "<tool_call|>", gemma4_quote = "<|\"|>";
+constexpr std::string_view python_tag = "<|python_tag|>";
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t skip_space(std::string_view s, size_t i) {
+  while (i < s.size() && is_space(s[i])) ++i;
+  return i;
+}
+
+std::string_view trim_end(std::string_view s) {
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string_view trim(std::string_view s) {
+  s = trim_end(s);
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  return s;
+}
+
+std::string_view marker_of(tool_syntax s) {
+  switch (s) {
+    case tool_syntax::hermes: return hermes_open;
+    case tool_syntax::mistral_list:
+    case tool_syntax::mistral_args: return mistral_open;
+    case tool_syntax::gemma4: return gemma4_open;
+    default: return {};
+  }
+}
+
+// One past the JSON object, array or string that opens at s[i], found by bracket depth outside
+// strings; npos when it does not close. The text is then parsed by nlohmann, which judges it.
+size_t bracket_end(std::string_view s, size_t i) {
+  if (s[i] == '"') {
+    for (size_t k = i + 1; k < s.size(); ++k) {
+      if (s[k] == '\\') ++k;
+      else if (s[k] == '"') return k + 1;
+    }
+    return npos;
+  }
+  int depth = 0;
+  bool in_string = false;
+  for (size_t k = i; k < s.size(); ++k) {
+    const char c = s[k];
+    if (in_string) {
+      if (c == '\\') ++k;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return k + 1;
+    }
+  }
+  return npos;
+}
+
+// The JSON object, array or string at `pos` (after spaces); pos moves past it. (A string: arguments
+// some templates write as the JSON text of an object, quoted.)
+std::optional<ojson> json_at(std::string_view s, size_t& pos) {
+  const size_t start = skip_space(s, pos);
+  if (start >= s.size() || (s[start] != '{' && s[start] != '[' && s[start] != '"')) return std::nullopt;
+  const size_t end = bracket_end(s, start);
+  if (end == npos) return std::nullopt;
+  ojson v = ojson::parse(s.substr(start, end - start), nullptr, false);
+  if (v.is_discarded()) return std::nullopt;
+  pos = end;
+  return v;
+}
+
+std::string dump(const ojson& v) { return v.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+
+// Arguments as an object's text: models write an object, some a string holding one.
+std::optional<std::string> arguments_text(const ojson& args) {
+  if (args.is_object()) return dump(args);
+  if (args.is_string()) {
+    ojson inner = ojson::parse(args.get<std::string>(), nullptr, false);
+    if (!inner.is_discarded() && inner.is_object()) return dump(inner);
+  }
+  return std::nullopt;
+}
+
+// {"name": ..., <args_key>: {...}} with either key spelling the formats use.
+std::optional<tool_call> call_from_object(tool_syntax syntax, const ojson& o) {
+  if (!o.is_object()) return std::nullopt;
+  auto name = o.find("name");
+  if (name == o.end() || !name->is_string() || trim(name->get<std::string>()).empty()) return std::nullopt;
+  auto args = o.find("arguments");
+  if (args == o.end()) args = o.find("parameters");
+  std::optional<std::string> text = args == o.end() ? std::optional<std::string>("{}") : arguments_text(*args);
+  if (!text) return std::nullopt;
+  return tool_call{new_tool_call_id(syntax), name->get<std::string>(), std::move(*text)};
+}
+
+using calls_t = std::vector<tool_call>;
+
+std::optional<calls_t> hermes_calls(std::string_view s, size_t pos) {
+  calls_t calls;
+  while ((pos = s.find(hermes_open, pos)) != npos) {
+    pos += hermes_open.size();
+    auto o = json_at(s, pos);
+    if (!o) return std::nullopt;
+    auto c = call_from_object(tool_syntax::hermes, *o);
+    if (!c) return std::nullopt;
+    calls.push_back(std::move(*c));
+    pos = skip_space(s, pos);
+    if (s.substr(pos).starts_with(hermes_close)) pos += hermes_close.size();
+    else if (pos != s.size()) return std::nullopt;  // only the last call may lack its close (cut at the end token)
+  }
+  return calls;
+}
+
+std::optional<calls_t> llama3_calls(std::string_view s) {
+  size_t pos = skip_space(s, 0);
+  if (s.substr(pos).starts_with(python_tag)) pos += python_tag.size();
+  calls_t calls;
+  while (true) {
+    auto o = json_at(s, pos);
+    if (!o) return std::nullopt;
+    auto c = call_from_object(tool_syntax::llama3_json, *o);
+    if (!c) return std::nullopt;
+    calls.push_back(std::move(*c));
+    pos = skip_space(s, pos);
+    if (pos == s.size()) return calls;
+    if (s[pos] != ';') return std::nullopt;
+    ++pos;
+  }
+}
+
+std::optional<calls_t> mistral_list_calls(std::string_view s, size_t pos) {
+  pos += mistral_open.size();
+  auto list = json_at(s, pos);
+  if (!list || !list->is_array() || list->empty()) return std::nullopt;
+  calls_t calls;
+  for (const ojson& o : *list) {
+    auto c = call_from_object(tool_syntax::mistral_list, o);
+    if (!c) return std::nullopt;
+    calls.push_back(std::move(*c));
+  }
+  return calls;
+}
+
+std::optional<calls_t> mistral_args_calls(std::string_view s, size_t pos) {
+  calls_t calls;
+  while (pos < s.size()) {
+    if (!s.substr(pos).starts_with(mistral_open)) return std::nullopt;
+    pos += mistral_open.size();
+    const size_t args = s.find(mistral_args, pos);
+    if (args == npos) return std::nullopt;
+    std::string_view name = s.substr(pos, args - pos);
+    if (const size_t id = name.find(mistral_id); id != npos) name = name.substr(0, id);  // the model's own id: ours replace it
+    name = trim(name);
+    if (name.empty() || name.find_first_of(" \t\r\n{}[]") != npos) return std::nullopt;
+    pos = args + mistral_args.size();
+    auto o = json_at(s, pos);
+    if (!o) return std::nullopt;
+    auto text = arguments_text(*o);
+    if (!text) return std::nullopt;
+    calls.push_back({new_tool_call_id(tool_syntax::mistral_args), std::string(name), std::move(*text)});
+    pos = skip_space(s, pos);
+  }
+  return calls;
+}
+
+// Gemma 4 writes arguments in its own notation (the template's format_argument): strings between
+// <|"|> marks, bare or marked keys, true/false, numbers as written, objects and arrays in JSON's
+// brackets. No library reads it, so this small recursive reader does.
+class gemma_value_reader {
+ public:
+  gemma_value_reader(std::string_view s, size_t pos) : s_(s), pos_(pos) {}
+  size_t pos() const { return pos_; }
+
+  std::optional<ojson> value(int depth = 0) {
+    if (depth > 64) return std::nullopt;
+    pos_ = skip_space(s_, pos_);
+    if (pos_ >= s_.size()) return std::nullopt;
+    if (auto str = quoted()) return ojson(std::move(*str));
+    if (s_[pos_] == '{') return object(depth);
+    if (s_[pos_] == '[') return array(depth);
+    return scalar();
+  }
+
+  std::optional<ojson> object(int depth) {
+    ++pos_;  // '{'
+    ojson o = ojson::object();
+    pos_ = skip_space(s_, pos_);
+    if (pos_ < s_.size() && s_[pos_] == '}') return ++pos_, o;
+    while (true) {
+      pos_ = skip_space(s_, pos_);
+      std::string key;
+      if (auto q = quoted()) {
+        key = std::move(*q);
+      } else {
+        const size_t colon = s_.find(':', pos_);
+        if (colon == npos) return std::nullopt;
+        key = std::string(trim(s_.substr(pos_, colon - pos_)));
+        if (key.empty() || key.find_first_of("{}[],") != std::string::npos) return std::nullopt;
+        pos_ = colon;
+      }
+      pos_ = skip_space(s_, pos_);
+      if (pos_ >= s_.size() || s_[pos_] != ':') return std::nullopt;
+      ++pos_;
+      auto v = value(depth + 1);
+      if (!v) return std::nullopt;
+      o[key] = std::move(*v);
+      pos_ = skip_space(s_, pos_);
+      if (pos_ >= s_.size()) return std::nullopt;
+      if (s_[pos_] == '}') return ++pos_, o;
+      if (s_[pos_] != ',') return std::nullopt;
+      ++pos_;
+    }
+  }
+
+ private:
+  std::optional<std::string> quoted() {
+    if (!s_.substr(pos_).starts_with(gemma4_quote)) return std::nullopt;
+    const size_t start = pos_ + gemma4_quote.size();
+    const size_t end = s_.find(gemma4_quote, start);
+    if (end == npos) return std::nullopt;
+    pos_ = end + gemma4_quote.size();
+    return std::string(s_.substr(start, end - start));
+  }
+
+  std::optional<ojson> array(int depth) {
+    ++pos_;  // '['
+    ojson a = ojson::array();
+    pos_ = skip_space(s_, pos_);
+    if (pos_ < s_.size() && s_[pos_] == ']') return ++pos_, a;
+    while (true) {
+      auto v = value(depth + 1);
+      if (!v) return std::nullopt;
+      a.push_back(std::move(*v));
+      pos_ = skip_space(s_, pos_);
+      if (pos_ >= s_.size()) return std::nullopt;
+      if (s_[pos_] == ']') return ++pos_, a;
+      if (s_[pos_] != ',') return std::nullopt;
+      ++pos_;
+    }
+  }
+
+  // true, false, null (Python's None as the template prints it) or a JSON number.
+  std::optional<ojson> scalar() {
+    size_t end = pos_;
+    while (end < s_.size() && std::string_view(",}] \t\r\n").find(s_[end]) == npos) ++end;
+    const std::string_view word = s_.substr(pos_, end - pos_);
+    pos_ = end;
+    if (word == "true") return ojson(true);
+    if (word == "false") return ojson(false);
+    if (word == "null" || word == "None") return ojson(nullptr);
+    ojson n = ojson::parse(word, nullptr, false);
+    if (n.is_discarded() || !n.is_number()) return std::nullopt;
+    return n;
+  }
+
+  std::string_view s_;
+  size_t pos_;
+};
+
+std::optional<calls_t> gemma4_calls(std::string_view s, size_t pos) {
+  calls_t calls;
+  constexpr std::string_view call = "call:";
+  while ((pos = s.find(gemma4_open, pos)) != npos) {
+    pos = skip_space(s, pos + gemma4_open.size());
+    if (!s.substr(pos).starts_with(call)) return std::nullopt;
+    pos += call.size();
+    const size_t brace = s.find('{', pos);
+    if (brace == npos) return std::nullopt;
+    const std::string_view name = trim(s.substr(pos, brace - pos));
+    if (name.empty() || name.find_first_of(" \t\r\n[]<>") != npos) return std::nullopt;
+    gemma_value_reader r(s, brace);
+    auto args = r.object(0);
+    pos = r.pos();
+    if (!args) {
+      // Arguments given as JSON text are written inside the braces as they are: {{"a": 1}}.
+      pos = brace + 1;
+      args = json_at(s, pos);
+      if (!args || !args->is_object()) return std::nullopt;
+      pos = skip_space(s, pos);
+      if (pos >= s.size() || s[pos] != '}') return std::nullopt;
+      ++pos;
+    }
+    calls.push_back({new_tool_call_id(tool_syntax::gemma4), std::string(name), dump(*args)});
+    pos = skip_space(s, pos);
+    if (s.substr(pos).starts_with(gemma4_close)) pos += gemma4_close.size();
+    else if (pos != s.size()) return std::nullopt;
+  }
+  return calls;
+}
+
+}  // namespace
+
+tool_syntax tool_syntax_of(std::string_view t) {
+  // The most specific marker first: Mistral's newer templates also write [TOOL_CALLS].
+  if (t.find(mistral_open) != npos) return t.find(mistral_args) != npos ? tool_syntax::mistral_args : tool_syntax::mistral_list;
+  if (t.find(gemma4_open) != npos) return tool_syntax::gemma4;
+  if (t.find(hermes_open) != npos) return tool_syntax::hermes;
+  if (t.find(python_tag) != npos || t.find("Given the following functions") != npos) return tool_syntax::llama3_json;
+  return tool_syntax::none;
+}
+
+bool template_reads_tools(std::string_view t) { return t.find("tools") != npos; }
+
+size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t& maybe_at) {
+  maybe_at = text.size();
+  if (syntax == tool_syntax::none) return npos;
+  if (syntax == tool_syntax::llama3_json) {
+    const size_t first = skip_space(text, 0);
+    if (first == text.size()) {
+      maybe_at = 0;
+      return npos;
+    }
+    const std::string_view rest = text.substr(first);
+    if (rest.front() == '{' || rest.starts_with(python_tag)) return 0;
+    if (python_tag.starts_with(rest)) maybe_at = 0;
+    return npos;
+  }
+  const std::string_view marker = marker_of(syntax);
+  if (const size_t at = text.find(marker); at != npos) return at;
+  for (size_t n = std::min(marker.size() - 1, text.size()); n > 0; --n)
+    if (marker.starts_with(text.substr(text.size() - n))) {
+      maybe_at = text.size() - n;
+      break;
+    }
+  return npos;
+}
+
+parsed_reply parse_tool_reply(tool_syntax syntax, std::string_view text) {
+  parsed_reply r;
+  size_t maybe_at = 0;
+  const size_t start = tool_calls_start(syntax, text, maybe_at);
+  std::optional<calls_t> calls;
+  if (start != npos) {
+    switch (syntax) {
+      case tool_syntax::hermes: calls = hermes_calls(text, start); break;
+      case tool_syntax::llama3_json: calls = llama3_calls(text); break;
+      case tool_syntax::mistral_list: calls = mistral_list_calls(text, start); break;
+      case tool_syntax::mistral_args: calls = mistral_args_calls(text, start); break;
+      case tool_syntax::gemma4: calls = gemma4_calls(text, start); break;
+      case tool_syntax::none: break;
+    }
+  }
+  if (!calls || calls->empty()) {
+    r.content = std::string(text);
+    return r;
+  }
+  r.content = std::string(trim_end(text.substr(0, start)));
+  r.calls = std::move(*calls);
+  return r;
+}
+
+std::string new_tool_call_id(tool_syntax syntax) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr std::string_view alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  const bool mistral = syntax == tool_syntax::mistral_list || syntax == tool_syntax::mistral_args;
+  std::string id = mistral ? "" : "call_";
+  for (int i = 0, n = mistral ? 9 : 24; i < n; ++i) id += alnum[rng() % alnum.size()];
+  return id;
+}
+
+std::optional<std::vector<tool_call>> parse_required_calls(tool_syntax syntax, std::string_view text) {
+  ojson list = ojson::parse(text, nullptr, false);
+  if (list.is_discarded() || !list.is_array() || list.empty()) return std::nullopt;
+  calls_t calls;
+  for (const ojson& o : list) {
+    auto c = call_from_object(syntax, o);
+    if (!c) return std::nullopt;
+    calls.push_back(std::move(*c));
+  }
+  return calls;
+}
+
+std::optional<tool_call> parse_named_call(tool_syntax syntax, std::string_view name, std::string_view text) {
+  ojson args = ojson::parse(text, nullptr, false);
+  if (args.is_discarded() || !args.is_object()) return std::nullopt;
+  return tool_call{new_tool_call_id(syntax), std::string(name), dump(args)};
+}
+
+}  // namespace glia::server

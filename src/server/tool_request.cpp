@@ -1,0 +1,199 @@
+#include "server/tool_request.h"
+
+#include <fmt/core.h>
+
+#include <set>
+
+#include "sampler/grammar/constraint.h"
+
+namespace glia::server {
+namespace {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+// Names are written into the model's own call syntax and read back from it: no spaces or control
+// characters, and none of the brackets and quotes the syntaxes put around them.
+bool valid_function_name(const std::string& name) {
+  if (name.empty() || name.size() > 256) return false;
+  for (unsigned char c : name)
+    if (c <= ' ' || c == 0x7f || std::string_view("{}[]<>\"'").find(char(c)) != std::string_view::npos) return false;
+  return true;
+}
+
+field_error read_tool(const json& t, size_t i, std::set<std::string>& names) {
+  const std::string where = fmt::format("tools[{}]", i);
+  if (!t.is_object()) return bad_request(fmt::format("'{}' must be an object, got {}", where, json_type_name(t)), "tools");
+  for (const auto& [k, v] : t.items())
+    if (k != "type" && k != "function") return bad_request(fmt::format("'{}.{}' is not supported", where, shown(k)), "tools");
+  if (auto type = t.find("type"); type != t.end() && *type != "function")
+    return bad_request(fmt::format("'{}.type' must be \"function\", got {}", where, type->dump()), "tools");
+  auto f = t.find("function");
+  if (f == t.end() || !f->is_object()) return bad_request(fmt::format("'{}' needs a 'function' object", where), "tools");
+  for (const auto& [k, v] : f->items())
+    if (k != "name" && k != "description" && k != "parameters" && k != "strict")
+      return bad_request(fmt::format("'{}.function.{}' is not supported", where, shown(k)), "tools");
+  auto name = f->find("name");
+  if (name == f->end() || !name->is_string()) return bad_request(fmt::format("'{}.function' needs a string 'name'", where), "tools");
+  const std::string n = name->get<std::string>();
+  if (!valid_function_name(n))
+    return bad_request(fmt::format("'{}.function.name' {} is not a usable name (1 to 256 characters, no spaces, quotes or brackets)",
+                                   where, shown(n)), "tools");
+  if (!names.insert(n).second) return bad_request(fmt::format("two tools are named {}", shown(n)), "tools");
+  if (auto d = f->find("description"); d != f->end() && !d->is_null() && !d->is_string())
+    return bad_request(fmt::format("'{}.function.description' must be a string, got {}", where, json_type_name(*d)), "tools");
+  if (auto p = f->find("parameters"); p != f->end() && !p->is_null() && !p->is_object())
+    return bad_request(fmt::format("'{}.function.parameters' must be a JSON schema object, got {}", where, json_type_name(*p)), "tools");
+  if (auto s = f->find("strict"); s != f->end() && !s->is_null() && !s->is_boolean())
+    return bad_request(fmt::format("'{}.function.strict' must be a boolean, got {}", where, json_type_name(*s)), "tools");
+  return std::nullopt;
+}
+
+field_error read_choice(const json& obj, const std::set<std::string>& names, tool_options& out) {
+  auto c = obj.find("tool_choice");
+  if (c == obj.end() || c->is_null()) return std::nullopt;
+  const bool have_tools = out.mode != tool_mode::none;
+  if (c->is_string()) {
+    const std::string v = c->get<std::string>();
+    if (v == "none") {
+      out.mode = tool_mode::none;
+    } else if (v == "auto") {
+      if (!have_tools) return bad_request("'tool_choice' \"auto\" needs 'tools'", "tool_choice");
+    } else if (v == "required") {
+      if (!have_tools) return bad_request("'tool_choice' \"required\" needs 'tools'", "tool_choice");
+      out.mode = tool_mode::required;
+    } else {
+      return bad_request(fmt::format("'tool_choice' must be \"none\", \"auto\", \"required\" or a named function, got \"{}\"", shown(v)),
+                         "tool_choice");
+    }
+    return std::nullopt;
+  }
+  const json* name = nullptr;
+  if (c->is_object() && c->value("type", json()) == "function")
+    if (auto f = c->find("function"); f != c->end() && f->is_object())
+      if (auto n = f->find("name"); n != f->end() && n->is_string()) name = &*n;
+  if (!name)
+    return bad_request("'tool_choice' must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}",
+                       "tool_choice");
+  const std::string n = name->get<std::string>();
+  if (!names.count(n)) return bad_request(fmt::format("'tool_choice' names {}, which is not among the tools", shown(n)), "tool_choice");
+  out.mode = tool_mode::named;
+  out.function = n;
+  return std::nullopt;
+}
+
+// A tool's parameters schema, or any object when it has none.
+ojson parameters_of(const ojson& tool) {
+  const ojson& f = tool.at("function");
+  auto p = f.find("parameters");
+  return p != f.end() && p->is_object() ? *p : ojson{{"type", "object"}};
+}
+
+ojson forced_schema(const tool_options& o) {
+  if (o.mode == tool_mode::named) {
+    for (const ojson& t : o.tools)
+      if (t.at("function").at("name") == o.function) return parameters_of(t);
+  }
+  ojson alternatives = ojson::array();
+  for (const ojson& t : o.tools)
+    alternatives.push_back({{"type", "object"},
+                            {"properties", {{"name", {{"const", t.at("function").at("name")}}}, {"parameters", parameters_of(t)}}},
+                            {"required", {"name", "parameters"}},
+                            {"additionalProperties", false}});
+  ojson schema = {{"type", "array"}, {"minItems", 1}, {"items", {{"anyOf", alternatives}}}};
+  if (!o.parallel) schema["maxItems"] = 1;
+  return schema;
+}
+
+}  // namespace
+
+field_error read_tool_options(const json& obj, std::string_view body, sampler_params& s, tool_options& out) {
+  std::set<std::string> names;
+  if (auto t = obj.find("tools"); t != obj.end() && !t->is_null()) {
+    if (!t->is_array()) return bad_request(fmt::format("'tools' must be an array, got {}", json_type_name(*t)), "tools");
+    for (size_t i = 0; i < t->size(); ++i)
+      if (auto e = read_tool((*t)[i], i, names)) return e;
+    if (!t->empty()) {
+      // Again in the client's order: templates print the definitions (tojson), and the forced
+      // choice's schema generates properties in that order.
+      out.tools = ojson::parse(body, nullptr, false).at("tools");
+      out.mode = tool_mode::automatic;
+    }
+  }
+  if (auto e = read_choice(obj, names, out)) return e;
+  std::optional<bool> parallel;
+  if (auto e = read_bool(obj, "parallel_tool_calls", parallel)) return e;
+  out.parallel = parallel.value_or(true);
+  if (out.mode == tool_mode::none) return std::nullopt;
+  if (s.grammar)
+    return bad_request(out.forced() ? "'tool_choice' forces a tool call, which a response format or grammar would also constrain: give one"
+                                    : "a response format or grammar constrains the whole reply, so no tool call could be written; "
+                                      "drop it or set 'tool_choice' to \"none\"",
+                       "tool_choice");
+  if (!out.forced()) return std::nullopt;
+  auto g = grammar::from_json_schema(forced_schema(out));
+  if (!g) return bad_request(fmt::format("'tools': a function's parameters schema cannot be followed: {}", g.message()), "tools");
+  s.grammar = *g;
+  return std::nullopt;
+}
+
+field_error read_message_tool_fields(const json& m, const std::string& role, ojson& msg) {
+  if (auto calls = m.find("tool_calls"); calls != m.end() && !calls->is_null() && !(calls->is_array() && calls->empty())) {
+    if (role != "assistant") return bad_request("only assistant messages carry 'tool_calls'", "messages");
+    if (!calls->is_array()) return bad_request(fmt::format("message 'tool_calls' must be an array, got {}", json_type_name(*calls)), "messages");
+    ojson out = ojson::array();
+    for (const json& c : *calls) {
+      auto f = c.is_object() ? c.find("function") : c.end();
+      if (!c.is_object() || f == c.end() || !f->is_object() || !f->contains("name") || !(*f)["name"].is_string())
+        return bad_request("each of a message's 'tool_calls' needs a 'function' with a string 'name'", "messages");
+      if (auto type = c.find("type"); type != c.end() && !type->is_null() && *type != "function")
+        return bad_request(fmt::format("a message's tool call type must be \"function\", got {}", type->dump()), "messages");
+      ojson call = {{"type", "function"}, {"function", {{"name", (*f)["name"].get<std::string>()}}}};
+      if (auto id = c.find("id"); id != c.end() && !id->is_null()) {
+        if (!id->is_string()) return bad_request(fmt::format("a tool call 'id' must be a string, got {}", json_type_name(*id)), "messages");
+        call["id"] = id->get<std::string>();
+      }
+      // Templates read the arguments as an object (tojson, items()), as transformers' docs ask; OpenAI
+      // clients send the JSON text. Text that is not an object stays text.
+      ojson args = ojson::object();
+      if (auto a = f->find("arguments"); a != f->end() && !a->is_null()) {
+        if (a->is_string()) {
+          ojson parsed = ojson::parse(a->get<std::string>(), nullptr, false);
+          args = !parsed.is_discarded() && parsed.is_object() ? std::move(parsed) : ojson(a->get<std::string>());
+        } else if (a->is_object()) {
+          args = ojson::parse(a->dump());
+        } else {
+          return bad_request(fmt::format("a tool call's 'arguments' must be a JSON string, got {}", json_type_name(*a)), "messages");
+        }
+      }
+      call["function"]["arguments"] = std::move(args);
+      out.push_back(std::move(call));
+    }
+    msg["tool_calls"] = std::move(out);
+  }
+  auto id = m.find("tool_call_id");
+  if (role == "tool" && (id == m.end() || id->is_null()))
+    return bad_request("a tool message needs the 'tool_call_id' of the call it answers", "messages");
+  if (id != m.end() && !id->is_null()) {
+    if (role != "tool") return bad_request("only tool messages carry 'tool_call_id'", "messages");
+    if (!id->is_string()) return bad_request(fmt::format("message 'tool_call_id' must be a string, got {}", json_type_name(*id)), "messages");
+    msg["tool_call_id"] = id->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+parsed_reply read_tool_reply(const tool_options& o, tool_syntax syntax, std::string_view text) {
+  parsed_reply r;
+  if (o.mode == tool_mode::named) {
+    if (auto c = parse_named_call(syntax, o.function, text)) r.calls.push_back(std::move(*c));
+  } else if (o.mode == tool_mode::required) {
+    if (auto c = parse_required_calls(syntax, text)) r.calls = std::move(*c);
+  } else if (o.mode == tool_mode::automatic) {
+    r = parse_tool_reply(syntax, text);
+  }
+  if (r.calls.empty()) r.content = std::string(text);
+  if (!o.parallel && r.calls.size() > 1) r.calls.resize(1);
+  return r;
+}
+
+}  // namespace glia::server

@@ -1,0 +1,167 @@
+// Tool calls through a live glia serve: the forced choices (a named function, "required") answered
+// as OpenAI answers them, whole and streamed; tools shown to the model through the template; replies
+// read in automatic mode; the refusal for a template that never reads tools. The Brown model cannot
+// decide to call a tool, so the reading of calls in each model's syntax is tested in tool_calls_test.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "http_helpers.h"
+#include "test_support.h"
+
+namespace glia::test {
+namespace {
+
+using nlohmann::json;
+
+// A small template in the Hermes style (Qwen's): tools in the system turn, calls in <tool_call> tags.
+std::string hermes_style_template() {
+  const std::string path = scratch("tool_template.jinja");
+  std::ofstream out(path);
+  // (Names only: the Brown model's context is 256 tokens.)
+  out << "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}"
+         "{%- for m in messages %}{{ m.role }}: {% if m.content %}{{ m.content }}{% endif %}"
+         "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}"
+         "{%- if add_generation_prompt %}assistant:{% endif %}";
+  return path;
+}
+
+const json unit_tool = json::parse(R"({"type": "function", "function": {"name": "get_unit", "description": "the unit",
+    "parameters": {"type": "object", "properties": {"unit": {"enum": ["c", "f"]}}, "required": ["unit"], "additionalProperties": false}}})");
+const json city_tool = json::parse(R"({"type": "function", "function": {"name": "find_city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 8}}, "required": ["city"], "additionalProperties": false}}})");
+
+json tool_request(const json& choice) {
+  return {{"messages", {{{"role", "user"}, {"content", "What unit is it in?"}}}},
+          {"tools", {unit_tool, city_tool}},
+          {"tool_choice", choice},
+          {"max_tokens", 60},
+          {"seed", 7}};
+}
+
+class ServerTools : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { srv = new server_process({"-m", test_model(), "--chat-template", hermes_style_template()}); }
+  static void TearDownTestSuite() {
+    delete srv;
+    srv = nullptr;
+  }
+  void SetUp() override { ASSERT_NE(srv->port(), 0) << srv->log(); }
+  static server_process* srv;
+};
+server_process* ServerTools::srv = nullptr;
+
+void expect_unit_call(const json& call) {
+  EXPECT_EQ(call["type"], "function");
+  EXPECT_TRUE(call["id"].get<std::string>().starts_with("call_")) << call;
+  EXPECT_EQ(call["function"]["name"], "get_unit");
+  const json args = json::parse(call["function"]["arguments"].get<std::string>());
+  ASSERT_TRUE(args.is_object()) << call;
+  EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f") << args;
+}
+
+TEST_F(ServerTools, NamedFunctionWholeAndStreamed) {
+  const json req = tool_request({{"type", "function"}, {"function", {{"name", "get_unit"}}}});
+  auto r = post(*srv, "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json choice = r.json()["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls") << r.body;
+  EXPECT_TRUE(choice["message"]["content"].is_null()) << r.body;
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << r.body;
+  expect_unit_call(choice["message"]["tool_calls"][0]);
+
+  json sreq = req;
+  sreq["stream"] = true;
+  auto s = post(*srv, "/v1/chat/completions", sreq);
+  ASSERT_EQ(s.status, 200);
+  const stream_result sr = parse_stream(s.body, true);
+  EXPECT_TRUE(sr.done && sr.well_formed) << s.body;
+  EXPECT_EQ(sr.finish_reason, "tool_calls");
+  EXPECT_EQ(sr.text, "");  // no content: the reply was the call
+  size_t call_chunks = 0;
+  for (const json& c : sr.chunks) {
+    if (c["choices"].empty() || !c["choices"][0]["delta"].contains("tool_calls")) continue;
+    ++call_chunks;
+    const json& tc = c["choices"][0]["delta"]["tool_calls"];
+    ASSERT_EQ(tc.size(), 1u);
+    EXPECT_EQ(tc[0]["index"], 0);
+    expect_unit_call(tc[0]);
+    // Same seed, same reply.
+    EXPECT_EQ(tc[0]["function"]["arguments"], choice["message"]["tool_calls"][0]["function"]["arguments"]);
+  }
+  EXPECT_EQ(call_chunks, 1u) << s.body;
+}
+
+TEST_F(ServerTools, RequiredChoosesAmongTheTools) {
+  json req = tool_request("required");
+  req["parallel_tool_calls"] = false;
+  req["max_tokens"] = 200;  // the whole context: a walk that long would be a grammar bug
+  auto r = post(*srv, "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json choice = r.json()["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls") << r.body;
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << r.body;  // parallel_tool_calls false: one at most
+  const json call = choice["message"]["tool_calls"][0];
+  const std::string name = call["function"]["name"].get<std::string>();
+  EXPECT_TRUE(name == "get_unit" || name == "find_city") << call;
+  EXPECT_TRUE(json::parse(call["function"]["arguments"].get<std::string>()).is_object()) << call;
+}
+
+TEST_F(ServerTools, AutomaticReadsTheReplyAndStreamsItsContent) {
+  json req = tool_request("auto");
+  req["temperature"] = 0;
+  req["max_tokens"] = 12;
+  auto r = post(*srv, "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json msg = r.json()["choices"][0]["message"];
+  // The Brown model writes English, not calls: the reply is content, as without tools.
+  EXPECT_FALSE(msg.contains("tool_calls")) << r.body;
+  ASSERT_TRUE(msg["content"].is_string());
+  EXPECT_FALSE(msg["content"].get<std::string>().empty());
+  req["stream"] = true;
+  auto s = post(*srv, "/v1/chat/completions", req);
+  const stream_result sr = parse_stream(s.body, true);
+  EXPECT_TRUE(sr.done && sr.well_formed) << s.body;
+  EXPECT_EQ(sr.text, msg["content"].get<std::string>());
+  EXPECT_EQ(sr.finish_reason, r.json()["choices"][0]["finish_reason"]);
+}
+
+TEST_F(ServerTools, ToolsAndEarlierCallsReachThePrompt) {
+  json req = {{"messages", {{{"role", "user"}, {"content", "Hello"}}}}, {"max_tokens", 1}, {"temperature", 0}};
+  auto plain = post(*srv, "/v1/chat/completions", req);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  req["tools"] = {unit_tool};
+  req["tool_choice"] = "none";
+  auto with_tools = post(*srv, "/v1/chat/completions", req);
+  ASSERT_EQ(with_tools.status, 200) << with_tools.body;
+  EXPECT_FALSE(with_tools.json()["choices"][0]["message"].contains("tool_calls"));
+  const int p0 = plain.json()["usage"]["prompt_tokens"].get<int>();
+  EXPECT_GT(with_tools.json()["usage"]["prompt_tokens"].get<int>(), p0 + 3);
+  // A finished round: the assistant's call (arguments as JSON text, as clients send them) and its result.
+  req.erase("tools");
+  req.erase("tool_choice");
+  req["messages"] = json::parse(R"([{"role": "user", "content": "Hello"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "get_unit", "arguments": "{\"unit\": \"c\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "c"}])");
+  auto round = post(*srv, "/v1/chat/completions", req);
+  ASSERT_EQ(round.status, 200) << round.body;
+  EXPECT_GT(round.json()["usage"]["prompt_tokens"].get<int>(), p0 + 8);
+}
+
+TEST(ServerToolsRefused, TemplateThatNeverReadsTools) {
+  server_process srv({"-m", test_model()});  // ChatML: no tools in it
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  for (const json& choice : {json("auto"), json("required")}) {
+    auto r = post(srv, "/v1/chat/completions", tool_request(choice));
+    ASSERT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.json()["error"]["param"], "tools");
+    EXPECT_NE(r.json()["error"]["message"].get<std::string>().find("does not read 'tools'"), std::string::npos) << r.body;
+  }
+  json none = tool_request("none");
+  none["max_tokens"] = 2;
+  EXPECT_EQ(post(srv, "/v1/chat/completions", none).status, 200);
+}
+
+}  // namespace
+}  // namespace glia::test
