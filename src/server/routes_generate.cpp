@@ -175,7 +175,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
     finish_kind reason = j.reason;
     if (ss->gate) {
       const parsed_reply reply = read_tool_reply(ss->tools.options, ss->tools.syntax, ss->gate->text());
-      if (const std::string rest = ss->gate->finish(!reply.calls.empty()); !rest.empty()) {
+      if (const std::string rest = ss->gate->finish(reply); !rest.empty()) {
         tail += sse_data(json_text(chunk_json(ss->meta, rest, nullptr, ss->first, finish_kind::none, usage)));
         ss->first = false;
       }

@@ -14,6 +14,7 @@ constexpr std::string_view hermes_open = "<tool_call>", hermes_close = "</tool_c
 constexpr std::string_view mistral_open = "[TOOL_CALLS]", mistral_args = "[ARGS]", mistral_id = "[CALL_ID]";
 constexpr std::string_view gemma4_open = "<|tool_call>", gemma4_close = "<tool_call|>", gemma4_quote = "<|\"|>";
 constexpr std::string_view python_tag = "<|python_tag|>";
+constexpr std::string_view think_open = "<think>", think_close = "</think>";
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -316,9 +317,22 @@ tool_syntax tool_syntax_of(std::string_view t) {
 
 bool template_reads_tools(std::string_view t) { return t.find("tools") != npos; }
 
-size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t& maybe_at) {
+size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t from, size_t& maybe_at) {
   maybe_at = text.size();
   if (syntax == tool_syntax::none) return npos;
+  if (syntax != tool_syntax::llama3_json && text.substr(skip_space(text, 0)).starts_with(think_open)) {
+    // Reasoning may mention a marker; calls come after it.
+    const size_t close = text.find(think_close);
+    if (close == npos) {
+      for (size_t n = std::min(think_close.size() - 1, text.size()); n > 0; --n)
+        if (think_close.starts_with(text.substr(text.size() - n))) {
+          maybe_at = text.size() - n;
+          break;
+        }
+      return npos;
+    }
+    from = std::max(from, close + think_close.size());
+  }
   if (syntax == tool_syntax::llama3_json) {
     const size_t first = skip_space(text, 0);
     if (first == text.size()) {
@@ -331,8 +345,8 @@ size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t& maybe
     return npos;
   }
   const std::string_view marker = marker_of(syntax);
-  if (const size_t at = text.find(marker); at != npos) return at;
-  for (size_t n = std::min(marker.size() - 1, text.size()); n > 0; --n)
+  if (const size_t at = text.find(marker, from); at != npos) return at;
+  for (size_t n = std::min(marker.size() - 1, text.size() - std::min(from, text.size())); n > 0; --n)
     if (marker.starts_with(text.substr(text.size() - n))) {
       maybe_at = text.size() - n;
       break;
@@ -343,7 +357,7 @@ size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t& maybe
 parsed_reply parse_tool_reply(tool_syntax syntax, std::string_view text) {
   parsed_reply r;
   size_t maybe_at = 0;
-  const size_t start = tool_calls_start(syntax, text, maybe_at);
+  const size_t start = tool_calls_start(syntax, text, 0, maybe_at);
   std::optional<calls_t> calls;
   if (start != npos) {
     switch (syntax) {

@@ -42,8 +42,10 @@ parsed_reply parse_tool_reply(tool_syntax syntax, std::string_view text);
 
 // Where in `text` the calls could start: the offset of the syntax's opening marker (or of the first
 // character, for llama3_json's bare JSON), npos when the text so far holds none. `maybe_at` is set to
-// the start of a trailing part that could still grow into the marker.
-size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t& maybe_at);
+// the start of a trailing part that could still grow into the marker. Markers are looked for from
+// `from` on (a streaming caller's text before it is known to hold none), and never inside a reply's
+// reasoning: a reply that opens with <think> has calls only after its </think>.
+size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t from, size_t& maybe_at);
 
 // A new id for a call: "call_" and 24 letters or digits; Mistral's templates require exactly 9.
 std::string new_tool_call_id(tool_syntax syntax);

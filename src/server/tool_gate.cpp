@@ -14,15 +14,14 @@ std::string tool_reply_gate::push(std::string_view piece) {
     // The reply began as text, so it is not a call: everything is content.
   } else {
     // Markers are searched for from the released point on: nothing before it can start one (a
-    // trailing part that could was held). llama3_json looks at the reply's start.
-    const size_t from = syntax_ == tool_syntax::llama3_json ? 0 : released_;
+    // trailing part that could was held).
     size_t maybe_at = 0;
-    const size_t start = tool_calls_start(syntax_, std::string_view(text_).substr(from), maybe_at);
+    const size_t start = tool_calls_start(syntax_, text_, released_, maybe_at);
     if (start != std::string_view::npos) {
       in_calls_ = true;
-      end = from + start;
+      end = start;
     } else {
-      end = from + maybe_at;
+      end = maybe_at;
     }
     while (end > released_ && blank(text_[end - 1])) --end;
   }
@@ -31,9 +30,10 @@ std::string tool_reply_gate::push(std::string_view piece) {
   return out;
 }
 
-std::string tool_reply_gate::finish(bool has_calls) {
-  if (has_calls) return {};
-  std::string out = text_.substr(released_);
+std::string tool_reply_gate::finish(const parsed_reply& reply) {
+  // The reply's content is a prefix of its text, and so is what went out.
+  const std::string& content = reply.calls.empty() ? text_ : reply.content;
+  std::string out = released_ < content.size() ? content.substr(released_) : std::string();
   released_ = text_.size();
   return out;
 }

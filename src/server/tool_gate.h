@@ -21,8 +21,8 @@ class tool_reply_gate {
   std::string push(std::string_view piece);
   // The reply so far.
   const std::string& text() const { return text_; }
-  // At the end, given how the reply read: the content still to go out (none when it held calls).
-  std::string finish(bool has_calls);
+  // At the end, given how the reply read: the content still to go out.
+  std::string finish(const parsed_reply& reply);
 
  private:
   tool_syntax syntax_;

@@ -167,6 +167,11 @@ TEST(ToolReply, ContentBeforeCallsAndWhatIsNotACall) {
     EXPECT_TRUE(r.calls.empty()) << text;
     EXPECT_EQ(r.content, text);
   }
+  // Reasoning may mention the marker; the calls come after it.
+  r = parse_tool_reply(tool_syntax::hermes, "<think>\nUse <tool_call> tags.\n</think>\n\n<tool_call>\n{\"name\": \"f\"}\n</tool_call>");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.content, "<think>\nUse <tool_call> tags.\n</think>");
+  EXPECT_TRUE(parse_tool_reply(tool_syntax::hermes, "<think>cut short <tool_call>{\"name\": \"f\"}</tool_call>").calls.empty());
   // A call without arguments has an empty object.
   r = parse_tool_reply(tool_syntax::hermes, R"(<tool_call>{"name": "now"}</tool_call>)");
   ASSERT_EQ(r.calls.size(), 1u);
@@ -239,6 +244,9 @@ TEST(ToolGate, StreamedContentIsTheWholeReplysContent) {
       {tool_syntax::mistral_args, "[TOOL_CALLS]f[ARGS]{\"a\": \"[TOOL_CALLS]\"}"},
       {tool_syntax::gemma4, "Ok <|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|>"},
       {tool_syntax::gemma4, "Ends in a marker start <|tool_ca"},
+      {tool_syntax::hermes, "<think>\nI could write <tool_call> here.\n</think>\n\n<tool_call>{\"name\": \"f\"}</tool_call>"},
+      {tool_syntax::hermes, "<think>unfinished <tool_call>{\"name\": \"f\"}</tool_call>"},
+      {tool_syntax::hermes, "</think> stray close, then <tool_call>{\"name\": \"f\"}</tool_call>"},
   };
   for (const auto& [syntax, reply] : replies) {
     const parsed_reply whole = parse_tool_reply(syntax, reply);
@@ -250,14 +258,14 @@ TEST(ToolGate, StreamedContentIsTheWholeReplysContent) {
       if (!whole.calls.empty()) {
         EXPECT_EQ(streamed, whole.content) << reply << " in pieces of " << piece;
       }
-      streamed += gate.finish(!whole.calls.empty());
+      streamed += gate.finish(whole);
       EXPECT_EQ(streamed, whole.content) << reply << " in pieces of " << piece;
     }
   }
   // A forced choice holds everything.
   tool_reply_gate forced(tool_syntax::hermes, true);
   EXPECT_EQ(forced.push("{\"a\": 1}"), "");
-  EXPECT_EQ(forced.finish(true), "");
+  EXPECT_EQ(forced.finish(parsed_reply{"", {tool_call{"id", "f", "{}"}}}), "");
 }
 
 const sampler_params no_defaults{};
