@@ -28,6 +28,12 @@ command_fn add_serve(CLI::App& app) {
   cmd->add_option("--chat-template", o->chat_template, "built-in template (chatml, llama3, gemma, mistral) or a Jinja file");
   cmd->add_option("--chat-template-kwargs", o->chat_template_kwargs,
                   "JSON object of template variables for every request, e.g. '{\"enable_thinking\": false}' (a request's own chat_template_kwargs win)");
+  cmd->add_option_function<std::string>(
+         "--reasoning-format",
+         [o](const std::string& v) { o->split_reasoning = v != "none"; },
+         "a reasoning model's <think> text: deepseek (the default; auto is the same) returns it as reasoning_content, none leaves it in content")
+      ->check(CLI::IsMember({"none", "deepseek", "auto"}))
+      ->type_name("FORMAT");
   cmd->add_flag("--metrics", o->metrics, "serve Prometheus metrics on GET /metrics");
   cmd->add_option("--drain-seconds", o->drain_seconds, "on SIGTERM, how long running requests may take to finish")->check(CLI::Range(0, 3600))->capture_default_str();
   return [o]() { return server::run_server(*o); };

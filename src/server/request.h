@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct completion_request {
   nlohmann::json template_kwargs = nlohmann::json::object();  // chat: chat_template_kwargs (enable_thinking, ...)
   bool add_generation_prompt = true;
   bool continue_final_message = false;  // the reply continues the last (assistant) message: a prefill
+  std::optional<bool> split_reasoning;  // llama-server's reasoning_format: the server's choice when unset
   std::string prompt_text;           // completions: a text prompt...
   std::vector<int64_t> prompt_ids;   // ...or token ids (checked against the vocabulary later)
   bool prompt_is_ids = false;

@@ -35,7 +35,7 @@ const std::set<std::string> common_fields = {
     "parallel_tool_calls", "functions", "function_call", "repetition_penalty", "ignore_eos",
     "guided_decoding_backend"};
 // chat_template_kwargs and add_generation_prompt as vLLM and llama-server take them.
-const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs",
+const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs", "reasoning_format",
                                            "add_generation_prompt", "continue_final_message"};
 const std::set<std::string> completion_fields = {"prompt", "echo", "suffix", "best_of"};
 
@@ -314,6 +314,14 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
       return bad_request("'continue_final_message' needs the last message to have text content", "continue_final_message");
   }
   r.add_generation_prompt = gen.value_or(!r.continue_final_message);
+  std::optional<std::string> reasoning;
+  GLIA_FIELD(read_string(obj, "reasoning_format", reasoning));
+  if (reasoning) {
+    if (*reasoning != "none" && *reasoning != "deepseek" && *reasoning != "auto")
+      return bad_request(fmt::format("'reasoning_format' must be \"none\", \"deepseek\" or \"auto\", got \"{}\"", shown(*reasoning)),
+                         "reasoning_format");
+    r.split_reasoning = *reasoning != "none";
+  }
   if (auto it = obj.find("chat_template_kwargs"); it != obj.end() && !it->is_null()) {
     if (!it->is_object())
       return bad_request(fmt::format("'chat_template_kwargs' must be an object, got {}", json_type_name(*it)), "chat_template_kwargs");

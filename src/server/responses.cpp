@@ -76,7 +76,8 @@ json tool_calls_json(const std::vector<tool_call>& calls, bool indexed) {
 }  // namespace
 
 json completion_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
-                     finish_kind reason, int n_prompt, int n_generated, const std::vector<tool_call>& calls) {
+                     finish_kind reason, int n_prompt, int n_generated, const std::vector<tool_call>& calls,
+                     const std::string& reasoning) {
   json choice = {{"index", 0}, {"finish_reason", finish_reason_name(reason)}};
   choice["logprobs"] = lps ? logprobs_json(m.chat, *lps) : json();
   if (m.chat && !calls.empty())
@@ -85,6 +86,7 @@ json completion_json(const response_meta& m, const std::string& text, const std:
     choice["message"] = {{"role", "assistant"}, {"content", text}};
   else
     choice["text"] = text;
+  if (m.chat && !reasoning.empty()) choice["message"]["reasoning_content"] = reasoning;
   return {{"id", m.id},
           {"object", m.chat ? "chat.completion" : "text_completion"},
           {"created", m.created},
@@ -112,6 +114,15 @@ json chunk_json(const response_meta& m, const std::string& text, const std::vect
             {"model", m.model},
             {"choices", json::array({choice})}};
   if (include_usage) c["usage"] = nullptr;
+  return c;
+}
+
+json reasoning_chunk_json(const response_meta& m, const std::string& reasoning, const std::vector<token_logprob>* lps,
+                          bool role_delta, bool include_usage) {
+  json c = chunk_json(m, "", lps, role_delta, finish_kind::none, include_usage);
+  json& delta = c["choices"][0]["delta"];
+  delta.erase("content");
+  delta["reasoning_content"] = reasoning;
   return c;
 }
 

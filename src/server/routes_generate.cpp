@@ -11,6 +11,7 @@
 #include "server/request.h"
 #include "server/responses.h"
 #include "server/server_state.h"
+#include "server/reasoning_split.h"
 #include "server/sse.h"
 #include "server/tool_gate.h"
 
@@ -20,16 +21,19 @@ namespace {
 using nlohmann::json;
 constexpr auto poll_interval = std::chrono::milliseconds(50);
 
-// How a chat reply is read for tool calls: not at all without tools (or with tool_choice "none").
-struct tool_reading {
+// How a chat reply is read: for reasoning (a template that thinks, unless reasoning_format is none)
+// and for tool calls (not without tools, or with tool_choice "none").
+struct reply_reading {
   tool_options options;
   tool_syntax syntax = tool_syntax::none;
-  bool active() const { return options.reads_calls(); }
+  bool reasoning = false;
+  bool starts_inside = false;  // the prompt opened the reasoning
+  bool reads_calls() const { return options.reads_calls(); }
 };
 
 // The template for a chat request and how its replies are read; a 400 when tools were asked for
 // but the template cannot show them to the model, or writes calls in no syntax glia reads.
-api_result<const session::chat_format*> chat_format_for(server_state& st, completion_request& r, tool_reading& reading) {
+api_result<const session::chat_format*> chat_format_for(server_state& st, completion_request& r, reply_reading& reading) {
   if (r.tools.tools.is_null()) return &st.chat_fmt;
   const session::chat_format& f = st.tool_chat_fmt;
   if (!r.tools.reads_calls()) return &f;
@@ -48,7 +52,7 @@ api_result<const session::chat_format*> chat_format_for(server_state& st, comple
   return &f;
 }
 
-api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_request& r, tool_reading& reading) {
+api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_request& r, reply_reading& reading) {
   const session& s = st.sess();
   std::vector<int32_t> ids;
   if (r.chat) {
@@ -67,6 +71,10 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
                            "continue_final_message");
       text->resize(*end);
     }
+    // A constrained reply (a schema, a grammar, a forced tool call) is what was asked for, all content.
+    reading.reasoning = r.split_reasoning.value_or(st.opts.split_reasoning) && !r.params.sampling.grammar &&
+                        template_thinks(chat_fmt.value()->source);
+    reading.starts_inside = reading.reasoning && prompt_opens_reasoning(*text);
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);
     if (!t) return bad_request(t.message(), "messages");
@@ -111,7 +119,7 @@ finish_kind reported_finish(finish_kind k, const parsed_reply& reply) {
   return k == finish_kind::stop && !reply.calls.empty() ? finish_kind::tool_calls : k;
 }
 
-void respond_whole(server_state& st, const response_meta& meta, const std::shared_ptr<job>& j, const tool_reading& tools,
+void respond_whole(server_state& st, const response_meta& meta, const std::shared_ptr<job>& j, const reply_reading& reading,
                    httplib::Response& res) {
   std::string text;
   std::vector<token_logprob> lps;
@@ -128,14 +136,13 @@ void respond_whole(server_state& st, const response_meta& meta, const std::share
   }
   if (j->reason == finish_kind::error) return send_error(res, api_error{500, j->error});
   const auto* lp = j->params.logprobs ? &lps : nullptr;
-  if (tools.active()) {
-    const parsed_reply reply = read_tool_reply(tools.options, tools.syntax, text);
-    res.set_content(json_text(completion_json(meta, reply.content, lp, reported_finish(j->reason, reply), j->n_prompt, j->n_generated,
-                                              reply.calls)),
-                    "application/json");
-    return;
-  }
-  res.set_content(json_text(completion_json(meta, text, lp, j->reason, j->n_prompt, j->n_generated)), "application/json");
+  reply_parts parts{{}, std::move(text)};
+  if (reading.reasoning) parts = split_reasoning(parts.content, reading.starts_inside);
+  parsed_reply reply{std::move(parts.content), {}};
+  if (reading.reads_calls()) reply = read_tool_reply(reading.options, reading.syntax, reply.content);
+  res.set_content(json_text(completion_json(meta, reply.content, lp, reported_finish(j->reason, reply), j->n_prompt, j->n_generated,
+                                            reply.calls, parts.reasoning)),
+                  "application/json");
 }
 
 // State of one SSE response between calls of the content provider.
@@ -144,11 +151,34 @@ struct stream_state {
   response_meta meta;
   bool first = true;
   std::unique_ptr<in_flight_guard> guard;
-  tool_reading tools;
-  std::optional<tool_reply_gate> gate;  // with tools: holds back what may be calls
+  reply_reading reading;
+  std::optional<reasoning_splitter> splitter;  // a reasoning model: reasoning apart from content
+  std::optional<tool_reply_gate> gate;         // with tools: holds back what may be calls
 };
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
+
+// The chunks for a piece of generated text: its reasoning, then its content (held back by the gate
+// where it may be calls). Logprobs go with the first chunk; an event with nothing to show and no
+// logprobs sends nothing (without a splitter or gate, every event is a chunk, as before).
+std::string text_chunks(stream_state& ss, const std::string& text, const std::vector<token_logprob>* lps, bool usage) {
+  reply_parts parts{{}, text};
+  if (ss.splitter) parts = ss.splitter->push(text);
+  if (ss.gate) parts.content = ss.gate->push(parts.content);
+  const bool has_lps = lps && !lps->empty();
+  std::string out;
+  if (!parts.reasoning.empty()) {
+    out += sse_data(json_text(reasoning_chunk_json(ss.meta, parts.reasoning, lps, ss.first, usage)));
+    ss.first = false;
+    lps = nullptr;
+  }
+  const bool filtered = ss.splitter || ss.gate;
+  if (!parts.content.empty() || !filtered || (lps && has_lps)) {
+    out += sse_data(json_text(chunk_json(ss.meta, parts.content, lps, ss.first && ss.meta.chat, finish_kind::none, usage)));
+    ss.first = false;
+  }
+  return out;
+}
 
 bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sink) {
   job& j = *ss->j;
@@ -156,15 +186,11 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   std::vector<gen_event> events;
   const bool done = j.wait(events, poll_interval);
   for (const auto& e : events) {
-    const auto* lps = j.params.logprobs ? &e.logprobs : nullptr;
-    const std::string text = ss->gate ? ss->gate->push(e.text) : e.text;
-    if (ss->gate && text.empty() && (!lps || lps->empty())) continue;
-    const json chunk = chunk_json(ss->meta, text, lps, ss->first && ss->meta.chat, finish_kind::none, usage);
-    if (!write(sink, sse_data(json_text(chunk)))) {
+    const std::string chunks = text_chunks(*ss, e.text, j.params.logprobs ? &e.logprobs : nullptr, usage);
+    if (!chunks.empty() && !write(sink, chunks)) {
       j.cancel = true;
       return false;
     }
-    ss->first = false;
   }
   if (!done) return true;
   if (j.reason == finish_kind::cancelled) return false;
@@ -173,8 +199,17 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
     tail += sse_data(api_error{500, j.error}.to_json());
   } else {
     finish_kind reason = j.reason;
+    if (ss->splitter) {
+      const reply_parts rest = ss->splitter->finish();
+      ss->splitter.reset();  // what it held goes through the gate now
+      if (!rest.reasoning.empty()) {
+        tail += sse_data(json_text(reasoning_chunk_json(ss->meta, rest.reasoning, nullptr, ss->first, usage)));
+        ss->first = false;
+      }
+      if (!rest.content.empty()) tail += text_chunks(*ss, rest.content, nullptr, usage);
+    }
     if (ss->gate) {
-      const parsed_reply reply = read_tool_reply(ss->tools.options, ss->tools.syntax, ss->gate->text());
+      const parsed_reply reply = read_tool_reply(ss->reading.options, ss->reading.syntax, ss->gate->text());
       if (const std::string rest = ss->gate->finish(reply); !rest.empty()) {
         tail += sse_data(json_text(chunk_json(ss->meta, rest, nullptr, ss->first, finish_kind::none, usage)));
         ss->first = false;
@@ -203,8 +238,8 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   auto parsed = chat ? parse_chat_request(req.body, st.sampling_defaults) : parse_completion_request(req.body, st.sampling_defaults);
   if (!parsed.ok()) return send_error(res, parsed.error());
   completion_request& r = parsed.value();
-  tool_reading tools;
-  auto prompt = build_prompt(st, r, tools);
+  reply_reading reading;
+  auto prompt = build_prompt(st, r, reading);
   if (!prompt.ok()) return send_error(res, prompt.error());
   if (!r.params.seed_given) r.params.sampling.seed = std::random_device{}() * 0x100000001ull;
   if (r.params.ignore_eos) st.sess().forbid_end_of_generation(r.params.sampling);
@@ -225,14 +260,15 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
       return send_error(res, api_error{503, "the server is shutting down"});
   }
   const response_meta meta = new_response_meta(chat, r.model.empty() ? st.model_name : r.model);
-  if (!r.params.stream) return respond_whole(st, meta, j, tools, res);
+  if (!r.params.stream) return respond_whole(st, meta, j, reading, res);
 
   auto ss = std::make_shared<stream_state>();
   ss->j = j;
   ss->meta = meta;
   ss->guard = std::move(guard);
-  ss->tools = tools;
-  if (tools.active()) ss->gate.emplace(tools.syntax, tools.options.forced());
+  ss->reading = reading;
+  if (reading.reasoning) ss->splitter.emplace(reading.starts_inside);
+  if (reading.reads_calls()) ss->gate.emplace(reading.syntax, reading.options.forced());
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream", [ss](size_t, httplib::DataSink& sink) { return stream_step(ss, sink); },

@@ -22,6 +22,7 @@ struct server_options {
   std::vector<std::string> cors_origins = {"*"};
   std::string chat_template;    // empty: the model's
   std::string chat_template_kwargs = "{}";  // JSON object: template variables every request gets
+  bool split_reasoning = true;  // --reasoning-format deepseek (the default) or none: see reasoning_split.h
   bool metrics = false;         // serve GET /metrics
   int drain_seconds = 60;       // on SIGTERM, how long running requests may take to finish
 };

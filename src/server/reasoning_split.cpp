@@ -1,0 +1,99 @@
+#include "server/reasoning_split.h"
+
+namespace glia::server {
+namespace {
+
+constexpr std::string_view open_tag = "<think>", close_tag = "</think>";
+
+bool ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t first_non_ws(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && ws(s[i])) ++i;
+  return i;
+}
+
+// The start of a trailing part of s that could still grow into `tag`, else s.size().
+size_t partial_tag_at(std::string_view s, std::string_view tag) {
+  for (size_t n = std::min(tag.size() - 1, s.size()); n > 0; --n)
+    if (tag.starts_with(s.substr(s.size() - n))) return s.size() - n;
+  return s.size();
+}
+
+}  // namespace
+
+bool template_thinks(std::string_view t) {
+  return t.find(open_tag) != std::string_view::npos && t.find(close_tag) != std::string_view::npos;
+}
+
+bool prompt_opens_reasoning(std::string_view p) {
+  while (!p.empty() && ws(p.back())) p.remove_suffix(1);
+  return p.ends_with(open_tag);
+}
+
+reply_parts reasoning_splitter::push(std::string_view piece) {
+  held_ += piece;
+  reply_parts out;
+  while (true) {
+    switch (state_) {
+      case state::start: {
+        const std::string_view rest = std::string_view(held_).substr(first_non_ws(held_));
+        if (rest.starts_with(open_tag)) {
+          held_.erase(0, held_.size() - rest.size() + open_tag.size());
+          state_ = state::reasoning_lead;
+          continue;
+        }
+        if (rest.empty() || open_tag.starts_with(rest)) return out;  // may still become <think>
+        state_ = state::content;
+        continue;
+      }
+      case state::reasoning_lead:
+      case state::content_lead: {
+        held_.erase(0, first_non_ws(held_));
+        if (held_.empty()) return out;
+        state_ = state_ == state::reasoning_lead ? state::reasoning : state::content;
+        continue;
+      }
+      case state::reasoning: {
+        if (const size_t close = held_.find(close_tag); close != std::string::npos) {
+          size_t end = close;
+          while (end > 0 && ws(held_[end - 1])) --end;
+          out.reasoning += held_.substr(0, end);
+          held_.erase(0, close + close_tag.size());
+          state_ = state::content_lead;
+          continue;
+        }
+        // Hold what may be the start of </think>, and trailing whitespace (trimmed if </think> follows).
+        size_t end = partial_tag_at(held_, close_tag);
+        while (end > 0 && ws(held_[end - 1])) --end;
+        out.reasoning += held_.substr(0, end);
+        held_.erase(0, end);
+        return out;
+      }
+      case state::content:
+        out.content += held_;
+        held_.clear();
+        return out;
+    }
+  }
+}
+
+reply_parts reasoning_splitter::finish() {
+  reply_parts out;
+  if (state_ == state::start || state_ == state::content) out.content = held_;
+  if (state_ == state::reasoning) {  // cut before </think>: all of it is reasoning
+    size_t end = held_.size();
+    while (end > 0 && ws(held_[end - 1])) --end;
+    out.reasoning = held_.substr(0, end);
+  }
+  held_.clear();
+  return out;
+}
+
+reply_parts split_reasoning(std::string_view reply, bool starts_inside) {
+  reasoning_splitter s(starts_inside);
+  reply_parts a = s.push(reply), b = s.finish();
+  return {a.reasoning + b.reasoning, a.content + b.content};
+}
+
+}  // namespace glia::server

@@ -1,0 +1,86 @@
+// Reasoning apart from content: which templates think, where a reply's reasoning starts and ends,
+// and that streaming in pieces of any size gives the same two parts as the whole reply.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "server/reasoning_split.h"
+#include "test_support.h"
+
+namespace glia::server {
+namespace {
+
+TEST(ReasoningSplit, TemplatesThatThink) {
+  // Read from the templates by hand: they write (or strip) <think>...</think> in assistant turns.
+  const std::set<std::string> thinking = {"Qwen-QwQ-32B.jinja", "Qwen-Qwen3-0.6B.jinja", "tokenizer_config-qwen3.jinja",
+                                          "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
+                                          "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "deepseek-ai-DeepSeek-V3.1.jinja"};
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(test::testdata("chat_templates/templates"))) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(template_thinks(test::read_text(e.path().string())), thinking.count(name) > 0) << name;
+    ++n;
+  }
+  EXPECT_GE(n, 20u);
+  EXPECT_TRUE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n"));  // QwQ's generation prompt
+  EXPECT_TRUE(prompt_opens_reasoning("<｜Assistant｜><think>\n"));         // the R1 distills'
+  EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n"));  // Qwen3, thinking off
+  EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n"));
+}
+
+TEST(ReasoningSplit, WholeReplies) {
+  struct expectation {
+    const char* reply;
+    bool inside;
+    const char* reasoning;
+    const char* content;
+  };
+  const expectation cases[] = {
+      {"<think>\nAdd them.\n</think>\n\n4", false, "Add them.", "4"},
+      {"  <think>a</think>b", false, "a", "b"},
+      {"Add them.\n</think>\n\nThe answer is 4.", true, "Add them.", "The answer is 4."},
+      {"<think>\n\n</think>\n\nHi", false, "", "Hi"},                    // an empty reasoning
+      {"<think>\nstill thinking when max_tokens hit  ", false, "still thinking when max_tokens hit", ""},
+      {"cut inside, no close", true, "cut inside, no close", ""},
+      {"No reasoning here. <think>late</think>", false, "", "No reasoning here. <think>late</think>"},
+      {"  <thin", false, "", "  <thin"},                                // a reply that only looked like it
+      {"<think>a</think>b</think>c", false, "a", "b</think>c"},        // the first close ends it
+      {"", true, "", ""},
+      {"", false, "", ""},
+  };
+  for (const auto& c : cases) {
+    const reply_parts p = split_reasoning(c.reply, c.inside);
+    EXPECT_EQ(p.reasoning, c.reasoning) << c.reply;
+    EXPECT_EQ(p.content, c.content) << c.reply;
+  }
+}
+
+TEST(ReasoningSplit, PiecesOfAnySizeGiveTheSameParts) {
+  const std::pair<std::string, bool> replies[] = {
+      {"<think>\nLet me see: <thi </thin </ </think  not yet.\n</think>\n\nDone. </think> stays.", false},
+      {"  \n <think> x </think>   \n y", false},
+      {"Reasoning from the start\n\n</think>Answer", true},
+      {"Plain answer with <think> inside", false},
+      {"<think>never closed\n\n", false},
+      {"日本語の推論</think>答え", true},
+  };
+  for (const auto& [reply, inside] : replies) {
+    const reply_parts whole = split_reasoning(reply, inside);
+    for (size_t piece = 1; piece <= 5; ++piece) {
+      reasoning_splitter s(inside);
+      std::string reasoning, content;
+      for (size_t i = 0; i < reply.size(); i += piece) {
+        const reply_parts p = s.push(std::string_view(reply).substr(i, piece));
+        reasoning += p.reasoning;
+        content += p.content;
+      }
+      const reply_parts rest = s.finish();
+      EXPECT_EQ(reasoning + rest.reasoning, whole.reasoning) << reply << " in pieces of " << piece;
+      EXPECT_EQ(content + rest.content, whole.content) << reply << " in pieces of " << piece;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace glia::server
