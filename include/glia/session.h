@@ -131,9 +131,10 @@ class session {
   // The BOS token when the vocabulary puts one in front of a text (tokenize's add_special).
   std::optional<int32_t> added_bos() const;
   // raw: the pieces as they are, without a Hugging Face tokenizer's clean-up (for a generation with a
-  // grammar, which checked exactly those pieces). special: control tokens as their text (a reply read
-  // for tool calls, whose markers some models write as control tokens: [TOOL_CALLS], <|python_tag|>).
-  std::unique_ptr<text_stream> make_text_stream(bool raw = false, bool special = false) const;
+  // grammar, which checked exactly those pieces). shown_control: texts of control tokens to print
+  // anyway (markers a reply is read by, which some models write as control tokens: [TOOL_CALLS],
+  // <|python_tag|>, Gemma 4's <|channel>); other control tokens stay out of the text.
+  std::unique_ptr<text_stream> make_text_stream(bool raw = false, const std::vector<std::string>& shown_control = {}) const;
 
   // Appends tokens to the context and evaluates them; `logits` receives [n, n_vocab] when
   // all_logits, else the last token's [n_vocab].

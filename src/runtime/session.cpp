@@ -249,8 +249,13 @@ std::optional<int32_t> session::added_bos() const {
   return p_->tok->bos();
 }
 
-std::unique_ptr<text_stream> session::make_text_stream(bool raw, bool special) const {
-  return std::unique_ptr<text_stream>(new text_stream(std::make_unique<text_stream::impl>(*p_->tok, raw, special)));
+std::unique_ptr<text_stream> session::make_text_stream(bool raw, const std::vector<std::string>& shown_control) const {
+  auto impl = std::make_unique<text_stream::impl>(*p_->tok, raw);
+  std::vector<int32_t> ids;
+  for (const std::string& t : shown_control)
+    if (const int32_t id = p_->tok->vocab().find(t); id >= 0 && p_->tok->is_control(id)) ids.push_back(id);
+  impl->dec.show_control(std::move(ids));
+  return std::unique_ptr<text_stream>(new text_stream(std::move(impl)));
 }
 
 status session::eval(std::span<const int32_t> tokens, bool all_logits, std::vector<float>& logits) {

@@ -7,7 +7,7 @@
 namespace glia {
 
 struct text_stream::impl {
-  impl(const tokenizer& tok, bool raw, bool special) : dec(tok, special, false, raw) {}
+  impl(const tokenizer& tok, bool raw) : dec(tok, false, false, raw) {}
   stream_decoder dec;
 };
 

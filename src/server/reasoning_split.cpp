@@ -3,7 +3,8 @@
 namespace glia::server {
 namespace {
 
-constexpr std::string_view open_tag = "<think>", close_tag = "</think>";
+constexpr reasoning_tags think_tags{"<think>", "</think>", "<think>"};
+constexpr reasoning_tags gemma4_tags{"<|channel>thought", "<channel|>", "<|channel>"};
 
 bool ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -22,13 +23,15 @@ size_t partial_tag_at(std::string_view s, std::string_view tag) {
 
 }  // namespace
 
-bool template_thinks(std::string_view t) {
-  return t.find(open_tag) != std::string_view::npos && t.find(close_tag) != std::string_view::npos;
+std::optional<reasoning_tags> reasoning_tags_of(std::string_view t) {
+  for (const reasoning_tags& tags : {think_tags, gemma4_tags})
+    if (t.find(tags.open) != std::string_view::npos && t.find(tags.close) != std::string_view::npos) return tags;
+  return std::nullopt;
 }
 
-bool prompt_opens_reasoning(std::string_view p) {
+bool prompt_opens_reasoning(std::string_view p, const reasoning_tags& tags) {
   while (!p.empty() && ws(p.back())) p.remove_suffix(1);
-  return p.ends_with(open_tag);
+  return p.ends_with(tags.open);
 }
 
 reply_parts reasoning_splitter::push(std::string_view piece) {
@@ -38,12 +41,12 @@ reply_parts reasoning_splitter::push(std::string_view piece) {
     switch (state_) {
       case state::start: {
         const std::string_view rest = std::string_view(held_).substr(first_non_ws(held_));
-        if (rest.starts_with(open_tag)) {
-          held_.erase(0, held_.size() - rest.size() + open_tag.size());
+        if (rest.starts_with(tags_.open)) {
+          held_.erase(0, held_.size() - rest.size() + tags_.open.size());
           state_ = state::reasoning_lead;
           continue;
         }
-        if (rest.empty() || open_tag.starts_with(rest)) return out;  // may still become <think>
+        if (rest.empty() || tags_.open.starts_with(rest)) return out;  // may still become <think>
         state_ = state::content;
         continue;
       }
@@ -55,16 +58,16 @@ reply_parts reasoning_splitter::push(std::string_view piece) {
         continue;
       }
       case state::reasoning: {
-        if (const size_t close = held_.find(close_tag); close != std::string::npos) {
+        if (const size_t close = held_.find(tags_.close); close != std::string::npos) {
           size_t end = close;
           while (end > 0 && ws(held_[end - 1])) --end;
           out.reasoning += held_.substr(0, end);
-          held_.erase(0, close + close_tag.size());
+          held_.erase(0, close + tags_.close.size());
           state_ = state::content_lead;
           continue;
         }
         // Hold what may be the start of </think>, and trailing whitespace (trimmed if </think> follows).
-        size_t end = partial_tag_at(held_, close_tag);
+        size_t end = partial_tag_at(held_, tags_.close);
         while (end > 0 && ws(held_[end - 1])) --end;
         out.reasoning += held_.substr(0, end);
         held_.erase(0, end);
@@ -90,8 +93,8 @@ reply_parts reasoning_splitter::finish() {
   return out;
 }
 
-reply_parts split_reasoning(std::string_view reply, bool starts_inside) {
-  reasoning_splitter s(starts_inside);
+reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, bool starts_inside) {
+  reasoning_splitter s(tags, starts_inside);
   reply_parts a = s.push(reply), b = s.finish();
   return {a.reasoning + b.reasoning, a.content + b.content};
 }

@@ -1,21 +1,28 @@
 // A reasoning model's reply in two parts, as llama-server (--reasoning-format deepseek, its default)
-// and vLLM's reasoning parsers return it: the reasoning between <think> and </think> as
-// "reasoning_content", the rest as "content". Qwen3, QwQ and DeepSeek's R1 distills write it so;
-// some templates open the reasoning themselves (the prompt ends with <think>), and the reply then
-// starts inside it. The reasoning is trimmed of surrounding whitespace, the content of leading
-// whitespace after </think>; a reply cut before </think> is all reasoning. A reply that does not
-// open with <think> (and did not start inside) is content, as it is.
+// and vLLM's reasoning parsers return it: the reasoning between its tags as "reasoning_content", the
+// rest as "content". Qwen3, QwQ and DeepSeek's R1 distills reason between <think> and </think>;
+// Gemma 4 in its thought channel, <|channel>thought ... <channel|>. Some templates open the reasoning
+// themselves (the prompt ends with the open tag), and the reply then starts inside it. The reasoning
+// is trimmed of surrounding whitespace, the content of leading whitespace after the close tag; a
+// reply cut before it is all reasoning. A reply that does not open with the tag (and did not start
+// inside) is content, as it is.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace glia::server {
 
-// Whether a chat template's replies reason between <think> and </think>.
-bool template_thinks(std::string_view template_source);
-// Whether a rendered prompt leaves the reply inside the reasoning (it ends with an open <think>).
-bool prompt_opens_reasoning(std::string_view prompt);
+struct reasoning_tags {
+  std::string_view open, close;
+  std::string_view open_token;  // the token the open tag starts with (the close tag is one token)
+};
+
+// The tags a chat template's replies reason between; nullopt when it writes none.
+std::optional<reasoning_tags> reasoning_tags_of(std::string_view template_source);
+// Whether a rendered prompt leaves the reply inside the reasoning (it ends with the open tag).
+bool prompt_opens_reasoning(std::string_view prompt, const reasoning_tags& tags);
 
 struct reply_parts {
   std::string reasoning, content;
@@ -25,17 +32,19 @@ struct reply_parts {
 // may cut the tags anywhere; the parts put together do not depend on where.
 class reasoning_splitter {
  public:
-  explicit reasoning_splitter(bool starts_inside) : state_(starts_inside ? state::reasoning_lead : state::start) {}
+  reasoning_splitter(const reasoning_tags& tags, bool starts_inside)
+      : tags_(tags), state_(starts_inside ? state::reasoning_lead : state::start) {}
   reply_parts push(std::string_view piece);
   reply_parts finish();
 
  private:
   enum class state { start, reasoning_lead, reasoning, content_lead, content };
+  reasoning_tags tags_;
   state state_;
   std::string held_;
 };
 
 // A whole reply, split.
-reply_parts split_reasoning(std::string_view reply, bool starts_inside);
+reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, bool starts_inside);
 
 }  // namespace glia::server

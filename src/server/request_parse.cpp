@@ -310,8 +310,8 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
       return bad_request("'continue_final_message' and 'add_generation_prompt' cannot both be true", "continue_final_message");
     if (r.messages.back()["role"] != "assistant")
       return bad_request("'continue_final_message' needs the last message to be the assistant's", "continue_final_message");
-    if (!r.messages.back()["content"].is_string())
-      return bad_request("'continue_final_message' needs the last message to have text content", "continue_final_message");
+    if (!r.messages.back()["content"].is_string() || r.messages.back().contains("tool_calls"))
+      return bad_request("'continue_final_message' needs the last message to have text content and no tool calls", "continue_final_message");
   }
   r.add_generation_prompt = gen.value_or(!r.continue_final_message);
   std::optional<std::string> reasoning;

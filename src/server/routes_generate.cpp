@@ -26,8 +26,8 @@ constexpr auto poll_interval = std::chrono::milliseconds(50);
 struct reply_reading {
   tool_options options;
   tool_syntax syntax = tool_syntax::none;
-  bool reasoning = false;
-  bool starts_inside = false;  // the prompt opened the reasoning
+  std::optional<reasoning_tags> reasoning;  // the tags the reply reasons between, when it is split
+  bool starts_inside = false;                // the prompt opened the reasoning
   bool reads_calls() const { return options.reads_calls(); }
 };
 
@@ -48,7 +48,7 @@ api_result<const session::chat_format*> chat_format_for(server_state& st, comple
                        "\"required\" or a named function (the reply is then JSON)",
                        "tool_choice");
   // Some models write their call markers as control tokens, which text leaves out otherwise.
-  r.params.special_tokens_as_text = r.tools.mode == tool_mode::automatic;
+  if (r.tools.mode == tool_mode::automatic) r.params.shown_control_tokens = tool_marker_tokens(reading.syntax);
   return &f;
 }
 
@@ -72,9 +72,15 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
       text->resize(*end);
     }
     // A constrained reply (a schema, a grammar, a forced tool call) is what was asked for, all content.
-    reading.reasoning = r.split_reasoning.value_or(st.opts.split_reasoning) && !r.params.sampling.grammar &&
-                        template_thinks(chat_fmt.value()->source);
-    reading.starts_inside = reading.reasoning && prompt_opens_reasoning(*text);
+    if (r.split_reasoning.value_or(st.opts.split_reasoning) && !r.params.sampling.grammar)
+      reading.reasoning = reasoning_tags_of(chat_fmt.value()->source);
+    if (reading.reasoning) {
+      reading.starts_inside = prompt_opens_reasoning(*text, *reading.reasoning);
+      // Gemma 4's tags are control tokens, which text leaves out otherwise (and a converter may
+      // have made <think> one).
+      r.params.shown_control_tokens.emplace_back(reading.reasoning->open_token);
+      r.params.shown_control_tokens.emplace_back(reading.reasoning->close);
+    }
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);
     if (!t) return bad_request(t.message(), "messages");
@@ -137,7 +143,7 @@ void respond_whole(server_state& st, const response_meta& meta, const std::share
   if (j->reason == finish_kind::error) return send_error(res, api_error{500, j->error});
   const auto* lp = j->params.logprobs ? &lps : nullptr;
   reply_parts parts{{}, std::move(text)};
-  if (reading.reasoning) parts = split_reasoning(parts.content, reading.starts_inside);
+  if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.starts_inside);
   parsed_reply reply{std::move(parts.content), {}};
   if (reading.reads_calls()) reply = read_tool_reply(reading.options, reading.syntax, reply.content);
   res.set_content(json_text(completion_json(meta, reply.content, lp, reported_finish(j->reason, reply), j->n_prompt, j->n_generated,
@@ -267,7 +273,7 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   ss->meta = meta;
   ss->guard = std::move(guard);
   ss->reading = reading;
-  if (reading.reasoning) ss->splitter.emplace(reading.starts_inside);
+  if (reading.reasoning) ss->splitter.emplace(*reading.reasoning, reading.starts_inside);
   if (reading.reads_calls()) ss->gate.emplace(reading.syntax, reading.options.forced());
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(

@@ -23,7 +23,7 @@ void slot::start(std::shared_ptr<job> j) {
   const sampler_params& sp = job_->params.sampling;
   smp_ = std::make_unique<sampler>(sp, [this](int32_t id) { return sess_.token_text(id); },
                                    sp.grammar ? sess_.grammar_vocab() : nullptr);
-  text_ = sess_.make_text_stream(sp.grammar != nullptr, job_->params.special_tokens_as_text);
+  text_ = sess_.make_text_stream(sp.grammar != nullptr, job_->params.shown_control_tokens);
   stops_ = std::make_unique<stop_filter>(job_->params.stop);
   n_prefilled_ = 0;
   first_chunk_ = true;

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
+
 namespace glia::server {
 namespace {
 
@@ -44,8 +46,13 @@ std::string_view marker_of(tool_syntax s) {
   }
 }
 
+// Calls nest a few levels; a reply nested deeper is not read as calls (nlohmann copies and prints
+// recursively, so depth is bounded before parsing).
+constexpr int max_call_depth = 64;
+
 // One past the JSON object, array or string that opens at s[i], found by bracket depth outside
-// strings; npos when it does not close. The text is then parsed by nlohmann, which judges it.
+// strings; npos when it does not close or nests too deep. The text is then parsed by nlohmann, which
+// judges it.
 size_t bracket_end(std::string_view s, size_t i) {
   if (s[i] == '"') {
     for (size_t k = i + 1; k < s.size(); ++k) {
@@ -64,12 +71,18 @@ size_t bracket_end(std::string_view s, size_t i) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
-      ++depth;
+      if (++depth > max_call_depth) return npos;
     } else if ((c == '}' || c == ']') && --depth == 0) {
       return k + 1;
     }
   }
   return npos;
+}
+
+// A whole text as JSON, unless it nests too deep.
+ojson parse_bounded(std::string_view text) {
+  if (json_nesting_depth(text) > size_t(max_call_depth)) return ojson(ojson::value_t::discarded);
+  return ojson::parse(text, nullptr, false);
 }
 
 // The JSON object, array or string at `pos` (after spaces); pos moves past it. (A string: arguments
@@ -87,23 +100,27 @@ std::optional<ojson> json_at(std::string_view s, size_t& pos) {
 
 std::string dump(const ojson& v) { return v.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
-// Arguments as an object's text: models write an object, some a string holding one.
+// Arguments as an object's text: models write an object, some a string holding one (null: none).
 std::optional<std::string> arguments_text(const ojson& args) {
+  if (args.is_null()) return "{}";
   if (args.is_object()) return dump(args);
   if (args.is_string()) {
-    ojson inner = ojson::parse(args.get<std::string>(), nullptr, false);
+    ojson inner = parse_bounded(args.get<std::string>());
     if (!inner.is_discarded() && inner.is_object()) return dump(inner);
   }
   return std::nullopt;
 }
 
-// {"name": ..., <args_key>: {...}} with either key spelling the formats use.
-std::optional<tool_call> call_from_object(tool_syntax syntax, const ojson& o) {
+// {"name": ..., <args_key>: {...}} with either key spelling the formats use. Inside markers a call
+// may leave its arguments out; bare JSON (Llama 3's, a forced choice's) must have them, or any JSON
+// answer with a "name" would be a call.
+std::optional<tool_call> call_from_object(tool_syntax syntax, const ojson& o, bool needs_arguments = false) {
   if (!o.is_object()) return std::nullopt;
   auto name = o.find("name");
   if (name == o.end() || !name->is_string() || trim(name->get<std::string>()).empty()) return std::nullopt;
   auto args = o.find("arguments");
   if (args == o.end()) args = o.find("parameters");
+  if (args == o.end() && needs_arguments) return std::nullopt;
   std::optional<std::string> text = args == o.end() ? std::optional<std::string>("{}") : arguments_text(*args);
   if (!text) return std::nullopt;
   return tool_call{new_tool_call_id(syntax), name->get<std::string>(), std::move(*text)};
@@ -134,7 +151,7 @@ std::optional<calls_t> llama3_calls(std::string_view s) {
   while (true) {
     auto o = json_at(s, pos);
     if (!o) return std::nullopt;
-    auto c = call_from_object(tool_syntax::llama3_json, *o);
+    auto c = call_from_object(tool_syntax::llama3_json, *o, true);
     if (!c) return std::nullopt;
     calls.push_back(std::move(*c));
     pos = skip_space(s, pos);
@@ -174,7 +191,9 @@ std::optional<calls_t> mistral_args_calls(std::string_view s, size_t pos) {
     auto text = arguments_text(*o);
     if (!text) return std::nullopt;
     calls.push_back({new_tool_call_id(tool_syntax::mistral_args), std::string(name), std::move(*text)});
-    pos = skip_space(s, pos);
+    // Another call, or the end (text after the calls is dropped, as the other syntaxes drop it).
+    pos = s.find(mistral_open, pos);
+    if (pos == npos) break;
   }
   return calls;
 }
@@ -317,22 +336,22 @@ tool_syntax tool_syntax_of(std::string_view t) {
 
 bool template_reads_tools(std::string_view t) { return t.find("tools") != npos; }
 
+size_t think_close_end(std::string_view text, size_t scan_from) {
+  const size_t at = text.find(think_close, scan_from);
+  return at == npos ? npos : at + think_close.size();
+}
+
+bool opens_thinking(std::string_view text) { return text.substr(skip_space(text, 0)).starts_with(think_open); }
+
+size_t partial_think_close_at(std::string_view text) {
+  for (size_t n = std::min(think_close.size() - 1, text.size()); n > 0; --n)
+    if (think_close.starts_with(text.substr(text.size() - n))) return text.size() - n;
+  return text.size();
+}
+
 size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t from, size_t& maybe_at) {
   maybe_at = text.size();
   if (syntax == tool_syntax::none) return npos;
-  if (syntax != tool_syntax::llama3_json && text.substr(skip_space(text, 0)).starts_with(think_open)) {
-    // Reasoning may mention a marker; calls come after it.
-    const size_t close = text.find(think_close);
-    if (close == npos) {
-      for (size_t n = std::min(think_close.size() - 1, text.size()); n > 0; --n)
-        if (think_close.starts_with(text.substr(text.size() - n))) {
-          maybe_at = text.size() - n;
-          break;
-        }
-      return npos;
-    }
-    from = std::max(from, close + think_close.size());
-  }
   if (syntax == tool_syntax::llama3_json) {
     const size_t first = skip_space(text, 0);
     if (first == text.size()) {
@@ -357,7 +376,14 @@ size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t from, 
 parsed_reply parse_tool_reply(tool_syntax syntax, std::string_view text) {
   parsed_reply r;
   size_t maybe_at = 0;
-  const size_t start = tool_calls_start(syntax, text, 0, maybe_at);
+  // Reasoning may mention a marker: calls come after it (a reply that opened it and never closed it
+  // has none).
+  size_t from = 0;
+  if (syntax != tool_syntax::llama3_json) {
+    from = think_close_end(text, 0);
+    if (from == npos) from = opens_thinking(text) ? text.size() + 1 : 0;
+  }
+  const size_t start = from > text.size() ? npos : tool_calls_start(syntax, text, from, maybe_at);
   std::optional<calls_t> calls;
   if (start != npos) {
     switch (syntax) {
@@ -388,11 +414,11 @@ std::string new_tool_call_id(tool_syntax syntax) {
 }
 
 std::optional<std::vector<tool_call>> parse_required_calls(tool_syntax syntax, std::string_view text) {
-  ojson list = ojson::parse(text, nullptr, false);
+  ojson list = parse_bounded(text);
   if (list.is_discarded() || !list.is_array() || list.empty()) return std::nullopt;
   calls_t calls;
   for (const ojson& o : list) {
-    auto c = call_from_object(syntax, o);
+    auto c = call_from_object(syntax, o, true);
     if (!c) return std::nullopt;
     calls.push_back(std::move(*c));
   }
@@ -400,9 +426,22 @@ std::optional<std::vector<tool_call>> parse_required_calls(tool_syntax syntax, s
 }
 
 std::optional<tool_call> parse_named_call(tool_syntax syntax, std::string_view name, std::string_view text) {
-  ojson args = ojson::parse(text, nullptr, false);
+  ojson args = parse_bounded(text);
   if (args.is_discarded() || !args.is_object()) return std::nullopt;
-  return tool_call{new_tool_call_id(syntax), std::string(name), dump(args)};
+  // The text itself, which the grammar made an object: numbers stay as the model wrote them.
+  return tool_call{new_tool_call_id(syntax), std::string(name), std::string(trim(text))};
+}
+
+std::vector<std::string> tool_marker_tokens(tool_syntax syntax) {
+  switch (syntax) {
+    case tool_syntax::hermes: return {std::string(hermes_open), std::string(hermes_close)};
+    case tool_syntax::llama3_json: return {std::string(python_tag)};
+    case tool_syntax::mistral_list: return {std::string(mistral_open)};
+    case tool_syntax::mistral_args: return {std::string(mistral_open), std::string(mistral_args), std::string(mistral_id)};
+    case tool_syntax::gemma4: return {std::string(gemma4_open), std::string(gemma4_close), std::string(gemma4_quote)};
+    case tool_syntax::none: break;
+  }
+  return {};
 }
 
 }  // namespace glia::server

@@ -43,9 +43,20 @@ parsed_reply parse_tool_reply(tool_syntax syntax, std::string_view text);
 // Where in `text` the calls could start: the offset of the syntax's opening marker (or of the first
 // character, for llama3_json's bare JSON), npos when the text so far holds none. `maybe_at` is set to
 // the start of a trailing part that could still grow into the marker. Markers are looked for from
-// `from` on (a streaming caller's text before it is known to hold none), and never inside a reply's
-// reasoning: a reply that opens with <think> has calls only after its </think>.
+// `from` on: a streaming caller's text before it is known to hold none, and calls never start inside
+// a reply's reasoning (see think_close_end).
 size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t from, size_t& maybe_at);
+
+// Reasoning may mention a marker, so calls are looked for only after a reply's first </think>
+// (its end, found from scan_from on; npos when there is none yet), and not at all while a reply that
+// opened with <think> has not closed it. (Not for llama3_json, whose calls are the whole reply.)
+size_t think_close_end(std::string_view text, size_t scan_from);
+bool opens_thinking(std::string_view text);
+// Where a trailing part of `text` that could grow into </think> starts (text.size() when none).
+size_t partial_think_close_at(std::string_view text);
+
+// The texts of the syntax's markers, which some models write as control tokens.
+std::vector<std::string> tool_marker_tokens(tool_syntax syntax);
 
 // A new id for a call: "call_" and 24 letters or digits; Mistral's templates require exactly 9.
 std::string new_tool_call_id(tool_syntax syntax);

@@ -30,6 +30,7 @@ class tool_reply_gate {
   bool in_calls_ = false;  // the calls' start has been seen: everything from there is held
   std::string text_;
   size_t released_ = 0;  // bytes of text_ sent as content
+  size_t think_end_ = std::string_view::npos;  // just after the reply's first </think>, once seen
 };
 
 }  // namespace glia::server

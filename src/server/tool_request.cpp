@@ -2,8 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <set>
 
+#include "core/json_depth.h"
 #include "sampler/grammar/constraint.h"
 
 namespace glia::server {
@@ -42,8 +44,13 @@ field_error read_tool(const json& t, size_t i, std::set<std::string>& names) {
   if (!names.insert(n).second) return bad_request(fmt::format("two tools are named {}", shown(n)), "tools");
   if (auto d = f->find("description"); d != f->end() && !d->is_null() && !d->is_string())
     return bad_request(fmt::format("'{}.function.description' must be a string, got {}", where, json_type_name(*d)), "tools");
-  if (auto p = f->find("parameters"); p != f->end() && !p->is_null() && !p->is_object())
-    return bad_request(fmt::format("'{}.function.parameters' must be a JSON schema object, got {}", where, json_type_name(*p)), "tools");
+  if (auto p = f->find("parameters"); p != f->end() && !p->is_null()) {
+    if (!p->is_object())
+      return bad_request(fmt::format("'{}.function.parameters' must be a JSON schema object, got {}", where, json_type_name(*p)), "tools");
+    if (auto type = p->find("type"); type != p->end() && *type != "object")
+      return bad_request(fmt::format("'{}.function.parameters' must describe an object (arguments by name), not type {}", where, type->dump()),
+                         "tools");
+  }
   if (auto s = f->find("strict"); s != f->end() && !s->is_null() && !s->is_boolean())
     return bad_request(fmt::format("'{}.function.strict' must be a boolean, got {}", where, json_type_name(*s)), "tools");
   return std::nullopt;
@@ -82,24 +89,48 @@ field_error read_choice(const json& obj, const std::set<std::string>& names, too
   return std::nullopt;
 }
 
-// A tool's parameters schema, or any object when it has none.
-ojson parameters_of(const ojson& tool) {
+// Local references ("#/$defs/x") of a schema moved to `at` within a larger one, rewritten to point
+// there (Pydantic's schemas refer to their own $defs).
+void rebase_refs(ojson& schema, const std::string& at) {
+  if (schema.is_array()) {
+    for (ojson& v : schema) rebase_refs(v, at);
+    return;
+  }
+  if (!schema.is_object()) return;
+  for (auto& [k, v] : schema.items()) {
+    if (k == "$ref" && v.is_string() && v.get_ref<const std::string&>().starts_with("#"))
+      v = at + v.get<std::string>().substr(1);
+    else
+      rebase_refs(v, at);
+  }
+}
+
+// A tool's parameters schema (an object's, whether or not it says so), or any object when it has
+// none; placed at JSON pointer `at` of the forced choice's schema.
+ojson parameters_of(const ojson& tool, const std::string& at) {
   const ojson& f = tool.at("function");
   auto p = f.find("parameters");
-  return p != f.end() && p->is_object() ? *p : ojson{{"type", "object"}};
+  if (p == f.end() || !p->is_object()) return {{"type", "object"}};
+  ojson schema = *p;
+  if (!schema.contains("type")) schema["type"] = "object";
+  rebase_refs(schema, at);
+  return schema;
 }
 
 ojson forced_schema(const tool_options& o) {
   if (o.mode == tool_mode::named) {
     for (const ojson& t : o.tools)
-      if (t.at("function").at("name") == o.function) return parameters_of(t);
+      if (t.at("function").at("name") == o.function) return parameters_of(t, "#");
   }
   ojson alternatives = ojson::array();
-  for (const ojson& t : o.tools)
+  for (size_t i = 0; i < o.tools.size(); ++i) {
+    const ojson& t = o.tools[i];
+    const std::string at = fmt::format("#/items/anyOf/{}/properties/parameters", i);
     alternatives.push_back({{"type", "object"},
-                            {"properties", {{"name", {{"const", t.at("function").at("name")}}}, {"parameters", parameters_of(t)}}},
+                            {"properties", {{"name", {{"const", t.at("function").at("name")}}}, {"parameters", parameters_of(t, at)}}},
                             {"required", {"name", "parameters"}},
                             {"additionalProperties", false}});
+  }
   ojson schema = {{"type", "array"}, {"minItems", 1}, {"items", {{"anyOf", alternatives}}}};
   if (!o.parallel) schema["maxItems"] = 1;
   return schema;
@@ -158,8 +189,11 @@ field_error read_message_tool_fields(const json& m, const std::string& role, ojs
       ojson args = ojson::object();
       if (auto a = f->find("arguments"); a != f->end() && !a->is_null()) {
         if (a->is_string()) {
-          ojson parsed = ojson::parse(a->get<std::string>(), nullptr, false);
-          args = !parsed.is_discarded() && parsed.is_object() ? std::move(parsed) : ojson(a->get<std::string>());
+          const std::string& text = a->get_ref<const std::string&>();
+          // (Parsed only when shallow: the template prints it recursively.)
+          ojson parsed = json_nesting_depth(text) <= 64 ? ojson::parse(text, nullptr, false) : ojson(ojson::value_t::discarded);
+          if (!parsed.is_discarded() && parsed.is_object()) args = std::move(parsed);
+          else if (text.find_first_not_of(" \t\r\n") != std::string::npos) args = text;  // "" is no arguments: {}
         } else if (a->is_object()) {
           args = ojson::parse(a->dump());
         } else {
@@ -190,6 +224,13 @@ parsed_reply read_tool_reply(const tool_options& o, tool_syntax syntax, std::str
     if (auto c = parse_required_calls(syntax, text)) r.calls = std::move(*c);
   } else if (o.mode == tool_mode::automatic) {
     r = parse_tool_reply(syntax, text);
+    // A call to a function the request does not have is not a call (Llama 3's bare JSON could be
+    // an answer that happens to have a "name").
+    for (const tool_call& c : r.calls)
+      if (std::none_of(o.tools.begin(), o.tools.end(), [&](const ojson& t) { return t.at("function").at("name") == c.name; })) {
+        r.calls.clear();
+        break;
+      }
   }
   if (r.calls.empty()) r.content = std::string(text);
   if (!o.parallel && r.calls.size() > 1) r.calls.resize(1);

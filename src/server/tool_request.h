@@ -38,8 +38,8 @@ field_error read_tool_options(const nlohmann::json& obj, std::string_view body, 
 field_error read_message_tool_fields(const nlohmann::json& m, const std::string& role, nlohmann::ordered_json& msg);
 
 // A finished reply read for calls as the options ask: a forced choice's bare JSON, or the model's
-// own syntax. A reply that does not read as calls is content, whole; with parallel_tool_calls false
-// only the first call is kept.
+// own syntax. A reply that does not read as calls (or calls a function not among the tools) is
+// content, whole; with parallel_tool_calls false only the first call is kept.
 parsed_reply read_tool_reply(const tool_options& o, tool_syntax syntax, std::string_view text);
 
 }  // namespace glia::server

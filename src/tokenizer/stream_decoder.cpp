@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -14,14 +16,15 @@ stream_decoder::stream_decoder(const tokenizer& tok, bool special, bool strip_le
 
 std::string stream_decoder::push(int32_t id) {
   std::string piece;
+  const bool special = special_ || std::find(shown_.begin(), shown_.end(), id) != shown_.end();
   if (const tok::hf_decoder* d = tok_.hf_decoder()) {
-    if (!special_ && tok_.vocab().has(id, tok::token_attr::control | tok::token_attr::unknown)) return {};
+    if (!special && tok_.vocab().has(id, tok::token_attr::control | tok::token_attr::unknown)) return {};
     if (!tok_.vocab().valid(id) || tok_.token_text(id).empty()) return {};
     piece = tok_.token_to_piece(id, true);
     if (d->joins_with_spaces() && !first_) piece.insert(0, " ");
     if (whole_ && first_ && d->first_token_loses_space() && !piece.empty() && piece.front() == ' ') piece.erase(0, 1);
   } else {
-    piece = tok_.token_to_piece(id, special_);
+    piece = tok_.token_to_piece(id, special);
     if (first_ && whole_ && tok_.vocab().add_space_prefix && !piece.empty() && piece.front() == ' ') piece.erase(0, 1);
   }
   first_ = false;

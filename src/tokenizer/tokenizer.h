@@ -100,6 +100,8 @@ class stream_decoder {
   // raw: the pieces exactly, without a Hugging Face tokenizer's clean-up of continuations (" 's" to
   // "'s"): what a grammar-constrained generation checked against its grammar.
   explicit stream_decoder(const tokenizer& tok, bool special = false, bool strip_leading_space = false, bool raw = false);
+  // Control tokens to print as their text even without `special` (markers a reply is read by).
+  void show_control(std::vector<int32_t> ids) { shown_ = std::move(ids); }
   std::string push(int32_t id);
   // Ends the stream: held-back bytes of an incomplete character come out as U+FFFD.
   std::string flush();
@@ -111,6 +113,7 @@ class stream_decoder {
 
   const tokenizer& tok_;
   bool special_;
+  std::vector<int32_t> shown_;
   bool whole_;
   tok::cleanup_style cleanup_ = tok::cleanup_style::none;
   bool first_ = true;    // no token decoded yet

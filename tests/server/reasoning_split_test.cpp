@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "server/reasoning_split.h"
 #include "test_support.h"
@@ -11,22 +12,32 @@
 namespace glia::server {
 namespace {
 
+const reasoning_tags think = *reasoning_tags_of("<think></think>");
+const reasoning_tags gemma = *reasoning_tags_of("<|channel>thought <channel|>");
+
 TEST(ReasoningSplit, TemplatesThatThink) {
-  // Read from the templates by hand: they write (or strip) <think>...</think> in assistant turns.
+  // Read from the templates by hand: they write (or strip) <think>...</think> in assistant turns, or
+  // Gemma 4's thought channel.
   const std::set<std::string> thinking = {"Qwen-QwQ-32B.jinja", "Qwen-Qwen3-0.6B.jinja", "tokenizer_config-qwen3.jinja",
                                           "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja",
                                           "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "deepseek-ai-DeepSeek-V3.1.jinja"};
+  const std::set<std::string> channel = {"google-gemma-4-31B-it.jinja", "google-gemma-4-31B-it-interleaved.jinja"};
   size_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator(test::testdata("chat_templates/templates"))) {
     const std::string name = e.path().filename().string();
-    EXPECT_EQ(template_thinks(test::read_text(e.path().string())), thinking.count(name) > 0) << name;
+    const auto tags = reasoning_tags_of(test::read_text(e.path().string()));
+    EXPECT_EQ(tags.has_value(), thinking.count(name) + channel.count(name) > 0) << name;
+    if (tags) {
+      EXPECT_EQ(tags->close, channel.count(name) ? "<channel|>" : "</think>") << name;
+    }
     ++n;
   }
   EXPECT_GE(n, 20u);
-  EXPECT_TRUE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n"));  // QwQ's generation prompt
-  EXPECT_TRUE(prompt_opens_reasoning("<｜Assistant｜><think>\n"));         // the R1 distills'
-  EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n"));  // Qwen3, thinking off
-  EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n"));
+  EXPECT_TRUE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n", think));  // QwQ's generation prompt
+  EXPECT_TRUE(prompt_opens_reasoning("<｜Assistant｜><think>\n", think));         // the R1 distills'
+  EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n", think));  // Qwen3, thinking off
+  EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n", think));
+  EXPECT_FALSE(prompt_opens_reasoning("<|turn>model\n<|channel>thought\n<channel|>", gemma));  // Gemma 4, thinking off
 }
 
 TEST(ReasoningSplit, WholeReplies) {
@@ -49,26 +60,30 @@ TEST(ReasoningSplit, WholeReplies) {
       {"", true, "", ""},
       {"", false, "", ""},
   };
+  const reply_parts g = split_reasoning("<|channel>thought\nWeigh it.\n<channel|>Yes.", gemma, false);
+  EXPECT_EQ(g.reasoning, "Weigh it.");
+  EXPECT_EQ(g.content, "Yes.");
   for (const auto& c : cases) {
-    const reply_parts p = split_reasoning(c.reply, c.inside);
+    const reply_parts p = split_reasoning(c.reply, think, c.inside);
     EXPECT_EQ(p.reasoning, c.reasoning) << c.reply;
     EXPECT_EQ(p.content, c.content) << c.reply;
   }
 }
 
 TEST(ReasoningSplit, PiecesOfAnySizeGiveTheSameParts) {
-  const std::pair<std::string, bool> replies[] = {
-      {"<think>\nLet me see: <thi </thin </ </think  not yet.\n</think>\n\nDone. </think> stays.", false},
-      {"  \n <think> x </think>   \n y", false},
-      {"Reasoning from the start\n\n</think>Answer", true},
-      {"Plain answer with <think> inside", false},
-      {"<think>never closed\n\n", false},
-      {"日本語の推論</think>答え", true},
+  const std::tuple<std::string, bool, reasoning_tags> replies[] = {
+      {"<think>\nLet me see: <thi </thin </ </think  not yet.\n</think>\n\nDone. </think> stays.", false, think},
+      {"  \n <think> x </think>   \n y", false, think},
+      {"Reasoning from the start\n\n</think>Answer", true, think},
+      {"Plain answer with <think> inside", false, think},
+      {"<think>never closed\n\n", false, think},
+      {"日本語の推論</think>答え", true, think},
+      {"<|channel>thought\n<|channel <channel| x\n<channel|>\nAnswer", false, gemma},
   };
-  for (const auto& [reply, inside] : replies) {
-    const reply_parts whole = split_reasoning(reply, inside);
+  for (const auto& [reply, inside, tags] : replies) {
+    const reply_parts whole = split_reasoning(reply, tags, inside);
     for (size_t piece = 1; piece <= 5; ++piece) {
-      reasoning_splitter s(inside);
+      reasoning_splitter s(tags, inside);
       std::string reasoning, content;
       for (size_t i = 0; i < reply.size(); i += piece) {
         const reply_parts p = s.push(std::string_view(reply).substr(i, piece));

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "core/json_text.h"
 #include "server/request.h"
 #include "server/tool_calls.h"
 #include "server/tool_gate.h"
@@ -218,6 +219,36 @@ TEST(ToolReply, MistralAndGemma4) {
   EXPECT_EQ(parse_tool_reply(tool_syntax::none, "<tool_call>{\"name\": \"f\"}</tool_call>").calls.size(), 0u);
 }
 
+// Found in review: what a hostile or unlucky reply must not do.
+TEST(ToolReply, EdgesFromReview) {
+  // Nested past any real call: content, not a crash (nlohmann prints recursively).
+  const std::string deep = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": " + std::string(60000, '[') + std::string(60000, ']') + "}}</tool_call>";
+  EXPECT_TRUE(parse_tool_reply(tool_syntax::hermes, deep).calls.empty());
+  tool_options o;
+  o.mode = tool_mode::named;
+  o.function = "f";
+  EXPECT_TRUE(read_tool_reply(o, tool_syntax::hermes, "{\"a\": " + std::string(60000, '[') + std::string(60000, ']') + "}").calls.empty());
+  // Llama 3's bare JSON needs its arguments: an answer with a "name" is content.
+  EXPECT_TRUE(parse_tool_reply(tool_syntax::llama3_json, R"({"name": "Bob", "age": 3})").calls.empty());
+  // Mistral's [ARGS] form keeps its calls when text follows them.
+  EXPECT_EQ(parse_tool_reply(tool_syntax::mistral_args, R"([TOOL_CALLS]f[ARGS]{"a": 1} done)").calls.size(), 1u);
+  // A template that opened the reasoning (QwQ): the reply has only </think>, and calls come after it.
+  auto r = parse_tool_reply(tool_syntax::hermes, "I will use <tool_call> tags.\n</think>\n\n<tool_call>{\"name\": \"f\"}</tool_call>");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.content, "I will use <tool_call> tags.\n</think>");
+  // Null arguments are none.
+  r = parse_tool_reply(tool_syntax::hermes, R"(<tool_call>{"name": "f", "arguments": null}</tool_call>)");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].arguments, "{}");
+  // In automatic mode a call to a function the request does not have is content.
+  o.mode = tool_mode::automatic;
+  o.tools = ojson::parse(R"([{"type": "function", "function": {"name": "f"}}])");
+  EXPECT_EQ(read_tool_reply(o, tool_syntax::hermes, R"(<tool_call>{"name": "f"}</tool_call>)").calls.size(), 1u);
+  r = read_tool_reply(o, tool_syntax::hermes, R"(<tool_call>{"name": "g"}</tool_call>)");
+  EXPECT_TRUE(r.calls.empty());
+  EXPECT_EQ(r.content, R"(<tool_call>{"name": "g"}</tool_call>)");
+}
+
 TEST(ToolReply, NewIds) {
   const std::string a = new_tool_call_id(tool_syntax::hermes), b = new_tool_call_id(tool_syntax::hermes);
   EXPECT_EQ(a.size(), 29u);
@@ -247,6 +278,8 @@ TEST(ToolGate, StreamedContentIsTheWholeReplysContent) {
       {tool_syntax::hermes, "<think>\nI could write <tool_call> here.\n</think>\n\n<tool_call>{\"name\": \"f\"}</tool_call>"},
       {tool_syntax::hermes, "<think>unfinished <tool_call>{\"name\": \"f\"}</tool_call>"},
       {tool_syntax::hermes, "</think> stray close, then <tool_call>{\"name\": \"f\"}</tool_call>"},
+      {tool_syntax::hermes, "Opened by the prompt: I use <tool_call> tags.\n</think>\n\nOk. <tool_call>{\"name\": \"f\"}</tool_call>"},
+      {tool_syntax::mistral_args, "<think>[TOOL_CALLS]no</think>[TOOL_CALLS]f[ARGS]{} and text"},
   };
   for (const auto& [syntax, reply] : replies) {
     const parsed_reply whole = parse_tool_reply(syntax, reply);
@@ -374,6 +407,32 @@ TEST(ToolRequest, MessagesWithCallsAndResults) {
   }
 }
 
+TEST(ToolRequest, EdgesFromReview) {
+  // Pydantic's schemas refer to their own $defs: they still resolve inside the forced choice's schema.
+  const std::string defs_tool =
+      R"({"type":"function","function":{"name":"set_unit","parameters":{"$defs":{"U":{"enum":["c","f"]}},"properties":{"unit":{"$ref":"#/$defs/U"}},"required":["unit"]}}})";
+  for (const char* choice : {R"("required")", R"({"type":"function","function":{"name":"set_unit"}})"}) {
+    auto r = chat_with_tools(std::string(R"({"messages":[{"role":"user","content":"x"}],"tool_choice":)") + choice + R"(,"tools":[)" +
+                             weather_tool + "," + defs_tool + "]}");
+    EXPECT_TRUE(r.ok()) << choice << ": " << r.error().message;
+  }
+  // Parameters are an object's; a schema of another type is refused.
+  EXPECT_FALSE(chat_with_tools(R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"string"}}}]})").ok());
+  // An arguments text nested past any real call stays text (the template prints values recursively).
+  const std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  auto r = chat_with_tools(R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":")" +
+                           deep + R"("}}]}]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r.value().messages[1]["tool_calls"][0]["function"]["arguments"].is_string());
+  EXPECT_FALSE(ordered_json_text(r.value().messages).empty());
+  // Empty arguments are none.
+  r = chat_with_tools(R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":""}}]}]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().messages[1]["tool_calls"][0]["function"]["arguments"], ojson::object());
+  // A message with calls cannot be continued (the continuation would cut them off).
+  EXPECT_FALSE(chat_with_tools(R"({"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"Sure","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}],"continue_final_message":true})").ok());
+}
+
 TEST(ToolRequest, ForcedRepliesAreRead) {
   tool_options o;
   o.mode = tool_mode::named;
@@ -381,7 +440,7 @@ TEST(ToolRequest, ForcedRepliesAreRead) {
   auto r = read_tool_reply(o, tool_syntax::hermes, R"({"city": "Oslo"})");
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(r.calls[0].name, "get_weather");
-  EXPECT_EQ(r.calls[0].arguments, R"({"city":"Oslo"})");
+  EXPECT_EQ(r.calls[0].arguments, R"({"city": "Oslo"})");  // the text as generated
   EXPECT_EQ(r.content, "");
   r = read_tool_reply(o, tool_syntax::hermes, R"({"city": "Os)");  // cut by max_tokens
   EXPECT_TRUE(r.calls.empty());
