@@ -204,12 +204,11 @@ field_error read_messages(const json& obj, ojson& out) {
       return bad_request(fmt::format("message role '{}' is not supported (system, developer, user, assistant, tool)", shown(r)), "messages");
     std::string text;
     auto content = m.find("content");
-    const bool no_content = content == m.end() || content->is_null();
-    GLIA_FIELD(message_text(no_content ? json() : *content, r, text));
+    GLIA_FIELD(message_text(content == m.end() ? json() : *content, r, text));
     ojson msg = {{"role", r}, {"content", text}};
     GLIA_FIELD(read_message_tool_fields(m, r, msg));
-    // An assistant's calls without text keep content null, as clients send it and templates test it.
-    if (no_content && msg.contains("tool_calls")) msg["content"] = nullptr;
+    // (An assistant's calls without text get content "", as vLLM and llama-server give them: Qwen3's
+    // and QwQ's templates test `'</think>' in content`, which null would fail.)
     // Templates that know participant names (message.name) get it; the others ignore it, as HF's do.
     if (auto name = m.find("name"); name != m.end() && !name->is_null()) {
       if (!name->is_string()) return bad_request(fmt::format("message 'name' must be a string, got {}", json_type_name(*name)), "messages");
@@ -314,6 +313,10 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
       return bad_request("'continue_final_message' needs the last message to have text content and no tool calls", "continue_final_message");
   }
   r.add_generation_prompt = gen.value_or(!r.continue_final_message);
+  if (r.continue_final_message && r.tools.reads_calls())
+    return bad_request("'continue_final_message' cannot be combined with tool calls (the reply would not start where calls are read); "
+                       "set 'tool_choice' to \"none\"",
+                       "continue_final_message");
   std::optional<std::string> reasoning;
   GLIA_FIELD(read_string(obj, "reasoning_format", reasoning));
   if (reasoning) {

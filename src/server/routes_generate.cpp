@@ -58,6 +58,7 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
   if (r.chat) {
     auto chat_fmt = chat_format_for(st, r, reading);
     if (!chat_fmt.ok()) return chat_fmt.error();
+    fit_call_ids(tool_syntax_of(chat_fmt.value()->source), r.messages);
     json kwargs = st.template_kwargs;
     kwargs.update(r.template_kwargs);
     nlohmann::ordered_json vars = nlohmann::ordered_json::parse(json_text(kwargs));  // (json_text of json: plain text)
@@ -120,9 +121,12 @@ struct in_flight_guard {
   server_state& st;
 };
 
-// The finish reason a client sees: a stop whose reply held tool calls is "tool_calls".
-finish_kind reported_finish(finish_kind k, const parsed_reply& reply) {
-  return k == finish_kind::stop && !reply.calls.empty() ? finish_kind::tool_calls : k;
+// The finish reason a client sees: a reply read as tool calls is "tool_calls", whether its end token
+// came or max_tokens cut the whitespace a grammar allows after them; but a named function's is
+// "stop", as OpenAI and vLLM answer a forced function.
+finish_kind reported_finish(finish_kind k, const parsed_reply& reply, const reply_reading& reading) {
+  if (reply.calls.empty() || (k != finish_kind::stop && k != finish_kind::length)) return k;
+  return reading.options.mode == tool_mode::named ? finish_kind::stop : finish_kind::tool_calls;
 }
 
 void respond_whole(server_state& st, const response_meta& meta, const std::shared_ptr<job>& j, const reply_reading& reading,
@@ -146,7 +150,7 @@ void respond_whole(server_state& st, const response_meta& meta, const std::share
   if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.starts_inside);
   parsed_reply reply{std::move(parts.content), {}};
   if (reading.reads_calls()) reply = read_tool_reply(reading.options, reading.syntax, reply.content);
-  res.set_content(json_text(completion_json(meta, reply.content, lp, reported_finish(j->reason, reply), j->n_prompt, j->n_generated,
+  res.set_content(json_text(completion_json(meta, reply.content, lp, reported_finish(j->reason, reply, reading), j->n_prompt, j->n_generated,
                                             reply.calls, parts.reasoning)),
                   "application/json");
 }
@@ -224,7 +228,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
         tail += sse_data(json_text(tool_calls_chunk_json(ss->meta, reply.calls, ss->first, usage)));
         ss->first = false;
       }
-      reason = reported_finish(reason, reply);
+      reason = reported_finish(reason, reply, ss->reading);
     }
     tail += sse_data(json_text(chunk_json(ss->meta, "", nullptr, ss->first && ss->meta.chat, reason, usage)));
     if (usage) tail += sse_data(json_text(usage_chunk_json(ss->meta, j.n_prompt, j.n_generated)));

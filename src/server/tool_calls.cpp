@@ -87,7 +87,13 @@ ojson parse_bounded(std::string_view text) {
 
 // The JSON object, array or string at `pos` (after spaces); pos moves past it. (A string: arguments
 // some templates write as the JSON text of an object, quoted.)
-std::optional<ojson> json_at(std::string_view s, size_t& pos) {
+// A JSON value and its text as the model wrote it.
+struct json_text_value {
+  ojson value;
+  std::string_view text;
+};
+
+std::optional<json_text_value> json_at(std::string_view s, size_t& pos) {
   const size_t start = skip_space(s, pos);
   if (start >= s.size() || (s[start] != '{' && s[start] != '[' && s[start] != '"')) return std::nullopt;
   const size_t end = bracket_end(s, start);
@@ -95,33 +101,73 @@ std::optional<ojson> json_at(std::string_view s, size_t& pos) {
   ojson v = ojson::parse(s.substr(start, end - start), nullptr, false);
   if (v.is_discarded()) return std::nullopt;
   pos = end;
-  return v;
+  return json_text_value{std::move(v), s.substr(start, end - start)};
 }
 
 std::string dump(const ojson& v) { return v.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
-// Arguments as an object's text: models write an object, some a string holding one (null: none).
-std::optional<std::string> arguments_text(const ojson& args) {
+// The members of the JSON object `t` (key text, value text) or the elements of the array `t` (empty
+// key), as written. `t` is JSON nlohmann accepted, so the walk needs no checks of its own.
+std::vector<std::pair<std::string_view, std::string_view>> parts_of(std::string_view t) {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  size_t p = skip_space(t, 0);
+  if (p >= t.size() || (t[p] != '{' && t[p] != '[')) return out;
+  const bool object = t[p] == '{';
+  p = skip_space(t, p + 1);
+  while (p < t.size() && t[p] != '}' && t[p] != ']') {
+    std::string_view key;
+    if (object) {
+      const size_t key_end = bracket_end(t, p);
+      if (key_end == npos) break;
+      key = t.substr(p, key_end - p);
+      p = skip_space(t, skip_space(t, key_end) + 1);  // past ':'
+    }
+    size_t end = npos;
+    if (p < t.size() && (t[p] == '{' || t[p] == '[' || t[p] == '"')) {
+      end = bracket_end(t, p);
+    } else {
+      end = p;
+      while (end < t.size() && t[end] != ',' && t[end] != '}' && t[end] != ']' && !is_space(t[end])) ++end;
+    }
+    if (end == npos) break;
+    out.emplace_back(key, t.substr(p, end - p));
+    p = skip_space(t, end);
+    if (p < t.size() && t[p] == ',') p = skip_space(t, p + 1);
+  }
+  return out;
+}
+
+// Arguments as an object's text, as the model wrote it (numbers are not re-printed): models write an
+// object, some a string holding one's text; null is none.
+std::optional<std::string> arguments_text(const ojson& args, std::string_view written) {
   if (args.is_null()) return "{}";
-  if (args.is_object()) return dump(args);
+  if (args.is_object()) return std::string(written);
   if (args.is_string()) {
-    ojson inner = parse_bounded(args.get<std::string>());
-    if (!inner.is_discarded() && inner.is_object()) return dump(inner);
+    const std::string& inner = args.get_ref<const std::string&>();
+    ojson parsed = parse_bounded(inner);
+    if (!parsed.is_discarded() && parsed.is_object()) return std::string(trim(inner));
   }
   return std::nullopt;
 }
 
-// {"name": ..., <args_key>: {...}} with either key spelling the formats use. Inside markers a call
-// may leave its arguments out; bare JSON (Llama 3's, a forced choice's) must have them, or any JSON
-// answer with a "name" would be a call.
-std::optional<tool_call> call_from_object(tool_syntax syntax, const ojson& o, bool needs_arguments = false) {
+// {"name": ..., <args_key>: {...}} with either key spelling the formats use, from its text. Inside
+// markers a call may leave its arguments out; bare JSON (Llama 3's, a forced choice's) must have them,
+// or any JSON answer with a "name" would be a call.
+std::optional<tool_call> call_from_object(tool_syntax syntax, const ojson& o, std::string_view written,
+                                          bool needs_arguments = false) {
   if (!o.is_object()) return std::nullopt;
   auto name = o.find("name");
   if (name == o.end() || !name->is_string() || trim(name->get<std::string>()).empty()) return std::nullopt;
-  auto args = o.find("arguments");
-  if (args == o.end()) args = o.find("parameters");
-  if (args == o.end() && needs_arguments) return std::nullopt;
-  std::optional<std::string> text = args == o.end() ? std::optional<std::string>("{}") : arguments_text(*args);
+  const char* key = o.contains("arguments") ? "arguments" : o.contains("parameters") ? "parameters" : nullptr;
+  if (!key) {
+    if (needs_arguments) return std::nullopt;
+    return tool_call{new_tool_call_id(syntax), name->get<std::string>(), "{}"};
+  }
+  // The member's text: the last with that key, as nlohmann keeps the last of duplicates.
+  std::string_view args_written;
+  for (const auto& [k, v] : parts_of(written))
+    if (ojson::parse(k, nullptr, false) == key) args_written = v;
+  std::optional<std::string> text = arguments_text(o.at(key), args_written);
   if (!text) return std::nullopt;
   return tool_call{new_tool_call_id(syntax), name->get<std::string>(), std::move(*text)};
 }
@@ -134,7 +180,7 @@ std::optional<calls_t> hermes_calls(std::string_view s, size_t pos) {
     pos += hermes_open.size();
     auto o = json_at(s, pos);
     if (!o) return std::nullopt;
-    auto c = call_from_object(tool_syntax::hermes, *o);
+    auto c = call_from_object(tool_syntax::hermes, o->value, o->text);
     if (!c) return std::nullopt;
     calls.push_back(std::move(*c));
     pos = skip_space(s, pos);
@@ -151,7 +197,7 @@ std::optional<calls_t> llama3_calls(std::string_view s) {
   while (true) {
     auto o = json_at(s, pos);
     if (!o) return std::nullopt;
-    auto c = call_from_object(tool_syntax::llama3_json, *o, true);
+    auto c = call_from_object(tool_syntax::llama3_json, o->value, o->text, true);
     if (!c) return std::nullopt;
     calls.push_back(std::move(*c));
     pos = skip_space(s, pos);
@@ -164,10 +210,12 @@ std::optional<calls_t> llama3_calls(std::string_view s) {
 std::optional<calls_t> mistral_list_calls(std::string_view s, size_t pos) {
   pos += mistral_open.size();
   auto list = json_at(s, pos);
-  if (!list || !list->is_array() || list->empty()) return std::nullopt;
+  if (!list || !list->value.is_array() || list->value.empty()) return std::nullopt;
+  const auto written = parts_of(list->text);
+  if (written.size() != list->value.size()) return std::nullopt;
   calls_t calls;
-  for (const ojson& o : *list) {
-    auto c = call_from_object(tool_syntax::mistral_list, o);
+  for (size_t i = 0; i < written.size(); ++i) {
+    auto c = call_from_object(tool_syntax::mistral_list, list->value[i], written[i].second);
     if (!c) return std::nullopt;
     calls.push_back(std::move(*c));
   }
@@ -188,7 +236,7 @@ std::optional<calls_t> mistral_args_calls(std::string_view s, size_t pos) {
     pos = args + mistral_args.size();
     auto o = json_at(s, pos);
     if (!o) return std::nullopt;
-    auto text = arguments_text(*o);
+    auto text = arguments_text(o->value, o->text);
     if (!text) return std::nullopt;
     calls.push_back({new_tool_call_id(tool_syntax::mistral_args), std::string(name), std::move(*text)});
     // Another call, or the end (text after the calls is dropped, as the other syntaxes drop it).
@@ -304,18 +352,21 @@ std::optional<calls_t> gemma4_calls(std::string_view s, size_t pos) {
     const std::string_view name = trim(s.substr(pos, brace - pos));
     if (name.empty() || name.find_first_of(" \t\r\n[]<>") != npos) return std::nullopt;
     gemma_value_reader r(s, brace);
-    auto args = r.object(0);
-    pos = r.pos();
-    if (!args) {
+    std::string args_text;
+    if (auto args = r.object(0)) {
+      pos = r.pos();
+      args_text = dump(*args);
+    } else {
       // Arguments given as JSON text are written inside the braces as they are: {{"a": 1}}.
       pos = brace + 1;
-      args = json_at(s, pos);
-      if (!args || !args->is_object()) return std::nullopt;
+      auto json_args = json_at(s, pos);
+      if (!json_args || !json_args->value.is_object()) return std::nullopt;
       pos = skip_space(s, pos);
       if (pos >= s.size() || s[pos] != '}') return std::nullopt;
       ++pos;
+      args_text = std::string(json_args->text);
     }
-    calls.push_back({new_tool_call_id(tool_syntax::gemma4), std::string(name), dump(*args)});
+    calls.push_back({new_tool_call_id(tool_syntax::gemma4), std::string(name), std::move(args_text)});
     pos = skip_space(s, pos);
     if (s.substr(pos).starts_with(gemma4_close)) pos += gemma4_close.size();
     else if (pos != s.size()) return std::nullopt;
@@ -416,9 +467,11 @@ std::string new_tool_call_id(tool_syntax syntax) {
 std::optional<std::vector<tool_call>> parse_required_calls(tool_syntax syntax, std::string_view text) {
   ojson list = parse_bounded(text);
   if (list.is_discarded() || !list.is_array() || list.empty()) return std::nullopt;
+  const auto written = parts_of(text);
+  if (written.size() != list.size()) return std::nullopt;
   calls_t calls;
-  for (const ojson& o : list) {
-    auto c = call_from_object(syntax, o, true);
+  for (size_t i = 0; i < written.size(); ++i) {
+    auto c = call_from_object(syntax, list[i], written[i].second, true);
     if (!c) return std::nullopt;
     calls.push_back(std::move(*c));
   }

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "core/json_depth.h"
@@ -162,6 +163,10 @@ field_error read_tool_options(const json& obj, std::string_view body, sampler_pa
                                       "drop it or set 'tool_choice' to \"none\"",
                        "tool_choice");
   if (!out.forced()) return std::nullopt;
+  // The constraint lists each tool as an alternative, and a schema's alternatives are capped.
+  if (out.mode == tool_mode::required && out.tools.size() > 128)
+    return bad_request(fmt::format("'tool_choice' \"required\" takes at most 128 tools, got {}; use \"auto\" or name one", out.tools.size()),
+                       "tool_choice");
   auto g = grammar::from_json_schema(forced_schema(out));
   if (!g) return bad_request(fmt::format("'tools': a function's parameters schema cannot be followed: {}", g.message()), "tools");
   s.grammar = *g;
@@ -214,6 +219,38 @@ field_error read_message_tool_fields(const json& m, const std::string& role, ojs
     msg["tool_call_id"] = id->get<std::string>();
   }
   return std::nullopt;
+}
+
+namespace {
+
+bool is_mistral_call_id(const std::string& id) {
+  return id.size() == 9 && std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isalnum(c) != 0; });
+}
+
+// 9 letters and digits from a 64-bit FNV-1a hash of the id (62^9 > 2^53: collisions are negligible).
+std::string mistral_call_id_for(const std::string& id) {
+  static constexpr std::string_view alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : id) h = (h ^ c) * 0x100000001b3ull;
+  std::string out;
+  for (int i = 0; i < 9; ++i, h /= alnum.size()) out += alnum[h % alnum.size()];
+  return out;
+}
+
+void fit_mistral_call_id(ojson& holder, const char* key) {
+  auto it = holder.find(key);
+  if (it != holder.end() && it->is_string() && !is_mistral_call_id(it->get<std::string>())) *it = mistral_call_id_for(it->get<std::string>());
+}
+
+}  // namespace
+
+void fit_call_ids(tool_syntax syntax, ojson& messages) {
+  if (syntax != tool_syntax::mistral_list && syntax != tool_syntax::mistral_args) return;
+  for (ojson& m : messages) {
+    fit_mistral_call_id(m, "tool_call_id");
+    if (auto calls = m.find("tool_calls"); calls != m.end())
+      for (ojson& c : *calls) fit_mistral_call_id(c, "id");
+  }
 }
 
 parsed_reply read_tool_reply(const tool_options& o, tool_syntax syntax, std::string_view text) {

@@ -37,6 +37,12 @@ field_error read_tool_options(const nlohmann::json& obj, std::string_view body, 
 // read them), a tool result's tool_call_id.
 field_error read_message_tool_fields(const nlohmann::json& m, const std::string& role, nlohmann::ordered_json& msg);
 
+// Mistral's templates refuse call ids that are not 9 letters or digits; OpenAI's are "call_..." and
+// other servers' longer still. For a template with Mistral's syntax, every other id in the messages
+// (an assistant's calls, the tool results) becomes 9 characters derived from it, the same for the
+// same id, so a call and its result still match (vLLM shortens them too).
+void fit_call_ids(tool_syntax syntax, nlohmann::ordered_json& messages);
+
 // A finished reply read for calls as the options ask: a forced choice's bare JSON, or the model's
 // own syntax. A reply that does not read as calls (or calls a function not among the tools) is
 // content, whole; with parallel_tool_calls false only the first call is kept.
