@@ -1,5 +1,7 @@
 #include "server/reasoning_split.h"
 
+#include "server/partial_tag.h"
+
 namespace glia::server {
 namespace {
 
@@ -12,13 +14,6 @@ size_t first_non_ws(std::string_view s) {
   size_t i = 0;
   while (i < s.size() && ws(s[i])) ++i;
   return i;
-}
-
-// The start of a trailing part of s that could still grow into `tag`, else s.size().
-size_t partial_tag_at(std::string_view s, std::string_view tag) {
-  for (size_t n = std::min(tag.size() - 1, s.size()); n > 0; --n)
-    if (tag.starts_with(s.substr(s.size() - n))) return s.size() - n;
-  return s.size();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_depth.h"
+#include "server/partial_tag.h"
 
 namespace glia::server {
 namespace {
@@ -395,9 +396,7 @@ size_t think_close_end(std::string_view text, size_t scan_from) {
 bool opens_thinking(std::string_view text) { return text.substr(skip_space(text, 0)).starts_with(think_open); }
 
 size_t partial_think_close_at(std::string_view text) {
-  for (size_t n = std::min(think_close.size() - 1, text.size()); n > 0; --n)
-    if (think_close.starts_with(text.substr(text.size() - n))) return text.size() - n;
-  return text.size();
+  return partial_tag_at(text, think_close);
 }
 
 size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t from, size_t& maybe_at) {
@@ -416,11 +415,7 @@ size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t from, 
   }
   const std::string_view marker = marker_of(syntax);
   if (const size_t at = text.find(marker, from); at != npos) return at;
-  for (size_t n = std::min(marker.size() - 1, text.size() - std::min(from, text.size())); n > 0; --n)
-    if (marker.starts_with(text.substr(text.size() - n))) {
-      maybe_at = text.size() - n;
-      break;
-    }
+  maybe_at = partial_tag_at(text, marker, from);
   return npos;
 }
 
