@@ -24,6 +24,11 @@ std::optional<reasoning_tags> reasoning_tags_of(std::string_view t) {
   return std::nullopt;
 }
 
+bool leaves_reasoning_open(std::string_view text, const reasoning_tags& tags) {
+  const size_t open = text.rfind(tags.open);
+  return open != std::string_view::npos && text.find(tags.close, open) == std::string_view::npos;
+}
+
 bool prompt_opens_reasoning(std::string_view p, const reasoning_tags& tags) {
   while (!p.empty() && ws(p.back())) p.remove_suffix(1);
   return p.ends_with(tags.open);

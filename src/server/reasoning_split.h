@@ -23,6 +23,8 @@ struct reasoning_tags {
 std::optional<reasoning_tags> reasoning_tags_of(std::string_view template_source);
 // Whether a rendered prompt leaves the reply inside the reasoning (it ends with the open tag).
 bool prompt_opens_reasoning(std::string_view prompt, const reasoning_tags& tags);
+// Whether a text (an assistant message being continued) opened the reasoning and has not closed it.
+bool leaves_reasoning_open(std::string_view text, const reasoning_tags& tags);
 
 struct reply_parts {
   std::string reasoning, content;

@@ -193,7 +193,7 @@ field_error read_messages(const json& obj, ojson& out) {
     // A field this server does not act on is refused, unless it is null or an empty list: the SDKs
     // send an assistant message back as they received it ("tool_calls": null, "audio": null, ...).
     for (const auto& [k, v] : m.items())
-      if (k != "role" && k != "content" && k != "name" && k != "refusal" && k != "reasoning_content" && k != "tool_calls" &&
+      if (k != "role" && k != "content" && k != "name" && k != "refusal" && k != "reasoning_content" && k != "reasoning" && k != "tool_calls" &&
           k != "tool_call_id" && !v.is_null() && !(v.is_array() && v.empty()))
         return bad_request(fmt::format("message field '{}' is not supported", shown(k)), "messages");
     auto role = m.find("role");
@@ -214,13 +214,16 @@ field_error read_messages(const json& obj, ojson& out) {
       if (!name->is_string()) return bad_request(fmt::format("message 'name' must be a string, got {}", json_type_name(*name)), "messages");
       msg["name"] = name->get<std::string>();
     }
-    // An assistant turn's reasoning, as vLLM returns it and reasoning models' templates read it back
-    // (Qwen3's drops it from earlier turns, keeps it in the last).
-    if (auto reasoning = m.find("reasoning_content"); reasoning != m.end() && !reasoning->is_null()) {
+    // An assistant turn's reasoning, as vLLM and glia return it and reasoning models' templates read it
+    // back (Qwen3's drops it from earlier turns, keeps it in the last): "reasoning_content", or newer
+    // vLLM's and OpenRouter's "reasoning" (the templates get it as reasoning_content).
+    for (const char* field : {"reasoning_content", "reasoning"}) {
+      auto reasoning = m.find(field);
+      if (reasoning == m.end() || reasoning->is_null()) continue;
       if (!reasoning->is_string())
-        return bad_request(fmt::format("message 'reasoning_content' must be a string, got {}", json_type_name(*reasoning)), "messages");
-      if (r != "assistant") return bad_request("only assistant messages carry 'reasoning_content'", "messages");
-      msg["reasoning_content"] = reasoning->get<std::string>();
+        return bad_request(fmt::format("message '{}' must be a string, got {}", field, json_type_name(*reasoning)), "messages");
+      if (r != "assistant") return bad_request(fmt::format("only assistant messages carry '{}'", field), "messages");
+      if (!msg.contains("reasoning_content")) msg["reasoning_content"] = reasoning->get<std::string>();
     }
     out.push_back(std::move(msg));
   }

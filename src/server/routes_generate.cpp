@@ -76,7 +76,10 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
     if (r.split_reasoning.value_or(st.opts.split_reasoning) && !r.params.sampling.grammar)
       reading.reasoning = reasoning_tags_of(chat_fmt.value()->source);
     if (reading.reasoning) {
-      reading.starts_inside = prompt_opens_reasoning(*text, *reading.reasoning);
+      // The prompt opened it, or the message being continued did and has not closed it.
+      const auto& last = r.messages.back()["content"];
+      reading.starts_inside = prompt_opens_reasoning(*text, *reading.reasoning) ||
+                              (r.continue_final_message && last.is_string() && leaves_reasoning_open(last.get<std::string>(), *reading.reasoning));
       // Gemma 4's tags are control tokens, which text leaves out otherwise (and a converter may
       // have made <think> one).
       r.params.shown_control_tokens.emplace_back(reading.reasoning->open_token);
@@ -122,11 +125,11 @@ struct in_flight_guard {
 };
 
 // The finish reason a client sees: a reply read as tool calls is "tool_calls", whether its end token
-// came or max_tokens cut the whitespace a grammar allows after them; but a named function's is
-// "stop", as OpenAI and vLLM answer a forced function.
+// came or max_tokens cut the whitespace a grammar allows after them; but a named function's is the
+// generation's own (stop, or length for arguments cut short), as OpenAI and vLLM answer it.
 finish_kind reported_finish(finish_kind k, const parsed_reply& reply, const reply_reading& reading) {
-  if (reply.calls.empty() || (k != finish_kind::stop && k != finish_kind::length)) return k;
-  return reading.options.mode == tool_mode::named ? finish_kind::stop : finish_kind::tool_calls;
+  if (reply.calls.empty() || (k != finish_kind::stop && k != finish_kind::length) || reading.options.mode == tool_mode::named) return k;
+  return finish_kind::tool_calls;
 }
 
 void respond_whole(server_state& st, const response_meta& meta, const std::shared_ptr<job>& j, const reply_reading& reading,
@@ -164,6 +167,8 @@ struct stream_state {
   reply_reading reading;
   std::optional<reasoning_splitter> splitter;  // a reasoning model: reasoning apart from content
   std::optional<tool_reply_gate> gate;         // with tools: holds back what may be calls
+  std::optional<tool_call> named_call;         // a named function: its arguments stream as they come
+  bool named_call_opened = false;              // its first chunk (id, type, name) went out
 };
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
@@ -171,7 +176,26 @@ bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.
 // The chunks for a piece of generated text: its reasoning, then its content (held back by the gate
 // where it may be calls). Logprobs go with the first chunk; an event with nothing to show and no
 // logprobs sends nothing (without a splitter or gate, every event is a chunk, as before).
+// A named function's arguments as they come: the first chunk opens the call (id, type, name), the
+// next ones add to its arguments (index 0), as OpenAI streams them.
+std::string named_call_chunk(stream_state& ss, const std::string& arguments, const std::vector<token_logprob>* lps, bool usage) {
+  tool_call piece = *ss.named_call;
+  piece.arguments = arguments;
+  json c = tool_calls_chunk_json(ss.meta, {piece}, ss.first, usage);
+  json& call = c["choices"][0]["delta"]["tool_calls"][0];
+  if (ss.named_call_opened) {
+    call.erase("id");
+    call.erase("type");
+    call["function"].erase("name");
+  }
+  if (lps && !lps->empty()) c["choices"][0]["logprobs"] = logprobs_json(true, *lps);
+  ss.named_call_opened = true;
+  ss.first = false;
+  return sse_data(json_text(c));
+}
+
 std::string text_chunks(stream_state& ss, const std::string& text, const std::vector<token_logprob>* lps, bool usage) {
+  if (ss.named_call) return text.empty() && !(lps && !lps->empty()) ? std::string() : named_call_chunk(ss, text, lps, usage);
   reply_parts parts{{}, text};
   if (ss.splitter) parts = ss.splitter->push(text);
   if (ss.gate) parts.content = ss.gate->push(parts.content);
@@ -209,6 +233,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
     tail += sse_data(api_error{500, j.error}.to_json());
   } else {
     finish_kind reason = j.reason;
+    if (ss->named_call && !ss->named_call_opened) tail += named_call_chunk(*ss, "", nullptr, usage);  // nothing came: the call still does
     if (ss->splitter) {
       const reply_parts rest = ss->splitter->finish();
       ss->splitter.reset();  // what it held goes through the gate now
@@ -278,7 +303,10 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   ss->guard = std::move(guard);
   ss->reading = reading;
   if (reading.reasoning) ss->splitter.emplace(*reading.reasoning, reading.starts_inside);
-  if (reading.reads_calls()) ss->gate.emplace(reading.syntax, reading.options.forced());
+  if (reading.options.mode == tool_mode::named)
+    ss->named_call = tool_call{new_tool_call_id(reading.syntax), reading.options.function, ""};
+  else if (reading.reads_calls())
+    ss->gate.emplace(reading.syntax, reading.options.forced());
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream", [ss](size_t, httplib::DataSink& sink) { return stream_step(ss, sink); },

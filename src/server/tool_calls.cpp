@@ -473,13 +473,6 @@ std::optional<std::vector<tool_call>> parse_required_calls(tool_syntax syntax, s
   return calls;
 }
 
-std::optional<tool_call> parse_named_call(tool_syntax syntax, std::string_view name, std::string_view text) {
-  ojson args = parse_bounded(text);
-  if (args.is_discarded() || !args.is_object()) return std::nullopt;
-  // The text itself, which the grammar made an object: numbers stay as the model wrote them.
-  return tool_call{new_tool_call_id(syntax), std::string(name), std::string(trim(text))};
-}
-
 std::vector<std::string> tool_marker_tokens(tool_syntax syntax) {
   switch (syntax) {
     case tool_syntax::hermes: return {std::string(hermes_open), std::string(hermes_close)};

@@ -61,10 +61,9 @@ std::vector<std::string> tool_marker_tokens(tool_syntax syntax);
 // A new id for a call: "call_" and 24 letters or digits; Mistral's templates require exactly 9.
 std::string new_tool_call_id(tool_syntax syntax);
 
-// The replies of a forced choice, written as bare JSON (vLLM's way): `required` is an array of
-// {"name", "parameters"} objects; a named function's reply is its arguments object. nullopt when the
-// text is not that (cut short by max_tokens).
+// The reply of a forced `required` choice, written as bare JSON (vLLM's way): an array of
+// {"name", "parameters"} objects. nullopt when the text is not that (cut short by max_tokens). (A
+// named function's reply is its arguments, as they come: see read_tool_reply.)
 std::optional<std::vector<tool_call>> parse_required_calls(tool_syntax syntax, std::string_view text);
-std::optional<tool_call> parse_named_call(tool_syntax syntax, std::string_view name, std::string_view text);
 
 }  // namespace glia::server

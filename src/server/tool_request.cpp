@@ -256,7 +256,9 @@ void fit_call_ids(tool_syntax syntax, ojson& messages) {
 parsed_reply read_tool_reply(const tool_options& o, tool_syntax syntax, std::string_view text) {
   parsed_reply r;
   if (o.mode == tool_mode::named) {
-    if (auto c = parse_named_call(syntax, o.function, text)) r.calls.push_back(std::move(*c));
+    // The reply is the arguments, whole or (cut by max_tokens, which finish_reason says) not: as
+    // OpenAI and vLLM answer a forced function, and as they stream, piece by piece.
+    r.calls.push_back({new_tool_call_id(syntax), o.function, std::string(text)});
   } else if (o.mode == tool_mode::required) {
     if (auto c = parse_required_calls(syntax, text)) r.calls = std::move(*c);
   } else if (o.mode == tool_mode::automatic) {

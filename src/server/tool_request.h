@@ -43,9 +43,10 @@ field_error read_message_tool_fields(const nlohmann::json& m, const std::string&
 // same id, so a call and its result still match (vLLM shortens them too).
 void fit_call_ids(tool_syntax syntax, nlohmann::ordered_json& messages);
 
-// A finished reply read for calls as the options ask: a forced choice's bare JSON, or the model's
-// own syntax. A reply that does not read as calls (or calls a function not among the tools) is
-// content, whole; with parallel_tool_calls false only the first call is kept.
+// A finished reply read for calls as the options ask: a named function's arguments (the whole
+// reply), `required`'s bare JSON, or the model's own syntax. A reply that does not read as calls (or
+// calls a function not among the tools) is content, whole; with parallel_tool_calls false only the
+// first call is kept.
 parsed_reply read_tool_reply(const tool_options& o, tool_syntax syntax, std::string_view text);
 
 }  // namespace glia::server

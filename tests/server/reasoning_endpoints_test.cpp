@@ -69,6 +69,25 @@ TEST(ServerReasoning, OpenedReasoningIsReasoningContent) {
   EXPECT_TRUE(constrained.json()["choices"][0]["message"]["content"].get<std::string>().starts_with("{")) << constrained.body;
 }
 
+// A prefill that opened the reasoning (continue_final_message): the continuation is reasoning too.
+// An assistant's earlier reasoning may come back as "reasoning" (newer vLLM's name) too.
+TEST(ServerReasoning, ContinuedReasoningAndItsOtherName) {
+  server_process srv({"-m", test_model(), "--chat-template", opening_think_template()});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  json req = {{"messages", {{{"role", "user"}, {"content", "The jury said"}}, {{"role", "assistant"}, {"content", "<think>\nthe jury"}}}},
+              {"continue_final_message", true}, {"max_tokens", 6}, {"temperature", 0}};
+  auto r = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json()["choices"][0]["message"]["content"], "") << r.body;
+  EXPECT_FALSE(r.json()["choices"][0]["message"]["reasoning_content"].get<std::string>().empty()) << r.body;
+  json earlier = {{"messages", {{{"role", "user"}, {"content", "a"}}, {{"role", "assistant"}, {"content", "b"}, {"reasoning", "x"}},
+                                {{"role", "user"}, {"content", "c"}}}},
+                  {"max_tokens", 1}};
+  EXPECT_EQ(post(srv, "/v1/chat/completions", earlier).status, 200);
+  earlier["messages"][1]["reasoning"] = 5;
+  EXPECT_EQ(post(srv, "/v1/chat/completions", earlier).status, 400);
+}
+
 TEST(ServerReasoning, FlagNoneLeavesItInContent) {
   server_process srv({"-m", test_model(), "--chat-template", opening_think_template(), "--reasoning-format", "none"});
   ASSERT_NE(srv.port(), 0) << srv.log();

@@ -38,6 +38,11 @@ TEST(ReasoningSplit, TemplatesThatThink) {
   EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n", think));  // Qwen3, thinking off
   EXPECT_FALSE(prompt_opens_reasoning("<|im_start|>assistant\n", think));
   EXPECT_FALSE(prompt_opens_reasoning("<|turn>model\n<|channel>thought\n<channel|>", gemma));  // Gemma 4, thinking off
+  // A message being continued (a prefill) may have opened it.
+  EXPECT_TRUE(leaves_reasoning_open("<think>\nLet me", think));
+  EXPECT_TRUE(leaves_reasoning_open("<think>a</think>b<think>c", think));
+  EXPECT_FALSE(leaves_reasoning_open("<think>a</think>Answer", think));
+  EXPECT_FALSE(leaves_reasoning_open("Answer", think));
 }
 
 TEST(ReasoningSplit, WholeReplies) {
