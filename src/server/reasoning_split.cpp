@@ -93,8 +93,8 @@ reply_parts reasoning_splitter::finish() {
   return out;
 }
 
-reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, bool starts_inside) {
-  reasoning_splitter s(tags, starts_inside);
+reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, reasoning_start start) {
+  reasoning_splitter s(tags, start);
   reply_parts a = s.push(reply), b = s.finish();
   return {a.reasoning + b.reasoning, a.content + b.content};
 }

@@ -30,12 +30,20 @@ struct reply_parts {
   std::string reasoning, content;
 };
 
+// Where a reply starts: outside the reasoning (it may open it), just after the open tag (the prompt
+// ended with it: the whitespace after the tag is not reasoning), or in the middle of reasoning text
+// (a prefill that opened it is being continued: every byte counts).
+enum class reasoning_start { outside, after_open_tag, mid_reasoning };
+
 // Splits a reply as it is generated: push() returns what can go out now; finish() the rest. Pieces
 // may cut the tags anywhere; the parts put together do not depend on where.
 class reasoning_splitter {
  public:
-  reasoning_splitter(const reasoning_tags& tags, bool starts_inside)
-      : tags_(tags), state_(starts_inside ? state::reasoning_lead : state::start) {}
+  reasoning_splitter(const reasoning_tags& tags, reasoning_start start)
+      : tags_(tags),
+        state_(start == reasoning_start::outside          ? state::start
+               : start == reasoning_start::after_open_tag ? state::reasoning_lead
+                                                          : state::reasoning) {}
   reply_parts push(std::string_view piece);
   reply_parts finish();
 
@@ -47,6 +55,6 @@ class reasoning_splitter {
 };
 
 // A whole reply, split.
-reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, bool starts_inside);
+reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, reasoning_start start);
 
 }  // namespace glia::server

@@ -34,11 +34,11 @@ nlohmann::json completion_json(const response_meta& m, const std::string& text, 
 // `finish`: finish_kind::none for a chunk in the middle. With include_usage every chunk has "usage": null.
 nlohmann::json chunk_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
                           bool role_delta, finish_kind finish, bool include_usage);
-// A chat chunk carrying one reply's tool calls, whole: {"delta": {"tool_calls": [{"index", "id", "type",
-// "function": {"name", "arguments"}}]}} (clients put streamed calls together by index).
 // A chat chunk of reasoning: {"delta": {"reasoning_content": ...}}.
 nlohmann::json reasoning_chunk_json(const response_meta& m, const std::string& reasoning, const std::vector<token_logprob>* lps,
                                     bool role_delta, bool include_usage);
+// A chat chunk carrying one reply's tool calls, whole: {"delta": {"tool_calls": [{"index", "id", "type",
+// "function": {"name", "arguments"}}]}} (clients put streamed calls together by index).
 nlohmann::json tool_calls_chunk_json(const response_meta& m, const std::vector<tool_call>& calls, bool role_delta, bool include_usage);
 // The last chunk of a stream with stream_options.include_usage: no choices, the usage.
 nlohmann::json usage_chunk_json(const response_meta& m, int n_prompt, int n_generated);

@@ -2,6 +2,7 @@
 // answer as one JSON object or as an SSE stream.
 #include <fmt/core.h>
 
+#include <chrono>
 #include <optional>
 #include <random>
 
@@ -27,7 +28,7 @@ struct reply_reading {
   tool_options options;
   tool_syntax syntax = tool_syntax::none;
   std::optional<reasoning_tags> reasoning;  // the tags the reply reasons between, when it is split
-  bool starts_inside = false;                // the prompt opened the reasoning
+  reasoning_start start = reasoning_start::outside;
   bool reads_calls() const { return options.reads_calls(); }
 };
 
@@ -78,8 +79,10 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
     if (reading.reasoning) {
       // The prompt opened it, or the message being continued did and has not closed it.
       const auto& last = r.messages.back()["content"];
-      reading.starts_inside = prompt_opens_reasoning(*text, *reading.reasoning) ||
-                              (r.continue_final_message && last.is_string() && leaves_reasoning_open(last.get<std::string>(), *reading.reasoning));
+      if (prompt_opens_reasoning(*text, *reading.reasoning))
+        reading.start = reasoning_start::after_open_tag;
+      else if (r.continue_final_message && last.is_string() && leaves_reasoning_open(last.get<std::string>(), *reading.reasoning))
+        reading.start = reasoning_start::mid_reasoning;
       // Gemma 4's tags are control tokens, which text leaves out otherwise (and a converter may
       // have made <think> one).
       r.params.shown_control_tokens.emplace_back(reading.reasoning->open_token);
@@ -150,7 +153,7 @@ void respond_whole(server_state& st, const response_meta& meta, const std::share
   if (j->reason == finish_kind::error) return send_error(res, api_error{500, j->error});
   const auto* lp = j->params.logprobs ? &lps : nullptr;
   reply_parts parts{{}, std::move(text)};
-  if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.starts_inside);
+  if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.start);
   parsed_reply reply{std::move(parts.content), {}};
   if (reading.reads_calls()) reply = read_tool_reply(reading.options, reading.syntax, reply.content);
   res.set_content(json_text(completion_json(meta, reply.content, lp, reported_finish(j->reason, reply, reading), j->n_prompt, j->n_generated,
@@ -169,7 +172,12 @@ struct stream_state {
   std::optional<tool_reply_gate> gate;         // with tools: holds back what may be calls
   std::optional<tool_call> named_call;         // a named function: its arguments stream as they come
   bool named_call_opened = false;              // its first chunk (id, type, name) went out
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
 };
+
+// A stream whose text may be held back (calls, reasoning) says who speaks at once, as OpenAI's does,
+// and sends a comment when nothing else went out for this long.
+constexpr auto keep_alive_interval = std::chrono::seconds(10);
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
 
@@ -219,12 +227,20 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   const bool usage = j.params.include_usage;
   std::vector<gen_event> events;
   const bool done = j.wait(events, poll_interval);
-  for (const auto& e : events) {
-    const std::string chunks = text_chunks(*ss, e.text, j.params.logprobs ? &e.logprobs : nullptr, usage);
-    if (!chunks.empty() && !write(sink, chunks)) {
+  std::string out;
+  if (ss->first && ss->meta.chat && (ss->gate || ss->splitter || ss->named_call)) {
+    out += sse_data(json_text(chunk_json(ss->meta, "", nullptr, true, finish_kind::none, usage)));
+    ss->first = false;
+  }
+  for (const auto& e : events) out += text_chunks(*ss, e.text, j.params.logprobs ? &e.logprobs : nullptr, usage);
+  const auto now = std::chrono::steady_clock::now();
+  if (out.empty() && !done && now - ss->last_write >= keep_alive_interval) out = sse_keep_alive;
+  if (!out.empty()) {
+    if (!write(sink, out)) {
       j.cancel = true;
       return false;
     }
+    ss->last_write = now;
   }
   if (!done) return true;
   if (j.reason == finish_kind::cancelled) return false;
@@ -302,7 +318,7 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   ss->meta = meta;
   ss->guard = std::move(guard);
   ss->reading = reading;
-  if (reading.reasoning) ss->splitter.emplace(*reading.reasoning, reading.starts_inside);
+  if (reading.reasoning) ss->splitter.emplace(*reading.reasoning, reading.start);
   if (reading.options.mode == tool_mode::named)
     ss->named_call = tool_call{new_tool_call_id(reading.syntax), reading.options.function, ""};
   else if (reading.reads_calls())

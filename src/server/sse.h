@@ -10,5 +10,7 @@ namespace glia::server {
 // `json_line` must not contain a newline (nlohmann's compact dump() never does).
 std::string sse_data(std::string_view json_line);
 inline constexpr std::string_view sse_done = "data: [DONE]\n\n";
+// A comment line, which clients skip: keeps proxies from timing out a stream that is quiet for long.
+inline constexpr std::string_view sse_keep_alive = ": keep-alive\n\n";
 
 }  // namespace glia::server

@@ -141,7 +141,7 @@ std::vector<std::pair<std::string_view, std::string_view>> parts_of(std::string_
 // Arguments as an object's text, as the model wrote it (numbers are not re-printed): models write an
 // object, some a string holding one's text; null is none.
 std::optional<std::string> arguments_text(const ojson& args, std::string_view written) {
-  if (args.is_null()) return "{}";
+  if (args.is_null() || (args.is_string() && trim(args.get_ref<const std::string&>()).empty())) return "{}";
   if (args.is_object()) return std::string(written);
   if (args.is_string()) {
     const std::string& inner = args.get_ref<const std::string&>();
@@ -249,27 +249,28 @@ std::optional<calls_t> mistral_args_calls(std::string_view s, size_t pos) {
 
 // Gemma 4 writes arguments in its own notation (the template's format_argument): strings between
 // <|"|> marks, bare or marked keys, true/false, numbers as written, objects and arrays in JSON's
-// brackets. No library reads it, so this small recursive reader does.
+// brackets. No library reads it, so this small recursive reader does, writing JSON text as it goes
+// (numbers keep the model's digits).
 class gemma_value_reader {
  public:
   gemma_value_reader(std::string_view s, size_t pos) : s_(s), pos_(pos) {}
   size_t pos() const { return pos_; }
 
-  std::optional<ojson> value(int depth = 0) {
-    if (depth > 64) return std::nullopt;
+  std::optional<std::string> value(int depth = 0) {
+    if (depth > max_call_depth) return std::nullopt;
     pos_ = skip_space(s_, pos_);
     if (pos_ >= s_.size()) return std::nullopt;
-    if (auto str = quoted()) return ojson(std::move(*str));
+    if (auto str = quoted()) return json_string(*str);
     if (s_[pos_] == '{') return object(depth);
     if (s_[pos_] == '[') return array(depth);
     return scalar();
   }
 
-  std::optional<ojson> object(int depth) {
+  std::optional<std::string> object(int depth) {
     ++pos_;  // '{'
-    ojson o = ojson::object();
+    std::string o = "{";
     pos_ = skip_space(s_, pos_);
-    if (pos_ < s_.size() && s_[pos_] == '}') return ++pos_, o;
+    if (pos_ < s_.size() && s_[pos_] == '}') return ++pos_, o + "}";
     while (true) {
       pos_ = skip_space(s_, pos_);
       std::string key;
@@ -287,16 +288,19 @@ class gemma_value_reader {
       ++pos_;
       auto v = value(depth + 1);
       if (!v) return std::nullopt;
-      o[key] = std::move(*v);
+      o += json_string(key) + ":" + *v;
       pos_ = skip_space(s_, pos_);
       if (pos_ >= s_.size()) return std::nullopt;
-      if (s_[pos_] == '}') return ++pos_, o;
+      if (s_[pos_] == '}') return ++pos_, o + "}";
       if (s_[pos_] != ',') return std::nullopt;
+      o += ',';
       ++pos_;
     }
   }
 
  private:
+  static std::string json_string(const std::string& s) { return dump(ojson(s)); }
+
   std::optional<std::string> quoted() {
     if (!s_.substr(pos_).starts_with(gemma4_quote)) return std::nullopt;
     const size_t start = pos_ + gemma4_quote.size();
@@ -306,35 +310,35 @@ class gemma_value_reader {
     return std::string(s_.substr(start, end - start));
   }
 
-  std::optional<ojson> array(int depth) {
+  std::optional<std::string> array(int depth) {
     ++pos_;  // '['
-    ojson a = ojson::array();
+    std::string a = "[";
     pos_ = skip_space(s_, pos_);
-    if (pos_ < s_.size() && s_[pos_] == ']') return ++pos_, a;
+    if (pos_ < s_.size() && s_[pos_] == ']') return ++pos_, a + "]";
     while (true) {
       auto v = value(depth + 1);
       if (!v) return std::nullopt;
-      a.push_back(std::move(*v));
+      a += *v;
       pos_ = skip_space(s_, pos_);
       if (pos_ >= s_.size()) return std::nullopt;
-      if (s_[pos_] == ']') return ++pos_, a;
+      if (s_[pos_] == ']') return ++pos_, a + "]";
       if (s_[pos_] != ',') return std::nullopt;
+      a += ',';
       ++pos_;
     }
   }
 
-  // true, false, null (Python's None as the template prints it) or a JSON number.
-  std::optional<ojson> scalar() {
+  // true, false, null (Python's None as the template prints it) or a JSON number, as written.
+  std::optional<std::string> scalar() {
     size_t end = pos_;
     while (end < s_.size() && std::string_view(",}] \t\r\n").find(s_[end]) == npos) ++end;
     const std::string_view word = s_.substr(pos_, end - pos_);
     pos_ = end;
-    if (word == "true") return ojson(true);
-    if (word == "false") return ojson(false);
-    if (word == "null" || word == "None") return ojson(nullptr);
-    ojson n = ojson::parse(word, nullptr, false);
+    if (word == "true" || word == "false" || word == "null") return std::string(word);
+    if (word == "None") return "null";
+    const ojson n = ojson::parse(word, nullptr, false);
     if (n.is_discarded() || !n.is_number()) return std::nullopt;
-    return n;
+    return std::string(word);
   }
 
   std::string_view s_;
@@ -356,7 +360,7 @@ std::optional<calls_t> gemma4_calls(std::string_view s, size_t pos) {
     std::string args_text;
     if (auto args = r.object(0)) {
       pos = r.pos();
-      args_text = dump(*args);
+      args_text = std::move(*args);
     } else {
       // Arguments given as JSON text are written inside the braces as they are: {{"a": 1}}.
       pos = brace + 1;
@@ -381,7 +385,10 @@ tool_syntax tool_syntax_of(std::string_view t) {
   // The most specific marker first: Mistral's newer templates also write [TOOL_CALLS].
   if (t.find(mistral_open) != npos) return t.find(mistral_args) != npos ? tool_syntax::mistral_args : tool_syntax::mistral_list;
   if (t.find(gemma4_open) != npos) return tool_syntax::gemma4;
-  if (t.find(hermes_open) != npos) return tool_syntax::hermes;
+  // Qwen3-Coder's <tool_call><function=...> and GLM's <tool_call>name<arg_key> are XML inside the same
+  // tag, not Hermes JSON: no syntax glia reads (a clear refusal, not calls returned as text).
+  if (t.find(hermes_open) != npos)
+    return t.find("<function=") != npos || t.find("<arg_key>") != npos ? tool_syntax::none : tool_syntax::hermes;
   if (t.find(python_tag) != npos || t.find("Given the following functions") != npos) return tool_syntax::llama3_json;
   return tool_syntax::none;
 }

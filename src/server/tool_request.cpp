@@ -66,7 +66,9 @@ field_error read_choice(const json& obj, const std::set<std::string>& names, too
     if (v == "none") {
       out.mode = tool_mode::none;
     } else if (v == "auto") {
-      if (!have_tools) return bad_request("'tool_choice' \"auto\" needs 'tools'", "tool_choice");
+      // An empty list with "auto" (frameworks send both) asks for nothing; no list at all is a mistake.
+      const auto t = obj.find("tools");
+      if (!have_tools && (t == obj.end() || t->is_null())) return bad_request("'tool_choice' \"auto\" needs 'tools'", "tool_choice");
     } else if (v == "required") {
       if (!have_tools) return bad_request("'tool_choice' \"required\" needs 'tools'", "tool_choice");
       out.mode = tool_mode::required;

@@ -46,6 +46,7 @@ TEST(ServerReasoning, OpenedReasoningIsReasoningContent) {
   const stream_result sr = parse_stream(s.body, true);
   EXPECT_TRUE(sr.done && sr.well_formed) << s.body;
   EXPECT_EQ(sr.text, "");
+  EXPECT_EQ(sr.chunks.at(0)["choices"][0]["delta"]["role"], "assistant");  // at once, before any reasoning
   std::string streamed;
   for (const json& c : sr.chunks)
     if (!c["choices"].empty() && c["choices"][0]["delta"].contains("reasoning_content"))
@@ -79,7 +80,13 @@ TEST(ServerReasoning, ContinuedReasoningAndItsOtherName) {
   auto r = post(srv, "/v1/chat/completions", req);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json()["choices"][0]["message"]["content"], "") << r.body;
-  EXPECT_FALSE(r.json()["choices"][0]["message"]["reasoning_content"].get<std::string>().empty()) << r.body;
+  // Every byte of the continuation, a leading space too: prefill + reasoning_content is the text.
+  const std::string continued = r.json()["choices"][0]["message"]["reasoning_content"].get<std::string>();
+  EXPECT_FALSE(continued.empty()) << r.body;
+  req["reasoning_format"] = "none";
+  auto raw = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(raw.status, 200) << raw.body;
+  EXPECT_EQ(raw.json()["choices"][0]["message"]["content"].get<std::string>().substr(0, continued.size()), continued) << raw.body;
   json earlier = {{"messages", {{{"role", "user"}, {"content", "a"}}, {{"role", "assistant"}, {"content", "b"}, {"reasoning", "x"}},
                                 {{"role", "user"}, {"content", "c"}}}},
                   {"max_tokens", 1}};

@@ -65,25 +65,30 @@ TEST(ReasoningSplit, WholeReplies) {
       {"", true, "", ""},
       {"", false, "", ""},
   };
-  const reply_parts g = split_reasoning("<|channel>thought\nWeigh it.\n<channel|>Yes.", gemma, false);
+  // Continuing a prefill that opened it: every byte of the continuation counts, a leading space too.
+  EXPECT_EQ(split_reasoning(" a minute", think, reasoning_start::mid_reasoning).reasoning, " a minute");
+  EXPECT_EQ(split_reasoning(" a minute", think, reasoning_start::after_open_tag).reasoning, "a minute");
+  const reply_parts g = split_reasoning("<|channel>thought\nWeigh it.\n<channel|>Yes.", gemma, reasoning_start::outside);
   EXPECT_EQ(g.reasoning, "Weigh it.");
   EXPECT_EQ(g.content, "Yes.");
   for (const auto& c : cases) {
-    const reply_parts p = split_reasoning(c.reply, think, c.inside);
+    const reply_parts p = split_reasoning(c.reply, think, c.inside ? reasoning_start::after_open_tag : reasoning_start::outside);
     EXPECT_EQ(p.reasoning, c.reasoning) << c.reply;
     EXPECT_EQ(p.content, c.content) << c.reply;
   }
 }
 
 TEST(ReasoningSplit, PiecesOfAnySizeGiveTheSameParts) {
-  const std::tuple<std::string, bool, reasoning_tags> replies[] = {
-      {"<think>\nLet me see: <thi </thin </ </think  not yet.\n</think>\n\nDone. </think> stays.", false, think},
-      {"  \n <think> x </think>   \n y", false, think},
-      {"Reasoning from the start\n\n</think>Answer", true, think},
-      {"Plain answer with <think> inside", false, think},
-      {"<think>never closed\n\n", false, think},
-      {"日本語の推論</think>答え", true, think},
-      {"<|channel>thought\n<|channel <channel| x\n<channel|>\nAnswer", false, gemma},
+  constexpr auto outside = reasoning_start::outside, after_tag = reasoning_start::after_open_tag, mid = reasoning_start::mid_reasoning;
+  const std::tuple<std::string, reasoning_start, reasoning_tags> replies[] = {
+      {"<think>\nLet me see: <thi </thin </ </think  not yet.\n</think>\n\nDone. </think> stays.", outside, think},
+      {"  \n <think> x </think>   \n y", outside, think},
+      {"Reasoning from the start\n\n</think>Answer", after_tag, think},
+      {" continued reasoning\n</think>Answer", mid, think},
+      {"Plain answer with <think> inside", outside, think},
+      {"<think>never closed\n\n", outside, think},
+      {"日本語の推論</think>答え", after_tag, think},
+      {"<|channel>thought\n<|channel <channel| x\n<channel|>\nAnswer", outside, gemma},
   };
   for (const auto& [reply, inside, tags] : replies) {
     const reply_parts whole = split_reasoning(reply, tags, inside);

@@ -224,6 +224,7 @@ TEST(ToolReply, MistralAndGemma4) {
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(json::parse(r.calls[0].arguments),
             json::parse(R"({"when":"today, 9:00","n":-25.0,"ok":true,"no":false,"none":null,"list":[1,"a",[]],"obj":{"k k":{}}})"));
+  EXPECT_NE(r.calls[0].arguments.find(R"("n":-2.5e1)"), std::string::npos) << r.calls[0].arguments;  // the model's digits
   for (const char* text : {"<|tool_call>call:f{a:<|\"|>open}<tool_call|>", "<|tool_call>call:f{a:01x}<tool_call|>",
                            "<|tool_call>f{}<tool_call|>", "<|tool_call>call:f{a:1,}<tool_call|>"})
     EXPECT_TRUE(parse_tool_reply(tool_syntax::gemma4, text).calls.empty()) << text;
@@ -245,10 +246,12 @@ TEST(ToolReply, EdgesFromReview) {
   auto r = parse_tool_reply(tool_syntax::hermes, "I will use <tool_call> tags.\n</think>\n\n<tool_call>{\"name\": \"f\"}</tool_call>");
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(r.content, "I will use <tool_call> tags.\n</think>");
-  // Null arguments are none.
-  r = parse_tool_reply(tool_syntax::hermes, R"(<tool_call>{"name": "f", "arguments": null}</tool_call>)");
-  ASSERT_EQ(r.calls.size(), 1u);
-  EXPECT_EQ(r.calls[0].arguments, "{}");
+  // Null or empty arguments are none.
+  for (const char* args : {"null", "\"\"", "\" \""}) {
+    r = parse_tool_reply(tool_syntax::hermes, std::string(R"(<tool_call>{"name": "f", "arguments": )") + args + "}</tool_call>");
+    ASSERT_EQ(r.calls.size(), 1u) << args;
+    EXPECT_EQ(r.calls[0].arguments, "{}");
+  }
   // In automatic mode a call to a function the request does not have is content.
   o.mode = tool_mode::automatic;
   o.tools = ojson::parse(R"([{"type": "function", "function": {"name": "f"}}])");
@@ -256,6 +259,13 @@ TEST(ToolReply, EdgesFromReview) {
   r = read_tool_reply(o, tool_syntax::hermes, R"(<tool_call>{"name": "g"}</tool_call>)");
   EXPECT_TRUE(r.calls.empty());
   EXPECT_EQ(r.content, R"(<tool_call>{"name": "g"}</tool_call>)");
+}
+
+TEST(ToolSyntax, XmlInsideToolCallTagsIsNotHermes) {
+  // Qwen3-Coder's and GLM-4.5's templates put XML, not JSON, inside <tool_call>.
+  EXPECT_EQ(tool_syntax_of("{{- '<tool_call>\\n<function=' + tool_call.name + '>\\n' }}"), tool_syntax::none);
+  EXPECT_EQ(tool_syntax_of("<tool_call>{{ tc.name }}\n<arg_key>{{ k }}</arg_key>"), tool_syntax::none);
+  EXPECT_EQ(tool_syntax_of("<tool_call>\n{{ tc | tojson }}\n</tool_call>"), tool_syntax::hermes);
 }
 
 TEST(ToolReply, NewIds) {
@@ -338,7 +348,7 @@ TEST(ToolRequest, ToolsAndChoices) {
   EXPECT_EQ(r.value().tools.mode, tool_mode::none);
   EXPECT_FALSE(r.value().tools.tools.is_null());  // the template still sees them
   // What SDKs send when there are no tools.
-  for (const char* none : {R"("tools":[])", R"("tools":null,"tool_choice":null)", R"("tool_choice":"none")", R"("parallel_tool_calls":true)"}) {
+  for (const char* none : {R"("tools":[])", R"("tools":[],"tool_choice":"auto")", R"("tools":null,"tool_choice":null)", R"("tool_choice":"none")", R"("parallel_tool_calls":true)"}) {
     r = chat_with_tools(std::string(R"({"messages":[{"role":"user","content":"x"}],)") + none + "}");
     ASSERT_TRUE(r.ok()) << none << ": " << r.error().message;
     EXPECT_EQ(r.value().tools.mode, tool_mode::none);

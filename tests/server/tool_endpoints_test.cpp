@@ -78,7 +78,10 @@ TEST_F(ServerTools, NamedFunctionWholeAndStreamed) {
   EXPECT_TRUE(sr.done && sr.well_formed) << s.body;
   EXPECT_EQ(sr.finish_reason, "stop");
   EXPECT_EQ(sr.text, "");  // no content: the reply was the call
-  // The arguments stream as they come: the first chunk opens the call, the others add to index 0.
+  // Who speaks goes out at once (the reply is held or streamed as a call); then the arguments stream
+  // as they come: the first chunk opens the call, the others add to index 0.
+  ASSERT_FALSE(sr.chunks.empty());
+  EXPECT_EQ(sr.chunks[0]["choices"][0]["delta"], json({{"role", "assistant"}, {"content", ""}})) << s.body;
   json call;
   std::string arguments;
   size_t call_chunks = 0;
