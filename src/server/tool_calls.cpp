@@ -1,5 +1,7 @@
 #include "server/tool_calls.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -81,9 +83,42 @@ size_t bracket_end(std::string_view s, size_t i) {
 }
 
 // A whole text as JSON, unless it nests too deep.
+// nlohmann refuses a number a double cannot hold (1e400), which JSON allows and a grammar lets a model
+// write. Calls keep their arguments as written, so the parse only needs the structure: such numbers
+// are read as 0 in a copy.
+std::string with_finite_numbers(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      in_string = escaped || c != '"';
+      escaped = !escaped && c == '\\';
+      out += c;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t end = i + 1;
+      while (end < text.size() && std::string_view("0123456789+-.eE").find(text[end]) != npos) ++end;
+      const std::string number(text.substr(i, end - i));
+      out += std::isfinite(std::strtod(number.c_str(), nullptr)) ? number : std::string("0");
+      i = end - 1;
+    } else {
+      in_string = c == '"';
+      out += c;
+    }
+  }
+  return out;
+}
+
+ojson parse_json(std::string_view text) {
+  ojson v = ojson::parse(text, nullptr, false);
+  if (v.is_discarded()) v = ojson::parse(with_finite_numbers(text), nullptr, false);
+  return v;
+}
+
 ojson parse_bounded(std::string_view text) {
   if (json_nesting_depth(text) > size_t(max_call_depth)) return ojson(ojson::value_t::discarded);
-  return ojson::parse(text, nullptr, false);
+  return parse_json(text);
 }
 
 // The JSON object, array or string at `pos` (after spaces); pos moves past it. (A string: arguments
@@ -99,7 +134,7 @@ std::optional<json_text_value> json_at(std::string_view s, size_t& pos) {
   if (start >= s.size() || (s[start] != '{' && s[start] != '[' && s[start] != '"')) return std::nullopt;
   const size_t end = bracket_end(s, start);
   if (end == npos) return std::nullopt;
-  ojson v = ojson::parse(s.substr(start, end - start), nullptr, false);
+  ojson v = parse_json(s.substr(start, end - start));
   if (v.is_discarded()) return std::nullopt;
   pos = end;
   return json_text_value{std::move(v), s.substr(start, end - start)};
@@ -336,7 +371,7 @@ class gemma_value_reader {
     pos_ = end;
     if (word == "true" || word == "false" || word == "null") return std::string(word);
     if (word == "None") return "null";
-    const ojson n = ojson::parse(word, nullptr, false);
+    const ojson n = parse_json(word);
     if (n.is_discarded() || !n.is_number()) return std::nullopt;
     return std::string(word);
   }

@@ -164,6 +164,17 @@ TEST(ToolReply, ContentBeforeCallsAndWhatIsNotACall) {
   r = parse_tool_reply(tool_syntax::hermes, R"(<tool_call>{"arguments": {"a": 1}, "name": "f", "arguments" : {"b": 2}}</tool_call>)");
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(r.calls[0].arguments, R"({"b": 2})");
+  // A number no double holds is JSON all the same (a grammar lets a model write it; nlohmann alone
+  // would refuse the text).
+  r = parse_tool_reply(tool_syntax::hermes, R"(<tool_call>{"name": "f", "arguments": {"big": -1.37722E337, "x": [1e400]}}</tool_call>)");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].arguments, R"({"big": -1.37722E337, "x": [1e400]})");
+  auto forced = parse_required_calls(tool_syntax::hermes, R"([{"name": "f", "parameters": {"n": 9e999}}])");
+  ASSERT_TRUE(forced.has_value());
+  EXPECT_EQ(forced->at(0).arguments, R"({"n": 9e999})");
+  r = parse_tool_reply(tool_syntax::gemma4, "<|tool_call>call:f{n:1e400}<tool_call|>");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].arguments, R"({"n":1e400})");
   r = parse_tool_reply(tool_syntax::mistral_list, R"([TOOL_CALLS][{"name": "f", "arguments": {"t": true}}, {"name": "g", "arguments": "{\"s\": \"[x]\"}"}])");
   ASSERT_EQ(r.calls.size(), 2u);
   EXPECT_EQ(r.calls[0].arguments, R"({"t": true})");
