@@ -36,9 +36,9 @@ status load(server_state& st) {
   auto fmt_ = s0.chat_template(o.chat_template);
   if (!fmt_) return make_error("{}", fmt_.message());
   if (fmt_->fell_back) fmt::print(stderr, "warning: {}\n", fmt_->fallback_note);
-  st.chat_fmt = *fmt_;
+  st.chat_fmt = served_template(*fmt_);
   auto tool_fmt = s0.chat_template(o.chat_template, true);
-  st.tool_chat_fmt = tool_fmt ? *tool_fmt : *fmt_;
+  st.tool_chat_fmt = served_template(tool_fmt ? *tool_fmt : *fmt_);
   st.template_kwargs = nlohmann::json::parse(o.chat_template_kwargs, nullptr, false);
   if (st.template_kwargs.is_discarded() || !st.template_kwargs.is_object())
     return make_error("--chat-template-kwargs must be a JSON object, such as '{{\"enable_thinking\": false}}'");

@@ -1,20 +1,12 @@
 #include "server/reasoning_split.h"
 
-#include "server/partial_tag.h"
+#include "server/reply_text.h"
 
 namespace glia::server {
 namespace {
 
 constexpr reasoning_tags think_tags{"<think>", "</think>", "<think>"};
 constexpr reasoning_tags gemma4_tags{"<|channel>thought", "<channel|>", "<|channel>"};
-
-bool ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-size_t first_non_ws(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size() && ws(s[i])) ++i;
-  return i;
-}
 
 }  // namespace
 
@@ -30,8 +22,7 @@ bool leaves_reasoning_open(std::string_view text, const reasoning_tags& tags) {
 }
 
 bool prompt_opens_reasoning(std::string_view p, const reasoning_tags& tags) {
-  while (!p.empty() && ws(p.back())) p.remove_suffix(1);
-  return p.ends_with(tags.open);
+  return trim_end(p).ends_with(tags.open);
 }
 
 reply_parts reasoning_splitter::push(std::string_view piece) {
@@ -40,7 +31,7 @@ reply_parts reasoning_splitter::push(std::string_view piece) {
   while (true) {
     switch (state_) {
       case state::start: {
-        const std::string_view rest = std::string_view(held_).substr(first_non_ws(held_));
+        const std::string_view rest = std::string_view(held_).substr(skip_blanks(held_));
         if (rest.starts_with(tags_.open)) {
           held_.erase(0, held_.size() - rest.size() + tags_.open.size());
           state_ = state::reasoning_lead;
@@ -52,23 +43,20 @@ reply_parts reasoning_splitter::push(std::string_view piece) {
       }
       case state::reasoning_lead:
       case state::content_lead: {
-        held_.erase(0, first_non_ws(held_));
+        held_.erase(0, skip_blanks(held_));
         if (held_.empty()) return out;
         state_ = state_ == state::reasoning_lead ? state::reasoning : state::content;
         continue;
       }
       case state::reasoning: {
         if (const size_t close = held_.find(tags_.close); close != std::string::npos) {
-          size_t end = close;
-          while (end > 0 && ws(held_[end - 1])) --end;
-          out.reasoning += held_.substr(0, end);
+          out.reasoning += trim_end(std::string_view(held_).substr(0, close));
           held_.erase(0, close + tags_.close.size());
           state_ = state::content_lead;
           continue;
         }
         // Hold what may be the start of </think>, and trailing whitespace (trimmed if </think> follows).
-        size_t end = partial_tag_at(held_, tags_.close);
-        while (end > 0 && ws(held_[end - 1])) --end;
+        const size_t end = trim_end(std::string_view(held_).substr(0, partial_tag_at(held_, tags_.close))).size();
         out.reasoning += held_.substr(0, end);
         held_.erase(0, end);
         return out;
@@ -84,11 +72,7 @@ reply_parts reasoning_splitter::push(std::string_view piece) {
 reply_parts reasoning_splitter::finish() {
   reply_parts out;
   if (state_ == state::start || state_ == state::content) out.content = held_;
-  if (state_ == state::reasoning) {  // cut before </think>: all of it is reasoning
-    size_t end = held_.size();
-    while (end > 0 && ws(held_[end - 1])) --end;
-    out.reasoning = held_.substr(0, end);
-  }
+  if (state_ == state::reasoning) out.reasoning = trim_end(held_);  // cut before </think>: all of it is reasoning
   held_.clear();
   return out;
 }

@@ -34,16 +34,16 @@ struct reply_reading {
 
 // The template for a chat request and how its replies are read; a 400 when tools were asked for
 // but the template cannot show them to the model, or writes calls in no syntax glia reads.
-api_result<const session::chat_format*> chat_format_for(server_state& st, completion_request& r, reply_reading& reading) {
+api_result<const served_template*> chat_format_for(server_state& st, completion_request& r, reply_reading& reading) {
   if (r.tools.tools.is_null()) return &st.chat_fmt;
-  const session::chat_format& f = st.tool_chat_fmt;
+  const served_template& f = st.tool_chat_fmt;
   if (!r.tools.reads_calls()) return &f;
-  if (!template_reads_tools(f.source))
+  if (!f.reads_tools)
     return bad_request("the model's chat template does not read 'tools', so the model would not see them "
                        "(give a template that does with --chat-template, or set 'tool_choice' to \"none\")",
                        "tools");
   reading.options = r.tools;
-  reading.syntax = tool_syntax_of(f.source);
+  reading.syntax = f.syntax;
   if (r.tools.mode == tool_mode::automatic && reading.syntax == tool_syntax::none)
     return bad_request("glia does not know how this model's chat template writes tool calls; ask for one with 'tool_choice' "
                        "\"required\" or a named function (the reply is then JSON)",
@@ -57,14 +57,15 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
   const session& s = st.sess();
   std::vector<int32_t> ids;
   if (r.chat) {
-    auto chat_fmt = chat_format_for(st, r, reading);
-    if (!chat_fmt.ok()) return chat_fmt.error();
-    fit_call_ids(tool_syntax_of(chat_fmt.value()->source), r.messages);
+    auto served = chat_format_for(st, r, reading);
+    if (!served.ok()) return served.error();
+    const served_template& tmpl = *served.value();
+    fit_call_ids(tmpl.syntax, r.messages);
     json kwargs = st.template_kwargs;
     kwargs.update(r.template_kwargs);
-    nlohmann::ordered_json vars = nlohmann::ordered_json::parse(json_text(kwargs));  // (json_text of json: plain text)
+    nlohmann::ordered_json vars = nlohmann::ordered_json::parse(json_text(kwargs));
     if (!r.tools.tools.is_null()) vars["tools"] = r.tools.tools;
-    auto text = s.render_chat(*chat_fmt.value(), ordered_json_text(r.messages), r.add_generation_prompt, ordered_json_text(vars));
+    auto text = s.render_chat(tmpl.format, ordered_json_text(r.messages), r.add_generation_prompt, ordered_json_text(vars));
     if (!text) return bad_request(fmt::format("the chat template failed: {}", text.message()), "messages");
     if (r.continue_final_message) {
       const auto end = continued_message_end(*text, r.messages.back()["content"].get<std::string>());
@@ -75,7 +76,7 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
     }
     // A constrained reply (a schema, a grammar, a forced tool call) is what was asked for, all content.
     if (r.split_reasoning.value_or(st.opts.split_reasoning) && !r.params.sampling.grammar)
-      reading.reasoning = reasoning_tags_of(chat_fmt.value()->source);
+      reading.reasoning = tmpl.reasoning;
     if (reading.reasoning) {
       // The prompt opened it, or the message being continued did and has not closed it.
       const auto& last = r.messages.back()["content"];
@@ -92,7 +93,7 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
     auto t = s.tokenize(*text, false, true);
     if (!t) return bad_request(t.message(), "messages");
     ids = std::move(*t);
-    if (!chat_fmt.value()->end_of_turn.empty()) r.params.stop.push_back(chat_fmt.value()->end_of_turn);
+    if (!tmpl.format.end_of_turn.empty()) r.params.stop.push_back(tmpl.format.end_of_turn);
   } else if (r.prompt_is_ids) {
     for (int64_t id : r.prompt_ids) {
       if (id >= s.n_vocab())

@@ -16,6 +16,7 @@
 #include "server/metrics.h"
 #include "server/scheduler.h"
 #include "server/server.h"
+#include "server/served_template.h"
 
 namespace glia::server {
 
@@ -26,9 +27,9 @@ struct server_state {
   std::atomic<bool> draining{false};  // SIGTERM received: new generation requests get 503
   std::atomic<int> in_flight{0};      // generation requests not yet answered completely
   std::unique_ptr<scheduler> sched;
-  session::chat_format chat_fmt;
+  served_template chat_fmt;
   // For requests with tools: the model's "tool_use" template when it has one, else chat_fmt.
-  session::chat_format tool_chat_fmt;
+  served_template tool_chat_fmt;
   nlohmann::json template_kwargs = nlohmann::json::object();  // --chat-template-kwargs; a request's own win
   sampler_params sampling_defaults;
   std::string model_name;  // the file name, as /v1/models reports it

@@ -7,7 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_depth.h"
-#include "server/partial_tag.h"
+#include "core/json_text.h"
+#include "server/reply_text.h"
 
 namespace glia::server {
 namespace {
@@ -21,22 +22,9 @@ constexpr std::string_view gemma4_open = "<|tool_call>", gemma4_close = "<tool_c
 constexpr std::string_view python_tag = "<|python_tag|>";
 constexpr std::string_view think_open = "<think>", think_close = "</think>";
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-size_t skip_space(std::string_view s, size_t i) {
-  while (i < s.size() && is_space(s[i])) ++i;
-  return i;
-}
-
-std::string_view trim_end(std::string_view s) {
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 std::string_view trim(std::string_view s) {
   s = trim_end(s);
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  return s;
+  return s.substr(skip_blanks(s));
 }
 
 std::string_view marker_of(tool_syntax s) {
@@ -130,7 +118,7 @@ struct json_text_value {
 };
 
 std::optional<json_text_value> json_at(std::string_view s, size_t& pos) {
-  const size_t start = skip_space(s, pos);
+  const size_t start = skip_blanks(s, pos);
   if (start >= s.size() || (s[start] != '{' && s[start] != '[' && s[start] != '"')) return std::nullopt;
   const size_t end = bracket_end(s, start);
   if (end == npos) return std::nullopt;
@@ -140,35 +128,33 @@ std::optional<json_text_value> json_at(std::string_view s, size_t& pos) {
   return json_text_value{std::move(v), s.substr(start, end - start)};
 }
 
-std::string dump(const ojson& v) { return v.dump(-1, ' ', false, ojson::error_handler_t::replace); }
-
 // The members of the JSON object `t` (key text, value text) or the elements of the array `t` (empty
 // key), as written. `t` is JSON nlohmann accepted, so the walk needs no checks of its own.
 std::vector<std::pair<std::string_view, std::string_view>> parts_of(std::string_view t) {
   std::vector<std::pair<std::string_view, std::string_view>> out;
-  size_t p = skip_space(t, 0);
+  size_t p = skip_blanks(t, 0);
   if (p >= t.size() || (t[p] != '{' && t[p] != '[')) return out;
   const bool object = t[p] == '{';
-  p = skip_space(t, p + 1);
+  p = skip_blanks(t, p + 1);
   while (p < t.size() && t[p] != '}' && t[p] != ']') {
     std::string_view key;
     if (object) {
       const size_t key_end = bracket_end(t, p);
       if (key_end == npos) break;
       key = t.substr(p, key_end - p);
-      p = skip_space(t, skip_space(t, key_end) + 1);  // past ':'
+      p = skip_blanks(t, skip_blanks(t, key_end) + 1);  // past ':'
     }
     size_t end = npos;
     if (p < t.size() && (t[p] == '{' || t[p] == '[' || t[p] == '"')) {
       end = bracket_end(t, p);
     } else {
       end = p;
-      while (end < t.size() && t[end] != ',' && t[end] != '}' && t[end] != ']' && !is_space(t[end])) ++end;
+      while (end < t.size() && t[end] != ',' && t[end] != '}' && t[end] != ']' && !is_blank(t[end])) ++end;
     }
     if (end == npos) break;
     out.emplace_back(key, t.substr(p, end - p));
-    p = skip_space(t, end);
-    if (p < t.size() && t[p] == ',') p = skip_space(t, p + 1);
+    p = skip_blanks(t, end);
+    if (p < t.size() && t[p] == ',') p = skip_blanks(t, p + 1);
   }
   return out;
 }
@@ -219,7 +205,7 @@ std::optional<calls_t> hermes_calls(std::string_view s, size_t pos) {
     auto c = call_from_object(tool_syntax::hermes, o->value, o->text);
     if (!c) return std::nullopt;
     calls.push_back(std::move(*c));
-    pos = skip_space(s, pos);
+    pos = skip_blanks(s, pos);
     if (s.substr(pos).starts_with(hermes_close)) pos += hermes_close.size();
     else if (pos != s.size()) return std::nullopt;  // only the last call may lack its close (cut at the end token)
   }
@@ -227,7 +213,7 @@ std::optional<calls_t> hermes_calls(std::string_view s, size_t pos) {
 }
 
 std::optional<calls_t> llama3_calls(std::string_view s) {
-  size_t pos = skip_space(s, 0);
+  size_t pos = skip_blanks(s, 0);
   if (s.substr(pos).starts_with(python_tag)) pos += python_tag.size();
   calls_t calls;
   while (true) {
@@ -236,7 +222,7 @@ std::optional<calls_t> llama3_calls(std::string_view s) {
     auto c = call_from_object(tool_syntax::llama3_json, o->value, o->text, true);
     if (!c) return std::nullopt;
     calls.push_back(std::move(*c));
-    pos = skip_space(s, pos);
+    pos = skip_blanks(s, pos);
     if (pos == s.size()) return calls;
     if (s[pos] != ';') return std::nullopt;
     ++pos;
@@ -293,7 +279,7 @@ class gemma_value_reader {
 
   std::optional<std::string> value(int depth = 0) {
     if (depth > max_call_depth) return std::nullopt;
-    pos_ = skip_space(s_, pos_);
+    pos_ = skip_blanks(s_, pos_);
     if (pos_ >= s_.size()) return std::nullopt;
     if (auto str = quoted()) return json_string(*str);
     if (s_[pos_] == '{') return object(depth);
@@ -304,10 +290,10 @@ class gemma_value_reader {
   std::optional<std::string> object(int depth) {
     ++pos_;  // '{'
     std::string o = "{";
-    pos_ = skip_space(s_, pos_);
+    pos_ = skip_blanks(s_, pos_);
     if (pos_ < s_.size() && s_[pos_] == '}') return ++pos_, o + "}";
     while (true) {
-      pos_ = skip_space(s_, pos_);
+      pos_ = skip_blanks(s_, pos_);
       std::string key;
       if (auto q = quoted()) {
         key = std::move(*q);
@@ -318,13 +304,13 @@ class gemma_value_reader {
         if (key.empty() || key.find_first_of("{}[],") != std::string::npos) return std::nullopt;
         pos_ = colon;
       }
-      pos_ = skip_space(s_, pos_);
+      pos_ = skip_blanks(s_, pos_);
       if (pos_ >= s_.size() || s_[pos_] != ':') return std::nullopt;
       ++pos_;
       auto v = value(depth + 1);
       if (!v) return std::nullopt;
       o += json_string(key) + ":" + *v;
-      pos_ = skip_space(s_, pos_);
+      pos_ = skip_blanks(s_, pos_);
       if (pos_ >= s_.size()) return std::nullopt;
       if (s_[pos_] == '}') return ++pos_, o + "}";
       if (s_[pos_] != ',') return std::nullopt;
@@ -334,7 +320,7 @@ class gemma_value_reader {
   }
 
  private:
-  static std::string json_string(const std::string& s) { return dump(ojson(s)); }
+  static std::string json_string(const std::string& s) { return ordered_json_text(ojson(s)); }
 
   std::optional<std::string> quoted() {
     if (!s_.substr(pos_).starts_with(gemma4_quote)) return std::nullopt;
@@ -348,13 +334,13 @@ class gemma_value_reader {
   std::optional<std::string> array(int depth) {
     ++pos_;  // '['
     std::string a = "[";
-    pos_ = skip_space(s_, pos_);
+    pos_ = skip_blanks(s_, pos_);
     if (pos_ < s_.size() && s_[pos_] == ']') return ++pos_, a + "]";
     while (true) {
       auto v = value(depth + 1);
       if (!v) return std::nullopt;
       a += *v;
-      pos_ = skip_space(s_, pos_);
+      pos_ = skip_blanks(s_, pos_);
       if (pos_ >= s_.size()) return std::nullopt;
       if (s_[pos_] == ']') return ++pos_, a + "]";
       if (s_[pos_] != ',') return std::nullopt;
@@ -384,7 +370,7 @@ std::optional<calls_t> gemma4_calls(std::string_view s, size_t pos) {
   calls_t calls;
   constexpr std::string_view call = "call:";
   while ((pos = s.find(gemma4_open, pos)) != npos) {
-    pos = skip_space(s, pos + gemma4_open.size());
+    pos = skip_blanks(s, pos + gemma4_open.size());
     if (!s.substr(pos).starts_with(call)) return std::nullopt;
     pos += call.size();
     const size_t brace = s.find('{', pos);
@@ -401,13 +387,13 @@ std::optional<calls_t> gemma4_calls(std::string_view s, size_t pos) {
       pos = brace + 1;
       auto json_args = json_at(s, pos);
       if (!json_args || !json_args->value.is_object()) return std::nullopt;
-      pos = skip_space(s, pos);
+      pos = skip_blanks(s, pos);
       if (pos >= s.size() || s[pos] != '}') return std::nullopt;
       ++pos;
       args_text = std::string(json_args->text);
     }
     calls.push_back({new_tool_call_id(tool_syntax::gemma4), std::string(name), std::move(args_text)});
-    pos = skip_space(s, pos);
+    pos = skip_blanks(s, pos);
     if (s.substr(pos).starts_with(gemma4_close)) pos += gemma4_close.size();
     else if (pos != s.size()) return std::nullopt;
   }
@@ -435,7 +421,7 @@ size_t think_close_end(std::string_view text, size_t scan_from) {
   return at == npos ? npos : at + think_close.size();
 }
 
-bool opens_thinking(std::string_view text) { return text.substr(skip_space(text, 0)).starts_with(think_open); }
+bool opens_thinking(std::string_view text) { return text.substr(skip_blanks(text, 0)).starts_with(think_open); }
 
 size_t partial_think_close_at(std::string_view text) {
   return partial_tag_at(text, think_close);
@@ -445,7 +431,7 @@ size_t tool_calls_start(tool_syntax syntax, std::string_view text, size_t from, 
   maybe_at = text.size();
   if (syntax == tool_syntax::none) return npos;
   if (syntax == tool_syntax::llama3_json) {
-    const size_t first = skip_space(text, 0);
+    const size_t first = skip_blanks(text, 0);
     if (first == text.size()) {
       maybe_at = 0;
       return npos;

@@ -1,10 +1,8 @@
 #include "server/tool_gate.h"
 
-namespace glia::server {
+#include "server/reply_text.h"
 
-namespace {
-bool blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-}  // namespace
+namespace glia::server {
 
 std::string tool_reply_gate::push(std::string_view piece) {
   const size_t old_size = text_.size();
@@ -37,7 +35,7 @@ std::string tool_reply_gate::push(std::string_view piece) {
       }
     }
     end = std::max(end, released_);
-    while (end > released_ && blank(text_[end - 1])) --end;
+    while (end > released_ && is_blank(text_[end - 1])) --end;
   }
   std::string out = text_.substr(released_, end - released_);
   released_ = end;
