@@ -16,6 +16,19 @@
 
 namespace glia {
 
+// A reasoning model's thinking left free, its answer constrained: the grammar holds from the end of
+// the reasoning (as vLLM's structured outputs with a reasoning parser; a schema enforced from the
+// first token would keep the model from thinking at all). The reply may open the reasoning with its
+// first token, or start inside it (the prompt opened it); the grammar then starts with the token
+// after the one that completes `close` in the generated text.
+struct grammar_after_reasoning {
+  std::string close;           // the tag that ends the reasoning ("</think>")
+  int32_t open_id = -1;        // the token that opens it, allowed as the first token beside the grammar's; -1: none
+  bool starts_inside = false;  // the prompt opened the reasoning: the reply starts in it
+
+  bool operator==(const grammar_after_reasoning&) const = default;
+};
+
 struct sampler_params {
   float temperature = 0.8f;  // 0 = greedy (after the penalties, bias, DRY and XTC have run)
   int top_k = 40;            // <= 0: off
@@ -43,6 +56,8 @@ struct sampler_params {
   // Generated text must stay inside this grammar (GBNF, --grammar / --json-schema / response_format);
   // null: unconstrained.
   std::shared_ptr<const grammar::compiled> grammar;
+  // With a grammar: leave a reasoning model's thinking free and constrain what follows it.
+  std::optional<grammar_after_reasoning> grammar_after;
 
   uint64_t seed = 0;
 

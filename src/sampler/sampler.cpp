@@ -19,6 +19,7 @@ sampler::sampler(const sampler_params& p, token_text_fn token_text, std::shared_
   if (p.grammar) {
     if (!vocab) throw std::invalid_argument("sampler: a grammar needs the vocabulary's pieces");
     grammar_ = std::make_unique<grammar::token_matcher>(p.grammar, std::move(vocab));
+    if (p.grammar_after) gate_ = reasoning_gate(*p.grammar_after, token_text);
   }
   const size_t min_keep = size_t(std::max(p.min_keep, 0));
   if (!p.logit_bias.empty()) stages_.push_back(make_logit_bias(p.logit_bias));
@@ -44,14 +45,14 @@ sampler::sampler(const sampler_params& p, token_text_fn token_text, std::shared_
 // pick, the best allowed token, is the first allowed one in best-first order among the survivors
 // whenever any survives. Checking a few tokens' texts costs microseconds; a new grammar state's full
 // mask costs milliseconds (every state is new inside a string with a maxLength).
-std::optional<int32_t> sampler::greedy_allowed_pick(std::span<const float> logits) {
+std::optional<int32_t> sampler::greedy_allowed_pick(std::span<const float> logits, int32_t also_allowed) {
   cur_.assign(logits);
   for (auto& s : stages_) s->apply(cur_);
   auto& items = cur_.items();
   for (int tries = 0; tries < 8; ++tries) {
     auto best = std::min_element(items.begin(), items.end(), candidate_before);
     if (best == items.end() || std::isinf(best->logit)) return std::nullopt;
-    if (grammar_->token_allowed(best->id)) return best->id;
+    if (best->id == also_allowed || grammar_->token_allowed(best->id)) return best->id;
     best->logit = -INFINITY;
   }
   return std::nullopt;
@@ -60,17 +61,19 @@ std::optional<int32_t> sampler::greedy_allowed_pick(std::span<const float> logit
 int32_t sampler::sample(std::span<const float> logits) {
   if (logits.empty()) return -1;
   dead_end_ = false;
-  if (grammar_ && greedy_fast_) {
-    if (const auto id = greedy_allowed_pick(logits)) return *id;
+  const bool constrain = grammar_ && gate_.constrains();
+  const int32_t also_allowed = gate_.opening_token();
+  if (constrain && greedy_fast_) {
+    if (const auto id = greedy_allowed_pick(logits, also_allowed)) return *id;
   }
   cur_.assign(logits);
-  if (grammar_) {
+  if (constrain) {
     const std::vector<uint64_t>& allowed = grammar_->allowed();
     for (auto& x : cur_.items())
-      if (!grammar::mask_has(allowed, size_t(x.id))) x.logit = -INFINITY;
+      if (x.id != also_allowed && !grammar::mask_has(allowed, size_t(x.id))) x.logit = -INFINITY;
   }
   const int32_t id = pick();
-  if (grammar_ && !grammar_->is_allowed(id)) {
+  if (constrain && id != also_allowed && !grammar_->is_allowed(id)) {
     // Only a fully banned list picks a banned token: the grammar cannot go on, so generation ends.
     dead_end_ = !grammar_->complete();
     const auto eog = grammar_->vocab().eog();
@@ -109,7 +112,7 @@ int32_t sampler::pick() {
 
 void sampler::accept(int32_t id) {
   for (auto& s : stages_) s->accept(id);
-  if (grammar_) grammar_->accept(id);
+  if (grammar_ && gate_.accept(id)) grammar_->accept(id);
 }
 
 void sampler::accept_prompt(int32_t id) {
@@ -119,6 +122,7 @@ void sampler::accept_prompt(int32_t id) {
 void sampler::reset() {
   for (auto& s : stages_) s->reset();
   if (grammar_) grammar_->reset();
+  gate_.reset();
   rng_.seed(seed_);
 }
 

@@ -2,7 +2,8 @@
 //   logit bias -> penalties -> DRY -> top-k -> typical-p -> top-p -> min-p -> XTC -> temperature
 // then the pick: the most likely survivor (lowest id among ties) when temperature is 0, else a
 // seeded draw. Same seed + same accepted tokens + same logits = same tokens. A grammar
-// (sampler_params::grammar) runs first: tokens that would take the text out of it get -inf.
+// (sampler_params::grammar) runs first: tokens that would take the text out of it get -inf (after a
+// reasoning model's thinking only, with sampler_params::grammar_after).
 //
 // Use: construct, accept_prompt() every prompt token, then per step sample() and accept() the token
 // kept.
@@ -18,6 +19,7 @@
 #include "sampler/candidates.h"
 #include "sampler/grammar/token_matcher.h"
 #include "sampler/params.h"
+#include "sampler/reasoning_gate.h"
 #include "sampler/stages.h"
 
 namespace glia {
@@ -47,21 +49,23 @@ class sampler {
   // The last sample() ended generation because no token could continue the grammar's text, which is
   // not a whole sentence (its tokens all banned by a logit bias, or none spells what it needs).
   bool grammar_dead_end() const { return dead_end_; }
-  // Its matcher (null without a grammar), for a draft model to propose only what the grammar allows.
-  grammar::token_matcher* grammar_matcher() { return grammar_.get(); }
+  // Its matcher, for a draft model to propose only what the grammar allows; null without a grammar
+  // and while it waits for the reasoning to end (sampler_params::grammar_after).
+  grammar::token_matcher* grammar_matcher() { return gate_.constrains() && gate_.opening_token() < 0 ? grammar_.get() : nullptr; }
   // The candidates left by the last sample(), before the pick; after a draw their p are the
   // probabilities it used (in no particular order): for showing alternatives.
   const candidate_list& last_candidates() const { return cur_; }
 
  private:
   int32_t pick();  // the chain and the pick over cur_
-  std::optional<int32_t> greedy_allowed_pick(std::span<const float> logits);
+  std::optional<int32_t> greedy_allowed_pick(std::span<const float> logits, int32_t also_allowed);
 
   bool greedy_;
   bool greedy_fast_ = false;  // greedy_allowed_pick gives the masked pick
   uint64_t seed_;
   std::vector<std::unique_ptr<sampler_stage>> stages_;
   std::unique_ptr<grammar::token_matcher> grammar_;
+  reasoning_gate gate_;  // when the grammar holds
   bool dead_end_ = false;
   std::mt19937_64 rng_;
   candidate_list cur_;  // reused between calls to keep its allocation

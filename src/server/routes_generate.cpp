@@ -53,6 +53,13 @@ api_result<const served_template*> chat_format_for(server_state& st, completion_
   return &f;
 }
 
+// The id of the token a text is, as the template's text is read (special tokens parsed); -1 when it
+// takes more than one.
+int32_t single_token(const session& s, std::string_view text) {
+  auto t = s.tokenize(std::string(text), false, true);
+  return t && t->size() == 1 ? t->front() : -1;
+}
+
 api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_request& r, reply_reading& reading) {
   const session& s = st.sess();
   std::vector<int32_t> ids;
@@ -74,9 +81,7 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
                            "continue_final_message");
       text->resize(*end);
     }
-    // A constrained reply (a schema, a grammar, a forced tool call) is what was asked for, all content.
-    if (r.split_reasoning.value_or(st.opts.split_reasoning) && !r.params.sampling.grammar)
-      reading.reasoning = tmpl.reasoning;
+    if (r.split_reasoning.value_or(st.opts.split_reasoning)) reading.reasoning = tmpl.reasoning;
     if (reading.reasoning) {
       // The prompt opened it, or the message being continued did and has not closed it.
       const auto& last = r.messages.back()["content"];
@@ -88,6 +93,10 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
       // have made <think> one).
       r.params.shown_control_tokens.emplace_back(reading.reasoning->open_token);
       r.params.shown_control_tokens.emplace_back(reading.reasoning->close);
+      // A constraint (a schema, a grammar, a forced tool call) holds for the answer, after the
+      // reasoning, as vLLM applies it: a reply the model is not let think in is a worse one.
+      if (r.params.sampling.grammar) r.params.sampling.grammar_after = grammar_after_reasoning{
+          std::string(reading.reasoning->close), single_token(s, reading.reasoning->open_token), reading.start != reasoning_start::outside};
     }
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);
@@ -204,7 +213,6 @@ std::string named_call_chunk(stream_state& ss, const std::string& arguments, con
 }
 
 std::string text_chunks(stream_state& ss, const std::string& text, const std::vector<token_logprob>* lps, bool usage) {
-  if (ss.named_call) return text.empty() && !(lps && !lps->empty()) ? std::string() : named_call_chunk(ss, text, lps, usage);
   reply_parts parts{{}, text};
   if (ss.splitter) parts = ss.splitter->push(text);
   if (ss.gate) parts.content = ss.gate->push(parts.content);
@@ -215,6 +223,11 @@ std::string text_chunks(stream_state& ss, const std::string& text, const std::ve
     ss.first = false;
     lps = nullptr;
   }
+  // A named function's arguments are the content (a reasoning model's thinking goes out before them);
+  // logprobs of text the splitter holds go in a chunk of their own, so that the call does not open early.
+  if (ss.named_call && (!parts.content.empty() || (lps && has_lps && !ss.splitter)))
+    return out + named_call_chunk(ss, parts.content, lps, usage);
+  if (ss.named_call && !(lps && has_lps)) return out;
   const bool filtered = ss.splitter || ss.gate;
   if (!parts.content.empty() || !filtered || (lps && has_lps)) {
     out += sse_data(json_text(chunk_json(ss.meta, parts.content, lps, ss.first && ss.meta.chat, finish_kind::none, usage)));
@@ -250,7 +263,6 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
     tail += sse_data(api_error{500, j.error}.to_json());
   } else {
     finish_kind reason = j.reason;
-    if (ss->named_call && !ss->named_call_opened) tail += named_call_chunk(*ss, "", nullptr, usage);  // nothing came: the call still does
     if (ss->splitter) {
       const reply_parts rest = ss->splitter->finish();
       ss->splitter.reset();  // what it held goes through the gate now
@@ -260,6 +272,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
       }
       if (!rest.content.empty()) tail += text_chunks(*ss, rest.content, nullptr, usage);
     }
+    if (ss->named_call && !ss->named_call_opened) tail += named_call_chunk(*ss, "", nullptr, usage);  // no arguments came: the call still does
     if (ss->gate) {
       const parsed_reply reply = read_tool_reply(ss->reading.options, ss->reading.syntax, ss->gate->text());
       if (const std::string rest = ss->gate->finish(reply); !rest.empty()) {

@@ -1,5 +1,6 @@
 // The sampler with a grammar: banned tokens are never picked, greedy or drawn; prompt tokens do not
-// move the grammar; a grammar that cannot go on ends generation with the end token.
+// move the grammar; a grammar that cannot go on ends generation with the end token; a grammar that
+// waits for a reasoning model's thinking leaves it free and holds after its close tag.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -110,6 +111,83 @@ TEST(SamplerGrammar, GreedyShortcutEqualsTheMaskedPick) {
       ASSERT_TRUE(oracle.accept(got));
     }
   }
+}
+
+// A reasoning model's vocabulary: ids 0 "a", 1 "b", 2 "{", 3 "}", 4 end, 5 "<think>", 6 "</think>"
+// (control tokens: no grammar text), 7 "</", 8 "think>" (the close tag in two plain pieces).
+const std::vector<std::string> think_texts = {"a", "b", "{", "}", "", "<think>", "</think>", "</", "think>"};
+
+std::shared_ptr<const grammar::token_vocab> think_vocab() {
+  std::vector<std::string> pieces = think_texts;
+  pieces[5] = pieces[6] = "";
+  return std::make_shared<grammar::token_vocab>(pieces, std::vector<int32_t>{4});
+}
+
+sampler think_sampler(grammar_after_reasoning after, float temp = 0.0f) {
+  sampler_params p = abc_params(R"(root ::= "{" [ab]* "}")", temp);
+  p.grammar_after = std::move(after);
+  return sampler(p, [](int32_t id) { return think_texts.at(size_t(id)); }, think_vocab());
+}
+
+// Logits that rank `best` first and the rest in id order below it.
+std::vector<float> preferring(int32_t best) {
+  std::vector<float> l(think_texts.size());
+  for (size_t i = 0; i < l.size(); ++i) l[i] = -float(i);
+  l[size_t(best)] = 10.0f;
+  return l;
+}
+
+TEST(SamplerGrammar, AfterReasoningTheReplyMayOpenItFirst) {
+  sampler s = think_sampler({"</think>", 5, false});
+  EXPECT_EQ(s.grammar_matcher(), nullptr);  // the first token is not the grammar's alone
+  EXPECT_EQ(s.sample(preferring(0)), 2);    // "a" is neither the grammar's nor the opening: "{"
+  EXPECT_EQ(s.sample(preferring(5)), 5);    // "<think>" opens the reasoning
+  s.accept(5);
+  for (int32_t free : {0, 3, 4, 1}) EXPECT_EQ(s.sample(preferring(free)), free);  // inside: anything, the end too
+  s.accept(0);
+  s.accept(6);                           // "</think>": the grammar holds from the next token
+  EXPECT_NE(s.grammar_matcher(), nullptr);
+  EXPECT_EQ(s.sample(preferring(0)), 2);
+  s.accept(2);
+  EXPECT_EQ(s.sample(preferring(5)), 0);  // no second opening: "a" is the best the grammar allows
+  EXPECT_EQ(s.sample(preferring(4)), 0);  // nor an end before "}"
+  s.accept(3);
+  EXPECT_EQ(s.sample(preferring(0)), 4);
+  s.reset();  // a new reply may open it again
+  EXPECT_EQ(s.sample(preferring(5)), 5);
+}
+
+TEST(SamplerGrammar, AfterReasoningAFirstTokenOutsideItConstrainsAtOnce) {
+  sampler s = think_sampler({"</think>", 5, false});
+  s.accept(2);  // "{": the answer started, no reasoning
+  EXPECT_EQ(s.sample(preferring(5)), 0);
+  EXPECT_EQ(s.sample(preferring(6)), 0);
+  // Without an opening token, the grammar holds from the first token.
+  sampler none = think_sampler({"</think>", -1, false});
+  EXPECT_EQ(none.sample(preferring(5)), 2);
+  EXPECT_NE(none.grammar_matcher(), nullptr);
+}
+
+TEST(SamplerGrammar, AfterReasoningThePromptOpenedItAndTheCloseComesInPieces) {
+  for (float temp : {0.0f, 1.0f}) {
+    sampler s = think_sampler({"</think>", 5, true}, temp);
+    EXPECT_EQ(s.sample(preferring(3)), 3);  // inside from the start
+    s.accept(3);
+    s.accept(7);  // "</"
+    EXPECT_EQ(s.sample(preferring(1)), 1);
+    s.accept(1);  // "</b": not the tag
+    s.accept(7);
+    s.accept(8);  // "</" "think>": closed
+    EXPECT_EQ(s.sample(preferring(3)), 2);
+    s.reset();
+    EXPECT_EQ(s.sample(preferring(3)), 3);  // inside again
+  }
+}
+
+TEST(SamplerGrammar, AfterReasoningNeedsTheTokensTexts) {
+  sampler_params p = abc_params(R"(root ::= "a")", 0.0f);
+  p.grammar_after = grammar_after_reasoning{"</think>", 5, false};
+  EXPECT_THROW(sampler(p, nullptr, think_vocab()), std::invalid_argument);
 }
 
 TEST(SamplerGrammar, AGrammarNeedsTheVocabulary) {

@@ -1,10 +1,12 @@
 // A reasoning model's reply through a live glia serve: with a template that opens the reasoning
 // (as QwQ's and the R1 distills' do), the Brown model's text is reasoning_content, whole and streamed
-// alike; reasoning_format "none" (per request, or --reasoning-format none) leaves it in content.
+// alike; reasoning_format "none" (per request, or --reasoning-format none) leaves it in content; a
+// constraint holds for the answer after the reasoning.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
+#include "gguf/gguf.h"
 #include "http_helpers.h"
 #include "test_support.h"
 
@@ -16,9 +18,51 @@ using nlohmann::json;
 std::string opening_think_template() {
   const std::string path = scratch("think_template.jinja");
   std::ofstream out(path);
-  out << "{%- for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
+  out << "{%- if tools %}tools: {{ tools | tojson }}\n{% endif %}"
+         "{%- for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
          "{%- if add_generation_prompt %}assistant: <think>\n{% endif %}";
   return path;
+}
+
+// A template that leaves the reply outside the reasoning (Qwen3's, without enable_thinking false).
+std::string plain_think_template() {
+  const std::string path = scratch("plain_think_template.jinja");
+  std::ofstream out(path);
+  out << "{#- the model reasons between <think> and </think> #}"
+         "{%- for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
+         "{%- if add_generation_prompt %}assistant:{% endif %}";
+  return path;
+}
+
+// The Brown model with two of its rarest pieces made <think> and </think> control tokens (as a
+// reasoning model's vocabulary has them), so that a logit bias can open and close the reasoning.
+constexpr int32_t think_id = 1022, unthink_id = 1023;
+std::string brown_with_think_tokens() {
+  const std::string path = scratch("brown_think.gguf");
+  auto f = gguf::file::open(test_model());
+  EXPECT_TRUE(f) << f.message();
+  std::vector<std::string> tokens;
+  for (const auto& v : *(*f)->find("tokenizer.ggml.tokens")->as_array()) tokens.push_back(*v.as_string());
+  std::vector<int32_t> types;
+  for (const auto& v : *(*f)->find("tokenizer.ggml.token_type")->as_array()) types.push_back(int32_t(*v.as_int()));
+  tokens.at(think_id) = "<think>";
+  tokens.at(unthink_id) = "</think>";
+  types.at(think_id) = types.at(unthink_id) = 3;  // control
+  gguf::writer w;
+  w.copy_metadata(**f);
+  w.set_string_array("tokenizer.ggml.tokens", tokens);
+  w.set_i32_array("tokenizer.ggml.token_type", types);
+  EXPECT_TRUE(w.copy_tensors(**f));
+  EXPECT_TRUE(w.write(path));
+  return path;
+}
+
+std::string streamed_reasoning(const stream_result& sr) {
+  std::string out;
+  for (const json& c : sr.chunks)
+    if (!c["choices"].empty() && c["choices"][0]["delta"].contains("reasoning_content"))
+      out += c["choices"][0]["delta"]["reasoning_content"].get<std::string>();
+  return out;
 }
 
 std::string trimmed(const std::string& s) {
@@ -60,14 +104,114 @@ TEST(ServerReasoning, OpenedReasoningIsReasoningContent) {
   EXPECT_EQ(trimmed(plain.json()["choices"][0]["message"]["content"].get<std::string>()), reasoning);
   req["reasoning_format"] = "sometimes";
   EXPECT_EQ(post(srv, "/v1/chat/completions", req).status, 400);
-  // A constrained reply is content: what the schema asked for.
-  req.erase("reasoning_format");
+  // With reasoning_format none, a constraint holds from the first token: the reply is what it asked for.
+  req["reasoning_format"] = "none";
   req["response_format"] = {{"type", "json_object"}};
   req["max_tokens"] = 40;
   auto constrained = post(srv, "/v1/chat/completions", req);
   ASSERT_EQ(constrained.status, 200) << constrained.body;
   EXPECT_FALSE(constrained.json()["choices"][0]["message"].contains("reasoning_content")) << constrained.body;
   EXPECT_TRUE(constrained.json()["choices"][0]["message"]["content"].get<std::string>().starts_with("{")) << constrained.body;
+}
+
+// A constraint (a schema, a forced tool call) holds after the reasoning, as vLLM applies it: the
+// reasoning is the model's own, token for token the unconstrained reply's, and the answer after the
+// close tag is what was asked for.
+TEST(ServerReasoning, AConstraintHoldsAfterTheReasoning) {
+  server_process srv({"-m", brown_with_think_tokens(), "--chat-template", opening_think_template()});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  json req = {{"messages", {{{"role", "user"}, {"content", "The jury said"}}}}, {"max_tokens", 10}, {"temperature", 0}};
+  auto free = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(free.status, 200) << free.body;
+  const std::string reasoning = free.json()["choices"][0]["message"]["reasoning_content"].get<std::string>();
+  ASSERT_FALSE(reasoning.empty()) << free.body;
+
+  req["response_format"] = {{"type", "json_object"}};
+  auto cut = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(cut.status, 200) << cut.body;
+  EXPECT_EQ(cut.json()["choices"][0]["message"]["reasoning_content"], reasoning) << cut.body;
+  EXPECT_EQ(cut.json()["choices"][0]["message"]["content"], "") << cut.body;
+  EXPECT_EQ(cut.json()["choices"][0]["finish_reason"], "length") << cut.body;
+
+  // The model closes its reasoning at once: the rest is the JSON asked for, whole and streamed.
+  req["logit_bias"] = {{std::to_string(unthink_id), 100}};
+  req["max_tokens"] = 30;
+  auto answered = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(answered.status, 200) << answered.body;
+  const json msg = answered.json()["choices"][0]["message"];
+  EXPECT_FALSE(msg.contains("reasoning_content")) << answered.body;  // nothing between the tags
+  const std::string content = msg["content"].get<std::string>();
+  EXPECT_TRUE(content.starts_with("{")) << answered.body;
+  EXPECT_EQ(content.find("think>"), std::string::npos) << answered.body;
+  req["stream"] = true;
+  const stream_result sr = parse_stream(post(srv, "/v1/chat/completions", req).body, true);
+  EXPECT_TRUE(sr.done && sr.well_formed);
+  EXPECT_EQ(sr.text, content);
+
+  // A named function: the reasoning, then its arguments (cut by max_tokens before any came here).
+  json call = {{"messages", req["messages"]}, {"max_tokens", 10}, {"temperature", 0}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "f"}}}}},
+               {"tools", {{{"type", "function"}, {"function", {{"name", "f"}, {"parameters", {{"type", "object"}, {"properties", {{"a", {{"type", "string"}}}}}}}}}}}}};
+  json unforced = call;
+  unforced["tool_choice"] = "none";  // the same prompt (the tools shown), nothing forced
+  const json tool_reasoning = post(srv, "/v1/chat/completions", unforced).json()["choices"][0]["message"]["reasoning_content"];
+  ASSERT_TRUE(tool_reasoning.is_string());
+  auto thought = post(srv, "/v1/chat/completions", call);
+  ASSERT_EQ(thought.status, 200) << thought.body;
+  EXPECT_EQ(thought.json()["choices"][0]["message"]["reasoning_content"], tool_reasoning) << thought.body;
+  EXPECT_EQ(thought.json()["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"], "") << thought.body;
+  call["stream"] = true;
+  const stream_result st = parse_stream(post(srv, "/v1/chat/completions", call).body, true);
+  EXPECT_EQ(streamed_reasoning(st), tool_reasoning.get<std::string>());
+  call["logit_bias"] = req["logit_bias"];
+  call["max_tokens"] = 30;
+  call["stream"] = false;
+  auto args = post(srv, "/v1/chat/completions", call);
+  ASSERT_EQ(args.status, 200) << args.body;
+  const std::string arguments = args.json()["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].get<std::string>();
+  EXPECT_TRUE(arguments.starts_with("{")) << args.body;
+  call["stream"] = true;
+  const stream_result sa = parse_stream(post(srv, "/v1/chat/completions", call).body, true);
+  std::string streamed_args;
+  int openings = 0;
+  for (const json& c : sa.chunks)
+    if (!c["choices"].empty() && c["choices"][0]["delta"].contains("tool_calls")) {
+      const json& d = c["choices"][0]["delta"]["tool_calls"][0];
+      openings += d.contains("id");
+      streamed_args += d["function"]["arguments"].get<std::string>();
+    }
+  EXPECT_EQ(openings, 1);
+  EXPECT_EQ(streamed_args, arguments);
+}
+
+// A template that does not open the reasoning: the reply may open it with its first token (the one
+// token allowed beside the grammar's there), and is constrained once it closes; a reply that does not
+// open it is constrained from its first token.
+TEST(ServerReasoning, TheReplyMayOpenTheReasoningBeforeAConstraint) {
+  server_process srv({"-m", brown_with_think_tokens(), "--chat-template", plain_think_template()});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  json req = {{"messages", {{{"role", "user"}, {"content", "The jury said"}}}}, {"max_tokens", 20}, {"temperature", 0}, {"logprobs", true},
+              {"response_format", {{"type", "json_object"}}}, {"logit_bias", {{std::to_string(think_id), 50}, {std::to_string(unthink_id), 100}}}};
+  // The tokens as generated (the tags among them) and the content read from them.
+  auto tokens = [](const http_reply& r) {
+    std::vector<std::string> out;
+    const json body = r.json();
+    for (const json& t : body["choices"][0]["logprobs"]["content"]) out.push_back(t["token"].get<std::string>());
+    return out;
+  };
+  auto opened = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(opened.status, 200) << opened.body;
+  const std::string content = opened.json()["choices"][0]["message"]["content"].get<std::string>();
+  EXPECT_TRUE(content.starts_with("{")) << opened.body;
+  const std::vector<std::string> generated = tokens(opened);
+  ASSERT_GE(generated.size(), 3u) << opened.body;
+  EXPECT_EQ(generated[0], "<think>");
+  EXPECT_EQ(generated[1], "</think>");
+  for (size_t i = 2; i < generated.size(); ++i) EXPECT_EQ(generated[i].find("think>"), std::string::npos) << opened.body;
+  req["logit_bias"] = {{std::to_string(unthink_id), 100}};  // the close tag cannot come first
+  auto plain = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_TRUE(plain.json()["choices"][0]["message"]["content"].get<std::string>().starts_with("{")) << plain.body;
+  for (const std::string& t : tokens(plain)) EXPECT_EQ(t.find("think>"), std::string::npos) << plain.body;
 }
 
 // A prefill that opened the reasoning (continue_final_message): the continuation is reasoning too.

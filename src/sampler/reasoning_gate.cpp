@@ -1,0 +1,48 @@
+#include "sampler/reasoning_gate.h"
+
+#include <stdexcept>
+
+namespace glia {
+
+reasoning_gate::reasoning_gate(const grammar_after_reasoning& r, token_text_fn token_text)
+    : deferred_(true), starts_inside_(r.starts_inside), open_id_(r.open_id), close_(r.close), text_(std::move(token_text)) {
+  if (close_.empty()) throw std::invalid_argument("reasoning_gate: the reasoning needs a close tag");
+  if (!text_) throw std::invalid_argument("reasoning_gate: finding the close tag needs the tokens' texts");
+  phase_ = start_phase();
+}
+
+reasoning_gate::phase reasoning_gate::start_phase() const {
+  if (!deferred_) return phase::constrained;
+  if (starts_inside_) return phase::reasoning;
+  return open_id_ >= 0 ? phase::first : phase::constrained;
+}
+
+bool reasoning_gate::accept(int32_t id) {
+  switch (phase_) {
+    case phase::constrained: return true;
+    case phase::first:
+      if (id != open_id_) {
+        phase_ = phase::constrained;
+        return true;
+      }
+      phase_ = phase::reasoning;
+      return false;
+    case phase::reasoning:
+      tail_ += text_(id);
+      if (tail_.find(close_) != std::string::npos) {
+        phase_ = phase::constrained;
+        tail_.clear();
+      } else if (tail_.size() >= close_.size()) {
+        tail_.erase(0, tail_.size() - (close_.size() - 1));
+      }
+      return false;
+  }
+  return true;
+}
+
+void reasoning_gate::reset() {
+  phase_ = start_phase();
+  tail_.clear();
+}
+
+}  // namespace glia

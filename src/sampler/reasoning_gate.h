@@ -1,0 +1,42 @@
+// Where a grammar that waits for a reasoning model's thinking stands (sampler_params::grammar_after):
+// at the reply's first token, which may open the reasoning; inside the reasoning, free; after it,
+// constrained. Without a deferral the grammar holds from the start.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sampler/params.h"
+#include "sampler/stages.h"
+
+namespace glia {
+
+class reasoning_gate {
+ public:
+  reasoning_gate() = default;
+  // token_text gives a token's text, control tokens included (the close tag usually is one).
+  reasoning_gate(const grammar_after_reasoning& r, token_text_fn token_text);
+
+  // The grammar constrains the next token (with the opening token allowed besides, see below).
+  bool constrains() const { return phase_ != phase::reasoning; }
+  // The token the reply may open its reasoning with, allowed beside the grammar's; -1 when none is.
+  int32_t opening_token() const { return phase_ == phase::first ? open_id_ : -1; }
+  // A generated token was kept; true when the grammar takes it (it is part of the constrained text).
+  bool accept(int32_t id);
+  // Back to the reply's start.
+  void reset();
+
+ private:
+  enum class phase { first, reasoning, constrained };
+  phase start_phase() const;
+
+  bool deferred_ = false;
+  bool starts_inside_ = false;
+  int32_t open_id_ = -1;
+  std::string close_;
+  token_text_fn text_;
+  phase phase_ = phase::constrained;
+  std::string tail_;  // the reasoning's last bytes, where a close tag split across tokens shows
+};
+
+}  // namespace glia
