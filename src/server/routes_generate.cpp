@@ -13,6 +13,7 @@
 #include "server/responses.h"
 #include "server/server_state.h"
 #include "server/reasoning_split.h"
+#include "server/required_call_stream.h"
 #include "server/sse.h"
 #include "server/tool_gate.h"
 
@@ -180,6 +181,7 @@ struct stream_state {
   reply_reading reading;
   std::optional<reasoning_splitter> splitter;  // a reasoning model: reasoning apart from content
   std::optional<tool_reply_gate> gate;         // with tools: holds back what may be calls
+  std::optional<required_call_stream> required;  // tool_choice "required": calls stream as they come
   std::optional<tool_call> named_call;         // a named function: its arguments stream as they come
   bool named_call_opened = false;              // its first chunk (id, type, name) went out
   std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
@@ -194,22 +196,30 @@ bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.
 // The chunks for a piece of generated text: its reasoning, then its content (held back by the gate
 // where it may be calls). Logprobs go with the first chunk; an event with nothing to show and no
 // logprobs sends nothing (without a splitter or gate, every event is a chunk, as before).
-// A named function's arguments as they come: the first chunk opens the call (id, type, name), the
-// next ones add to its arguments (index 0), as OpenAI streams them.
-std::string named_call_chunk(stream_state& ss, const std::string& arguments, const std::vector<token_logprob>* lps, bool usage) {
-  tool_call piece = *ss.named_call;
-  piece.arguments = arguments;
-  json c = tool_calls_chunk_json(ss.meta, {piece}, ss.first, usage);
-  json& call = c["choices"][0]["delta"]["tool_calls"][0];
-  if (ss.named_call_opened) {
-    call.erase("id");
-    call.erase("type");
-    call["function"].erase("name");
+// A piece of a call as OpenAI streams it: the first opens the call (index, id, type, name), the next
+// add to its arguments.
+std::string call_piece_chunk(stream_state& ss, const call_piece& p, const std::string& id, const std::vector<token_logprob>* lps, bool usage) {
+  json c = chunk_json(ss.meta, "", nullptr, ss.first, finish_kind::none, usage);
+  json& delta = c["choices"][0]["delta"];
+  delta.erase("content");
+  json call = {{"index", p.index}, {"function", {{"arguments", p.arguments}}}};
+  if (p.name) {
+    call["id"] = id;
+    call["type"] = "function";
+    call["function"]["name"] = *p.name;
   }
+  delta["tool_calls"] = json::array({std::move(call)});
   if (lps && !lps->empty()) c["choices"][0]["logprobs"] = logprobs_json(true, *lps);
-  ss.named_call_opened = true;
   ss.first = false;
   return sse_data(json_text(c));
+}
+
+// A named function's arguments as they come (its only call, index 0).
+std::string named_call_chunk(stream_state& ss, const std::string& arguments, const std::vector<token_logprob>* lps, bool usage) {
+  call_piece p{0, std::nullopt, arguments};
+  if (!ss.named_call_opened) p.name = ss.named_call->name;
+  ss.named_call_opened = true;
+  return call_piece_chunk(ss, p, ss.named_call->id, lps, usage);
 }
 
 std::string text_chunks(stream_state& ss, const std::string& text, const std::vector<token_logprob>* lps, bool usage) {
@@ -228,6 +238,14 @@ std::string text_chunks(stream_state& ss, const std::string& text, const std::ve
   if (ss.named_call && (!parts.content.empty() || (lps && has_lps && !ss.splitter)))
     return out + named_call_chunk(ss, parts.content, lps, usage);
   if (ss.named_call && !(lps && has_lps)) return out;
+  if (ss.required) {
+    for (const call_piece& p : ss.required->push(parts.content)) {
+      out += call_piece_chunk(ss, p, p.name ? new_tool_call_id(ss.reading.syntax) : std::string(), lps, usage);
+      lps = nullptr;
+    }
+    if (!(lps && has_lps)) return out;
+    parts.content.clear();  // held text's logprobs go in a chunk of their own
+  }
   const bool filtered = ss.splitter || ss.gate;
   if (!parts.content.empty() || !filtered || (lps && has_lps)) {
     out += sse_data(json_text(chunk_json(ss.meta, parts.content, lps, ss.first && ss.meta.chat, finish_kind::none, usage)));
@@ -242,7 +260,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   std::vector<gen_event> events;
   const bool done = j.wait(events, poll_interval);
   std::string out;
-  if (ss->first && ss->meta.chat && (ss->gate || ss->splitter || ss->named_call)) {
+  if (ss->first && ss->meta.chat && (ss->gate || ss->splitter || ss->named_call || ss->required)) {
     out += sse_data(json_text(chunk_json(ss->meta, "", nullptr, true, finish_kind::none, usage)));
     ss->first = false;
   }
@@ -281,6 +299,15 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
       }
       if (!reply.calls.empty()) {
         tail += sse_data(json_text(tool_calls_chunk_json(ss->meta, reply.calls, ss->first, usage)));
+        ss->first = false;
+      }
+      reason = reported_finish(reason, reply, ss->reading);
+    }
+    if (ss->required) {
+      // The calls went out as they came; a reply that opened none (cut before a name) is content.
+      const parsed_reply reply = read_tool_reply(ss->reading.options, ss->reading.syntax, ss->required->text());
+      if (ss->required->opened() == 0 && !reply.content.empty()) {
+        tail += sse_data(json_text(chunk_json(ss->meta, reply.content, nullptr, ss->first, finish_kind::none, usage)));
         ss->first = false;
       }
       reason = reported_finish(reason, reply, ss->reading);
@@ -335,8 +362,10 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   if (reading.reasoning) ss->splitter.emplace(*reading.reasoning, reading.start);
   if (reading.options.mode == tool_mode::named)
     ss->named_call = tool_call{new_tool_call_id(reading.syntax), reading.options.function, ""};
+  else if (reading.options.mode == tool_mode::required)
+    ss->required.emplace(reading.options.parallel ? SIZE_MAX : 1);
   else if (reading.reads_calls())
-    ss->gate.emplace(reading.syntax, reading.options.forced());
+    ss->gate.emplace(reading.syntax, false);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream", [ss](size_t, httplib::DataSink& sink) { return stream_step(ss, sink); },

@@ -398,7 +398,7 @@ TEST_F(ServerEndpoints, BodylessPostIsAnsweredAtOnce) {
 }
 
 // Bodies refused before any byte of them is read: a Content-Length that is not a number (the HTTP
-// library would read it as 0 and take the body for the next request), a multipart body; and one
+// library would read it as 0 and take the body for the next request), a multipart or compressed body; and one
 // that ends before its Content-Length is an error, not a request.
 TEST_F(ServerEndpoints, MalformedBodiesAreRefused) {
   const std::string body = R"({"prompt": "The jury said", "max_tokens": 1})";
@@ -410,6 +410,14 @@ TEST_F(ServerEndpoints, MalformedBodiesAreRefused) {
   auto multi = c.Post("/v1/completions", "--x\r\n\r\n" + body + "\r\n--x--\r\n", "multipart/form-data; boundary=x");
   ASSERT_TRUE(multi);
   EXPECT_EQ(multi->status, 415) << multi->body;
+  // A compressed body (which the library would inflate without bound: a gzip bomb) is refused unread.
+  const std::string gz = read_raw_reply(send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n"
+                                                       "Content-Type: application/json\r\nContent-Length: 4\r\n\r\nabcd"), 10000);
+  EXPECT_EQ(gz.rfind("HTTP/1.1 415", 0), 0u) << gz;
+  EXPECT_NE(gz.find("Content-Encoding: gzip"), std::string::npos) << gz;
+  auto plain = c.Post("/v1/completions", {{"Content-Encoding", "identity"}}, body, "application/json");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 200) << plain->body;
   // A whole request's JSON under a Content-Length 3 bytes longer, then the client stops sending
   // (half-close): no generation may start from it (the prompt-token count stays).
   const auto prompt_tokens = [&] {
