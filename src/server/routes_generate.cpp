@@ -365,7 +365,7 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   else if (reading.options.mode == tool_mode::required)
     ss->required.emplace(reading.options.parallel ? SIZE_MAX : 1);
   else if (reading.reads_calls())
-    ss->gate.emplace(reading.syntax, false);
+    ss->gate.emplace(reading.syntax);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream", [ss](size_t, httplib::DataSink& sink) { return stream_step(ss, sink); },

@@ -7,7 +7,7 @@ namespace glia::server {
 std::string tool_reply_gate::push(std::string_view piece) {
   const size_t old_size = text_.size();
   text_ += piece;
-  if (hold_all_ || in_calls_) return {};
+  if (in_calls_) return {};
   size_t end = text_.size();
   if (syntax_ == tool_syntax::llama3_json && released_ > 0) {
     // The reply began as text, so it is not a call: everything is content.

@@ -1,7 +1,7 @@
-// What of a reply being generated with tools can go to a streaming client as content: text before
-// the point where tool calls could start. From there on (and for a forced choice, from the start)
-// the text is held until the reply is finished and read (parse_tool_reply); when it then holds no
-// calls, the held text goes out as content after all. Whitespace before a possible start is held
+// What of a reply being generated with tools (tool_choice "auto") can go to a streaming client as
+// content: text before the point where tool calls could start. From there on the text is held until
+// the reply is finished and read (parse_tool_reply); when it then holds no calls, the held text goes
+// out as content after all. Whitespace before a possible start is held
 // too, so the streamed content ends as the whole reply's does (without it).
 #pragma once
 
@@ -14,8 +14,7 @@ namespace glia::server {
 
 class tool_reply_gate {
  public:
-  // hold_all: a forced choice, whose whole reply is calls.
-  tool_reply_gate(tool_syntax syntax, bool hold_all) : syntax_(syntax), hold_all_(hold_all) {}
+  explicit tool_reply_gate(tool_syntax syntax) : syntax_(syntax) {}
 
   // Adds generated text; returns the content that can go out now.
   std::string push(std::string_view piece);
@@ -26,7 +25,6 @@ class tool_reply_gate {
 
  private:
   tool_syntax syntax_;
-  bool hold_all_;
   bool in_calls_ = false;  // the calls' start has been seen: everything from there is held
   std::string text_;
   size_t released_ = 0;  // bytes of text_ sent as content

@@ -11,6 +11,7 @@
 #include "core/json_text.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "server/request.h"
+#include "server/required_call_stream.h"
 #include "server/tool_calls.h"
 #include "server/tool_gate.h"
 #include "server/tool_request.h"
@@ -314,7 +315,7 @@ TEST(ToolGate, StreamedContentIsTheWholeReplysContent) {
   for (const auto& [syntax, reply] : replies) {
     const parsed_reply whole = parse_tool_reply(syntax, reply);
     for (size_t piece = 1; piece <= 4; ++piece) {
-      tool_reply_gate gate(syntax, false);
+      tool_reply_gate gate(syntax);
       std::string streamed;
       for (size_t i = 0; i < reply.size(); i += piece) streamed += gate.push(std::string_view(reply).substr(i, piece));
       EXPECT_EQ(gate.text(), reply);
@@ -325,10 +326,55 @@ TEST(ToolGate, StreamedContentIsTheWholeReplysContent) {
       EXPECT_EQ(streamed, whole.content) << reply << " in pieces of " << piece;
     }
   }
-  // A forced choice holds everything.
-  tool_reply_gate forced(tool_syntax::hermes, true);
-  EXPECT_EQ(forced.push("{\"a\": 1}"), "");
-  EXPECT_EQ(forced.finish(parsed_reply{"", {tool_call{"id", "f", "{}"}}}), "");
+}
+
+// A "required" reply streams call by call: each opens once its name is whole, and its pieces of
+// arguments add up to what the whole reply's reading returns, at every piece size.
+TEST(RequiredCallStream, PiecesAddUpToTheWholeReading) {
+  const std::vector<std::string> replies = {
+      R"([{"name": "f", "parameters": {"a": 1, "b": {"c": [1, {"d": "}]\"{"}]}}}])",
+      R"([ {"name":"get_weather","parameters":{}} , {"name": "g", "parameters": { "x" : "y" } } ])",
+      R"([{"parameters": {"late": "name"}, "name": "h"}])",
+      "[\n  {\n    \"name\": \"f\",\n    \"parameters\": {\n      \"s\": \"\\\\\\\"\"\n    }\n  }\n]",
+  };
+  for (const std::string& reply : replies) {
+    const auto whole = parse_required_calls(tool_syntax::hermes, reply);
+    ASSERT_TRUE(whole) << reply;
+    for (size_t piece = 1; piece <= 5; ++piece) {
+      required_call_stream stream(SIZE_MAX);
+      std::vector<std::string> names, arguments;
+      for (size_t i = 0; i < reply.size(); i += piece)
+        for (const call_piece& p : stream.push(std::string_view(reply).substr(i, piece))) {
+          if (p.name) {
+            ASSERT_EQ(p.index, names.size()) << reply;
+            names.push_back(*p.name);
+            arguments.emplace_back();
+          }
+          ASSERT_LT(p.index, names.size()) << reply << ": arguments before their call opened";
+          arguments[p.index] += p.arguments;
+        }
+      EXPECT_EQ(stream.text(), reply);
+      ASSERT_EQ(names.size(), whole->size()) << reply << " in pieces of " << piece;
+      for (size_t k = 0; k < names.size(); ++k) {
+        EXPECT_EQ(names[k], (*whole)[k].name) << reply;
+        EXPECT_EQ(arguments[k], (*whole)[k].arguments) << reply << " in pieces of " << piece;
+      }
+    }
+  }
+  // Without parallel calls, one opens (as the whole reading keeps one); a cut reply streams what came.
+  required_call_stream one(1);
+  size_t opened = 0;
+  for (const call_piece& p : one.push(R"([{"name": "f", "parameters": {}}, {"name": "g", "parameters": {"x": 1}}])")) {
+    opened += p.name.has_value();
+    EXPECT_EQ(p.index, 0u);
+  }
+  EXPECT_EQ(opened, 1u);
+  required_call_stream cut(SIZE_MAX);
+  const auto pieces = cut.push(R"([{"name": "f", "parameters": {"a": "be)");
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(*pieces[0].name, "f");
+  EXPECT_EQ(pieces[0].arguments, R"({"a": "be)");
+  EXPECT_TRUE(required_call_stream(SIZE_MAX).push(R"([{"name": "f)").empty());
 }
 
 const sampler_params no_defaults{};

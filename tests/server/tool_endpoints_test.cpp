@@ -116,6 +116,66 @@ TEST_F(ServerTools, RequiredChoosesAmongTheTools) {
   EXPECT_TRUE(json::parse(call["function"]["arguments"].get<std::string>()).is_object()) << call;
 }
 
+// Streamed, "required" calls come as they are written, as vLLM streams them: each opens (index, id,
+// name) once its name is whole, and its argument pieces add up to the whole reply's arguments.
+TEST_F(ServerTools, RequiredCallsStreamAsTheyCome) {
+  // The calls a stream carries, put together from its pieces; and how many chunks carried them.
+  const auto streamed_calls = [](const stream_result& sr, int& call_chunks) {
+    json calls = json::array();
+    for (const json& c : sr.chunks) {
+      if (c["choices"].empty() || !c["choices"][0]["delta"].contains("tool_calls")) continue;
+      ++call_chunks;
+      for (const json& d : c["choices"][0]["delta"]["tool_calls"]) {
+        const size_t i = d["index"].get<size_t>();
+        if (d.contains("id")) {
+          EXPECT_EQ(i, calls.size());
+          EXPECT_EQ(d["type"], "function");
+          calls.push_back({{"id", d["id"]}, {"name", d["function"]["name"]}, {"arguments", ""}});
+        }
+        if (i >= calls.size()) return json();  // arguments for a call that never opened
+        calls[i]["arguments"] = calls[i]["arguments"].get<std::string>() + d["function"]["arguments"].get<std::string>();
+      }
+    }
+    return calls;
+  };
+  json req = tool_request("required");
+  req["temperature"] = 0;
+  req["max_tokens"] = 200;
+  req["parallel_tool_calls"] = false;
+  auto r = post(*srv, "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json whole = r.json()["choices"][0];
+  ASSERT_EQ(whole["finish_reason"], "tool_calls") << r.body;
+  req["stream"] = true;
+  auto s = post(*srv, "/v1/chat/completions", req);
+  const stream_result sr = parse_stream(s.body, true);
+  EXPECT_TRUE(sr.done && sr.well_formed) << s.body;
+  EXPECT_EQ(sr.text, "");
+  EXPECT_EQ(sr.finish_reason, "tool_calls");
+  int call_chunks = 0;
+  const json calls = streamed_calls(sr, call_chunks);
+  ASSERT_EQ(calls.size(), 1u) << s.body;
+  EXPECT_EQ(calls[0]["name"], whole["message"]["tool_calls"][0]["function"]["name"]);
+  EXPECT_EQ(calls[0]["arguments"], whole["message"]["tool_calls"][0]["function"]["arguments"]);
+  EXPECT_GT(call_chunks, 2);  // piece by piece, not one chunk at the end
+
+  // With parallel calls the greedy Brown model writes call after call until max_tokens cuts it: the
+  // whole reply is then text (not a list of calls), while the stream has sent the calls as they came,
+  // each whole but the last, and says "length", as OpenAI's does for a cut call.
+  req["parallel_tool_calls"] = true;
+  req["max_tokens"] = 120;
+  auto cut = parse_stream(post(*srv, "/v1/chat/completions", req).body, true);
+  EXPECT_EQ(cut.finish_reason, "length");
+  int cut_chunks = 0;
+  const json cut_calls = streamed_calls(cut, cut_chunks);
+  ASSERT_GE(cut_calls.size(), 2u);
+  EXPECT_TRUE(json::parse(cut_calls[0]["arguments"].get<std::string>()).is_object());
+  req["stream"] = false;
+  auto cut_whole = post(*srv, "/v1/chat/completions", req);
+  EXPECT_EQ(cut_whole.json()["choices"][0]["finish_reason"], "length");
+  EXPECT_TRUE(cut_whole.json()["choices"][0]["message"]["content"].get<std::string>().starts_with("[")) << cut_whole.body;
+}
+
 TEST_F(ServerTools, AutomaticReadsTheReplyAndStreamsItsContent) {
   json req = tool_request("auto");
   req["temperature"] = 0;
