@@ -83,7 +83,8 @@ NOTE_ORDER = "members not in the schema's property order"
 NOTE_EXTRA = "extra property while additionalProperties is absent (generated objects carry only listed ones)"
 NOTE_WS = "whitespace the grammar does not allow (before the value, or more than its bounded forms)"
 NOTE_TUPLE = "items after prefixItems while items is absent (none generated)"
-NOTE_NUMBER = "number spelling outside the grammar (exponent or -0 in a bounded number, 1.0 for an integer, >20 digits)"
+NOTE_NUMBER = ("number spelling outside the grammar (exponent or -0 in a bounded number, 1.0 for an integer, >20 digits, "
+               ">15 digits on an open integer side, a 3-digit exponent)")
 NOTE_ESCAPE = "escape spelling where the grammar takes one spelling per character (pattern, keys, enum)"
 NOTE_SURROGATE = "lone surrogate escape (never generated)"
 NOTE_DOLLAR = "Python's $ also matches before a final newline; the grammar reads $ as ECMAScript does (the end)"
@@ -354,16 +355,18 @@ case("integer_uint64", {"type": "integer", "minimum": 0, "maximum": 184467440737
 case("integer_large_bounds", {"type": "integer", "minimum": -1000000000000, "maximum": 999999999999}, [
     -1000000000000, -999999999999, -1000000000001, 999999999999, 1000000000000, 123456789, -1,
 ])
-case("integer_minimum_only", {"type": "integer", "minimum": 7}, [7, 8, 6, 100000, 99999999999999999999, -7,
+case("integer_minimum_only", {"type": "integer", "minimum": 7}, [7, 8, 6, 100000, 999999999999999, -7,
+                                                                V(1000000000000000, NOTE_NUMBER), V(99999999999999999999, NOTE_NUMBER),
                                                                 V(100000000000000000000, NOTE_NUMBER)])
 case("integer_maximum_only", {"type": "integer", "exclusiveMaximum": -3}, [-4, -3, -2, -99999, 0, 5])
-case("integer_unbounded", {"type": "integer"}, [0, -1, 1, 123, -456, 99999999999999999999, 1.5, "1", None,
+case("integer_unbounded", {"type": "integer"}, [0, -1, 1, 123, -456, 999999999999999, -999999999999999, 1.5, "1", None,
+                                                 V(9007199254740993, NOTE_NUMBER), V(63333333333333333333, NOTE_NUMBER),
                                                  V(123456789012345678901, NOTE_NUMBER), T("1.0", NOTE_NUMBER), T("-0")])
 case("integer_multiple_of_one", {"type": "number", "multipleOf": 1, "minimum": 0}, [0, 1, 5, -1, 1.5, T("2.0", NOTE_NUMBER)])
 
 # ---- numbers ----
 case("number_unbounded", {"type": "number"}, [
-    0, -1, 1.5, -0.25, 1e100, 1e-7, 123456.789, "1", None,
+    0, -1, 1.5, -0.25, 1e99, 1e-7, 123456.789, "1", None, V(1e100, NOTE_NUMBER), T("1e999", NOTE_NUMBER),
     T("1E+2"), T("1e5"), T("-0.0"), T("0.5e-3"), T("01"), T("+1"), T(".5"), T("5."), T("NaN"), T("Infinity"),
     T("-"), T("1e"), T("0x10"), T("1_000"),
 ])

@@ -122,9 +122,27 @@ TEST(JsonSchemaGbnf, StringsNeverHoldRawControlCharactersAndTakeEveryEscape) {
 TEST(JsonSchemaGbnf, NumbersFollowRfc8259) {
   auto g = schema_grammar_text(R"({"type": "number"})");
   ASSERT_TRUE(g);
-  for (const char* ok : {"0", "-0", "1.5", "-12.25e+10", "1E-3", "99999999999999999999"}) EXPECT_TRUE(matches(*g, ok)) << ok;
-  for (const char* bad : {"01", "+1", ".5", "1.", "NaN", "-Infinity", "1e", "0x1", "1.5.5", "--1"})
+  for (const char* ok : {"0", "-0", "1.5", "-12.25e+10", "1E-3", "9999999999999999", "-9999999999999999.9999999999999999e-99"})
+    EXPECT_TRUE(matches(*g, ok)) << ok;
+  // Past 16 digits or a two-digit exponent a model could write a number no double holds (1e999).
+  for (const char* bad : {"01", "+1", ".5", "1.", "NaN", "-Infinity", "1e", "0x1", "1.5.5", "--1", "99999999999999999", "1e999",
+                          "-88888888888888888888E444"})
     EXPECT_FALSE(matches(*g, bad)) << bad;
+  // An integer on an open side: 15 digits (exact in a double and in JavaScript, and int64); a bound
+  // past them is honoured.
+  auto i = schema_grammar_text(R"({"type": "integer"})");
+  ASSERT_TRUE(i);
+  EXPECT_TRUE(matches(*i, "-999999999999999"));
+  EXPECT_FALSE(matches(*i, "1000000000000000"));
+  EXPECT_FALSE(matches(*i, "63333333333333333333"));
+  auto above = schema_grammar_text(R"({"type": "integer", "minimum": 10000000000000000})");
+  ASSERT_TRUE(above);
+  EXPECT_TRUE(matches(*above, "18446744073709551615"));
+  EXPECT_FALSE(matches(*above, "9999999999999999"));
+  auto below = schema_grammar_text(R"({"type": "integer", "maximum": 3})");
+  ASSERT_TRUE(below);
+  EXPECT_TRUE(matches(*below, "-999999999999999"));
+  EXPECT_FALSE(matches(*below, "-1000000000000000"));
 }
 
 // Integer ranges are checked against plain arithmetic at and around random 64-bit bounds.

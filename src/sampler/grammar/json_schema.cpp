@@ -490,11 +490,18 @@ class converter {
 
   result<std::string> integer_expr(const ojson& kw, const std::string& path) {
     if (!has_any(kw, number_keywords)) return use("integer");
-    int128 lo = -max_integer_magnitude(), hi = max_integer_magnitude();
-    if (kw.contains("minimum")) lo = std::max(lo, rounded_bound(kw["minimum"], true));
-    if (kw.contains("exclusiveMinimum")) lo = std::max(lo, rounded_bound(kw["exclusiveMinimum"], false) + 1);
-    if (kw.contains("maximum")) hi = std::min(hi, rounded_bound(kw["maximum"], false));
-    if (kw.contains("exclusiveMaximum")) hi = std::min(hi, rounded_bound(kw["exclusiveMaximum"], true) - 1);
+    std::optional<int128> lower, upper;  // the schema's own bounds
+    const auto tighten = [](std::optional<int128>& slot, int128 v, bool is_lower) {
+      slot = !slot ? v : is_lower ? std::max(*slot, v) : std::min(*slot, v);
+    };
+    if (kw.contains("minimum")) tighten(lower, rounded_bound(kw["minimum"], true), true);
+    if (kw.contains("exclusiveMinimum")) tighten(lower, rounded_bound(kw["exclusiveMinimum"], false) + 1, true);
+    if (kw.contains("maximum")) tighten(upper, rounded_bound(kw["maximum"], false), false);
+    if (kw.contains("exclusiveMaximum")) tighten(upper, rounded_bound(kw["exclusiveMaximum"], true) - 1, false);
+    // An open side spans open_integer_digits, or every digit where the other bound is past them.
+    const int128 open = open_integer_magnitude();
+    int128 lo = lower ? *lower : upper && *upper < -open ? -max_integer_magnitude() : -open;
+    int128 hi = upper ? *upper : lower && *lower > open ? max_integer_magnitude() : open;
     lo = std::max(lo, -max_integer_magnitude());
     hi = std::min(hi, max_integer_magnitude());
     if (lo > hi)

@@ -22,7 +22,8 @@
 //    formats are annotations (2020-12's default) and ignored. pattern takes no length beside it,
 //    format only lengths it already meets.
 //  - integer with minimum / maximum / exclusiveMinimum / exclusiveMaximum, exact for any 64-bit
-//    bounds (integers are written with at most 20 digits); number unbounded, or between integer
+//    bounds (integers are written with at most 20 digits, 15 on a side the schema leaves open);
+//    number unbounded (16 digits each side of the point, an exponent of at most 2), or between integer
 //    bounds as fixed-point decimals without exponent (bounds up to 2^53, exclusive ones up to 2^32
 //    with at most 6 fraction digits, so float rounding cannot reach the bound); multipleOf 1.
 //  - anyOf; oneOf read as anyOf (exclusivity cannot be enforced in general: a text matching two

@@ -82,7 +82,7 @@ std::string nonnegative_decimals(number_bound a, std::optional<number_bound> b, 
   std::vector<std::string> alts;
   const std::string any_fraction = fmt::format("(\".\" [0-9]{{1,{}}})?", k);
   const int128 int_lo = a.value + (a.exclusive ? 1 : 0);
-  const int128 int_hi = b ? b->value - 1 : max_integer_magnitude();
+  const int128 int_hi = b ? b->value - 1 : pow10(number_integer_digits) - 1;
   if (int_lo <= int_hi) alts.push_back(grouped(integer_range_expr(int_lo, int_hi)) + " " + any_fraction);
   if (b && !b->exclusive && (b->value > a.value || (b->value == a.value && !a.exclusive)))
     alts.push_back(fmt::format("\"{}\" (\".\" \"0\"{{1,{}}})?", int128_to_string(b->value), k));
@@ -96,6 +96,7 @@ std::string nonnegative_decimals(number_bound a, std::optional<number_bound> b, 
 }  // namespace numbers_detail
 
 int128 max_integer_magnitude() { return numbers_detail::pow10(max_integer_digits) - 1; }
+int128 open_integer_magnitude() { return numbers_detail::pow10(open_integer_digits) - 1; }
 
 std::string int128_to_string(int128 v) {
   if (v == 0) return "0";

@@ -13,6 +13,13 @@ using int128 = __int128;
 // spin on digits for ever; a bound past it is clamped there (which only leaves values out).
 inline constexpr int max_integer_digits = 20;
 int128 max_integer_magnitude();  // 10^20 - 1
+// A side the schema leaves open takes at most this many: every such integer is exact in a double and
+// in JavaScript, and fits int64 (20 digits would let a model write 63333333333333333333, which a
+// client decoding into int64 refuses). A bound past it is honoured up to max_integer_digits.
+inline constexpr int open_integer_digits = 15;
+int128 open_integer_magnitude();  // 10^15 - 1
+// A number's integer part, likewise (bounds on numbers are at most 2^53, 16 digits).
+inline constexpr int number_integer_digits = 16;
 
 std::string int128_to_string(int128 v);
 

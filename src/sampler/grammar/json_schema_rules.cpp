@@ -16,7 +16,10 @@ constexpr size_t max_name_length = 60;
 
 // `space` is the bounded whitespace between tokens (nothing, a space, or a newline and up to 20
 // spaces/tabs, as llama.cpp's converter allows); `char` is one code point inside a JSON string in
-// any of its spellings: a surrogate pair only as a pair, so each `char` is one code point.
+// any of its spellings: a surrogate pair only as a pair, so each `char` is one code point. An
+// integer has at most open_integer_digits digits; a number 16 before its point and 16 after (as
+// llama.cpp's converter), and an exponent of at most two digits, so that every number is finite in
+// a double (a three-digit one lets 1e999 through).
 const std::vector<gbnf_rule_text>& primitive_rules() {
   static const std::vector<gbnf_rule_text> rules = [] {
     std::vector<gbnf_rule_text> r = {
@@ -26,8 +29,8 @@ const std::vector<gbnf_rule_text>& primitive_rules() {
          " | [dD] [89abAB] [0-9a-fA-F]{2} \"\\\\u\" [dD] [c-fC-F] [0-9a-fA-F]{2} ) )",
          {}},
         {"string", "\"\\\"\" char* \"\\\"\"", {"char"}},
-        {"integer", "\"-\"? ( \"0\" | [1-9] [0-9]{0,19} )", {}},
-        {"number", "\"-\"? ( \"0\" | [1-9] [0-9]{0,19} ) ( \".\" [0-9]{1,20} )? ( [eE] [-+]? [0-9]{1,3} )?", {}},
+        {"integer", "\"-\"? ( \"0\" | [1-9] [0-9]{0,14} )", {}},
+        {"number", "\"-\"? ( \"0\" | [1-9] [0-9]{0,15} ) ( \".\" [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,2} )?", {}},
         {"boolean", "\"true\" | \"false\"", {}},
         {"null", "\"null\"", {}},
         {"value", "object | array | string | number | boolean | null",
