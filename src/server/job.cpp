@@ -10,11 +10,12 @@ void job::emit(gen_event ev) {
   cv_.notify_all();
 }
 
-void job::finish(finish_kind k, std::string err) {
+void job::finish(finish_kind k, std::string err, int err_status) {
   {
     std::lock_guard lock(mu_);
     reason = k;
     error = std::move(err);
+    error_status = err_status;
     done_ = true;
   }
   cv_.notify_all();

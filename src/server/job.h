@@ -47,7 +47,8 @@ class job {
 
   // Engine side.
   void emit(gen_event ev);
-  void finish(finish_kind k, std::string error = {});
+  // An error's status: 500 for the engine's failures, 400 where the request asked for what cannot be.
+  void finish(finish_kind k, std::string error = {}, int error_status = 500);
 
   // Handler side: waits up to `timeout` for events and moves them into `out`; returns true once the
   // job has finished and every event has been taken.
@@ -56,6 +57,7 @@ class job {
   // Valid after finish (written before it, under the same lock).
   finish_kind reason = finish_kind::none;
   std::string error;
+  int error_status = 500;
   int n_prompt = 0;
   int n_reused = 0;
   int n_generated = 0;

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -78,7 +79,13 @@ field_error read_logit_bias(const json& obj, std::map<int32_t, float>& out) {
     // Keys are token ids written as decimal strings ({"15043": -100}).
     if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos)
       return bad_request(fmt::format("'logit_bias' key '{}' is not a token id", shown(k)), "logit_bias");
-    if (!v.is_number()) return bad_request(fmt::format("'logit_bias' value for {} must be a number, got {}", k, json_type_name(v)), "logit_bias");
+    // false bans the token, as llama-server reads it (a bias of -100 only makes it unlikely).
+    if (v.is_boolean() && !v.get<bool>()) {
+      out[int32_t(std::stol(k))] = -INFINITY;
+      continue;
+    }
+    if (!v.is_number())
+      return bad_request(fmt::format("'logit_bias' value for {} must be a number (or false, a ban), got {}", k, json_type_name(v)), "logit_bias");
     const double b = v.get<double>();
     if (!(b >= -100.0 && b <= 100.0)) return bad_request(fmt::format("'logit_bias' value for {} is {}, outside [-100, 100]", k, v.dump()), "logit_bias");
     out[int32_t(std::stol(k))] = float(b);

@@ -161,7 +161,7 @@ void respond_whole(server_state& st, const response_meta& meta, const std::share
     }
     if (!done && peer_closed(j->client_fd)) j->cancel = true;
   }
-  if (j->reason == finish_kind::error) return send_error(res, api_error{500, j->error});
+  if (j->reason == finish_kind::error) return send_error(res, api_error{j->error_status, j->error});
   const auto* lp = j->params.logprobs ? &lps : nullptr;
   reply_parts parts{{}, std::move(text)};
   if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.start);
@@ -278,7 +278,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   if (j.reason == finish_kind::cancelled) return false;
   std::string tail;
   if (j.reason == finish_kind::error) {
-    tail += sse_data(api_error{500, j.error}.to_json());
+    tail += sse_data(api_error{j.error_status, j.error}.to_json());
   } else {
     finish_kind reason = j.reason;
     if (ss->splitter) {

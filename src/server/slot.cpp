@@ -1,5 +1,6 @@
 #include "server/slot.h"
 
+#include <fmt/core.h>
 #include <malloc.h>
 
 #include <algorithm>
@@ -33,8 +34,8 @@ void slot::start(std::shared_ptr<job> j) {
   job_->n_prompt = int(job_->prompt.size());
 }
 
-void slot::finish(finish_kind k, const std::string& error) {
-  job_->finish(k, error);
+void slot::finish(finish_kind k, const std::string& error, int error_status) {
+  job_->finish(k, error, error_status);
   job_.reset();
   const bool constrained = smp_ && smp_->constrained();
   smp_.reset();
@@ -152,6 +153,14 @@ int32_t slot::sample_and_emit(metrics& m) {
     return -1;
   }
   const int32_t id = smp_->sample(logits_);
+  if (smp_->grammar_dead_end()) {
+    // What was asked for cannot be written: an answer cut short of it would pass for one.
+    finish(finish_kind::error,
+           fmt::format("no token can continue the text in the constraint after {} generated tokens (every token it allows next "
+                       "is banned by logit_bias, or none spells what it needs)", j.n_generated),
+           400);
+    return -1;
+  }
   if (id < 0 || sess_.is_end_of_generation(id)) {  // < 0: a grammar with no way on and no end token
     emit_tail();
     finish(finish_kind::stop);

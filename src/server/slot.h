@@ -37,7 +37,7 @@ class slot {
   bool prefilling() const { return busy() && n_prefilled_ < job_->prompt.size(); }
 
  private:
-  void finish(finish_kind k, const std::string& error = {});
+  void finish(finish_kind k, const std::string& error = {}, int error_status = 500);
   // Samples from logits_, emits text; returns the token to evaluate next, or -1 when the job ended.
   int32_t sample_and_emit(metrics& m);
   token_logprob logprob_of(int32_t id) const;

@@ -119,6 +119,8 @@ TEST(GrammarParse, MalformedGrammarsAreRefusedWithTheirPlace) {
       {"root ::= \"\\x4\"", "expected 2 hex digits"},
       {"root ::= * \"a\"", "'*' has nothing before it to repeat"},
       {"root ::= []", "the character class [] matches nothing"},
+      {"root ::= [^\\x00-\\U0010FFFF]", "rule 'root' has a character class that matches no character"},
+      {"root ::= \"a\" x\nx ::= [^\\x00-\\x7F\\x80-\\U0010FFFF] | \"b\"", "rule 'x' has a character class that matches no character"},
       {"root ::= root", "rule 'root' can never finish matching"},
       {"root ::= a | b\na ::= b\nb ::= a", "can never finish matching"},
       {"root ::= \"a\" x\nx ::= \"b\" x", "rule 'x' can never finish matching"},
@@ -163,9 +165,11 @@ TEST(GrammarParse, PrefixesEndingInsideACharacter) {
   EXPECT_FALSE(is_prefix(*wide, "<\xC3"));
   EXPECT_FALSE(is_prefix(*wide, "[\xC0"));  // never a lead byte
   // F4 goes no further than U+10FFFF; ED alone cannot reach past U+D7FF (surrogates follow).
-  auto nothing = gbnf(R"(root ::= [^\x00-\U0010FFFF])");
-  ASSERT_TRUE(nothing);
-  EXPECT_FALSE(is_prefix(*nothing, "\xF4"));
+  auto last = gbnf(R"(root ::= [^\x00-\U0010FFFE])");  // U+10FFFF alone: F4 8F BF BF
+  ASSERT_TRUE(last);
+  EXPECT_TRUE(is_prefix(*last, "\xF4\x8F\xBF"));
+  EXPECT_FALSE(is_prefix(*last, "\xF4\x90"));
+  EXPECT_FALSE(is_prefix(*last, "\xF4\x8F\xBE"));
   auto private_use = gbnf(R"(root ::= [\uE000-\uE0FF] | [\uD7F0-\uD7F1] "!")");
   ASSERT_TRUE(private_use);
   EXPECT_TRUE(is_prefix(*private_use, "\xED"));

@@ -312,6 +312,27 @@ TEST_F(ServerEndpoints, IgnoreEosRunsToMaxTokens) {
   EXPECT_EQ(runs.json()["usage"]["completion_tokens"], 6);
 }
 
+// A constraint no token can go on with (é is spelled from byte 0xC3 on, which the bias bans: false,
+// as llama-server reads it) is an error that says so, not a short answer that passes for a whole
+// one; whole and streamed. A bias of -100 only makes the token unlikely: the constraint still has it.
+TEST_F(ServerEndpoints, AConstraintThatCannotGoOnIsAnError) {
+  json body{{"prompt", "The jury said"}, {"max_tokens", 6}, {"temperature", 0}, {"grammar", "root ::= \"\u00e9\""},
+            {"logit_bias", {{"198", false}}}};
+  auto r = post(*srv, "/v1/completions", body);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("no token can continue"), std::string::npos) << r.body;
+  body["stream"] = true;
+  auto s = post(*srv, "/v1/completions", body);
+  EXPECT_NE(s.body.find("no token can continue"), std::string::npos) << s.body;
+  body["logit_bias"] = {{"198", -100}};
+  body["stream"] = false;
+  auto fine = post(*srv, "/v1/completions", body);
+  ASSERT_EQ(fine.status, 200) << fine.body;
+  EXPECT_EQ(fine.json()["choices"][0]["text"], "\u00e9");
+  body["logit_bias"] = {{"198", true}};
+  EXPECT_EQ(post(*srv, "/v1/completions", body).status, 400);
+}
+
 // Constrained output in each spelling clients use: the text is valid JSON under the schema, one of
 // the choices, or a match of the regex; what cannot compile is a 400 naming the field.
 TEST_F(ServerEndpoints, ConstrainedOutput) {

@@ -46,6 +46,7 @@ class parser {
       }
     GLIA_TRY(check_left_recursion(out_));
     GLIA_TRY(check_finishes(out_));
+    GLIA_TRY(check_char_classes(out_));
     const std::optional<stack_set> start = initial_stacks(out_);
     if (!start)
       return make_error("grammar: rule '{}' expands past the matcher's bounds before its first character ({} stacks, {} deep, "

@@ -1,5 +1,6 @@
 #include "sampler/grammar/grammar_checks.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace glia::grammar {
@@ -60,23 +61,14 @@ std::string rule_label(const compiled& g, uint32_t r) {
   return fmt::format("a group or repetition in rule '{}'", name.substr(0, name.rfind('_')));
 }
 
-struct first_edge {
-  uint32_t to;
-  bool tail;  // the reference ends its alternative: expanding it leaves nothing under it
-};
-
-}  // namespace
-
-status check_finishes(const compiled& g) {
-  const size_t n = g.alt_start.size();
-  const std::vector<bool> finishes = rules_by_worklist(g, false);
-  std::vector<bool> reached(n, false);
-  std::vector<uint32_t> todo{g.root}, stuck;
+// The rules the root can reach, the root included.
+std::vector<bool> reachable(const compiled& g) {
+  std::vector<bool> reached(g.alt_start.size(), false);
+  std::vector<uint32_t> todo{g.root};
   reached[g.root] = true;
   while (!todo.empty()) {
     const uint32_t r = todo.back();
     todo.pop_back();
-    if (!finishes[r]) stuck.push_back(r);
     for (uint32_t a : g.alt_start[r])
       for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p)
         if (g.elements[p].type == element::kind::rule_ref && !reached[g.elements[p].rule]) {
@@ -84,6 +76,49 @@ status check_finishes(const compiled& g) {
           todo.push_back(g.elements[p].rule);
         }
   }
+  return reached;
+}
+
+// Whether a character set holds no character (of U+0000..U+10FFFF).
+bool matches_nothing(const element& e) {
+  std::vector<std::pair<uint32_t, uint32_t>> r;
+  for (const auto& [lo, hi] : e.ranges)
+    if (lo <= hi && lo <= 0x10FFFF) r.emplace_back(lo, std::min<uint32_t>(hi, 0x10FFFF));
+  if (!e.negated) return r.empty();
+  std::sort(r.begin(), r.end());
+  uint32_t next = 0;  // the first character not yet covered
+  for (const auto& [lo, hi] : r) {
+    if (lo > next) return false;
+    next = std::max(next, hi + 1);
+  }
+  return next > 0x10FFFF;
+}
+
+struct first_edge {
+  uint32_t to;
+  bool tail;  // the reference ends its alternative: expanding it leaves nothing under it
+};
+
+}  // namespace
+
+status check_char_classes(const compiled& g) {
+  const std::vector<bool> reached = reachable(g);
+  for (uint32_t r = 0; r < g.alt_start.size(); ++r) {
+    if (!reached[r]) continue;
+    for (uint32_t a : g.alt_start[r])
+      for (uint32_t p = a; g.elements[p].type != element::kind::end; ++p)
+        if (g.elements[p].type == element::kind::chars && matches_nothing(g.elements[p]))
+          return make_error("grammar: {} has a character class that matches no character", rule_label(g, r));
+  }
+  return {};
+}
+
+status check_finishes(const compiled& g) {
+  const std::vector<bool> finishes = rules_by_worklist(g, false);
+  const std::vector<bool> reached = reachable(g);
+  std::vector<uint32_t> stuck;
+  for (uint32_t r = 0; r < g.alt_start.size(); ++r)
+    if (reached[r] && !finishes[r]) stuck.push_back(r);
   if (stuck.empty()) return {};
   // Name the rule at the bottom of it: one whose unfinishing references are only itself.
   uint32_t culprit = stuck.front();

@@ -14,4 +14,9 @@ status check_left_recursion(const compiled& g);
 // `x ::= "a" x`): text entering it could never end. Refused, naming the rule.
 status check_finishes(const compiled& g);
 
+// A character class the root can reach that matches no character (`[^\x00-\U0010FFFF]`): the text
+// could never get past it, and generation would stop short of what the grammar asks. Refused,
+// naming the rule.
+status check_char_classes(const compiled& g);
+
 }  // namespace glia::grammar
