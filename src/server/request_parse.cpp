@@ -37,7 +37,7 @@ const std::set<std::string> common_fields = {
     "guided_decoding_backend"};
 // chat_template_kwargs and add_generation_prompt as vLLM and llama-server take them.
 const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs", "reasoning_format",
-                                           "add_generation_prompt", "continue_final_message"};
+                                           "reasoning_effort", "add_generation_prompt", "continue_final_message"};
 const std::set<std::string> completion_fields = {"prompt", "echo", "suffix", "best_of"};
 
 field_error check_known(const json& obj, const std::set<std::string>& own) {
@@ -342,6 +342,19 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
       if (it->contains(reserved))
         return bad_request(fmt::format("'chat_template_kwargs' may not set '{}'", reserved), "chat_template_kwargs");
     r.template_kwargs = *it;
+  }
+  // OpenAI's reasoning_effort reaches the template as a variable of that name, as vLLM passes it
+  // (gpt-oss's template reads it); chat_template_kwargs has the last word.
+  std::optional<std::string> effort;
+  GLIA_FIELD(read_string(obj, "reasoning_effort", effort));
+  if (effort) {
+    static const std::set<std::string> efforts = {"none", "minimal", "low", "medium", "high"};
+    if (!efforts.contains(*effort))
+      return bad_request(fmt::format("'reasoning_effort' must be \"none\", \"minimal\", \"low\", \"medium\" or \"high\", got \"{}\"",
+                                     shown(*effort)),
+                         "reasoning_effort");
+    if (!r.template_kwargs.is_object()) r.template_kwargs = json::object();
+    if (!r.template_kwargs.contains("reasoning_effort")) r.template_kwargs["reasoning_effort"] = *effort;
   }
   return r;
 }

@@ -67,7 +67,7 @@ void detokenize(server_state& st, const httplib::Request& req, httplib::Response
   const int n_vocab = st.sess().n_vocab();
   for (const auto& t : *it) {
     if (!t.is_number_integer())
-      return send_error(res, bad_request(fmt::format("token ids must be integers, got {}", t.is_number() ? t.dump() : std::string("a ") + t.type_name()), "tokens"));
+      return send_error(res, bad_request(fmt::format("token ids must be integers, got {}", t.is_number() ? t.dump() : json_type_name(t)), "tokens"));
     if (t.get<int64_t>() < 0 || t.get<int64_t>() >= n_vocab)
       return send_error(res, bad_request(fmt::format("token id {} is outside the vocabulary (0..{})", t.dump(), n_vocab - 1), "tokens"));
     ids.push_back(int32_t(t.get<int64_t>()));

@@ -66,6 +66,8 @@ TEST_F(ServerEndpoints, HealthModelsTokenize) {
   auto fraction = post(*srv, "/detokenize", json{{"tokens", {1.5}}});
   EXPECT_EQ(fraction.status, 400);
   EXPECT_NE(fraction.body.find("must be integers, got 1.5"), std::string::npos) << fraction.body;
+  auto nested = post(*srv, "/detokenize", json::parse(R"({"tokens": [[1, "a"]]})"));
+  EXPECT_NE(nested.body.find("must be integers, got an array"), std::string::npos) << nested.body;
   EXPECT_EQ(post(*srv, "/tokenize", json{{"content", 5}}).status, 400);
   // The SDKs' models.retrieve.
   auto one = get(*srv, "/v1/models/brown-q8_0.gguf");
@@ -557,6 +559,7 @@ TEST(ServerTemplate, ChatTemplateKwargsAreTemplateVariables) {
   {
     std::ofstream out(tmpl);
     out << "{% if enable_thinking is defined and not enable_thinking %}no thinking here please {% endif %}"
+           "{% if reasoning_effort is defined %}effort {{ reasoning_effort }} effort {{ reasoning_effort }} {% endif %}"
            "{{ messages[0].content }}{% if add_generation_prompt %} and now the answer{% endif %}";
   }
   server_process srv({"-m", test_model(), "--chat-template", tmpl});
@@ -586,6 +589,16 @@ TEST(ServerTemplate, ChatTemplateKwargsAreTemplateVariables) {
   EXPECT_EQ(bad.port(), 0);
   EXPECT_NE(bad.log().find("--chat-template-kwargs must be a JSON object"), std::string::npos) << bad.log();
   req.erase("chat_template_kwargs");
+  // OpenAI's reasoning_effort reaches the template as its variable (as vLLM passes it).
+  json effort = req;
+  effort["reasoning_effort"] = "high";
+  auto high = post(srv, "/v1/chat/completions", effort);
+  ASSERT_EQ(high.status, 200) << high.body;
+  EXPECT_GT(high.json()["usage"]["prompt_tokens"].get<int>(), plain.json()["usage"]["prompt_tokens"].get<int>() + 3);
+  effort["reasoning_effort"] = "extreme";
+  auto refused = post(srv, "/v1/chat/completions", effort);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.json()["error"]["param"], "reasoning_effort");
   req["add_generation_prompt"] = false;
   auto no_prompt = post(srv, "/v1/chat/completions", req);
   ASSERT_EQ(no_prompt.status, 200) << no_prompt.body;
