@@ -82,8 +82,8 @@ command_fn add_chat(CLI::App& app) {
   cmd->add_option("--chat-template-kwargs", o->chat_template_kwargs,
                   "JSON object of template variables, e.g. '{\"enable_thinking\": false}' (Qwen3)");
   cmd->add_option("--system", o->system, "system prompt");
-  cmd->add_option("-n,--n-predict,--predict", o->n_predict, "most tokens per answer (-1: until the model stops)")
-      ->check(CLI::Range(-1, 1 << 24))->capture_default_str();
+  cmd->add_option("-n,--n-predict,--predict", o->n_predict, "most tokens per answer (-1, or llama.cpp's -2: until the model stops)")
+      ->check(CLI::Range(-2, 1 << 24))->capture_default_str();
   cmd->add_flag("--verbose", o->verbose, "print the tokens evaluated and reused per turn on stderr");
   o->sampling.add_to(cmd);
   o->draft.add_to(cmd);

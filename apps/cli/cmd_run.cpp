@@ -39,9 +39,10 @@ command_fn add_run(CLI::App& app) {
   });
   cmd->add_option("--stop,-r,--reverse-prompt", o->stop,
                   "stop generating at this text (never printed; matched in the printed text, which control tokens are not "
-                  "part of); repeatable")->take_all();
-  cmd->add_option("-n,--n-predict,--predict", o->n_predict, "tokens to generate (-1: until the model ends its text or the context is full)")
-      ->check(CLI::Range(-1, 1 << 24))->capture_default_str();
+                  "part of); repeatable")->take_all()->check(non_empty_text);
+  cmd->add_option("-n,--n-predict,--predict", o->n_predict,
+                  "tokens to generate (-1, or llama.cpp's -2: until the model ends its text or the context is full)")
+      ->check(CLI::Range(-2, 1 << 24))->capture_default_str();
   cmd->add_flag("-e,--escape,!--no-escape", o->escape,
                 "read \\n, \\r, \\t, \\', \\\", \\\\ and \\xHH in -p and --stop as the characters they name (the default, as in "
                 "llama.cpp; -f is read as it is)");

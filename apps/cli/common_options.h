@@ -33,6 +33,10 @@ inline std::optional<uint64_t> parse_seed(std::string_view s) {
   if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
   return v;
 }
+// A text that must not be empty (a stop string that is empty would match nowhere, silently).
+inline const CLI::Validator non_empty_text(
+    [](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; }, "TEXT");
+
 inline CLI::Validator seed_check(bool minus_one) {
   return CLI::Validator(
       [minus_one](std::string& s) -> std::string {

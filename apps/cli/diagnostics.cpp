@@ -40,6 +40,17 @@ bool diagnostics_options::start(session& s) const {
       fmt::print(stderr, "error: cannot write {}: {}\n", *path, std::strerror(errno));
       return false;
     }
+  if (!dump_pattern.empty()) {
+    // Made now, so that a folder that cannot be is said before the run rather than after it.
+    std::error_code ec;
+    std::filesystem::create_directories(dump_dir, ec);
+    if (!ec && !std::filesystem::is_directory(dump_dir, ec)) ec = std::make_error_code(std::errc::not_a_directory);
+    if (!ec && ::access(dump_dir.c_str(), W_OK) != 0) ec = std::error_code(errno, std::generic_category());
+    if (ec) {
+      fmt::print(stderr, "error: --dump-dir {}: {}\n", dump_dir, ec.message());
+      return false;
+    }
+  }
   if (profile || !profile_json.empty() || !trace.empty()) s.enable_profiling();
   if (!dump_pattern.empty()) s.enable_tensor_dump(dump_pattern, dump_dir, dump_positions);
   return true;

@@ -45,7 +45,7 @@ void sampling_options::add_to(CLI::App* cmd) {
                   "constrain the generated text to JSON valid under this JSON schema (e.g. '{}' for any JSON value)")
       ->group("Constrained output");
   json_schema_file_opt_ = cmd->add_option("--json-schema-file", json_schema_file_, "the same, read from a file")->group("Constrained output");
-  cmd->add_option("-s,--seed", seed_, "random seed (default or -1: random, printed on stderr)")
+  cmd->add_option("-s,--seed", seed_, "random seed (default, -1 or 4294967295 as llama.cpp: random, printed on stderr)")
       ->transform(seed_check(true))
       ->group("Sampling");
 }
@@ -77,7 +77,8 @@ result<sampler_params> sampling_options::resolve(const session& s) const {
   auto g = resolve_grammar();
   if (!g) return g.take_error();
   p.grammar = *g;
-  if (auto seed = parse_seed(seed_)) {
+  // 4294967295 is llama.cpp's LLAMA_DEFAULT_SEED, which it reads as "random" (its -1 wraps to it).
+  if (auto seed = parse_seed(seed_); seed && *seed != 0xFFFFFFFF) {
     p.seed = *seed;
   } else {
     p.seed = (uint64_t(std::random_device{}()) << 32) | std::random_device{}();

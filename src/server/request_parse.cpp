@@ -138,7 +138,8 @@ field_error read_common(const json& obj, std::string_view body, const sampler_pa
   if (i) s.top_k = int(*i);
   i.reset();
   GLIA_FIELD(read_int(obj, "seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), i));
-  if (i) {
+  // -1 and 4294967295 (llama.cpp's LLAMA_DEFAULT_SEED) ask for a random seed, as llama-server reads them.
+  if (i && *i != -1 && *i != 0xFFFFFFFF) {
     s.seed = uint64_t(*i);
     p.seed_given = true;
   }

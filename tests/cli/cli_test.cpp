@@ -180,11 +180,33 @@ TEST(cli, run_printed_seed_gives_the_run_back) {
   EXPECT_EQ(top.err.find("seed:"), std::string::npos) << top.err;
   EXPECT_NE(top.out, below.out);  // clamped to 2^63 - 1, both were the same run
   EXPECT_EQ(run_cli(args + " -s -1").exit_code, 0);
+  // llama.cpp's LLAMA_DEFAULT_SEED means "random" there, and here.
+  run_result llama_default = run_cli(args + " -s 4294967295");
+  ASSERT_EQ(llama_default.exit_code, 0) << llama_default.err;
+  EXPECT_NE(llama_default.err.find("seed:"), std::string::npos) << llama_default.err;
   for (const char* bad : {"18446744073709551616", "-2", "12abc"}) {
     run_result r = run_cli(args + " -s " + bad);
     EXPECT_NE(r.exit_code, 0) << bad;
     EXPECT_NE(r.err.find("--seed"), std::string::npos) << r.err;
   }
+}
+
+// What llama.cpp users type: -n -2 (until the context is full) runs; an empty --stop, which would
+// stop nowhere, and a --dump-dir that cannot be a folder are refused before anything is generated.
+TEST(cli, run_options_as_llama_cpp_users_type_them) {
+  const std::string args = "run -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'It was' -c 32";
+  run_result full = run_cli(args + " -n -2 --ignore-eos");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_NE(full.err.find("context full"), std::string::npos) << full.err;
+  run_result empty_stop = run_cli(args + " -n 4 --stop ''");
+  EXPECT_NE(empty_stop.exit_code, 0);
+  EXPECT_NE(empty_stop.err.find("must not be empty"), std::string::npos) << empty_stop.err;
+  const std::string file = test::scratch("not_a_folder");
+  test::write_text(file, "x");
+  run_result bad_dir = run_cli(args + " -n 4 --dump-tensors logits --dump-dir " + quote(file));
+  EXPECT_EQ(bad_dir.exit_code, 1);
+  EXPECT_EQ(bad_dir.out, "");  // said before the run, not after it
+  EXPECT_NE(bad_dir.err.find("--dump-dir"), std::string::npos) << bad_dir.err;
 }
 
 int prompt_tokens(const std::string& err) {
