@@ -304,6 +304,19 @@ TEST(ServerParse, NullMeansAbsent) {
   EXPECT_FALSE(r.value().params.seed_given);
 }
 
+// llama-server's "random" seeds: -1 and LLAMA_DEFAULT_SEED (4294967295); any other is kept.
+TEST(ServerParse, LlamaServersRandomSeeds) {
+  for (const char* seed : {"-1", "4294967295"}) {
+    auto r = chat(std::string(R"({"messages":[{"role":"user","content":"x"}],"seed":)") + seed + "}");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_FALSE(r.value().params.seed_given) << seed;
+  }
+  auto kept = chat(R"({"messages":[{"role":"user","content":"x"}],"seed":4294967294})");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_TRUE(kept.value().params.seed_given);
+  EXPECT_EQ(kept.value().params.sampling.seed, 4294967294u);
+}
+
 TEST(ServerModelName, FileNameOrTheCheckpointsName) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "glia_model_name_test" / "Qwen3-0.6B";
