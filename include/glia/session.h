@@ -171,11 +171,12 @@ class session {
   struct batch_item {
     int seq = 0;
     std::span<const int32_t> tokens;  // appended to that sequence (at most the batch size -b)
+    bool all_logits = false;          // every token's logits (scoring a prompt), not only the last's
   };
   // Evaluates every item in ONE forward pass (one pass over the weights for all of them) and appends
-  // the tokens to their sequences; `logits` receives [items, n_vocab], each item's last token. An
-  // item's logits do not depend on the other items (batch-invariant kernels). Each sequence may
-  // appear at most once.
+  // the tokens to their sequences; `logits` receives rows of n_vocab, item after item: each item's
+  // last token, or all its tokens with all_logits. An item's logits do not depend on the other items
+  // (batch-invariant kernels). Each sequence may appear at most once.
   status eval_batch(std::span<const batch_item> items, std::vector<float>& logits);
 
   // Per-op profiling of every following forward call (--profile): a table for people, JSON, and a

@@ -179,9 +179,9 @@ status forward_pass::run_batch(std::span<const sequence_batch> segs, std::vector
     s_.tokens.insert(s_.tokens.end(), sg.tokens.begin(), sg.tokens.end());
     for (size_t i = 0; i < sg.tokens.size(); ++i) s_.pos.push_back(sg.pos0 + int32_t(i));
     s_.segs.push_back(segment_rows{sg.cache, row0, int64_t(sg.tokens.size())});
-    s_.out_rows.push_back(int64_t(s_.tokens.size()) - 1);
+    for (int64_t r = sg.all_logits ? row0 : int64_t(s_.tokens.size()) - 1; r < int64_t(s_.tokens.size()); ++r) s_.out_rows.push_back(r);
   }
-  logits.assign(segs.size() * size_t(p.n_vocab), 0.0f);
+  logits.assign(s_.out_rows.size() * size_t(p.n_vocab), 0.0f);
   return run_chunk(logits.data());
 }
 

@@ -29,6 +29,7 @@ struct sequence_batch {
   kv_cache* cache = nullptr;
   std::span<const int32_t> tokens;
   int32_t pos0 = 0;
+  bool all_logits = false;  // every token's logits, not only the last's
 };
 
 class forward_pass {
@@ -60,8 +61,8 @@ class forward_pass {
 
   // Evaluates several sequences in one pass over the weights: the rows of all segments are
   // concatenated for every matmul, norm and FFN; RoPE uses each row's own position; the KV store and
-  // attention run per segment against that segment's cache. Writes the last token's logits of each
-  // segment, [n_segments, n_vocab]. Each segment holds at most its cache's n_ubatch tokens. With
+  // attention run per segment against that segment's cache. Writes the logits of each segment's
+  // last token, or of all its tokens where it asks (all_logits), segment after segment. Each segment holds at most its cache's n_ubatch tokens. With
   // batch-invariant kernels a segment's logits do not depend on the other segments.
   status run_batch(std::span<const sequence_batch> segs, std::vector<float>& logits);
 

@@ -330,7 +330,7 @@ status session::eval_batch(std::span<const batch_item> items, std::vector<float>
     if (it.seq < 0 || it.seq >= sequence_count()) return make_error("sequence {} does not exist ({} sequences)", it.seq, sequence_count());
     if (seen[size_t(it.seq)]) return make_error("sequence {} appears twice in one batch", it.seq);
     seen[size_t(it.seq)] = true;
-    segs.push_back(sequence_batch{&p_->cache_of(it.seq), it.tokens, p_->n_past_of(it.seq)});
+    segs.push_back(sequence_batch{&p_->cache_of(it.seq), it.tokens, p_->n_past_of(it.seq), it.all_logits});
   }
   if (p_->prof) {
     size_t n = 0;

@@ -17,27 +17,32 @@ reasoning_gate::phase reasoning_gate::start_phase() const {
   return open_id_ >= 0 ? phase::first : phase::constrained;
 }
 
-bool reasoning_gate::accept(int32_t id) {
+reasoning_gate::taken reasoning_gate::accept(int32_t id) {
   switch (phase_) {
-    case phase::constrained: return true;
+    case phase::constrained: return {true, {}};
     case phase::first:
       if (id != open_id_) {
         phase_ = phase::constrained;
-        return true;
+        return {true, {}};
       }
       phase_ = phase::reasoning;
-      return false;
-    case phase::reasoning:
+      return {};
+    case phase::reasoning: {
       tail_ += text_(id);
-      if (tail_.find(close_) != std::string::npos) {
-        phase_ = phase::constrained;
-        tail_.clear();
-      } else if (tail_.size() >= close_.size()) {
-        tail_.erase(0, tail_.size() - (close_.size() - 1));
+      const size_t at = tail_.find(close_);
+      if (at == std::string::npos) {
+        if (tail_.size() >= close_.size()) tail_.erase(0, tail_.size() - (close_.size() - 1));
+        return {};
       }
-      return false;
+      phase_ = phase::constrained;
+      size_t from = at + close_.size();
+      while (from < tail_.size() && (tail_[from] == ' ' || tail_[from] == '\n' || tail_[from] == '\t' || tail_[from] == '\r')) ++from;
+      taken t{false, tail_.substr(from)};
+      tail_.clear();
+      return t;
+    }
   }
-  return true;
+  return {true, {}};
 }
 
 void reasoning_gate::reset() {

@@ -21,8 +21,14 @@ class reasoning_gate {
   bool constrains() const { return phase_ != phase::reasoning; }
   // The token the reply may open its reasoning with, allowed beside the grammar's; -1 when none is.
   int32_t opening_token() const { return phase_ == phase::first ? open_id_ : -1; }
-  // A generated token was kept; true when the grammar takes it (it is part of the constrained text).
-  bool accept(int32_t id);
+  // What of a kept token the grammar takes: all of it, or only the text after the close tag that
+  // ended the reasoning inside it (`rest`, leading whitespace left out, as the reply's content
+  // leaves it out), or nothing.
+  struct taken {
+    bool whole = false;
+    std::string rest;
+  };
+  taken accept(int32_t id);
   // Back to the reply's start.
   void reset();
 

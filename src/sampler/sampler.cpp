@@ -60,13 +60,18 @@ std::optional<int32_t> sampler::greedy_allowed_pick(std::span<const float> logit
 
 int32_t sampler::sample(std::span<const float> logits) {
   if (logits.empty()) return -1;
-  dead_end_ = false;
+  dead_end_ = gate_broken_;
+  if (dead_end_) return end_of_generation();
   const bool constrain = grammar_ && gate_.constrains();
   const int32_t also_allowed = gate_.opening_token();
   if (constrain && greedy_fast_) {
     if (const auto id = greedy_allowed_pick(logits, also_allowed)) return *id;
   }
   cur_.assign(logits);
+  // A constrained reply may not end inside its reasoning: the answer asked for has not come yet.
+  if (grammar_ && !constrain)
+    for (int32_t eog : grammar_->vocab().eog())
+      if (size_t(eog) < cur_.size()) cur_.items()[size_t(eog)].logit = -INFINITY;
   if (constrain) {
     const std::vector<uint64_t>& allowed = grammar_->allowed();
     for (auto& x : cur_.items())
@@ -76,10 +81,14 @@ int32_t sampler::sample(std::span<const float> logits) {
   if (constrain && id != also_allowed && !grammar_->is_allowed(id)) {
     // Only a fully banned list picks a banned token: the grammar cannot go on, so generation ends.
     dead_end_ = !grammar_->complete();
-    const auto eog = grammar_->vocab().eog();
-    return eog.empty() ? -1 : eog.front();
+    return end_of_generation();
   }
   return id;
+}
+
+int32_t sampler::end_of_generation() const {
+  const auto eog = grammar_->vocab().eog();
+  return eog.empty() ? -1 : eog.front();
 }
 
 int32_t sampler::pick() {
@@ -112,7 +121,12 @@ int32_t sampler::pick() {
 
 void sampler::accept(int32_t id) {
   for (auto& s : stages_) s->accept(id);
-  if (grammar_ && gate_.accept(id)) grammar_->accept(id);
+  if (!grammar_) return;
+  const reasoning_gate::taken t = gate_.accept(id);
+  if (t.whole) grammar_->accept(id);
+  // Text after the close tag inside the token that closed the reasoning is the answer's start; one
+  // the grammar refuses leaves nothing to go on with.
+  else if (!t.rest.empty() && !grammar_->accept_text(t.rest)) gate_broken_ = true;
 }
 
 void sampler::accept_prompt(int32_t id) {
@@ -123,6 +137,7 @@ void sampler::reset() {
   for (auto& s : stages_) s->reset();
   if (grammar_) grammar_->reset();
   gate_.reset();
+  gate_broken_ = false;
   rng_.seed(seed_);
 }
 

@@ -47,7 +47,8 @@ class sampler {
   // A grammar constrains the text (sampler_params::grammar).
   bool constrained() const { return grammar_ != nullptr; }
   // The last sample() ended generation because no token could continue the grammar's text, which is
-  // not a whole sentence (its tokens all banned by a logit bias, or none spells what it needs).
+  // not a whole sentence (its tokens all banned by a logit bias, or none spells what it needs, or
+  // the text after a reasoning's close tag left it).
   bool grammar_dead_end() const { return dead_end_; }
   // Its matcher, for a draft model to propose only what the grammar allows; null without a grammar
   // and while it waits for the reasoning to end (sampler_params::grammar_after).
@@ -58,6 +59,7 @@ class sampler {
 
  private:
   int32_t pick();  // the chain and the pick over cur_
+  int32_t end_of_generation() const;  // the token that ends a constrained generation (-1: none)
   std::optional<int32_t> greedy_allowed_pick(std::span<const float> logits, int32_t also_allowed);
 
   bool greedy_;
@@ -65,7 +67,8 @@ class sampler {
   uint64_t seed_;
   std::vector<std::unique_ptr<sampler_stage>> stages_;
   std::unique_ptr<grammar::token_matcher> grammar_;
-  reasoning_gate gate_;  // when the grammar holds
+  reasoning_gate gate_;        // when the grammar holds
+  bool gate_broken_ = false;  // the text after a close tag was outside the grammar: a dead end
   bool dead_end_ = false;
   std::mt19937_64 rng_;
   candidate_list cur_;  // reused between calls to keep its allocation

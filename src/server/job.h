@@ -28,6 +28,7 @@ struct token_logprob {
   // what the client sees.
   size_t text_offset = 0;
   std::vector<std::pair<std::string, float>> top;  // most likely alternatives, best first
+  bool scored = true;  // false for an echoed prompt's first token, which nothing predicts (null)
 };
 
 struct gen_event {
@@ -40,6 +41,7 @@ class job {
   // Set before submit().
   std::vector<int32_t> prompt;
   generation_params params;
+  std::string echo_text;  // with params.echo: the prompt as the reply shows it
   int client_fd = -1;  // the client's socket, polled for a disconnect before every step (-1: unknown)
   std::atomic<bool> cancel{false};
   // The handler asked to stop, or the client has gone (its socket closed or reset).

@@ -25,6 +25,7 @@ struct generation_params {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: a last chunk with usage
   bool ignore_eos = false;     // llama-server's and vLLM's: end-of-generation tokens are never sampled
+  bool echo = false;           // completions: the prompt comes back before the reply (with its tokens' logprobs)
   std::vector<std::string> shown_control_tokens;  // markers a reply is read by (see session::make_text_stream)
 };
 

@@ -1,6 +1,7 @@
 #include "server/request_gate.h"
 
 #include <fmt/core.h>
+#include <strings.h>
 
 #include <algorithm>
 
@@ -67,7 +68,7 @@ bool refuse_body_framing(const server_state& st, const httplib::Request& req, ht
     return refuse(api_error{413, fmt::format("the request body has {} bytes, the limit is {}", len, st.opts.max_body)});
   // The HTTP library would inflate a compressed body in memory with no bound: 8 MiB of gzip can
   // stand for gigabytes. Clients send JSON as it is (as they do to vLLM, which reads no encoding).
-  if (const std::string enc = req.get_header_value("Content-Encoding"); !enc.empty() && enc != "identity")
+  if (const std::string enc = req.get_header_value("Content-Encoding"); !enc.empty() && strcasecmp(enc.c_str(), "identity") != 0)
     return refuse(api_error{415, fmt::format("compressed request bodies (Content-Encoding: {}) are not accepted; send the JSON as it is",
                                              enc.substr(0, 32))});
   if (req.get_header_value("Content-Type").starts_with("multipart/"))

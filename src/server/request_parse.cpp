@@ -1,5 +1,5 @@
 // Parsing of the two generation endpoints' bodies. Fields that would change the result but are not
-// supported (n > 1, tools on /v1/completions, echo, suffix, best_of > 1) get a 400 rather than
+// supported (n > 1, tools on /v1/completions, suffix, best_of > 1) get a 400 rather than
 // being ignored; so does any field we do not know.
 #include <fmt/core.h>
 
@@ -380,7 +380,7 @@ api_result<completion_request> parse_completion_request(std::string_view body, c
   }
   std::optional<bool> echo;
   GLIA_FIELD(read_bool(obj, "echo", echo));
-  if (echo.value_or(false)) return bad_request("'echo' is not supported", "echo");
+  r.params.echo = echo.value_or(false);
   std::optional<std::string> suffix;
   GLIA_FIELD(read_string(obj, "suffix", suffix));
   if (suffix && !suffix->empty()) return bad_request("'suffix' is not supported", "suffix");

@@ -1,6 +1,18 @@
 #include "server/required_call_stream.h"
 
+#include <nlohmann/json.hpp>
+
 namespace glia::server {
+namespace {
+
+// A JSON string's text without its escapes (a name as the whole reply's reading gives it).
+std::string unescaped(const std::string& raw) {
+  if (raw.find('\\') == std::string::npos) return raw;
+  const auto v = nlohmann::json::parse("\"" + raw + "\"", nullptr, false);
+  return v.is_string() ? v.get<std::string>() : raw;
+}
+
+}  // namespace
 
 std::vector<call_piece> required_call_stream::push(std::string_view piece) {
   std::vector<call_piece> out;
@@ -36,7 +48,7 @@ void required_call_stream::step(char c, size_t at, std::vector<call_piece>& out)
           has_name_ = true;
           if (opened_ < at_most_) {
             element_opened_ = true;
-            out.push_back({opened_++, text_.substr(string_start_, at - string_start_), ""});
+            out.push_back({opened_++, unescaped(text_.substr(string_start_, at - string_start_)), ""});
             if (args_start_) emit_arguments(args_end_.value_or(at), out);  // the arguments came first
           }
         }

@@ -50,13 +50,18 @@ json logprobs_json(bool chat, const std::vector<token_logprob>& lps) {
   json tokens = json::array(), token_lps = json::array(), tops = json::array(), offsets = json::array();
   for (const auto& lp : lps) {
     tokens.push_back(lp.token);
+    offsets.push_back(lp.text_offset);
+    if (!lp.scored) {  // an echoed prompt's first token: null, as OpenAI and vLLM give it
+      token_lps.push_back(nullptr);
+      tops.push_back(nullptr);
+      continue;
+    }
     token_lps.push_back(lp.logprob);
     // The legacy format always lists the sampled token too (up to logprobs + 1 entries).
     json top = json::object();
     for (const auto& [tok, l] : lp.top) top[tok] = l;
     top[lp.token] = lp.logprob;
     tops.push_back(top);
-    offsets.push_back(lp.text_offset);
   }
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }

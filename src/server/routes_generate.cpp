@@ -95,9 +95,14 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
       r.params.shown_control_tokens.emplace_back(reading.reasoning->open_token);
       r.params.shown_control_tokens.emplace_back(reading.reasoning->close);
       // A constraint (a schema, a grammar, a forced tool call) holds for the answer, after the
-      // reasoning, as vLLM applies it: a reply the model is not let think in is a worse one.
-      if (r.params.sampling.grammar) r.params.sampling.grammar_after = grammar_after_reasoning{
-          std::string(reading.reasoning->close), single_token(s, reading.reasoning->open_token), reading.start != reasoning_start::outside};
+      // reasoning, as vLLM applies it: a reply the model is not let think in is a worse one. The
+      // reply may open it where its open tag is one token (Gemma 4's is two: the token after the
+      // first could leave the reasoning unopened while the grammar waited), and not where it
+      // continues a message.
+      const int32_t opener = r.continue_final_message ? -1 : single_token(s, reading.reasoning->open);
+      if (r.params.sampling.grammar)
+        r.params.sampling.grammar_after =
+            grammar_after_reasoning{std::string(reading.reasoning->close), opener, reading.start != reasoning_start::outside};
     }
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);
@@ -193,9 +198,6 @@ constexpr auto keep_alive_interval = std::chrono::seconds(10);
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
 
-// The chunks for a piece of generated text: its reasoning, then its content (held back by the gate
-// where it may be calls). Logprobs go with the first chunk; an event with nothing to show and no
-// logprobs sends nothing (without a splitter or gate, every event is a chunk, as before).
 // A piece of a call as OpenAI streams it: the first opens the call (index, id, type, name), the next
 // add to its arguments.
 std::string call_piece_chunk(stream_state& ss, const call_piece& p, const std::string& id, const std::vector<token_logprob>* lps, bool usage) {
@@ -222,6 +224,10 @@ std::string named_call_chunk(stream_state& ss, const std::string& arguments, con
   return call_piece_chunk(ss, p, ss.named_call->id, lps, usage);
 }
 
+// The chunks for a piece of generated text: its reasoning, then its content (held back by the gate
+// where it may be calls; a forced choice's calls as they come). Logprobs go with the first chunk;
+// an event with nothing to show and no logprobs sends nothing (without a splitter or gate, every
+// event is a chunk, as before).
 std::string text_chunks(stream_state& ss, const std::string& text, const std::vector<token_logprob>* lps, bool usage) {
   reply_parts parts{{}, text};
   if (ss.splitter) parts = ss.splitter->push(text);
@@ -339,6 +345,7 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   auto j = std::make_shared<job>();
   j->prompt = std::move(prompt.value());
   j->params = r.params;
+  if (r.params.echo) j->echo_text = r.prompt_is_ids ? st.sess().detokenize(j->prompt, true) : r.prompt_text;
   j->client_fd = find_connection_fd(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
   auto guard = std::make_unique<in_flight_guard>(st);
   switch (st.sched->submit(j)) {

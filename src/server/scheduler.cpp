@@ -90,14 +90,17 @@ void scheduler::step() {
   using clock = std::chrono::steady_clock;
   std::vector<session::batch_item> items;
   std::vector<slot*> owners;
+  std::vector<size_t> rows;  // logits rows per item
   size_t n_prefill = 0, n_decode = 0;
   for (size_t i = 0; i < slots_.size(); ++i) {
     slot& s = *slots_[i];
     if (!s.busy()) continue;
     const bool prefill = s.prefilling();
     if (!s.plan(m_, planned_[i])) continue;
-    items.push_back(session::batch_item{s.seq(), planned_[i]});
+    const bool all = s.wants_all_logits();
+    items.push_back(session::batch_item{s.seq(), planned_[i], all});
     owners.push_back(&s);
+    rows.push_back(all ? planned_[i].size() : 1);
     (prefill ? n_prefill : n_decode) += planned_[i].size();
   }
   if (items.empty()) return;
@@ -110,9 +113,11 @@ void scheduler::step() {
   m_.decode_us += uint64_t(us * double(n_decode) / total);
   m_.prompt_tokens += n_prefill;
   const size_t n_vocab = size_t(sess_->n_vocab());
+  size_t row = 0;
   for (size_t k = 0; k < owners.size(); ++k) {
     if (!st) owners[k]->fail(st.message());
-    else owners[k]->absorb(std::span<const float>(logits_).subspan(k * n_vocab, n_vocab));
+    else owners[k]->absorb(std::span<const float>(logits_).subspan(row * n_vocab, rows[k] * n_vocab));
+    row += rows[k];
   }
 }
 

@@ -29,8 +29,9 @@ void slot::start(std::shared_ptr<job> j) {
   n_prefilled_ = 0;
   first_chunk_ = true;
   pending_lp_.clear();
-  in_bytes_ = counted_bytes_ = counted_chars_ = 0;
+  in_bytes_ = counted_bytes_ = counted_chars_ = offset_base_ = 0;
   sent_.clear();
+  echo_lps_.clear();
   job_->n_prompt = int(job_->prompt.size());
 }
 
@@ -59,6 +60,7 @@ bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {
       // Reuse the prefix this sequence already holds (the last prompt token is always evaluated,
       // since its logits are needed); forget the rest of it.
       from = std::min(common_prefix(prompt), prompt.size() - 1);
+      if (wants_all_logits()) from = 0;  // a prompt being scored is evaluated whole: its logits are the answer
       if (!sess_.sequence_keep(seq_, int(from))) from = 0;
       job_->n_reused = int(from);
       first_chunk_ = false;
@@ -76,34 +78,70 @@ bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {
 }
 
 void slot::absorb(std::span<const float> logits) {
-  logits_.assign(logits.begin(), logits.end());
+  const size_t n_vocab = size_t(sess_.n_vocab());
   if (n_prefilled_ < job_->prompt.size()) {
+    if (logits.size() > n_vocab) score_prompt_chunk(logits, n_prefilled_);
     n_prefilled_ = planned_end_;
     if (n_prefilled_ == job_->prompt.size()) {
       smp_->reset();
       for (int32_t id : job_->prompt) smp_->accept_prompt(id);
+      if (job_->params.echo) emit_echo();
     }
   }
+  logits = logits.last(n_vocab);
+  logits_.assign(logits.begin(), logits.end());
 }
 
-token_logprob slot::logprob_of(int32_t id) const {
+void slot::score_prompt_chunk(std::span<const float> logits, size_t chunk_start) {
+  const size_t n_vocab = size_t(sess_.n_vocab());
+  const std::vector<int32_t>& prompt = job_->prompt;
+  if (chunk_start == 0) {
+    token_logprob first;
+    first.token = sess_.token_text(prompt[0]);
+    first.scored = false;
+    echo_lps_.push_back(std::move(first));
+  }
+  // Row i predicts the token after position chunk_start + i.
+  for (size_t i = 0; (i + 1) * n_vocab <= logits.size() && chunk_start + i + 1 < prompt.size(); ++i)
+    echo_lps_.push_back(logprob_in(logits.subspan(i * n_vocab, n_vocab), prompt[chunk_start + i + 1]));
+}
+
+void slot::emit_echo() {
+  gen_event ev;
+  ev.text = job_->echo_text;
+  if (job_->params.logprobs) {
+    // Offsets count the tokens' own texts (a prompt given as text may spell them otherwise, as the
+    // SentencePiece space before the first word).
+    size_t chars = 0;
+    for (token_logprob& lp : echo_lps_) {
+      lp.text_offset = chars;
+      chars += tok::utf8_char_count(lp.token);
+    }
+    ev.logprobs = std::move(echo_lps_);
+    echo_lps_.clear();
+  }
+  offset_base_ = tok::utf8_char_count(job_->echo_text);
+  if (!ev.text.empty() || !ev.logprobs.empty()) job_->emit(std::move(ev));
+}
+
+token_logprob slot::logprob_in(std::span<const float> logits, int32_t id) const {
   // log softmax of the model's distribution (before sampling transforms), as OpenAI reports it.
-  const float mx = *std::max_element(logits_.begin(), logits_.end());
+  const float mx = *std::max_element(logits.begin(), logits.end());
   double sum = 0.0;
-  for (float l : logits_) sum += std::exp(double(l - mx));
+  for (float l : logits) sum += std::exp(double(l - mx));
   const double log_z = double(mx) + std::log(sum);
   token_logprob lp;
   lp.token = sess_.token_text(id);
-  lp.logprob = float(double(logits_[size_t(id)]) - log_z);
-  const int k = std::min<int>(job_->params.top_logprobs, int(logits_.size()));
+  lp.logprob = float(double(logits[size_t(id)]) - log_z);
+  const int k = std::min<int>(job_->params.top_logprobs, int(logits.size()));
   if (k > 0) {
-    std::vector<int32_t> idx(logits_.size());
+    std::vector<int32_t> idx(logits.size());
     std::iota(idx.begin(), idx.end(), 0);
     std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
-      return logits_[size_t(a)] != logits_[size_t(b)] ? logits_[size_t(a)] > logits_[size_t(b)] : a < b;
+      return logits[size_t(a)] != logits[size_t(b)] ? logits[size_t(a)] > logits[size_t(b)] : a < b;
     });
     for (int i = 0; i < k; ++i)
-      lp.top.emplace_back(sess_.token_text(idx[size_t(i)]), float(double(logits_[size_t(idx[size_t(i)])]) - log_z));
+      lp.top.emplace_back(sess_.token_text(idx[size_t(i)]), float(double(logits[size_t(idx[size_t(i)])]) - log_z));
   }
   return lp;
 }
@@ -124,7 +162,7 @@ void slot::release_logprobs(gen_event& ev, bool all) {
       counted_chars_ += tok::utf8_char_count(std::string_view(sent_).substr(counted_bytes_, upto - counted_bytes_));
       counted_bytes_ = upto;
     }
-    p.lp.text_offset = counted_chars_;
+    p.lp.text_offset = offset_base_ + counted_chars_;
     ev.logprobs.push_back(std::move(p.lp));
     pending_lp_.pop_front();
   }

@@ -30,8 +30,11 @@ class slot {
   // when decoding. Returns true with the tokens to evaluate in `tokens`, or false when the job needs
   // no evaluation this step (it finished, and the slot is free again).
   bool plan(metrics& m, std::vector<int32_t>& tokens);
-  // The logits of the last token planned; the prompt chunk or token is now in the sequence.
+  // The logits of the last token planned (of every token planned, where wants_all_logits() said so
+  // before the evaluation); the prompt chunk or token is now in the sequence.
   void absorb(std::span<const float> logits);
+  // The planned prompt chunk is to be scored token by token (an echoed prompt with logprobs).
+  bool wants_all_logits() const { return prefilling() && job_->params.echo && job_->params.logprobs; }
   // The batched evaluation failed: the job ends with this error.
   void fail(const std::string& error) { finish(finish_kind::error, error); }
   bool prefilling() const { return busy() && n_prefilled_ < job_->prompt.size(); }
@@ -40,7 +43,12 @@ class slot {
   void finish(finish_kind k, const std::string& error = {}, int error_status = 500);
   // Samples from logits_, emits text; returns the token to evaluate next, or -1 when the job ended.
   int32_t sample_and_emit(metrics& m);
-  token_logprob logprob_of(int32_t id) const;
+  token_logprob logprob_of(int32_t id) const { return logprob_in(logits_, id); }
+  token_logprob logprob_in(std::span<const float> logits, int32_t id) const;
+  // Scores the prompt tokens a chunk's logits predict (an echoed prompt), into echo_lps_.
+  void score_prompt_chunk(std::span<const float> logits, size_t chunk_start);
+  // The echoed prompt and its tokens' logprobs, once it is all in the sequence.
+  void emit_echo();
   void emit_tail();
 
   session& sess_;
@@ -65,6 +73,8 @@ class slot {
   std::deque<pending_logprob> pending_lp_;
   size_t in_bytes_ = 0;
   size_t counted_bytes_ = 0, counted_chars_ = 0;  // characters in the first counted_bytes_ bytes sent
+  size_t offset_base_ = 0;                        // characters of an echoed prompt before the reply's
+  std::vector<token_logprob> echo_lps_;           // the echoed prompt's tokens, scored as they are evaluated
   std::string sent_;                              // the text the stop filter has passed
   // Moves the logprobs of tokens whose text has started going out (all of them with `all`) into ev.
   void release_logprobs(gen_event& ev, bool all);

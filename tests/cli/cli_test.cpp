@@ -421,7 +421,7 @@ TEST(cli, n_predict_minus_1_runs_until_the_context_is_full) {
   run_result r = run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p 'The jury said' -n -1 -c 200 --temp 0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("context full: stopped after 195 generated tokens"), std::string::npos) << r.err;
-  EXPECT_NE(run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p x -n -2").exit_code, 0);
+  EXPECT_NE(run_cli("run -m " + quote(test::testdata("models/brown-f32.gguf")) + " -p x -n -3").exit_code, 0);
 }
 
 TEST(cli_diagnostics, profile_percentages_sum_to_100_and_trace_is_chrome_json) {

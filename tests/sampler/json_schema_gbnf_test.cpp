@@ -128,8 +128,8 @@ TEST(JsonSchemaGbnf, NumbersFollowRfc8259) {
   for (const char* bad : {"01", "+1", ".5", "1.", "NaN", "-Infinity", "1e", "0x1", "1.5.5", "--1", "99999999999999999", "1e999",
                           "-88888888888888888888E444"})
     EXPECT_FALSE(matches(*g, bad)) << bad;
-  // An integer on an open side: 15 digits (exact in a double and in JavaScript, and int64); a bound
-  // past them is honoured.
+  // An integer on an open side: 15 digits (exact in a double and in JavaScript, and int64); past a
+  // large bound on the other side, up to three more digits than it has, within int64.
   auto i = schema_grammar_text(R"({"type": "integer"})");
   ASSERT_TRUE(i);
   EXPECT_TRUE(matches(*i, "-999999999999999"));
@@ -137,8 +137,16 @@ TEST(JsonSchemaGbnf, NumbersFollowRfc8259) {
   EXPECT_FALSE(matches(*i, "63333333333333333333"));
   auto above = schema_grammar_text(R"({"type": "integer", "minimum": 10000000000000000})");
   ASSERT_TRUE(above);
-  EXPECT_TRUE(matches(*above, "18446744073709551615"));
+  EXPECT_TRUE(matches(*above, "9223372036854775807"));
+  EXPECT_FALSE(matches(*above, "9223372036854775808"));
   EXPECT_FALSE(matches(*above, "9999999999999999"));
+  auto near_open = schema_grammar_text(R"({"type": "integer", "minimum": 999999999999999})");
+  ASSERT_TRUE(near_open);
+  EXPECT_TRUE(matches(*near_open, "999999999999999000"));  // no cliff where the bound has 15 digits
+  EXPECT_FALSE(matches(*near_open, "999999999999999001"));
+  auto uint64 = schema_grammar_text(R"({"type": "integer", "minimum": 18446744073709551615})");
+  ASSERT_TRUE(uint64);
+  EXPECT_TRUE(matches(*uint64, "18446744073709551615"));
   auto below = schema_grammar_text(R"({"type": "integer", "maximum": 3})");
   ASSERT_TRUE(below);
   EXPECT_TRUE(matches(*below, "-999999999999999"));

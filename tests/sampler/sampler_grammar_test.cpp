@@ -114,8 +114,9 @@ TEST(SamplerGrammar, GreedyShortcutEqualsTheMaskedPick) {
 }
 
 // A reasoning model's vocabulary: ids 0 "a", 1 "b", 2 "{", 3 "}", 4 end, 5 "<think>", 6 "</think>"
-// (control tokens: no grammar text), 7 "</", 8 "think>" (the close tag in two plain pieces).
-const std::vector<std::string> think_texts = {"a", "b", "{", "}", "", "<think>", "</think>", "</", "think>"};
+// (control tokens: no grammar text), 7 "</", 8 "think>" (the close tag in two plain pieces), 9
+// "think>\n{a" (the close tag's end and the answer's start in one piece), 10 "think>}".
+const std::vector<std::string> think_texts = {"a", "b", "{", "}", "", "<think>", "</think>", "</", "think>", "think>\n{a", "think>}"};
 
 std::shared_ptr<const grammar::token_vocab> think_vocab() {
   std::vector<std::string> pieces = think_texts;
@@ -143,7 +144,8 @@ TEST(SamplerGrammar, AfterReasoningTheReplyMayOpenItFirst) {
   EXPECT_EQ(s.sample(preferring(0)), 2);    // "a" is neither the grammar's nor the opening: "{"
   EXPECT_EQ(s.sample(preferring(5)), 5);    // "<think>" opens the reasoning
   s.accept(5);
-  for (int32_t free : {0, 3, 4, 1}) EXPECT_EQ(s.sample(preferring(free)), free);  // inside: anything, the end too
+  for (int32_t free : {0, 3, 1}) EXPECT_EQ(s.sample(preferring(free)), free);  // inside: anything...
+  EXPECT_EQ(s.sample(preferring(4)), 0);  // ...but the end: the answer asked for has not come yet
   s.accept(0);
   s.accept(6);                           // "</think>": the grammar holds from the next token
   EXPECT_NE(s.grammar_matcher(), nullptr);
@@ -182,6 +184,27 @@ TEST(SamplerGrammar, AfterReasoningThePromptOpenedItAndTheCloseComesInPieces) {
     s.reset();
     EXPECT_EQ(s.sample(preferring(3)), 3);  // inside again
   }
+}
+
+// The token that ends the close tag may carry the answer's start: the grammar takes it from there
+// (whitespace after the tag left out, as the reply's content leaves it out); a start outside the
+// grammar is a dead end.
+TEST(SamplerGrammar, AfterReasoningTheAnswerMayStartInTheClosingToken) {
+  sampler s = think_sampler({"</think>", 5, true});
+  s.accept(7);
+  s.accept(9);  // "</" "think>\n{a": the answer so far is "{a"
+  EXPECT_EQ(s.sample(preferring(2)), 0);  // no second "{": "a" is the best the grammar allows
+  s.accept(3);
+  EXPECT_EQ(s.sample(preferring(0)), 4);
+  EXPECT_FALSE(s.grammar_dead_end());
+  sampler broken = think_sampler({"</think>", 5, true});
+  broken.accept(7);
+  broken.accept(10);  // "}" cannot start "{...}"
+  EXPECT_EQ(broken.sample(preferring(2)), 4);
+  EXPECT_TRUE(broken.grammar_dead_end());
+  broken.reset();
+  EXPECT_EQ(broken.sample(preferring(3)), 3);
+  EXPECT_FALSE(broken.grammar_dead_end());
 }
 
 TEST(SamplerGrammar, AfterReasoningNeedsTheTokensTexts) {

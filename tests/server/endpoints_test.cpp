@@ -314,6 +314,65 @@ TEST_F(ServerEndpoints, IgnoreEosRunsToMaxTokens) {
   EXPECT_EQ(runs.json()["usage"]["completion_tokens"], 6);
 }
 
+// echo with logprobs scores a prompt (lm-evaluation-harness's loglikelihood requests through the
+// OpenAI API: echo, logprobs, max_tokens 0 or 1, the prompt as token ids): the prompt comes back as
+// the text's start, its first token's logprob null, every other token's the model's log-probability
+// given what precedes it: the same number a request for that next token alone reports. A prompt
+// longer than the prefill chunk (128 tokens) is scored across chunks.
+TEST_F(ServerEndpoints, EchoScoresThePrompt) {
+  std::string text = "The jury said";
+  for (int i = 0; i < 12; ++i) text += " that the city of Atlanta had a good election";
+  auto ids_of = [&](const std::string& t) {
+    auto r = post(*srv, "/tokenize", json{{"content", t}, {"add_special", true}});
+    return r.json()["tokens"].get<std::vector<int64_t>>();
+  };
+  const std::vector<int64_t> ids = ids_of(text);
+  ASSERT_GT(ids.size(), 160u);  // two prefill chunks of 128
+  json req = {{"prompt", ids}, {"echo", true}, {"logprobs", 2}, {"max_tokens", 0}, {"temperature", 0}};
+  auto r = post(*srv, "/v1/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json choice = r.json()["choices"][0];
+  const json& lp = choice["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), ids.size());
+  EXPECT_EQ(r.json()["usage"]["completion_tokens"], 0);
+  EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+  EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+  for (size_t i = 1; i < ids.size(); ++i) {
+    ASSERT_TRUE(lp["token_logprobs"][i].is_number()) << i;
+    EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0.0);
+    EXPECT_LE(lp["top_logprobs"][i].size(), 3u);
+  }
+  EXPECT_EQ(choice["text"].get<std::string>().substr(0, 3), "<s>");  // token ids come back as their text
+  // The oracle: the prefix alone, its next token forced by a bias, reports the model's logprob of it.
+  for (size_t at : {size_t(1), size_t(100), size_t(150), ids.size() - 1}) {
+    json next = {{"prompt", std::vector<int64_t>(ids.begin(), ids.begin() + std::ptrdiff_t(at))}, {"max_tokens", 1},
+                 {"temperature", 0}, {"logprobs", 0}, {"logit_bias", {{std::to_string(ids[at]), 100}}}};
+    auto o = post(*srv, "/v1/completions", next);
+    ASSERT_EQ(o.status, 200) << o.body;
+    EXPECT_NEAR(o.json()["choices"][0]["logprobs"]["token_logprobs"][0].get<double>(), lp["token_logprobs"][at].get<double>(), 1e-4) << at;
+  }
+  // A text prompt comes back as written, then the reply; offsets go on from the prompt's text.
+  json gen = {{"prompt", "The jury said"}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 3}, {"temperature", 0}};
+  auto g = post(*srv, "/v1/completions", gen);
+  ASSERT_EQ(g.status, 200) << g.body;
+  const std::string echoed = g.json()["choices"][0]["text"].get<std::string>();
+  EXPECT_TRUE(echoed.starts_with("The jury said")) << echoed;
+  const json gbody = g.json();
+  const json& glp = gbody["choices"][0]["logprobs"];
+  const size_t n_prompt = g.json()["usage"]["prompt_tokens"].get<size_t>();
+  ASSERT_EQ(glp["tokens"].size(), n_prompt + 3);
+  EXPECT_EQ(glp["text_offset"][n_prompt], std::string("The jury said").size());
+  gen["stream"] = true;
+  const stream_result sr = parse_stream(post(*srv, "/v1/completions", gen).body, false);
+  EXPECT_TRUE(sr.done && sr.well_formed);
+  EXPECT_EQ(sr.text, echoed);
+  // Without logprobs, echo is the text only.
+  gen.erase("stream");
+  gen.erase("logprobs");
+  auto plain = post(*srv, "/v1/completions", gen);
+  EXPECT_EQ(plain.json()["choices"][0]["text"], echoed);
+}
+
 // A constraint no token can go on with (é is spelled from byte 0xC3 on, which the bias bans: false,
 // as llama-server reads it) is an error that says so, not a short answer that passes for a whole
 // one; whole and streamed. A bias of -100 only makes the token unlikely: the constraint still has it.
@@ -438,7 +497,7 @@ TEST_F(ServerEndpoints, MalformedBodiesAreRefused) {
                                                        "Content-Type: application/json\r\nContent-Length: 4\r\n\r\nabcd"), 10000);
   EXPECT_EQ(gz.rfind("HTTP/1.1 415", 0), 0u) << gz;
   EXPECT_NE(gz.find("Content-Encoding: gzip"), std::string::npos) << gz;
-  auto plain = c.Post("/v1/completions", {{"Content-Encoding", "identity"}}, body, "application/json");
+  auto plain = c.Post("/v1/completions", {{"Content-Encoding", "Identity"}}, body, "application/json");  // codings ignore case
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->status, 200) << plain->body;
   // A whole request's JSON under a Content-Length 3 bytes longer, then the client stops sending

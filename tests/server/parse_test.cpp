@@ -258,7 +258,6 @@ TEST(ServerParse, RejectsBadRequests) {
       R"({"prompt":["a","b"]})",
       R"({"prompt":[1,-2]})",
       R"({"prompt":[]})",
-      R"({"prompt":"x","echo":true})",
       R"({"prompt":"x","suffix":"y"})",
       R"({"prompt":"x","best_of":3})",
       R"({"prompt":"x","logprobs":6})",

@@ -4,6 +4,9 @@
 // constraint holds for the answer after the reasoning.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 
 #include "gguf/gguf.h"
@@ -53,7 +56,10 @@ std::string brown_with_think_tokens() {
   w.set_string_array("tokenizer.ggml.tokens", tokens);
   w.set_i32_array("tokenizer.ggml.token_type", types);
   EXPECT_TRUE(w.copy_tensors(**f));
-  EXPECT_TRUE(w.write(path));
+  // Written aside and renamed: tests in other processes may be loading the file this moment.
+  const std::string part = path + "." + std::to_string(::getpid());
+  EXPECT_TRUE(w.write(part));
+  std::filesystem::rename(part, path);
   return path;
 }
 

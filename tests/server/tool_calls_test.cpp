@@ -335,6 +335,7 @@ TEST(RequiredCallStream, PiecesAddUpToTheWholeReading) {
       R"([{"name": "f", "parameters": {"a": 1, "b": {"c": [1, {"d": "}]\"{"}]}}}])",
       R"([ {"name":"get_weather","parameters":{}} , {"name": "g", "parameters": { "x" : "y" } } ])",
       R"([{"parameters": {"late": "name"}, "name": "h"}])",
+      R"([{"name": "a\\b\u0063", "parameters": {}}])",
       "[\n  {\n    \"name\": \"f\",\n    \"parameters\": {\n      \"s\": \"\\\\\\\"\"\n    }\n  }\n]",
   };
   for (const std::string& reply : replies) {

@@ -498,10 +498,8 @@ class converter {
     if (kw.contains("exclusiveMinimum")) tighten(lower, rounded_bound(kw["exclusiveMinimum"], false) + 1, true);
     if (kw.contains("maximum")) tighten(upper, rounded_bound(kw["maximum"], false), false);
     if (kw.contains("exclusiveMaximum")) tighten(upper, rounded_bound(kw["exclusiveMaximum"], true) - 1, false);
-    // An open side spans open_integer_digits, or every digit where the other bound is past them.
-    const int128 open = open_integer_magnitude();
-    int128 lo = lower ? *lower : upper && *upper < -open ? -max_integer_magnitude() : -open;
-    int128 hi = upper ? *upper : lower && *lower > open ? max_integer_magnitude() : open;
+    int128 lo = lower ? *lower : -open_integer_end(upper ? std::optional<int128>(-*upper) : std::nullopt);
+    int128 hi = upper ? *upper : open_integer_end(lower);
     lo = std::max(lo, -max_integer_magnitude());
     hi = std::min(hi, max_integer_magnitude());
     if (lo > hi)

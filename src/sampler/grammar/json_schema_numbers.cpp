@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace glia::grammar {
@@ -97,6 +98,12 @@ std::string nonnegative_decimals(number_bound a, std::optional<number_bound> b, 
 
 int128 max_integer_magnitude() { return numbers_detail::pow10(max_integer_digits) - 1; }
 int128 open_integer_magnitude() { return numbers_detail::pow10(open_integer_digits) - 1; }
+
+int128 open_integer_end(std::optional<int128> other) {
+  const int128 open = open_integer_magnitude();
+  if (!other || *other <= 0) return open;
+  return std::max({open, std::min<int128>(*other * 1000, int128(INT64_MAX)), *other});
+}
 
 std::string int128_to_string(int128 v) {
   if (v == 0) return "0";

@@ -18,6 +18,10 @@ int128 max_integer_magnitude();  // 10^20 - 1
 // client decoding into int64 refuses). A bound past it is honoured up to max_integer_digits.
 inline constexpr int open_integer_digits = 15;
 int128 open_integer_magnitude();  // 10^15 - 1
+// Where a side the schema leaves open ends, given the bound on the other side, counted away from
+// it (nullopt: none): 15 digits, or up to three more digits than a larger bound has, within int64
+// (and never short of the bound itself), so that a large bound leaves room but no cliff.
+int128 open_integer_end(std::optional<int128> other_bound);
 // A number's integer part, likewise (bounds on numbers are at most 2^53, 16 digits).
 inline constexpr int number_integer_digits = 16;
 

@@ -172,9 +172,13 @@ bool token_matcher::token_allowed(int32_t id) {
 bool token_matcher::accept(int32_t id) {
   if (!token_allowed(id)) return false;
   if (vocab_->is_eog(id)) return true;  // the text is complete; nothing to follow
+  return accept_text(vocab_->piece(id));
+}
+
+bool token_matcher::accept_text(std::string_view text) {
   uint32_t state = state_;
   utf8_partial p = partial_;
-  for (char c : vocab_->piece(id)) {
+  for (char c : text) {
     uint32_t cp = 0;
     const utf8_step st = feed_utf8(p, uint8_t(c), cp);
     if (st == utf8_step::invalid) return false;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -33,6 +34,9 @@ class token_matcher {
   bool token_allowed(int32_t id);
   // Advances past a token; false (and no change) when the grammar does not allow it.
   bool accept(int32_t id);
+  // Advances past text that is not a whole token's (what follows a tag inside the token that ends
+  // it); false (and no change) when the grammar does not allow it.
+  bool accept_text(std::string_view text);
   // The text so far is a whole sentence of the grammar.
   bool complete() const;
   // Where the match is, to come back to after trying tokens ahead (a draft model's proposals).
