@@ -35,6 +35,10 @@ command_fn add_serve(CLI::App& app) {
       ->check(CLI::IsMember({"none", "deepseek", "auto"}))
       ->type_name("FORMAT");
   cmd->add_flag("--metrics", o->metrics, "serve Prometheus metrics on GET /metrics");
+  cmd->add_option("--pooling", o->pooling,
+                  "how /v1/embeddings pools the final hidden states: mean, cls (the first token's) or last (default: the model "
+                  "file's pooling_type, else last)")
+      ->check(CLI::IsMember({"mean", "cls", "last"}));
   cmd->add_option("--drain-seconds", o->drain_seconds, "on SIGTERM, how long running requests may take to finish")->check(CLI::Range(0, 3600))->capture_default_str();
   return [o]() { return server::run_server(*o); };
 }

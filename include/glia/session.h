@@ -179,6 +179,16 @@ class session {
   // (batch-invariant kernels). Each sequence may appear at most once.
   status eval_batch(std::span<const batch_item> items, std::vector<float>& logits);
 
+  // An embedding of a text's tokens: the final hidden states (after the final norm) pooled over the
+  // tokens (mean, the first token's, or the last token's, as embedding models built on decoders use
+  // it: Qwen3-Embedding pools the last), then scaled to unit length when `normalize`. Evaluated in a
+  // cache of its own, so no sequence's context changes. The pooling a model file asks for is
+  // embedding_pooling() ({arch}.pooling_type: 1 mean, 2 cls, 3 last; last when absent or none).
+  enum class pooling { mean, first, last };
+  pooling embedding_pooling() const;
+  result<std::vector<float>> embed(std::span<const int32_t> tokens, pooling how, bool normalize);
+  int n_embd() const;
+
   // Per-op profiling of every following forward call (--profile): a table for people, JSON, and a
   // Chrome trace.
   void enable_profiling();

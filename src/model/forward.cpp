@@ -140,10 +140,23 @@ status forward_pass::validate(const kv_cache& cache, std::span<const int32_t> to
 
 status forward_pass::run(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool all_logits,
                          std::vector<float>& logits) {
+  return run_rows(cache, tokens, pos0, all_logits, false, logits);
+}
+
+status forward_pass::run_hidden(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, std::vector<float>& hidden) {
+  // The rows travel through the logits' buffer.
+  if (m_.profile.n_embd > m_.profile.n_vocab) return make_error("hidden states wider than the vocabulary are not supported");
+  return run_rows(cache, tokens, pos0, true, true, hidden);
+}
+
+status forward_pass::run_rows(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool all_logits, bool hidden,
+                              std::vector<float>& logits) {
   const family_profile& p = m_.profile;
   GLIA_TRY(validate(cache, tokens, pos0));
   const int64_t n = int64_t(tokens.size());
-  logits.assign(size_t(all_logits ? n : 1) * size_t(p.n_vocab), 0.0f);
+  const int64_t width = hidden ? p.n_embd : p.n_vocab;
+  logits.assign(size_t(all_logits ? n : 1) * size_t(width), 0.0f);
+  s_.hidden_out = hidden;
   const int64_t ub = cache.n_ubatch();
   for (int64_t start = 0; start < n; start += ub) {
     const int64_t len = std::min(ub, n - start);
@@ -157,9 +170,14 @@ status forward_pass::run(kv_cache& cache, std::span<const int32_t> tokens, int32
       for (int64_t i = 0; i < len; ++i) s_.out_rows.push_back(i);
     else if (last)
       s_.out_rows.push_back(len - 1);
-    float* out = all_logits ? logits.data() + start * p.n_vocab : logits.data();
-    GLIA_TRY(run_chunk(out));
+    float* out = all_logits ? logits.data() + start * width : logits.data();
+    status st = run_chunk(out);
+    if (!st) {
+      s_.hidden_out = false;
+      return st;
+    }
   }
+  s_.hidden_out = false;
   return {};
 }
 
@@ -192,22 +210,24 @@ status forward_pass::run_chunk(float* logits_out) {
   b_.upload(s_.tokens_dev.data(), s_.tokens.data(), size_t(n) * sizeof(int32_t));
   b_.upload(s_.pos_dev.data(), s_.pos.data(), size_t(n) * sizeof(int32_t));
   const int64_t rows = int64_t(s_.out_rows.size());
+  const int64_t width = s_.hidden_out ? p.n_embd : p.n_vocab;
   float* logits = b_.host_memory() ? logits_out : buf(s_.logits);
   for (const segment_rows& sg : s_.segs) sg.cache->will_store(s_.pos[size_t(sg.row0 + sg.n - 1)]);
   if (n == 1) ++one_token_steps_;
   if (replay_step(logits)) ++replayed_steps_;
   else issue_chunk(logits);
-  if (rows > 0 && !b_.host_memory()) b_.download(logits_out, logits, size_t(rows * p.n_vocab) * sizeof(float));
+  if (rows > 0 && !b_.host_memory()) b_.download(logits_out, logits, size_t(rows * width) * sizeof(float));
   GLIA_TRY(check_records(n));
-  if (tap_ && rows > 0) {
+  if (tap_ && rows > 0 && !s_.hidden_out) {
     std::vector<int32_t> out_pos;
     for (int64_t r : s_.out_rows) out_pos.push_back(s_.pos[size_t(r)]);
     tap_("logits", -1, logits_out, rows, p.n_vocab, out_pos);
   }
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < p.n_vocab; ++c)
-      if (!std::isfinite(logits_out[r * p.n_vocab + c]))
-        return make_error("non-finite logit ({}) at position {}, token {}", logits_out[r * p.n_vocab + c], s_.pos[size_t(s_.out_rows[size_t(r)])], c);
+    for (int64_t c = 0; c < width; ++c)
+      if (!std::isfinite(logits_out[r * width + c]))
+        return make_error("non-finite {} ({}) at position {}, {} {}", s_.hidden_out ? "hidden value" : "logit", logits_out[r * width + c],
+                          s_.pos[size_t(s_.out_rows[size_t(r)])], s_.hidden_out ? "dimension" : "token", c);
   return {};
 }
 
@@ -215,7 +235,7 @@ status forward_pass::run_chunk(float* logits_out) {
 // token and position in the backend's memory change), so a backend that can record runs it as one
 // submission: per-op launch costs would otherwise dominate small models on a GPU.
 bool forward_pass::replay_step(float* logits) {
-  if (s_.tokens.size() != 1 || s_.segs.size() != 1 || tap_ || hook_ || b_.host_memory()) return false;
+  if (s_.tokens.size() != 1 || s_.segs.size() != 1 || s_.hidden_out || tap_ || hook_ || b_.host_memory()) return false;
   recorded_step& step = recorded_[{s_.segs[0].cache->id(), int64_t(s_.out_rows.size())}];
   if (step.id >= 0 && b_.replay(step.id)) return true;
   if (step.id >= 0) b_.drop_recording(step.id);
@@ -274,6 +294,10 @@ void forward_pass::issue_chunk(float* logits) {
   {
     op_scope t(hook_, "final_norm");
     b_.rms_norm(xr, w.output_norm.data(), h, rows, n_embd, p.norm_eps);
+  }
+  if (s_.hidden_out) {
+    b_.copy(logits, h, size_t(rows * n_embd) * sizeof(float));
+    return;
   }
   {
     op_scope t(hook_, "lm_head");

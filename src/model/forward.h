@@ -58,12 +58,16 @@ class forward_pass {
   // (naming the layer and position where they first appeared).
   status run(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool all_logits,
              std::vector<float>& logits);
+  // The same evaluation, writing every token's final hidden state (after the final norm, what the
+  // LM head would multiply) [n_tokens, n_embd] instead of logits: for embeddings.
+  status run_hidden(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, std::vector<float>& hidden);
 
   // Evaluates several sequences in one pass over the weights: the rows of all segments are
   // concatenated for every matmul, norm and FFN; RoPE uses each row's own position; the KV store and
   // attention run per segment against that segment's cache. Writes the logits of each segment's
-  // last token, or of all its tokens where it asks (all_logits), segment after segment. Each segment holds at most its cache's n_ubatch tokens. With
-  // batch-invariant kernels a segment's logits do not depend on the other segments.
+  // last token, or of all its tokens where it asks (all_logits), segment after segment. Each segment
+  // holds at most its cache's n_ubatch tokens. With batch-invariant kernels a segment's logits do not
+  // depend on the other segments.
   status run_batch(std::span<const sequence_batch> segs, std::vector<float>& logits);
 
  private:
@@ -80,6 +84,7 @@ class forward_pass {
     std::vector<int32_t> pos, tokens;
     std::vector<segment_rows> segs;
     std::vector<int64_t> out_rows;  // rows whose logits are wanted
+    bool hidden_out = false;        // their final-norm rows instead of logits (run_hidden)
   };
   // A one-token step of one cache, recorded by the backend to be replayed as one submission.
   struct recorded_step {
@@ -88,6 +93,9 @@ class forward_pass {
     int id = -1;
   };
   status validate(const kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0) const;
+  // run() and run_hidden(): rows of width n_vocab (logits) or n_embd (hidden) per output token.
+  status run_rows(kv_cache& cache, std::span<const int32_t> tokens, int32_t pos0, bool all_rows, bool hidden,
+                  std::vector<float>& out);
   // Evaluates s_.tokens / s_.pos / s_.segs; writes the logits of s_.out_rows to logits_out.
   status run_chunk(float* logits_out);
   // Issues the ops of one chunk (tokens and positions already in the backend's memory).

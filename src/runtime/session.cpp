@@ -348,6 +348,44 @@ status session::eval_batch(std::span<const batch_item> items, std::vector<float>
   return {};
 }
 
+session::pooling session::embedding_pooling() const {
+  const auto v = metadata_number(architecture() + ".pooling_type");
+  if (v && *v == 1) return pooling::mean;
+  if (v && *v == 2) return pooling::first;
+  return pooling::last;
+}
+
+int session::n_embd() const { return p_->m->profile.n_embd; }
+
+result<std::vector<float>> session::embed(std::span<const int32_t> tokens, pooling how, bool normalize) {
+  if (tokens.empty()) return make_error("nothing to embed (no tokens)");
+  if (int64_t(tokens.size()) > n_ctx()) return make_error("the input has {} tokens, but the context holds {}", tokens.size(), n_ctx());
+  // A cache just long enough: the sequences' caches hold other requests' contexts.
+  auto cache = kv_cache::create(p_->m->profile, int(tokens.size()), p_->n_ubatch, p_->kv_type, *p_->be, k_min_ring_batch);
+  if (!cache) return cache.take_error();
+  std::vector<float> hidden;
+  GLIA_TRY(p_->fwd->run_hidden(*cache, tokens, 0, hidden));
+  const size_t d = size_t(n_embd()), n = tokens.size();
+  std::vector<float> out(d, 0.0f);
+  if (how == pooling::mean) {
+    std::vector<double> sum(d, 0.0);
+    for (size_t t = 0; t < n; ++t)
+      for (size_t i = 0; i < d; ++i) sum[i] += hidden[t * d + i];
+    for (size_t i = 0; i < d; ++i) out[i] = float(sum[i] / double(n));
+  } else {
+    const size_t t = how == pooling::first ? 0 : n - 1;
+    std::copy_n(hidden.begin() + std::ptrdiff_t(t * d), d, out.begin());
+  }
+  if (normalize) {
+    double norm = 0.0;
+    for (float v : out) norm += double(v) * double(v);
+    norm = std::sqrt(norm);
+    if (norm > 0.0)
+      for (float& v : out) v = float(double(v) / norm);
+  }
+  return out;
+}
+
 status session::eval_reusing(std::span<const int32_t> tokens, std::vector<float>& logits, int* n_reused) {
   if (tokens.empty()) return make_error("empty prompt");
   if (int64_t(tokens.size()) > n_ctx())

@@ -42,7 +42,7 @@ field_error read_int(const nlohmann::json& obj, const char* key, int64_t lo, int
   }
   if (v->is_number_unsigned()) {
     const uint64_t u = v->get<uint64_t>();
-    if (u > uint64_t(hi)) return bad_request(fmt::format("'{}' is {}, outside [{}, {}]", key, u, lo, hi), key);
+    if (u > uint64_t(hi) || (lo > 0 && u < uint64_t(lo))) return bad_request(fmt::format("'{}' is {}, outside [{}, {}]", key, u, lo, hi), key);
     out = int64_t(u);
     return std::nullopt;
   }

@@ -35,6 +35,17 @@ submit_result scheduler::submit(std::shared_ptr<job> j) {
   return submit_result::accepted;
 }
 
+submit_result scheduler::run_between_steps(std::function<void(session&)> task) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return submit_result::shutting_down;
+    if (int(tasks_.size()) >= opts_.max_queue) return submit_result::queue_full;
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_all();
+  return submit_result::accepted;
+}
+
 void scheduler::shutdown() {
   {
     std::lock_guard lock(mu_);
@@ -131,10 +142,21 @@ void scheduler::loop() {
         next_abandon_scan_ = now + std::chrono::milliseconds(50);
       }
       admit_locked();
-      cv_.wait(lock, [&] { return busy_ > 0 || !queue_.empty() || stopping_; });
+      cv_.wait(lock, [&] { return busy_ > 0 || !queue_.empty() || !tasks_.empty() || stopping_; });
       admit_locked();
-      if (busy_ == 0 && queue_.empty() && stopping_) return;
+      if (busy_ == 0 && queue_.empty() && tasks_.empty() && stopping_) return;
     }
+    for (;;) {
+      std::function<void(session&)> task;
+      {
+        std::lock_guard lock(mu_);
+        if (tasks_.empty()) break;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task(*sess_);
+    }
+    if (busy_ == 0) continue;
     // Slots are touched only by this thread; the lock guards the queue and the counters.
     step();
     int still_busy = 0;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -36,6 +37,9 @@ class scheduler {
   scheduler& operator=(const scheduler&) = delete;
 
   submit_result submit(std::shared_ptr<job> j);
+  // Work that needs the session but is no generation (an embedding): run on the engine thread
+  // between two steps, before the next step. Every accepted task runs, during a shutdown too.
+  submit_result run_between_steps(std::function<void(session&)> task);
   // Refuses new jobs, lets the queued and running ones finish, and stops the engine thread.
   void shutdown();
   gauges snapshot() const;
@@ -58,6 +62,7 @@ class scheduler {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<job>> queue_;
+  std::deque<std::function<void(session&)>> tasks_;
   int busy_ = 0;
   bool stopping_ = false;
   std::vector<int64_t> kv_used_;  // per slot, updated by the engine thread under mu_

@@ -24,6 +24,7 @@ struct server_options {
   std::string chat_template_kwargs = "{}";  // JSON object: template variables every request gets
   bool split_reasoning = true;  // --reasoning-format deepseek (the default) or none: see reasoning_split.h
   bool metrics = false;         // serve GET /metrics
+  std::string pooling;          // embeddings: mean, cls or last; empty: the model file's
   int drain_seconds = 60;       // on SIGTERM, how long running requests may take to finish
 };
 

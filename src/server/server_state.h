@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <httplib.h>
@@ -33,6 +34,7 @@ struct server_state {
   nlohmann::json template_kwargs = nlohmann::json::object();  // --chat-template-kwargs; a request's own win
   sampler_params sampling_defaults;
   std::string model_name;  // the file name, as /v1/models reports it
+  std::optional<session::pooling> pooling;  // --pooling; unset: the model file's (session::embedding_pooling)
   int64_t model_loaded_at = 0;  // Unix seconds: /v1/models' "created" (llama-server reports the same)
   // Method of every registered endpoint (filled by add_route, read-only once serving): a known path
   // asked with another method gets 405 naming this one.
@@ -57,6 +59,7 @@ void add_route(httplib::Server& svr, server_state& st, const std::string& method
 // Registers the endpoints on `svr` (through add_route).
 void add_generation_routes(httplib::Server& svr, server_state& st);
 void add_misc_routes(httplib::Server& svr, server_state& st);
+void add_embedding_routes(httplib::Server& svr, server_state& st);
 
 // Writes an OpenAI-shaped error response.
 void send_error(httplib::Response& res, const api_error& e);

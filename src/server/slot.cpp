@@ -28,6 +28,7 @@ void slot::start(std::shared_ptr<job> j) {
   stops_ = std::make_unique<stop_filter>(job_->params.stop);
   n_prefilled_ = 0;
   first_chunk_ = true;
+  scoring_chunk_ = false;
   pending_lp_.clear();
   in_bytes_ = counted_bytes_ = counted_chars_ = offset_base_ = 0;
   sent_.clear();
@@ -68,6 +69,7 @@ bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {
     // Chunk boundaries are fixed multiples of the chunk size counted from the prompt's start, so they
     // do not depend on what else is running; between chunks the other slots' streams move on.
     planned_end_ = std::min(prompt.size(), (from / size_t(chunk_) + 1) * size_t(chunk_));
+    scoring_chunk_ = wants_all_logits();
     tokens.assign(prompt.begin() + std::ptrdiff_t(from), prompt.begin() + std::ptrdiff_t(planned_end_));
     return true;
   }
@@ -80,7 +82,7 @@ bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {
 void slot::absorb(std::span<const float> logits) {
   const size_t n_vocab = size_t(sess_.n_vocab());
   if (n_prefilled_ < job_->prompt.size()) {
-    if (logits.size() > n_vocab) score_prompt_chunk(logits, n_prefilled_);
+    if (scoring_chunk_) score_prompt_chunk(logits, n_prefilled_);
     n_prefilled_ = planned_end_;
     if (n_prefilled_ == job_->prompt.size()) {
       smp_->reset();
@@ -109,18 +111,20 @@ void slot::score_prompt_chunk(std::span<const float> logits, size_t chunk_start)
 void slot::emit_echo() {
   gen_event ev;
   ev.text = job_->echo_text;
+  // Offsets run over the tokens' own texts, the reply's going on from the prompt's, as vLLM counts
+  // them (a prompt given as text may spell its tokens otherwise: BOS, the SentencePiece space).
+  size_t chars = 0;
+  for (token_logprob& lp : echo_lps_) {
+    lp.text_offset = chars;
+    chars += tok::utf8_char_count(lp.token);
+  }
   if (job_->params.logprobs) {
-    // Offsets count the tokens' own texts (a prompt given as text may spell them otherwise, as the
-    // SentencePiece space before the first word).
-    size_t chars = 0;
-    for (token_logprob& lp : echo_lps_) {
-      lp.text_offset = chars;
-      chars += tok::utf8_char_count(lp.token);
-    }
     ev.logprobs = std::move(echo_lps_);
     echo_lps_.clear();
+  } else {
+    chars = tok::utf8_char_count(job_->echo_text);
   }
-  offset_base_ = tok::utf8_char_count(job_->echo_text);
+  offset_base_ = chars;
   if (!ev.text.empty() || !ev.logprobs.empty()) job_->emit(std::move(ev));
 }
 

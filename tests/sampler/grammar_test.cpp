@@ -120,6 +120,7 @@ TEST(GrammarParse, MalformedGrammarsAreRefusedWithTheirPlace) {
       {"root ::= * \"a\"", "'*' has nothing before it to repeat"},
       {"root ::= []", "the character class [] matches nothing"},
       {"root ::= [^\\x00-\\U0010FFFF]", "rule 'root' has a character class that matches no character"},
+      {"root ::= [^\\x00-\\uD7FF\\uE000-\\U0010FFFF]", "rule 'root' has a character class that matches no character"},
       {"root ::= \"a\" x\nx ::= [^\\x00-\\x7F\\x80-\\U0010FFFF] | \"b\"", "rule 'x' has a character class that matches no character"},
       {"root ::= root", "rule 'root' can never finish matching"},
       {"root ::= a | b\na ::= b\nb ::= a", "can never finish matching"},

@@ -361,7 +361,19 @@ TEST_F(ServerEndpoints, EchoScoresThePrompt) {
   const json& glp = gbody["choices"][0]["logprobs"];
   const size_t n_prompt = g.json()["usage"]["prompt_tokens"].get<size_t>();
   ASSERT_EQ(glp["tokens"].size(), n_prompt + 3);
-  EXPECT_EQ(glp["text_offset"][n_prompt], std::string("The jury said").size());
+  // Offsets run over the tokens' texts (as vLLM counts them), never backwards.
+  size_t offset = 0;
+  for (size_t i = 0; i < glp["tokens"].size(); ++i) {
+    EXPECT_EQ(glp["text_offset"][i], offset) << i;
+    offset += glp["tokens"][i].get<std::string>().size();  // ASCII here: bytes are characters
+  }
+  // A one-token prompt is a prefill chunk of one: its entry is there, null.
+  auto one = post(*srv, "/v1/completions", json{{"prompt", {337}}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 1}, {"temperature", 0}});
+  ASSERT_EQ(one.status, 200) << one.body;
+  const json one_lp = one.json()["choices"][0]["logprobs"];
+  ASSERT_EQ(one_lp["tokens"].size(), 2u) << one.body;
+  EXPECT_TRUE(one_lp["token_logprobs"][0].is_null());
+  EXPECT_TRUE(one_lp["token_logprobs"][1].is_number());
   gen["stream"] = true;
   const stream_result sr = parse_stream(post(*srv, "/v1/completions", gen).body, false);
   EXPECT_TRUE(sr.done && sr.well_formed);

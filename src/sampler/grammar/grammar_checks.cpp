@@ -79,19 +79,22 @@ std::vector<bool> reachable(const compiled& g) {
   return reached;
 }
 
-// Whether a character set holds no character (of U+0000..U+10FFFF).
+// Whether a character set holds no character (of U+0000..U+10FFFF without the surrogates, which
+// are no characters: text never holds them).
 bool matches_nothing(const element& e) {
   std::vector<std::pair<uint32_t, uint32_t>> r;
   for (const auto& [lo, hi] : e.ranges)
     if (lo <= hi && lo <= 0x10FFFF) r.emplace_back(lo, std::min<uint32_t>(hi, 0x10FFFF));
-  if (!e.negated) return r.empty();
+  r.emplace_back(0xD800, 0xDFFF);  // as if listed: a set is judged on the characters alone
   std::sort(r.begin(), r.end());
-  uint32_t next = 0;  // the first character not yet covered
+  uint32_t next = 0;  // the first code point not yet covered
+  bool character_listed = false;
   for (const auto& [lo, hi] : r) {
-    if (lo > next) return false;
+    if (lo > next && e.negated) return false;  // a gap: a character the negation keeps
+    if (!(lo >= 0xD800 && hi <= 0xDFFF)) character_listed = true;
     next = std::max(next, hi + 1);
   }
-  return next > 0x10FFFF;
+  return e.negated ? next > 0x10FFFF : !character_listed;
 }
 
 struct first_edge {

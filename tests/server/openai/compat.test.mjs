@@ -179,6 +179,17 @@ test('chat: tool calls (a named function, a required choice), whole and streamed
   }
 });
 
+test('embeddings: the SDK asks for base64 and decodes it to the floats the server sends as JSON', async () => {
+  const viaSdk = await client.embeddings.create({ model, input: ['The jury said', 'It was'] });
+  assert.equal(viaSdk.data.length, 2);
+  assert.equal(viaSdk.data[1].index, 1);
+  const plain = await client.embeddings.create({ model, input: 'It was', encoding_format: 'float' });
+  assert.deepEqual(viaSdk.data[1].embedding, plain.data[0].embedding);
+  const norm = Math.sqrt(plain.data[0].embedding.reduce((s, x) => s + x * x, 0));
+  assert.ok(Math.abs(norm - 1) < 1e-5);
+  assert.ok(plain.usage.prompt_tokens > 0);
+});
+
 test('errors are typed', async () => {
   await assert.rejects(client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], n: 3 }),
     (e) => e instanceof OpenAI.BadRequestError && /'n'/.test(e.message));
