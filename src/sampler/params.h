@@ -25,6 +25,7 @@ struct grammar_after_reasoning {
   std::string close;           // the tag that ends the reasoning ("</think>")
   int32_t open_id = -1;        // the token that opens it, allowed as the first token beside the grammar's; -1: none
   bool starts_inside = false;  // the prompt opened the reasoning: the reply starts in it
+  std::string before;          // starts_inside: the text before the reply, where it ends with the close tag's start
 
   bool operator==(const grammar_after_reasoning&) const = default;
 };

@@ -5,10 +5,10 @@
 namespace glia {
 
 reasoning_gate::reasoning_gate(const grammar_after_reasoning& r, token_text_fn token_text)
-    : deferred_(true), starts_inside_(r.starts_inside), open_id_(r.open_id), close_(r.close), text_(std::move(token_text)) {
+    : deferred_(true), starts_inside_(r.starts_inside), open_id_(r.open_id), close_(r.close), before_(r.before), text_(std::move(token_text)) {
   if (close_.empty()) throw std::invalid_argument("reasoning_gate: the reasoning needs a close tag");
   if (!text_) throw std::invalid_argument("reasoning_gate: finding the close tag needs the tokens' texts");
-  phase_ = start_phase();
+  reset();
 }
 
 reasoning_gate::phase reasoning_gate::start_phase() const {
@@ -47,7 +47,8 @@ reasoning_gate::taken reasoning_gate::accept(int32_t id) {
 
 void reasoning_gate::reset() {
   phase_ = start_phase();
-  tail_.clear();
+  // The text before the reply may hold the close tag's start, which the reply's first token ends.
+  tail_ = phase_ == phase::reasoning && before_.size() < close_.size() ? before_ : std::string();
 }
 
 }  // namespace glia

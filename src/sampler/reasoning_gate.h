@@ -40,6 +40,7 @@ class reasoning_gate {
   bool starts_inside_ = false;
   int32_t open_id_ = -1;
   std::string close_;
+  std::string before_;
   token_text_fn text_;
   phase phase_ = phase::constrained;
   std::string tail_;  // the reasoning's last bytes, where a close tag split across tokens shows

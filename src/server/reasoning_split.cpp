@@ -50,15 +50,17 @@ reply_parts reasoning_splitter::push(std::string_view piece) {
       }
       case state::reasoning: {
         if (const size_t close = held_.find(tags_.close); close != std::string::npos) {
-          out.reasoning += trim_end(std::string_view(held_).substr(0, close));
+          if (close > unshown_) out.reasoning += trim_end(std::string_view(held_).substr(unshown_, close - unshown_));
           held_.erase(0, close + tags_.close.size());
+          unshown_ = 0;
           state_ = state::content_lead;
           continue;
         }
         // Hold what may be the start of </think>, and trailing whitespace (trimmed if </think> follows).
         const size_t end = trim_end(std::string_view(held_).substr(0, partial_tag_at(held_, tags_.close))).size();
-        out.reasoning += held_.substr(0, end);
+        if (end > unshown_) out.reasoning += held_.substr(unshown_, end - unshown_);
         held_.erase(0, end);
+        unshown_ -= std::min(unshown_, end);
         return out;
       }
       case state::content:
@@ -72,13 +74,14 @@ reply_parts reasoning_splitter::push(std::string_view piece) {
 reply_parts reasoning_splitter::finish() {
   reply_parts out;
   if (state_ == state::start || state_ == state::content) out.content = held_;
-  if (state_ == state::reasoning) out.reasoning = trim_end(held_);  // cut before </think>: all of it is reasoning
+  if (state_ == state::reasoning && held_.size() > unshown_)
+    out.reasoning = trim_end(std::string_view(held_).substr(unshown_));  // cut before </think>: all of it is reasoning
   held_.clear();
   return out;
 }
 
-reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, reasoning_start start) {
-  reasoning_splitter s(tags, start);
+reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, reasoning_start start, std::string_view before) {
+  reasoning_splitter s(tags, start, before);
   reply_parts a = s.push(reply), b = s.finish();
   return {a.reasoning + b.reasoning, a.content + b.content};
 }

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "server/reply_text.h"
+
 namespace glia::server {
 
 struct reasoning_tags {
@@ -39,11 +41,18 @@ enum class reasoning_start { outside, after_open_tag, mid_reasoning };
 // may cut the tags anywhere; the parts put together do not depend on where.
 class reasoning_splitter {
  public:
-  reasoning_splitter(const reasoning_tags& tags, reasoning_start start)
+  // before: in the middle of reasoning, the text being continued may end with the start of the
+  // close tag ("</think"), which the reply's first bytes complete; it is matched, never returned.
+  reasoning_splitter(const reasoning_tags& tags, reasoning_start start, std::string_view before = {})
       : tags_(tags),
         state_(start == reasoning_start::outside          ? state::start
                : start == reasoning_start::after_open_tag ? state::reasoning_lead
-                                                          : state::reasoning) {}
+                                                          : state::reasoning) {
+    if (state_ == state::reasoning) {
+      held_ = before.substr(partial_tag_at(before, tags_.close));
+      unshown_ = held_.size();
+    }
+  }
   reply_parts push(std::string_view piece);
   reply_parts finish();
 
@@ -52,9 +61,10 @@ class reasoning_splitter {
   reasoning_tags tags_;
   state state_;
   std::string held_;
+  size_t unshown_ = 0;  // held_ starts with this many bytes of the text before the reply
 };
 
-// A whole reply, split.
-reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, reasoning_start start);
+// A whole reply, split (`before` as for reasoning_splitter).
+reply_parts split_reasoning(std::string_view reply, const reasoning_tags& tags, reasoning_start start, std::string_view before = {});
 
 }  // namespace glia::server

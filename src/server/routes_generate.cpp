@@ -30,6 +30,7 @@ struct reply_reading {
   tool_syntax syntax = tool_syntax::none;
   std::optional<reasoning_tags> reasoning;  // the tags the reply reasons between, when it is split
   reasoning_start start = reasoning_start::outside;
+  std::string before;  // mid_reasoning: the continued text's end where it may be the close tag's start
   bool reads_calls() const { return options.reads_calls(); }
 };
 
@@ -88,8 +89,11 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
       const auto& last = r.messages.back()["content"];
       if (prompt_opens_reasoning(*text, *reading.reasoning))
         reading.start = reasoning_start::after_open_tag;
-      else if (r.continue_final_message && last.is_string() && leaves_reasoning_open(last.get<std::string>(), *reading.reasoning))
+      else if (r.continue_final_message && last.is_string() && leaves_reasoning_open(last.get<std::string>(), *reading.reasoning)) {
         reading.start = reasoning_start::mid_reasoning;
+        const std::string& text_so_far = last.get_ref<const std::string&>();
+        reading.before = text_so_far.substr(partial_tag_at(text_so_far, reading.reasoning->close));
+      }
       // Gemma 4's tags are control tokens, which text leaves out otherwise (and a converter may
       // have made <think> one).
       r.params.shown_control_tokens.emplace_back(reading.reasoning->open_token);
@@ -102,7 +106,7 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
       const int32_t opener = r.continue_final_message ? -1 : single_token(s, reading.reasoning->open);
       if (r.params.sampling.grammar)
         r.params.sampling.grammar_after =
-            grammar_after_reasoning{std::string(reading.reasoning->close), opener, reading.start != reasoning_start::outside};
+            grammar_after_reasoning{std::string(reading.reasoning->close), opener, reading.start != reasoning_start::outside, reading.before};
     }
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);
@@ -169,7 +173,7 @@ void respond_whole(server_state& st, const response_meta& meta, const std::share
   if (j->reason == finish_kind::error) return send_error(res, api_error{j->error_status, j->error});
   const auto* lp = j->params.logprobs ? &lps : nullptr;
   reply_parts parts{{}, std::move(text)};
-  if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.start);
+  if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.start, reading.before);
   parsed_reply reply{std::move(parts.content), {}};
   if (reading.reads_calls()) reply = read_tool_reply(reading.options, reading.syntax, reply.content);
   res.set_content(json_text(completion_json(meta, reply.content, lp, reported_finish(j->reason, reply, reading), j->n_prompt, j->n_generated,
@@ -366,7 +370,7 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   ss->meta = meta;
   ss->guard = std::move(guard);
   ss->reading = reading;
-  if (reading.reasoning) ss->splitter.emplace(*reading.reasoning, reading.start);
+  if (reading.reasoning) ss->splitter.emplace(*reading.reasoning, reading.start, reading.before);
   if (reading.options.mode == tool_mode::named)
     ss->named_call = tool_call{new_tool_call_id(reading.syntax), reading.options.function, ""};
   else if (reading.options.mode == tool_mode::required)

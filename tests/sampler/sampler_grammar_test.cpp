@@ -207,6 +207,16 @@ TEST(SamplerGrammar, AfterReasoningTheAnswerMayStartInTheClosingToken) {
   EXPECT_FALSE(broken.grammar_dead_end());
 }
 
+// Continuing a text that ends with the close tag's start: the reply's first token may end the tag.
+TEST(SamplerGrammar, AfterReasoningTheTextBeforeMayHoldTheTagsStart) {
+  sampler s = think_sampler({"</think>", 5, true, "so </"});
+  EXPECT_EQ(s.sample(preferring(3)), 3);  // still inside
+  s.accept(8);                            // "think>": "</" + "think>" closes it
+  EXPECT_EQ(s.sample(preferring(3)), 2);
+  s.reset();
+  EXPECT_EQ(s.sample(preferring(3)), 3);  // and again after a reset
+}
+
 TEST(SamplerGrammar, AfterReasoningNeedsTheTokensTexts) {
   sampler_params p = abc_params(R"(root ::= "a")", 0.0f);
   p.grammar_after = grammar_after_reasoning{"</think>", 5, false};

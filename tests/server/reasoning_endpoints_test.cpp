@@ -187,6 +187,16 @@ TEST(ServerReasoning, AConstraintHoldsAfterTheReasoning) {
     }
   EXPECT_EQ(openings, 1);
   EXPECT_EQ(streamed_args, arguments);
+
+  // A prefill that ends with the close tag's start: the reply's ">" (token 65) ends the reasoning,
+  // and the constraint holds from there; the prefill's bytes are not returned.
+  json cont = {{"messages", {{{"role", "user"}, {"content", "The jury said"}}, {{"role", "assistant"}, {"content", "<think>\nthe jury</think"}}}},
+               {"continue_final_message", true}, {"max_tokens", 12}, {"temperature", 0}, {"response_format", {{"type", "json_object"}}},
+               {"logit_bias", {{"65", 100}}}};
+  auto closing = post(srv, "/v1/chat/completions", cont);
+  ASSERT_EQ(closing.status, 200) << closing.body;
+  EXPECT_FALSE(closing.json()["choices"][0]["message"].contains("reasoning_content")) << closing.body;
+  EXPECT_TRUE(closing.json()["choices"][0]["message"]["content"].get<std::string>().starts_with("{")) << closing.body;
 }
 
 // A template that does not open the reasoning: the reply may open it with its first token (the one

@@ -68,6 +68,15 @@ TEST(ReasoningSplit, WholeReplies) {
   // Continuing a prefill that opened it: every byte of the continuation counts, a leading space too.
   EXPECT_EQ(split_reasoning(" a minute", think, reasoning_start::mid_reasoning).reasoning, " a minute");
   EXPECT_EQ(split_reasoning(" a minute", think, reasoning_start::after_open_tag).reasoning, "a minute");
+  // A prefill that ends with the close tag's start ("</think"): the continuation's first bytes may
+  // end it; the prefill's bytes are never returned, whether they became the tag or not.
+  const reply_parts closed = split_reasoning(">{\"a\": 1}", think, reasoning_start::mid_reasoning, "<think>\nthe jury</think");
+  EXPECT_EQ(closed.reasoning, "");
+  EXPECT_EQ(closed.content, "{\"a\": 1}");
+  const reply_parts not_a_tag = split_reasoning("ing more</think>ok", think, reasoning_start::mid_reasoning, "<think>\nx </thin");
+  EXPECT_EQ(not_a_tag.reasoning, "ing more");
+  EXPECT_EQ(not_a_tag.content, "ok");
+  EXPECT_EQ(split_reasoning("g", think, reasoning_start::mid_reasoning, "<think>x</thin").reasoning, "g");
   const reply_parts g = split_reasoning("<|channel>thought\nWeigh it.\n<channel|>Yes.", gemma, reasoning_start::outside);
   EXPECT_EQ(g.reasoning, "Weigh it.");
   EXPECT_EQ(g.content, "Yes.");
@@ -80,20 +89,22 @@ TEST(ReasoningSplit, WholeReplies) {
 
 TEST(ReasoningSplit, PiecesOfAnySizeGiveTheSameParts) {
   constexpr auto outside = reasoning_start::outside, after_tag = reasoning_start::after_open_tag, mid = reasoning_start::mid_reasoning;
-  const std::tuple<std::string, reasoning_start, reasoning_tags> replies[] = {
-      {"<think>\nLet me see: <thi </thin </ </think  not yet.\n</think>\n\nDone. </think> stays.", outside, think},
-      {"  \n <think> x </think>   \n y", outside, think},
-      {"Reasoning from the start\n\n</think>Answer", after_tag, think},
-      {" continued reasoning\n</think>Answer", mid, think},
-      {"Plain answer with <think> inside", outside, think},
-      {"<think>never closed\n\n", outside, think},
-      {"日本語の推論</think>答え", after_tag, think},
-      {"<|channel>thought\n<|channel <channel| x\n<channel|>\nAnswer", outside, gemma},
+  const std::tuple<std::string, reasoning_start, reasoning_tags, std::string> replies[] = {
+      {"<think>\nLet me see: <thi </thin </ </think  not yet.\n</think>\n\nDone. </think> stays.", outside, think, ""},
+      {"  \n <think> x </think>   \n y", outside, think, ""},
+      {"Reasoning from the start\n\n</think>Answer", after_tag, think, ""},
+      {" continued reasoning\n</think>Answer", mid, think, ""},
+      {"k>\n\nAnswer", mid, think, "<think>so </thin"},
+      {"ing on </thi", mid, think, "<think>so </th"},
+      {"Plain answer with <think> inside", outside, think, ""},
+      {"<think>never closed\n\n", outside, think, ""},
+      {"日本語の推論</think>答え", after_tag, think, ""},
+      {"<|channel>thought\n<|channel <channel| x\n<channel|>\nAnswer", outside, gemma, ""},
   };
-  for (const auto& [reply, inside, tags] : replies) {
-    const reply_parts whole = split_reasoning(reply, tags, inside);
+  for (const auto& [reply, inside, tags, before] : replies) {
+    const reply_parts whole = split_reasoning(reply, tags, inside, before);
     for (size_t piece = 1; piece <= 5; ++piece) {
-      reasoning_splitter s(tags, inside);
+      reasoning_splitter s(tags, inside, before);
       std::string reasoning, content;
       for (size_t i = 0; i < reply.size(); i += piece) {
         const reply_parts p = s.push(std::string_view(reply).substr(i, piece));
