@@ -12,6 +12,7 @@ using command_fn = std::function<int()>;
 command_fn add_run(CLI::App& app);
 command_fn add_chat(CLI::App& app);
 command_fn add_logits(CLI::App& app);
+command_fn add_embed(CLI::App& app);
 command_fn add_perplexity(CLI::App& app);
 command_fn add_info(CLI::App& app);
 command_fn add_template(CLI::App& app);

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   add(glia::cli::add_run);
   add(glia::cli::add_chat);
   add(glia::cli::add_logits);
+  add(glia::cli::add_embed);
   add(glia::cli::add_perplexity);
   add(glia::cli::add_info);
   add(glia::cli::add_template);

@@ -126,8 +126,9 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
   }
   const char* field = r.chat ? "messages" : "prompt";
   if (ids.empty()) return bad_request("the prompt is empty", field);
-  // At least one position must stay free for a generated token.
-  if (int64_t(ids.size()) >= s.n_ctx()) {
+  // At least one position must stay free for a generated token (but for a prompt only scored).
+  const bool scoring_only = r.params.echo && r.params.max_tokens == 0;
+  if (int64_t(ids.size()) > s.n_ctx() || (int64_t(ids.size()) == s.n_ctx() && !scoring_only)) {
     api_error e = bad_request(fmt::format("the prompt has {} tokens, but the context holds {} (and needs room for at least one generated token)",
                                           ids.size(), s.n_ctx()), field);
     e.code = "context_length_exceeded";

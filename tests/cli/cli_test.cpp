@@ -209,6 +209,31 @@ TEST(cli, run_options_as_llama_cpp_users_type_them) {
   EXPECT_NE(bad_dir.err.find("--dump-dir"), std::string::npos) << bad_dir.err;
 }
 
+// glia embed: one unit vector per text; the first token's state (cls) is the same for texts that
+// start with BOS (causal attention: it sees only itself), the mean and the last token's are not.
+TEST(cli, embed_pools_and_normalizes) {
+  const std::string args = "embed -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p 'The jury said' -p 'It was' --json";
+  auto vectors = [&](const std::string& extra) {
+    run_result r = run_cli(args + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out).get<std::vector<std::vector<double>>>();
+  };
+  auto norm = [](const std::vector<double>& v) {
+    double n = 0;
+    for (double x : v) n += x * x;
+    return std::sqrt(n);
+  };
+  const auto last = vectors(" --pooling last"), mean = vectors(" --pooling mean"), cls = vectors(" --pooling cls");
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(last[0].size(), 192u);
+  for (const auto& v : {last[0], last[1], mean[0], cls[0]}) EXPECT_NEAR(norm(v), 1.0, 1e-5);
+  EXPECT_NE(last[0], last[1]);
+  EXPECT_NE(last[0], mean[0]);
+  EXPECT_EQ(cls[0], cls[1]);
+  EXPECT_GT(std::abs(norm(vectors(" --no-normalize")[0]) - 1.0), 1e-3);
+  EXPECT_NE(run_cli("embed -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p ''").exit_code, 0);
+}
+
 int prompt_tokens(const std::string& err) {
   std::smatch m;
   return std::regex_search(err, m, std::regex(R"(prompt: (\d+) tokens)")) ? std::stoi(m[1]) : -1;

@@ -378,6 +378,13 @@ TEST_F(ServerEndpoints, EchoScoresThePrompt) {
   const stream_result sr = parse_stream(post(*srv, "/v1/completions", gen).body, false);
   EXPECT_TRUE(sr.done && sr.well_formed);
   EXPECT_EQ(sr.text, echoed);
+  // A prompt that fills the context can be scored (nothing is generated), not continued.
+  json full = {{"prompt", std::vector<int64_t>(256, 337)}, {"echo", true}, {"logprobs", 0}, {"max_tokens", 0}};
+  auto scored = post(*srv, "/v1/completions", full);
+  ASSERT_EQ(scored.status, 200) << scored.body;
+  EXPECT_EQ(scored.json()["choices"][0]["logprobs"]["tokens"].size(), 256u);
+  full["max_tokens"] = 1;
+  EXPECT_EQ(post(*srv, "/v1/completions", full).status, 400);
   // Without logprobs, echo is the text only.
   gen.erase("stream");
   gen.erase("logprobs");
