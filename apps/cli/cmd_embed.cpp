@@ -35,10 +35,7 @@ command_fn add_embed(CLI::App& app) {
       return 1;
     }
     auto& sess = **s;
-    const session::pooling how = o->pooling == "mean"  ? session::pooling::mean
-                                 : o->pooling == "cls" ? session::pooling::first
-                                 : o->pooling == "last" ? session::pooling::last
-                                                        : sess.embedding_pooling();
+    const session::pooling how = session::pooling_named(o->pooling).value_or(sess.embedding_pooling());
     nlohmann::json all = nlohmann::json::array();
     for (const std::string& text : o->prompts) {
       // BOS/EOS as the model's tokenizer adds them (embedding models end on their EOS).

@@ -186,6 +186,8 @@ class session {
   // embedding_pooling() ({arch}.pooling_type: 1 mean, 2 cls, 3 last; last when absent or none).
   enum class pooling { mean, first, last };
   pooling embedding_pooling() const;
+  // "mean", "cls" (the first token's) or "last", as llama.cpp's --pooling names them; nullopt else.
+  static std::optional<pooling> pooling_named(std::string_view name);
   result<std::vector<float>> embed(std::span<const int32_t> tokens, pooling how, bool normalize);
   int n_embd() const;
 

@@ -357,6 +357,13 @@ session::pooling session::embedding_pooling() const {
 
 int session::n_embd() const { return p_->m->profile.n_embd; }
 
+std::optional<session::pooling> session::pooling_named(std::string_view name) {
+  if (name == "mean") return pooling::mean;
+  if (name == "cls") return pooling::first;
+  if (name == "last") return pooling::last;
+  return std::nullopt;
+}
+
 result<std::vector<float>> session::embed(std::span<const int32_t> tokens, pooling how, bool normalize) {
   if (tokens.empty()) return make_error("nothing to embed (no tokens)");
   if (int64_t(tokens.size()) > n_ctx()) return make_error("the input has {} tokens, but the context holds {}", tokens.size(), n_ctx());

@@ -47,10 +47,8 @@ status load(server_state& st) {
   if (!d) fmt::print(stderr, "warning: {}\n", d.message());
   st.sampling_defaults = sp;
   st.model_name = served_model_name(o.session.model_path, s0.metadata_string("general.name").value_or(""));
-  if (o.pooling == "mean") st.pooling = session::pooling::mean;
-  else if (o.pooling == "cls") st.pooling = session::pooling::first;
-  else if (o.pooling == "last") st.pooling = session::pooling::last;
-  else if (!o.pooling.empty()) return make_error("--pooling must be mean, cls or last, got '{}'", o.pooling);
+  st.pooling = session::pooling_named(o.pooling);
+  if (!st.pooling && !o.pooling.empty()) return make_error("--pooling must be mean, cls or last, got '{}'", o.pooling);
   st.model_loaded_at = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   scheduler_options so;
   so.max_queue = o.max_queue;
