@@ -38,9 +38,14 @@ struct completion_request {
   bool add_generation_prompt = true;
   bool continue_final_message = false;  // the reply continues the last (assistant) message: a prefill
   std::optional<bool> split_reasoning;  // llama-server's reasoning_format: the server's choice when unset
-  std::string prompt_text;           // completions: a text prompt...
-  std::vector<int64_t> prompt_ids;   // ...or token ids (checked against the vocabulary later)
-  bool prompt_is_ids = false;
+  // A completions prompt: text, or token ids (checked against the vocabulary later).
+  struct prompt_input {
+    std::string text;
+    std::vector<int64_t> ids;
+    bool is_ids = false;
+  };
+  std::vector<prompt_input> prompts;  // completions: one or more, each answered by n choices
+  int n = 1;                          // choices per prompt (sampled apart: seed + choice index)
   generation_params params;
 };
 

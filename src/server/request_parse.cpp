@@ -1,5 +1,5 @@
 // Parsing of the two generation endpoints' bodies. Fields that would change the result but are not
-// supported (n > 1, tools on /v1/completions, suffix, best_of > 1) get a 400 rather than
+// supported (tools on /v1/completions, suffix, best_of > 1) get a 400 rather than
 // being ignored; so does any field we do not know.
 #include <fmt/core.h>
 
@@ -27,6 +27,8 @@ using ojson = nlohmann::ordered_json;
   } while (0)
 
 constexpr int64_t max_int32 = std::numeric_limits<int32_t>::max();
+// Choices in one request (prompts x n): each is a job in the engine's queue.
+constexpr int64_t max_choices = 128;
 
 // Fields every generation request may carry, and those only one endpoint knows.
 const std::set<std::string> common_fields = {
@@ -99,8 +101,8 @@ field_error read_common(const json& obj, std::string_view body, const sampler_pa
   GLIA_FIELD(read_string(obj, "model", model));
   if (model) r.model = *model;
   std::optional<int64_t> n;
-  GLIA_FIELD(read_int(obj, "n", 1, max_int32, n));
-  if (n && *n != 1) return bad_request(fmt::format("'n' is {}: only one choice per request is supported", *n), "n");
+  GLIA_FIELD(read_int(obj, "n", 1, max_choices, n));
+  r.n = int(n.value_or(1));
   // The legacy spelling of tools (deprecated by OpenAI in 2023): clients send tools now.
   GLIA_FIELD(unsupported(obj, "functions", "use 'tools' (the legacy 'functions' is not read)"));
   GLIA_FIELD(unsupported(obj, "function_call", "use 'tool_choice' (the legacy 'function_call' is not read)"));
@@ -238,33 +240,44 @@ field_error read_messages(const json& obj, ojson& out) {
   return std::nullopt;
 }
 
+// One prompt: a string or a list of token ids.
+field_error read_one_prompt(const json& p, completion_request::prompt_input& out) {
+  if (p.is_string()) {
+    out.text = p.get<std::string>();
+    return std::nullopt;
+  }
+  if (p.empty()) return bad_request("'prompt' must not be empty", "prompt");
+  for (const auto& t : p) {
+    if (t.is_string() || t.is_array()) return bad_request("'prompt' mixes token ids with other values", "prompt");
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > max_int32)
+      return bad_request(fmt::format("'prompt' token ids must be integers in [0, {}], got {}", max_int32, t.dump()), "prompt");
+    out.ids.push_back(t.get<int64_t>());
+  }
+  out.is_ids = true;
+  return std::nullopt;
+}
+
+// OpenAI's four forms: a string, a list of token ids, a list of strings, a list of id lists (the
+// last two: several prompts, each its own choices, as lm-evaluation-harness batches them).
 field_error read_prompt(const json& obj, completion_request& r) {
   auto it = obj.find("prompt");
   if (it == obj.end() || it->is_null()) return bad_request("'prompt' is required", "prompt");
-  const json* p = &*it;
-  // A list holding one prompt is the same as that prompt; several prompts would be several choices.
-  if (p->is_array() && p->size() == 1 && ((*p)[0].is_string() || (*p)[0].is_array())) p = &(*p)[0];
-  if (p->is_string()) {
-    r.prompt_text = p->get<std::string>();
-    return std::nullopt;
+  const json& p = *it;
+  if (!p.is_string() && !p.is_array())
+    return bad_request(fmt::format("'prompt' must be a string or an array of token ids, got {}", json_type_name(p)), "prompt");
+  const bool several = p.is_array() && !p.empty() && (p[0].is_string() || p[0].is_array());
+  if (!several) {
+    r.prompts.emplace_back();
+    return read_one_prompt(p, r.prompts.back());
   }
-  if (p->is_array()) {
-    if (p->empty()) return bad_request("'prompt' must not be empty", "prompt");
-    for (const auto& t : *p) {
-      // All strings (or lists): several prompts; a string among ids: a mixed list.
-      if (t.is_string() || t.is_array())
-        return bad_request(std::all_of(p->begin(), p->end(), [&t](const json& e) { return e.type() == t.type(); })
-                               ? "'prompt' with several prompts is not supported (one per request)"
-                               : "'prompt' mixes token ids with other values",
-                           "prompt");
-      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > max_int32)
-        return bad_request(fmt::format("'prompt' token ids must be integers in [0, {}], got {}", max_int32, t.dump()), "prompt");
-      r.prompt_ids.push_back(t.get<int64_t>());
-    }
-    r.prompt_is_ids = true;
-    return std::nullopt;
+  for (const auto& one : p) {
+    if (one.type() != p[0].type())
+      return bad_request(p[0].is_string() ? "'prompt' mixes strings with other values" : "'prompt' mixes token id lists with other values",
+                         "prompt");
+    r.prompts.emplace_back();
+    GLIA_FIELD(read_one_prompt(one, r.prompts.back()));
   }
-  return bad_request(fmt::format("'prompt' must be a string or an array of token ids, got {}", json_type_name(*p)), "prompt");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -371,6 +384,10 @@ api_result<completion_request> parse_completion_request(std::string_view body, c
   GLIA_FIELD(unsupported(obj, "tool_choice", "tool calls need /v1/chat/completions", "none"));
   GLIA_FIELD(read_common(obj, body, defaults, r));
   GLIA_FIELD(read_prompt(obj, r));
+  if (int64_t(r.prompts.size()) * r.n > max_choices)
+    return bad_request(fmt::format("{} prompts x n = {} choices; at most {} per request", r.prompts.size(), int64_t(r.prompts.size()) * r.n,
+                                   max_choices),
+                       r.prompts.size() > 1 ? "prompt" : "n");
   std::optional<int64_t> i;
   // Completions' logprobs is the number of alternatives (0..5) rather than a flag.
   GLIA_FIELD(read_int(obj, "logprobs", 0, 5, i));

@@ -83,7 +83,7 @@ json tool_calls_json(const std::vector<tool_call>& calls, bool indexed) {
 json completion_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps,
                      finish_kind reason, int n_prompt, int n_generated, const std::vector<tool_call>& calls,
                      const std::string& reasoning) {
-  json choice = {{"index", 0}, {"finish_reason", finish_reason_name(reason)}};
+  json choice = {{"index", m.choice_index}, {"finish_reason", finish_reason_name(reason)}};
   choice["logprobs"] = lps ? logprobs_json(m.chat, *lps) : json();
   if (m.chat && !calls.empty())
     choice["message"] = {{"role", "assistant"}, {"content", text.empty() ? json() : json(text)}, {"tool_calls", tool_calls_json(calls, false)}};
@@ -102,7 +102,7 @@ json completion_json(const response_meta& m, const std::string& text, const std:
 
 json chunk_json(const response_meta& m, const std::string& text, const std::vector<token_logprob>* lps, bool role_delta,
                 finish_kind finish, bool include_usage) {
-  json choice = {{"index", 0}};
+  json choice = {{"index", m.choice_index}};
   if (m.chat) {
     json delta = json::object();
     if (role_delta) delta["role"] = "assistant";

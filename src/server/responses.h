@@ -18,6 +18,7 @@ struct response_meta {
   int64_t created = 0;  // Unix seconds
   std::string model;
   bool chat = false;
+  int choice_index = 0;  // the "index" of the choice a response or chunk carries
 };
 
 response_meta new_response_meta(bool chat, const std::string& model);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "core/json_text.h"
 #include "server/chat_prefill.h"
@@ -62,10 +63,12 @@ int32_t single_token(const session& s, std::string_view text) {
   return t && t->size() == 1 ? t->front() : -1;
 }
 
-api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_request& r, reply_reading& reading) {
+// The token ids of every prompt: the chat's rendered messages, or each completions prompt.
+api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading) {
   const session& s = st.sess();
-  std::vector<int32_t> ids;
+  std::vector<std::vector<int32_t>> all;
   if (r.chat) {
+    std::vector<int32_t> ids;
     auto served = chat_format_for(st, r, reading);
     if (!served.ok()) return served.error();
     const served_template& tmpl = *served.value();
@@ -111,33 +114,41 @@ api_result<std::vector<int32_t>> build_prompt(server_state& st, completion_reque
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);
     if (!t) return bad_request(t.message(), "messages");
-    ids = std::move(*t);
+    all.push_back(std::move(*t));
     if (!tmpl.format.end_of_turn.empty()) r.params.stop.push_back(tmpl.format.end_of_turn);
-  } else if (r.prompt_is_ids) {
-    for (int64_t id : r.prompt_ids) {
-      if (id >= s.n_vocab())
-        return bad_request(fmt::format("prompt token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "prompt");
-      ids.push_back(int32_t(id));
-    }
   } else {
-    auto t = s.tokenize(r.prompt_text, true, true);
-    if (!t) return bad_request(t.message(), "prompt");
-    ids = std::move(*t);
+    for (const auto& p : r.prompts) {
+      std::vector<int32_t> ids;
+      if (p.is_ids) {
+        for (int64_t id : p.ids) {
+          if (id >= s.n_vocab())
+            return bad_request(fmt::format("prompt token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "prompt");
+          ids.push_back(int32_t(id));
+        }
+      } else {
+        auto t = s.tokenize(p.text, true, true);
+        if (!t) return bad_request(t.message(), "prompt");
+        ids = std::move(*t);
+      }
+      all.push_back(std::move(ids));
+    }
   }
   const char* field = r.chat ? "messages" : "prompt";
-  if (ids.empty()) return bad_request("the prompt is empty", field);
   // At least one position must stay free for a generated token (but for a prompt only scored).
   const bool scoring_only = r.params.echo && r.params.max_tokens == 0;
-  if (int64_t(ids.size()) > s.n_ctx() || (int64_t(ids.size()) == s.n_ctx() && !scoring_only)) {
-    api_error e = bad_request(fmt::format("the prompt has {} tokens, but the context holds {} (and needs room for at least one generated token)",
-                                          ids.size(), s.n_ctx()), field);
-    e.code = "context_length_exceeded";
-    return e;
+  for (const auto& ids : all) {
+    if (ids.empty()) return bad_request("the prompt is empty", field);
+    if (int64_t(ids.size()) > s.n_ctx() || (int64_t(ids.size()) == s.n_ctx() && !scoring_only)) {
+      api_error e = bad_request(fmt::format("the prompt has {} tokens, but the context holds {} (and needs room for at least one generated token)",
+                                            ids.size(), s.n_ctx()), field);
+      e.code = "context_length_exceeded";
+      return e;
+    }
   }
   for (const auto& [id, bias] : r.params.sampling.logit_bias)
     if (id >= s.n_vocab())
       return bad_request(fmt::format("logit_bias token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "logit_bias");
-  return ids;
+  return all;
 }
 
 // Counts a generation request as in flight until its response has been written (or abandoned), so
@@ -156,45 +167,81 @@ finish_kind reported_finish(finish_kind k, const parsed_reply& reply, const repl
   return finish_kind::tool_calls;
 }
 
-void respond_whole(server_state& st, const response_meta& meta, const std::shared_ptr<job>& j, const reply_reading& reading,
-                   httplib::Response& res) {
-  std::string text;
-  std::vector<token_logprob> lps;
-  std::vector<gen_event> events;
-  bool done = false;
-  while (!done) {
-    events.clear();
-    done = j->wait(events, poll_interval);
-    for (auto& e : events) {
-      text += e.text;
-      for (auto& lp : e.logprobs) lps.push_back(std::move(lp));
-    }
-    if (!done && peer_closed(j->client_fd)) j->cancel = true;
-  }
-  if (j->reason == finish_kind::error) return send_error(res, api_error{j->error_status, j->error});
-  const auto* lp = j->params.logprobs ? &lps : nullptr;
-  reply_parts parts{{}, std::move(text)};
-  if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.start, reading.before);
-  parsed_reply reply{std::move(parts.content), {}};
-  if (reading.reads_calls()) reply = read_tool_reply(reading.options, reading.syntax, reply.content);
-  res.set_content(json_text(completion_json(meta, reply.content, lp, reported_finish(j->reason, reply, reading), j->n_prompt, j->n_generated,
-                                            reply.calls, parts.reasoning)),
-                  "application/json");
+// Prompt tokens as usage counts them: each prompt once, however many choices answer it.
+int prompt_tokens_of(const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt) {
+  int n = 0;
+  for (size_t i = 0; i < jobs.size(); i += size_t(n_per_prompt)) n += jobs[i]->n_prompt;
+  return n;
 }
 
-// State of one SSE response between calls of the content provider.
-struct stream_state {
+int generated_tokens_of(const std::vector<std::shared_ptr<job>>& jobs) {
+  int n = 0;
+  for (const auto& j : jobs) n += j->n_generated;
+  return n;
+}
+
+// Every choice, whole, in one answer (choice i is jobs[i]).
+void respond_whole(const response_meta& meta, const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt,
+                   const reply_reading& reading, httplib::Response& res) {
+  json answer;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    job& j = *jobs[i];
+    std::string text;
+    std::vector<token_logprob> lps;
+    std::vector<gen_event> events;
+    bool done = false;
+    while (!done) {
+      events.clear();
+      done = j.wait(events, poll_interval);
+      for (auto& e : events) {
+        text += e.text;
+        for (auto& lp : e.logprobs) lps.push_back(std::move(lp));
+      }
+      if (!done && peer_closed(j.client_fd))
+        for (const auto& other : jobs) other->cancel = true;
+    }
+    if (j.reason == finish_kind::error) {
+      for (const auto& other : jobs) other->cancel = true;
+      return send_error(res, api_error{j.error_status, j.error});
+    }
+    const auto* lp = j.params.logprobs ? &lps : nullptr;
+    reply_parts parts{{}, std::move(text)};
+    if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.start, reading.before);
+    parsed_reply reply{std::move(parts.content), {}};
+    if (reading.reads_calls()) reply = read_tool_reply(reading.options, reading.syntax, reply.content);
+    response_meta m = meta;
+    m.choice_index = int(i);
+    json one = completion_json(m, reply.content, lp, reported_finish(j.reason, reply, reading), 0, 0, reply.calls, parts.reasoning);
+    if (i == 0) answer = std::move(one);
+    else answer["choices"].push_back(std::move(one["choices"][0]));
+  }
+  answer["usage"] = usage_json(prompt_tokens_of(jobs, n_per_prompt), generated_tokens_of(jobs));
+  res.set_content(json_text(answer), "application/json");
+}
+
+// One choice of an SSE response between calls of the content provider.
+struct choice_stream {
   std::shared_ptr<job> j;
-  response_meta meta;
+  response_meta meta;  // with this choice's index
   bool first = true;
-  std::unique_ptr<in_flight_guard> guard;
+  bool finished = false;  // its last chunk (finish_reason) went out
   reply_reading reading;
   std::optional<reasoning_splitter> splitter;  // a reasoning model: reasoning apart from content
   std::optional<tool_reply_gate> gate;         // with tools: holds back what may be calls
   std::optional<required_call_stream> required;  // tool_choice "required": calls stream as they come
   std::optional<tool_call> named_call;         // a named function: its arguments stream as they come
   bool named_call_opened = false;              // its first chunk (id, type, name) went out
+};
+
+// An SSE response: its choices' chunks interleave as they come (each names its index).
+struct stream_state {
+  std::vector<choice_stream> choices;
+  int n_per_prompt = 1;
+  std::unique_ptr<in_flight_guard> guard;
   std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+  void cancel_all() {
+    for (auto& c : choices) c.j->cancel = true;
+  }
 };
 
 // A stream whose text may be held back (calls, reasoning) says who speaks at once, as OpenAI's does,
@@ -205,7 +252,7 @@ bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.
 
 // A piece of a call as OpenAI streams it: the first opens the call (index, id, type, name), the next
 // add to its arguments.
-std::string call_piece_chunk(stream_state& ss, const call_piece& p, const std::string& id, const std::vector<token_logprob>* lps, bool usage) {
+std::string call_piece_chunk(choice_stream& ss, const call_piece& p, const std::string& id, const std::vector<token_logprob>* lps, bool usage) {
   json c = chunk_json(ss.meta, "", nullptr, ss.first, finish_kind::none, usage);
   json& delta = c["choices"][0]["delta"];
   delta.erase("content");
@@ -222,7 +269,7 @@ std::string call_piece_chunk(stream_state& ss, const call_piece& p, const std::s
 }
 
 // A named function's arguments as they come (its only call, index 0).
-std::string named_call_chunk(stream_state& ss, const std::string& arguments, const std::vector<token_logprob>* lps, bool usage) {
+std::string named_call_chunk(choice_stream& ss, const std::string& arguments, const std::vector<token_logprob>* lps, bool usage) {
   call_piece p{0, std::nullopt, arguments};
   if (!ss.named_call_opened) p.name = ss.named_call->name;
   ss.named_call_opened = true;
@@ -233,7 +280,7 @@ std::string named_call_chunk(stream_state& ss, const std::string& arguments, con
 // where it may be calls; a forced choice's calls as they come). Logprobs go with the first chunk;
 // an event with nothing to show and no logprobs sends nothing (without a splitter or gate, every
 // event is a chunk, as before).
-std::string text_chunks(stream_state& ss, const std::string& text, const std::vector<token_logprob>* lps, bool usage) {
+std::string text_chunks(choice_stream& ss, const std::string& text, const std::vector<token_logprob>* lps, bool usage) {
   reply_parts parts{{}, text};
   if (ss.splitter) parts = ss.splitter->push(text);
   if (ss.gate) parts.content = ss.gate->push(parts.content);
@@ -265,66 +312,100 @@ std::string text_chunks(stream_state& ss, const std::string& text, const std::ve
   return out;
 }
 
-bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sink) {
-  job& j = *ss->j;
-  const bool usage = j.params.include_usage;
-  std::vector<gen_event> events;
-  const bool done = j.wait(events, poll_interval);
-  std::string out;
-  if (ss->first && ss->meta.chat && (ss->gate || ss->splitter || ss->named_call || ss->required)) {
-    out += sse_data(json_text(chunk_json(ss->meta, "", nullptr, true, finish_kind::none, usage)));
-    ss->first = false;
+// The chunks that end a choice: what its splitter and gate held, its calls, its finish reason (or
+// its error).
+std::string choice_tail(choice_stream& ss, bool usage) {
+  job& j = *ss.j;
+  if (j.reason == finish_kind::error) return sse_data(api_error{j.error_status, j.error}.to_json());
+  std::string tail;
+  finish_kind reason = j.reason;
+  if (ss.splitter) {
+    const reply_parts rest = ss.splitter->finish();
+    ss.splitter.reset();  // what it held goes through the gate now
+    if (!rest.reasoning.empty()) {
+      tail += sse_data(json_text(reasoning_chunk_json(ss.meta, rest.reasoning, nullptr, ss.first, usage)));
+      ss.first = false;
+    }
+    if (!rest.content.empty()) tail += text_chunks(ss, rest.content, nullptr, usage);
   }
-  for (const auto& e : events) out += text_chunks(*ss, e.text, j.params.logprobs ? &e.logprobs : nullptr, usage);
+  if (ss.named_call && !ss.named_call_opened) tail += named_call_chunk(ss, "", nullptr, usage);  // no arguments came: the call still does
+  if (ss.gate) {
+    const parsed_reply reply = read_tool_reply(ss.reading.options, ss.reading.syntax, ss.gate->text());
+    if (const std::string rest = ss.gate->finish(reply); !rest.empty()) {
+      tail += sse_data(json_text(chunk_json(ss.meta, rest, nullptr, ss.first, finish_kind::none, usage)));
+      ss.first = false;
+    }
+    if (!reply.calls.empty()) {
+      tail += sse_data(json_text(tool_calls_chunk_json(ss.meta, reply.calls, ss.first, usage)));
+      ss.first = false;
+    }
+    reason = reported_finish(reason, reply, ss.reading);
+  }
+  if (ss.required) {
+    // The calls went out as they came; a reply that opened none (cut before a name) is content.
+    const parsed_reply reply = read_tool_reply(ss.reading.options, ss.reading.syntax, ss.required->text());
+    if (ss.required->opened() == 0 && !reply.content.empty()) {
+      tail += sse_data(json_text(chunk_json(ss.meta, reply.content, nullptr, ss.first, finish_kind::none, usage)));
+      ss.first = false;
+    }
+    reason = reported_finish(reason, reply, ss.reading);
+  }
+  tail += sse_data(json_text(chunk_json(ss.meta, "", nullptr, ss.first && ss.meta.chat, reason, usage)));
+  return tail;
+}
+
+bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sink) {
+  const generation_params& params = ss->choices.front().j->params;
+  const bool usage = params.include_usage;
+  std::string out;
+  bool all_done = true, error = false;
+  // One choice waits for its events; several are polled in turn, each without blocking.
+  const bool one = ss->choices.size() == 1;
+  for (choice_stream& c : ss->choices) {
+    if (c.finished) continue;
+    job& j = *c.j;
+    std::vector<gen_event> events;
+    const bool done = j.wait(events, one ? poll_interval : std::chrono::milliseconds(0));
+    if (c.first && c.meta.chat && (c.gate || c.splitter || c.named_call || c.required)) {
+      out += sse_data(json_text(chunk_json(c.meta, "", nullptr, true, finish_kind::none, usage)));
+      c.first = false;
+    }
+    for (const auto& e : events) out += text_chunks(c, e.text, params.logprobs ? &e.logprobs : nullptr, usage);
+    if (!done) {
+      all_done = false;
+      continue;
+    }
+    if (j.reason == finish_kind::cancelled) {
+      ss->cancel_all();
+      return false;
+    }
+    out += choice_tail(c, usage);
+    c.finished = true;
+    error |= j.reason == finish_kind::error;
+  }
+  if (error) {
+    // One choice failed: the others stop, and the stream ends with its error.
+    ss->cancel_all();
+    all_done = true;
+  }
   const auto now = std::chrono::steady_clock::now();
-  if (out.empty() && !done && now - ss->last_write >= keep_alive_interval) out = sse_keep_alive;
+  if (out.empty() && !all_done) {
+    if (now - ss->last_write >= keep_alive_interval) out = sse_keep_alive;
+    else if (!one) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // nothing came from any choice
+  }
   if (!out.empty()) {
     if (!write(sink, out)) {
-      j.cancel = true;
+      ss->cancel_all();
       return false;
     }
     ss->last_write = now;
   }
-  if (!done) return true;
-  if (j.reason == finish_kind::cancelled) return false;
+  if (!all_done) return true;
   std::string tail;
-  if (j.reason == finish_kind::error) {
-    tail += sse_data(api_error{j.error_status, j.error}.to_json());
-  } else {
-    finish_kind reason = j.reason;
-    if (ss->splitter) {
-      const reply_parts rest = ss->splitter->finish();
-      ss->splitter.reset();  // what it held goes through the gate now
-      if (!rest.reasoning.empty()) {
-        tail += sse_data(json_text(reasoning_chunk_json(ss->meta, rest.reasoning, nullptr, ss->first, usage)));
-        ss->first = false;
-      }
-      if (!rest.content.empty()) tail += text_chunks(*ss, rest.content, nullptr, usage);
-    }
-    if (ss->named_call && !ss->named_call_opened) tail += named_call_chunk(*ss, "", nullptr, usage);  // no arguments came: the call still does
-    if (ss->gate) {
-      const parsed_reply reply = read_tool_reply(ss->reading.options, ss->reading.syntax, ss->gate->text());
-      if (const std::string rest = ss->gate->finish(reply); !rest.empty()) {
-        tail += sse_data(json_text(chunk_json(ss->meta, rest, nullptr, ss->first, finish_kind::none, usage)));
-        ss->first = false;
-      }
-      if (!reply.calls.empty()) {
-        tail += sse_data(json_text(tool_calls_chunk_json(ss->meta, reply.calls, ss->first, usage)));
-        ss->first = false;
-      }
-      reason = reported_finish(reason, reply, ss->reading);
-    }
-    if (ss->required) {
-      // The calls went out as they came; a reply that opened none (cut before a name) is content.
-      const parsed_reply reply = read_tool_reply(ss->reading.options, ss->reading.syntax, ss->required->text());
-      if (ss->required->opened() == 0 && !reply.content.empty()) {
-        tail += sse_data(json_text(chunk_json(ss->meta, reply.content, nullptr, ss->first, finish_kind::none, usage)));
-        ss->first = false;
-      }
-      reason = reported_finish(reason, reply, ss->reading);
-    }
-    tail += sse_data(json_text(chunk_json(ss->meta, "", nullptr, ss->first && ss->meta.chat, reason, usage)));
-    if (usage) tail += sse_data(json_text(usage_chunk_json(ss->meta, j.n_prompt, j.n_generated)));
+  if (usage && !error) {
+    std::vector<std::shared_ptr<job>> jobs;
+    for (const auto& c : ss->choices) jobs.push_back(c.j);
+    tail += sse_data(json_text(usage_chunk_json(ss->choices.front().meta, prompt_tokens_of(jobs, ss->n_per_prompt), generated_tokens_of(jobs))));
   }
   tail += sse_done;
   if (!write(sink, tail)) return false;
@@ -342,51 +423,66 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   if (!parsed.ok()) return send_error(res, parsed.error());
   completion_request& r = parsed.value();
   reply_reading reading;
-  auto prompt = build_prompt(st, r, reading);
-  if (!prompt.ok()) return send_error(res, prompt.error());
-  if (!r.params.seed_given) r.params.sampling.seed = std::random_device{}() * 0x100000001ull;
+  auto prompts = build_prompts(st, r, reading);
+  if (!prompts.ok()) return send_error(res, prompts.error());
   if (r.params.ignore_eos) st.sess().forbid_end_of_generation(r.params.sampling);
 
-  auto j = std::make_shared<job>();
-  j->prompt = std::move(prompt.value());
-  j->params = r.params;
-  if (r.params.echo) j->echo_text = r.prompt_is_ids ? st.sess().detokenize(j->prompt, true) : r.prompt_text;
-  j->client_fd = find_connection_fd(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+  // A job per choice: each prompt n times, choice p * n + k; sampled apart (seed + choice index).
+  std::vector<std::shared_ptr<job>> jobs;
+  const int client_fd = find_connection_fd(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+  for (size_t p = 0; p < prompts.value().size(); ++p)
+    for (int k = 0; k < r.n; ++k) {
+      auto j = std::make_shared<job>();
+      j->prompt = prompts.value()[p];
+      j->params = r.params;
+      j->params.sampling.seed = r.params.seed_given ? r.params.sampling.seed + jobs.size() : std::random_device{}() * 0x100000001ull;
+      if (r.params.echo) j->echo_text = r.prompts[p].is_ids ? st.sess().detokenize(j->prompt, true) : r.prompts[p].text;
+      j->client_fd = client_fd;
+      jobs.push_back(std::move(j));
+    }
   auto guard = std::make_unique<in_flight_guard>(st);
-  switch (st.sched->submit(j)) {
-    case submit_result::accepted: break;
-    case submit_result::queue_full:
+  for (const auto& j : jobs) {
+    const submit_result sr = st.sched->submit(j);
+    if (sr == submit_result::accepted) continue;
+    for (const auto& other : jobs) other->cancel = true;  // the ones queued already are dropped
+    res.set_header("Retry-After", "1");
+    if (sr == submit_result::queue_full) {
       st.stats.rejected_queue_full++;
-      res.set_header("Retry-After", "1");
       return send_error(res, api_error{503, "all slots are busy and the queue is full; retry later"});
-    case submit_result::shutting_down:
-      res.set_header("Retry-After", "1");
-      return send_error(res, api_error{503, "the server is shutting down"});
+    }
+    return send_error(res, api_error{503, "the server is shutting down"});
   }
   const response_meta meta = new_response_meta(chat, r.model.empty() ? st.model_name : r.model);
-  if (!r.params.stream) return respond_whole(st, meta, j, reading, res);
+  if (!r.params.stream) return respond_whole(meta, jobs, r.n, reading, res);
 
   auto ss = std::make_shared<stream_state>();
-  ss->j = j;
-  ss->meta = meta;
+  ss->n_per_prompt = r.n;
   ss->guard = std::move(guard);
-  ss->reading = reading;
-  if (reading.reasoning) ss->splitter.emplace(*reading.reasoning, reading.start, reading.before);
-  if (reading.options.mode == tool_mode::named)
-    ss->named_call = tool_call{new_tool_call_id(reading.syntax), reading.options.function, ""};
-  else if (reading.options.mode == tool_mode::required)
-    ss->required.emplace(reading.options.parallel ? SIZE_MAX : 1);
-  else if (reading.reads_calls())
-    ss->gate.emplace(reading.syntax);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    choice_stream c;
+    c.j = jobs[i];
+    c.meta = meta;
+    c.meta.choice_index = int(i);
+    c.reading = reading;
+    if (reading.reasoning) c.splitter.emplace(*reading.reasoning, reading.start, reading.before);
+    if (reading.options.mode == tool_mode::named)
+      c.named_call = tool_call{new_tool_call_id(reading.syntax), reading.options.function, ""};
+    else if (reading.options.mode == tool_mode::required)
+      c.required.emplace(reading.options.parallel ? SIZE_MAX : 1);
+    else if (reading.reads_calls())
+      c.gate.emplace(reading.syntax);
+    ss->choices.push_back(std::move(c));
+  }
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream", [ss](size_t, httplib::DataSink& sink) { return stream_step(ss, sink); },
       [ss](bool success) {
         // The response ended (or the client went away): stop generating, wait for the engine to let
-        // go of the job, and only then stop counting it as in flight.
-        if (!success) ss->j->cancel = true;
+        // go of the jobs, and only then stop counting the request as in flight.
+        if (!success) ss->cancel_all();
         std::vector<gen_event> ignored;
-        while (!ss->j->wait(ignored, poll_interval)) ignored.clear();
+        for (auto& c : ss->choices)
+          while (!c.j->wait(ignored, poll_interval)) ignored.clear();
         ss->guard.reset();
       });
 }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <fstream>
 #include <regex>
 
@@ -392,6 +394,71 @@ TEST_F(ServerEndpoints, EchoScoresThePrompt) {
   EXPECT_EQ(plain.json()["choices"][0]["text"], echoed);
 }
 
+// Several choices in one request: n per prompt, several prompts (a list of strings or of token id
+// lists, as lm-evaluation-harness batches them); choice p * n + k answers prompt p; at temperature
+// 0 the n choices of a prompt agree, with a seed they are sampled apart yet reproducible; usage
+// counts each prompt once; streamed, each choice's chunks carry its index and add up to its text.
+TEST_F(ServerEndpoints, SeveralChoices) {
+  json req = {{"prompt", {"The jury said", "It was"}}, {"n", 2}, {"max_tokens", 6}, {"temperature", 0}};
+  auto r = post(*srv, "/v1/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json body = r.json();
+  ASSERT_EQ(body["choices"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(body["choices"][i]["index"], i);
+  EXPECT_EQ(body["choices"][0]["text"], body["choices"][1]["text"]);
+  EXPECT_NE(body["choices"][0]["text"], body["choices"][2]["text"]);
+  auto single = post(*srv, "/v1/completions", json{{"prompt", "It was"}, {"max_tokens", 6}, {"temperature", 0}});
+  EXPECT_EQ(body["choices"][2]["text"], single.json()["choices"][0]["text"]);
+  const int p0 = post(*srv, "/v1/completions", json{{"prompt", "The jury said"}, {"max_tokens", 1}}).json()["usage"]["prompt_tokens"];
+  EXPECT_EQ(body["usage"]["prompt_tokens"], p0 + single.json()["usage"]["prompt_tokens"].get<int>());
+  EXPECT_EQ(body["usage"]["completion_tokens"], 24);
+
+  req["stream"] = true;
+  const stream_result sr = parse_stream(post(*srv, "/v1/completions", req).body, false);
+  EXPECT_TRUE(sr.done && sr.well_formed);
+  std::map<int, std::string> texts;
+  std::map<int, int> finishes;
+  for (const json& c : sr.chunks)
+    for (const json& ch : c["choices"]) {
+      texts[ch["index"].get<int>()] += ch["text"].get<std::string>();
+      finishes[ch["index"].get<int>()] += !ch["finish_reason"].is_null();
+    }
+  ASSERT_EQ(texts.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(texts[i], body["choices"][size_t(i)]["text"]) << i;
+    EXPECT_EQ(finishes[i], 1) << i;
+  }
+
+  json sampled = {{"messages", {{{"role", "user"}, {"content", "Tell me"}}}}, {"n", 3}, {"max_tokens", 12}, {"temperature", 1.5}, {"seed", 5}};
+  auto a = post(*srv, "/v1/chat/completions", sampled), b = post(*srv, "/v1/chat/completions", sampled);
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json ca = a.json()["choices"], cb = b.json()["choices"];
+  ASSERT_EQ(ca.size(), 3u);
+  EXPECT_EQ(ca, cb);  // the same seed, the same three
+  EXPECT_FALSE(ca[0]["message"]["content"] == ca[1]["message"]["content"] && ca[1]["message"]["content"] == ca[2]["message"]["content"]);
+  sampled["stream"] = true;
+  const stream_result cs = parse_stream(post(*srv, "/v1/chat/completions", sampled).body, true);
+  std::map<int, std::string> chat_texts;
+  std::map<int, int> roles;
+  for (const json& c : cs.chunks)
+    for (const json& ch : c["choices"]) {
+      if (ch["delta"].contains("content")) chat_texts[ch["index"].get<int>()] += ch["delta"]["content"].get<std::string>();
+      roles[ch["index"].get<int>()] += ch["delta"].contains("role");
+    }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(chat_texts[i], ca[size_t(i)]["message"]["content"]) << i;
+    EXPECT_EQ(roles[i], 1) << i;
+  }
+
+  // lm-evaluation-harness's batched scoring: token id lists, echo, logprobs, one choice each.
+  json batch = {{"prompt", {{1, 337, 501}, {1, 332, 959, 554}}}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 0}};
+  auto scored = post(*srv, "/v1/completions", batch);
+  ASSERT_EQ(scored.status, 200) << scored.body;
+  EXPECT_EQ(scored.json()["choices"][0]["logprobs"]["tokens"].size(), 3u);
+  EXPECT_EQ(scored.json()["choices"][1]["logprobs"]["tokens"].size(), 4u);
+  EXPECT_EQ(scored.json()["usage"]["prompt_tokens"], 7);
+}
+
 // A constraint no token can go on with (é is spelled from byte 0xC3 on, which the bias bans: false,
 // as llama-server reads it) is an error that says so, not a short answer that passes for a whole
 // one; whole and streamed. A bias of -100 only makes the token unlikely: the constraint still has it.
@@ -571,7 +638,7 @@ TEST_F(ServerEndpoints, ErrorsHaveOpenAIShape) {
   };
   check(post(*srv, "/v1/chat/completions", std::string("{not json")), 400, "not valid JSON");
   check(post(*srv, "/v1/chat/completions", std::string("{\"messages\":[{\"role\":\"user\",\"content\":\"\xc3\x28\"}]}")), 400, "UTF-8");
-  check(post(*srv, "/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"n", 2}}), 400, "'n'");
+  check(post(*srv, "/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"n", 500}}), 400, "'n'");
   check(post(*srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", "many"}}), 400, "max_tokens");
   check(post(*srv, "/v1/completions", json{{"prompt", "x"}, {"logit_bias", {{"99999", 1}}}}), 400, "logit_bias");
   check(post(*srv, "/v1/completions", json{{"prompt", {1, 99999}}}), 400, "vocabulary");

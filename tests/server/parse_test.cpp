@@ -154,9 +154,9 @@ TEST(ServerParse, EmptyToolsAndToolChoiceNoneAskForNothing) {
 }
 
 TEST(ServerParse, PromptListErrorsSayWhatIsWrong) {
-  auto several = completion(R"({"prompt":["a","b"]})");
+  auto several = completion(R"({"prompt":["a",["b"]]})");
   ASSERT_FALSE(several.ok());
-  EXPECT_NE(several.error().message.find("several prompts"), std::string::npos) << several.error().message;
+  EXPECT_NE(several.error().message.find("mixes strings"), std::string::npos) << several.error().message;
   auto mixed = completion(R"({"prompt":[1,"a"]})");
   ASSERT_FALSE(mixed.ok());
   EXPECT_NE(mixed.error().message.find("mixes token ids"), std::string::npos) << mixed.error().message;
@@ -165,16 +165,29 @@ TEST(ServerParse, PromptListErrorsSayWhatIsWrong) {
 TEST(ServerParse, CompletionPromptForms) {
   auto a = completion(R"({"prompt":"hello","max_tokens":4,"logprobs":2})");
   ASSERT_TRUE(a.ok()) << a.error().message;
-  EXPECT_EQ(a.value().prompt_text, "hello");
+  ASSERT_EQ(a.value().prompts.size(), 1u);
+  EXPECT_EQ(a.value().prompts[0].text, "hello");
   EXPECT_TRUE(a.value().params.logprobs);
   EXPECT_EQ(a.value().params.top_logprobs, 2);
   auto b = completion(R"({"prompt":[1,2,3]})");
   ASSERT_TRUE(b.ok());
-  EXPECT_TRUE(b.value().prompt_is_ids);
-  EXPECT_EQ(b.value().prompt_ids.size(), 3u);
+  ASSERT_EQ(b.value().prompts.size(), 1u);
+  EXPECT_TRUE(b.value().prompts[0].is_ids);
+  EXPECT_EQ(b.value().prompts[0].ids.size(), 3u);
   auto c = completion(R"({"prompt":["one"]})");
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c.value().prompt_text, "one");
+  EXPECT_EQ(c.value().prompts[0].text, "one");
+  // Several prompts (strings, or token id lists as lm-evaluation-harness batches them), n each.
+  auto d = completion(R"({"prompt":["one","two"],"n":3})");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d.value().prompts.size(), 2u);
+  EXPECT_EQ(d.value().n, 3);
+  auto e = completion(R"({"prompt":[[1,2],[3]]})");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e.value().prompts[1].ids, std::vector<int64_t>{3});
+  for (const char* bad : {R"({"prompt":["a",[1]]})", R"({"prompt":[[1],"a"]})", R"({"prompt":[[1],[]]})", R"({"prompt":["a"],"n":129})",
+                          R"({"prompt":["a","b","c"],"n":50})"})
+    EXPECT_FALSE(completion(bad).ok()) << bad;
 }
 
 // An assistant message as the SDKs hand it back (model_dump(): the fields it did not use are null or
@@ -205,7 +218,7 @@ TEST(ServerParse, RejectsBadRequests) {
       R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]})",
       R"({"messages":[{"role":"user","content":"x","tool_calls":[{"id":"call_1","type":"function"}]}]})",
       R"({"messages":[{"role":"user","content":"x","audio":{"id":"a"}}]})",
-      R"({"messages":[{"role":"user","content":"x"}],"n":2})",
+      R"({"messages":[{"role":"user","content":"x"}],"n":129})",
       R"({"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]})",
       R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"auto"})",
       R"({"messages":[{"role":"user","content":"x"}],"tools":{}})",
@@ -255,7 +268,7 @@ TEST(ServerParse, RejectsBadRequests) {
   const char* bad_completion[] = {
       R"({})",
       R"({"prompt":5})",
-      R"({"prompt":["a","b"]})",
+      R"({"prompt":["a",5]})",
       R"({"prompt":[1,-2]})",
       R"({"prompt":[]})",
       R"({"prompt":"x","suffix":"y"})",
