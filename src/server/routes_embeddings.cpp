@@ -2,10 +2,12 @@
 // (--embeddings) and vLLM serve them for embedding models built on decoders (Qwen3-Embedding).
 #include <fmt/core.h>
 
+#include <atomic>
 #include <cmath>
 #include <future>
 
 #include "core/json_text.h"
+#include "server/connection.h"
 #include "server/request.h"
 #include "server/request_fields.h"
 #include "server/responses.h"
@@ -109,32 +111,45 @@ void embeddings(server_state& st, const httplib::Request& req, httplib::Response
   int64_t n_tokens = 0;
   for (const auto& ids : inputs.value()) n_tokens += int64_t(ids.size());
 
-  // On the engine thread, between generation steps (the forward pass is not shared across threads).
-  auto done = std::make_shared<std::promise<result<std::vector<std::vector<float>>>>>();
-  auto answer = done->get_future();
+  // On the engine thread, between generation steps (the forward pass is not shared across threads),
+  // an input per task so that generation steps run between them.
+  const in_flight_guard guard(st);
   const session::pooling how = st.pooling ? *st.pooling : st.sess().embedding_pooling();
-  const auto submitted = st.sched->run_between_steps([done, how, ids = std::move(inputs.value())](session& s) {
-    std::vector<std::vector<float>> vs;
-    for (const auto& input : ids) {
-      auto v = s.embed(input, how, true);
-      if (!v) {
-        done->set_value(v.take_error());
-        return;
+  auto gone = std::make_shared<std::atomic<bool>>(false);  // the client left: what is left is skipped
+  std::vector<std::future<result<std::vector<float>>>> answers;
+  for (auto& ids : inputs.value()) {
+    auto done = std::make_shared<std::promise<result<std::vector<float>>>>();
+    answers.push_back(done->get_future());
+    const auto submitted = st.sched->run_between_steps([done, gone, how, ids = std::move(ids)](session& s) {
+      if (gone->load()) return done->set_value(error{"the client went away"});
+      try {
+        done->set_value(s.embed(ids, how, true));
+      } catch (const std::exception& e) {  // memory for its cache, above all: the server goes on
+        done->set_value(error{fmt::format("the embedding failed: {}", e.what())});
       }
-      vs.push_back(std::move(*v));
+    });
+    if (submitted != submit_result::accepted) {
+      gone->store(true);
+      res.set_header("Retry-After", "1");
+      return send_error(res, api_error{503, submitted == submit_result::queue_full ? "too many requests are waiting; retry later"
+                                                                                    : "the server is shutting down"});
     }
-    done->set_value(std::move(vs));
-  });
-  if (submitted != submit_result::accepted) {
-    res.set_header("Retry-After", "1");
-    return send_error(res, api_error{503, submitted == submit_result::queue_full ? "too many requests are waiting; retry later"
-                                                                                  : "the server is shutting down"});
   }
-  auto vectors = answer.get();
-  if (!vectors) return send_error(res, api_error{500, vectors.message()});
+  const int client_fd = find_connection_fd(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+  std::vector<std::vector<float>> vectors;
+  for (auto& answer : answers) {
+    while (answer.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
+      if (peer_closed(client_fd)) gone->store(true);
+    auto v = answer.get();
+    if (!v) {
+      gone->store(true);
+      return send_error(res, api_error{500, v.message()});
+    }
+    vectors.push_back(std::move(*v));
+  }
   json data = json::array();
-  for (size_t i = 0; i < vectors->size(); ++i) {
-    std::vector<float>& v = (*vectors)[i];
+  for (size_t i = 0; i < vectors.size(); ++i) {
+    std::vector<float>& v = vectors[i];
     if (dims && *dims < n_embd) {
       // Matryoshka truncation (what "dimensions" asks of models trained for it), at unit length again.
       v.resize(size_t(*dims));

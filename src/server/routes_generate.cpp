@@ -134,8 +134,9 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
     }
   }
   const char* field = r.chat ? "messages" : "prompt";
-  // At least one position must stay free for a generated token (but for a prompt only scored).
-  const bool scoring_only = r.params.echo && r.params.max_tokens == 0;
+  // At least one position must stay free for a generated token, but for a prompt being scored: the
+  // one token it may ask for (as lm-evaluation-harness does) is sampled, never evaluated.
+  const bool scoring_only = r.params.echo;
   for (const auto& ids : all) {
     if (ids.empty()) return bad_request("the prompt is empty", field);
     if (int64_t(ids.size()) > s.n_ctx() || (int64_t(ids.size()) == s.n_ctx() && !scoring_only)) {
@@ -150,14 +151,6 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
       return bad_request(fmt::format("logit_bias token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "logit_bias");
   return all;
 }
-
-// Counts a generation request as in flight until its response has been written (or abandoned), so
-// SIGTERM can wait for it.
-struct in_flight_guard {
-  explicit in_flight_guard(server_state& s) : st(s) { st.in_flight++; }
-  ~in_flight_guard() { st.in_flight--; }
-  server_state& st;
-};
 
 // The finish reason a client sees: a reply read as tool calls is "tool_calls", whether its end token
 // came or max_tokens cut the whitespace a grammar allows after them; but a named function's is the

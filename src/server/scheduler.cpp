@@ -39,7 +39,7 @@ submit_result scheduler::run_between_steps(std::function<void(session&)> task) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return submit_result::shutting_down;
-    if (int(tasks_.size()) >= opts_.max_queue) return submit_result::queue_full;
+    if (tasks_.size() >= max_tasks) return submit_result::queue_full;
     tasks_.push_back(std::move(task));
   }
   cv_.notify_all();
@@ -146,15 +146,18 @@ void scheduler::loop() {
       admit_locked();
       if (busy_ == 0 && queue_.empty() && tasks_.empty() && stopping_) return;
     }
-    for (;;) {
+    // Tasks run before the next step: all of them on an idle engine, one between two steps while
+    // slots generate, so that a flood of them slows the streams rather than stalls them.
+    for (bool more = true; more;) {
       std::function<void(session&)> task;
       {
         std::lock_guard lock(mu_);
         if (tasks_.empty()) break;
         task = std::move(tasks_.front());
         tasks_.pop_front();
+        more = busy_ == 0;
       }
-      task(*sess_);
+      task(*sess_);  // a task reports its own failures (it must not throw: nothing here could answer)
     }
     if (busy_ == 0) continue;
     // Slots are touched only by this thread; the lock guards the queue and the counters.

@@ -63,6 +63,7 @@ class scheduler {
   std::condition_variable cv_;
   std::deque<std::shared_ptr<job>> queue_;
   std::deque<std::function<void(session&)>> tasks_;
+  static constexpr size_t max_tasks = 4096;  // run_between_steps beyond this: queue_full
   int busy_ = 0;
   bool stopping_ = false;
   std::vector<int64_t> kv_used_;  // per slot, updated by the engine thread under mu_

@@ -52,6 +52,16 @@ struct server_state {
   const session& sess() const { return sched->any_session(); }
 };
 
+// Counts a request that uses the engine as in flight until its response has been written (or
+// abandoned), so SIGTERM can wait for it.
+struct in_flight_guard {
+  explicit in_flight_guard(server_state& s) : st(s) { st.in_flight++; }
+  ~in_flight_guard() { st.in_flight--; }
+  in_flight_guard(const in_flight_guard&) = delete;
+  in_flight_guard& operator=(const in_flight_guard&) = delete;
+  server_state& st;
+};
+
 // Registers `handler` for `method` ("GET" or "POST") on `path` and records the method.
 void add_route(httplib::Server& svr, server_state& st, const std::string& method, const std::string& path,
                httplib::Server::Handler handler);

@@ -38,6 +38,7 @@ void slot::start(std::shared_ptr<job> j) {
 
 void slot::finish(finish_kind k, const std::string& error, int error_status) {
   job_->finish(k, error, error_status);
+  echo_lps_.clear();
   job_.reset();
   const bool constrained = smp_ && smp_->constrained();
   smp_.reset();
@@ -137,15 +138,18 @@ token_logprob slot::logprob_in(std::span<const float> logits, int32_t id) const 
   token_logprob lp;
   lp.token = sess_.token_text(id);
   lp.logprob = float(double(logits[size_t(id)]) - log_z);
-  const int k = std::min<int>(job_->params.top_logprobs, int(logits.size()));
+  const size_t k = size_t(std::min<int>(job_->params.top_logprobs, int(logits.size())));
   if (k > 0) {
-    std::vector<int32_t> idx(logits.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
-      return logits[size_t(a)] != logits[size_t(b)] ? logits[size_t(a)] > logits[size_t(b)] : a < b;
-    });
-    for (int i = 0; i < k; ++i)
-      lp.top.emplace_back(sess_.token_text(idx[size_t(i)]), float(double(logits[size_t(idx[size_t(i)])]) - log_z));
+    // The k best in one pass (k is at most 20; scoring a prompt asks this of every token): a short
+    // list kept sorted, best first, the lower id first among ties.
+    std::vector<int32_t> best;
+    const auto before = [&](int32_t a, int32_t b) { return logits[size_t(a)] != logits[size_t(b)] ? logits[size_t(a)] > logits[size_t(b)] : a < b; };
+    for (int32_t i = 0; i < int32_t(logits.size()); ++i) {
+      if (best.size() == k && !before(i, best.back())) continue;
+      if (best.size() == k) best.pop_back();
+      best.insert(std::upper_bound(best.begin(), best.end(), i, before), i);
+    }
+    for (int32_t id : best) lp.top.emplace_back(sess_.token_text(id), float(double(logits[size_t(id)]) - log_z));
   }
   return lp;
 }
@@ -204,6 +208,9 @@ int32_t slot::sample_and_emit(metrics& m) {
     return -1;
   }
   if (id < 0 || sess_.is_end_of_generation(id)) {  // < 0: a grammar with no way on and no end token
+    // Scoring (echo) reports the end token too, as vLLM does: a harness that asked for one token
+    // after the prompt finds one entry for it.
+    if (id >= 0 && j.params.echo && j.params.logprobs) pending_lp_.push_back({logprob_of(id), in_bytes_});
     emit_tail();
     finish(finish_kind::stop);
     return -1;

@@ -69,6 +69,18 @@ TEST(RegexGbnf, AnchorsAtTheEndsChangeNothing) {
   }
 }
 
+// An escape and its complement in one class are every character ([\s\S]); an escaped character that
+// is no class escape is itself, however its code point ends (\u0153 is not \S).
+TEST(RegexGbnf, ComplementaryClassEscapesAreEveryCharacter) {
+  auto any = regex_grammar(R"([\s\S]+)");
+  ASSERT_TRUE(any);
+  EXPECT_TRUE(matches(*any, "a\n\xC3\xA9\x1C\xEF\xBB\xBF"));
+  auto space_or_oe = regex_grammar("[\\s\\\xC5\x93]");  // [\s\œ]
+  ASSERT_TRUE(space_or_oe);
+  EXPECT_TRUE(matches(*space_or_oe, "\xC5\x93"));
+  EXPECT_FALSE(matches(*space_or_oe, "a"));
+}
+
 TEST(RegexGbnf, EmptyPatternMatchesTheEmptyString) {
   for (const char* regex : {"", "^$", "()", "(?:)|", "a{0}"}) {
     auto g = regex_grammar(regex);

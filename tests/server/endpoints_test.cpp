@@ -380,13 +380,25 @@ TEST_F(ServerEndpoints, EchoScoresThePrompt) {
   const stream_result sr = parse_stream(post(*srv, "/v1/completions", gen).body, false);
   EXPECT_TRUE(sr.done && sr.well_formed);
   EXPECT_EQ(sr.text, echoed);
-  // A prompt that fills the context can be scored (nothing is generated), not continued.
+  // A prompt that fills the context can be scored, and the one token a harness asks for after it
+  // sampled (never evaluated); without echo it is too long.
   json full = {{"prompt", std::vector<int64_t>(256, 337)}, {"echo", true}, {"logprobs", 0}, {"max_tokens", 0}};
   auto scored = post(*srv, "/v1/completions", full);
   ASSERT_EQ(scored.status, 200) << scored.body;
   EXPECT_EQ(scored.json()["choices"][0]["logprobs"]["tokens"].size(), 256u);
   full["max_tokens"] = 1;
+  auto one_more = post(*srv, "/v1/completions", full);
+  ASSERT_EQ(one_more.status, 200) << one_more.body;
+  EXPECT_EQ(one_more.json()["choices"][0]["logprobs"]["tokens"].size(), 257u);
+  full.erase("echo");
   EXPECT_EQ(post(*srv, "/v1/completions", full).status, 400);
+  // The end token, when it is what comes after the prompt, has its entry too (as vLLM reports it).
+  json ends = {{"prompt", {1, 337, 501}}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 1}, {"logit_bias", {{"2", 100}}}};
+  auto ended = post(*srv, "/v1/completions", ends);
+  ASSERT_EQ(ended.status, 200) << ended.body;
+  const json ended_lp = ended.json()["choices"][0]["logprobs"];
+  ASSERT_EQ(ended_lp["tokens"].size(), 4u) << ended.body;
+  EXPECT_EQ(ended_lp["tokens"][3], "</s>");
   // Without logprobs, echo is the text only.
   gen.erase("stream");
   gen.erase("logprobs");

@@ -401,12 +401,12 @@ class parser {
     code_point_set members;
     // A class escape and its complement together ([\s\S], the "any character" idiom) are every
     // character to both flavours, though each alone is kept to what both agree on.
-    std::string escapes;
+    std::u32string escapes;
     while (true) {
       if (at_end()) return fail("missing ']' for the class", at);
       if (peek() == ']') break;
       const size_t item_at = pos_;
-      if (peek() == '\\' && pos_ + 1 < s_.size()) escapes += char(s_[pos_ + 1]);
+      if (peek() == '\\' && pos_ + 1 < s_.size()) escapes += s_[pos_ + 1];
       GLIA_ASSIGN(code_point_set first, parse_class_atom());
       if (peek() == '-' && pos_ + 1 < s_.size() && s_[pos_ + 1] != ']') {
         ++pos_;
@@ -420,8 +420,8 @@ class parser {
       }
     }
     ++pos_;  // ]
-    for (const char* pair : {"sS", "wW", "dD"})
-      if (escapes.find(pair[0]) != std::string::npos && escapes.find(pair[1]) != std::string::npos) members = code_point_set::all();
+    for (const char32_t* pair : {U"sS", U"wW", U"dD"})
+      if (escapes.find(pair[0]) != std::u32string::npos && escapes.find(pair[1]) != std::u32string::npos) members = code_point_set::all();
     node n;
     n.type = node::kind::set;
     n.chars = negated ? members.complement() : members;
