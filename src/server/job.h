@@ -43,6 +43,7 @@ class job {
   generation_params params;
   std::string echo_text;  // with params.echo: the prompt as the reply shows it
   int client_fd = -1;  // the client's socket, polled for a disconnect before every step (-1: unknown)
+  bool counts_request = true;  // its cancellation counts as a request's (one choice of several does not)
   std::atomic<bool> cancel{false};
   // The handler asked to stop, or the client has gone (its socket closed or reset).
   bool abandoned() const { return cancel.load() || peer_closed(client_fd); }

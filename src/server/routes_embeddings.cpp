@@ -70,6 +70,8 @@ api_result<std::vector<std::vector<int32_t>>> read_inputs(const server_state& st
       if (auto e = from_ids(input)) return *e;
     } else {
       for (const json& item : input) {
+        if (item.type() != input[0].type())
+          return bad_request("'input' mixes strings with token id lists (a list holds one kind)", "input");
         std::optional<api_error> e;
         if (item.is_string()) e = from_text(item);
         else if (item.is_array()) e = from_ids(item);
@@ -138,6 +140,8 @@ void embeddings(server_state& st, const httplib::Request& req, httplib::Response
   const int client_fd = find_connection_fd(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
   std::vector<std::vector<float>> vectors;
   for (auto& answer : answers) {
+    // The socket is looked at between answers too: short inputs take less than a poll's wait.
+    if (peer_closed(client_fd)) gone->store(true);
     while (answer.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
       if (peer_closed(client_fd)) gone->store(true);
     auto v = answer.get();

@@ -433,17 +433,17 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
       j->client_fd = client_fd;
       jobs.push_back(std::move(j));
     }
+  for (size_t i = 1; i < jobs.size(); ++i) jobs[i]->counts_request = false;
   auto guard = std::make_unique<in_flight_guard>(st);
-  for (const auto& j : jobs) {
-    const submit_result sr = st.sched->submit(j);
-    if (sr == submit_result::accepted) continue;
-    for (const auto& other : jobs) other->cancel = true;  // the ones queued already are dropped
-    res.set_header("Retry-After", "1");
-    if (sr == submit_result::queue_full) {
+  switch (st.sched->submit_all(jobs)) {
+    case submit_result::accepted: break;
+    case submit_result::queue_full:
       st.stats.rejected_queue_full++;
+      res.set_header("Retry-After", "1");
       return send_error(res, api_error{503, "all slots are busy and the queue is full; retry later"});
-    }
-    return send_error(res, api_error{503, "the server is shutting down"});
+    case submit_result::shutting_down:
+      res.set_header("Retry-After", "1");
+      return send_error(res, api_error{503, "the server is shutting down"});
   }
   const response_meta meta = new_response_meta(chat, r.model.empty() ? st.model_name : r.model);
   if (!r.params.stream) return respond_whole(meta, jobs, r.n, reading, res);

@@ -20,16 +20,22 @@ scheduler::scheduler(std::unique_ptr<session> sess, int n_slots, const scheduler
 
 scheduler::~scheduler() { shutdown(); }
 
-submit_result scheduler::submit(std::shared_ptr<job> j) {
+submit_result scheduler::submit(std::shared_ptr<job> j) { return submit_all({std::move(j)}); }
+
+submit_result scheduler::submit_all(std::vector<std::shared_ptr<job>> jobs) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return submit_result::shutting_down;
-    // Jobs that find a free slot do not count against the queue bound.
+    // Jobs that find a free slot do not count against the queue bound; a request whose choices
+    // alone are more than it holds is taken when nothing else waits (it could never fit otherwise).
     const int free_slots = int(slots_.size()) - busy_;
-    const auto full = [&] { return int(queue_.size()) >= opts_.max_queue + std::max(0, free_slots); };
+    const bool never_fits = int(jobs.size()) > opts_.max_queue + int(slots_.size());
+    const auto full = [&] {
+      return never_fits ? !queue_.empty() : int(queue_.size() + jobs.size()) > opts_.max_queue + std::max(0, free_slots);
+    };
     if (full()) drop_abandoned_locked();
     if (full()) return submit_result::queue_full;
-    queue_.push_back(std::move(j));
+    for (auto& j : jobs) queue_.push_back(std::move(j));
   }
   cv_.notify_all();
   return submit_result::accepted;
@@ -74,7 +80,7 @@ gauges scheduler::snapshot() const {
 void scheduler::drop_abandoned_locked() {
   std::erase_if(queue_, [this](const std::shared_ptr<job>& j) {
     if (!j->abandoned()) return false;
-    m_.cancelled++;
+    if (j->counts_request) m_.cancelled++;
     j->finish(finish_kind::cancelled);
     return true;
   });
@@ -155,7 +161,7 @@ void scheduler::loop() {
         if (tasks_.empty()) break;
         task = std::move(tasks_.front());
         tasks_.pop_front();
-        more = busy_ == 0;
+        more = busy_ == 0 && queue_.empty();  // a job that came meanwhile is admitted first
       }
       task(*sess_);  // a task reports its own failures (it must not throw: nothing here could answer)
     }

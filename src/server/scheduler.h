@@ -37,6 +37,8 @@ class scheduler {
   scheduler& operator=(const scheduler&) = delete;
 
   submit_result submit(std::shared_ptr<job> j);
+  // A request's choices, queued together or not at all.
+  submit_result submit_all(std::vector<std::shared_ptr<job>> jobs);
   // Work that needs the session but is no generation (an embedding): run on the engine thread
   // between two steps, before the next step. Every accepted task runs, during a shutdown too.
   submit_result run_between_steps(std::function<void(session&)> task);

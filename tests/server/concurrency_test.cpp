@@ -118,6 +118,10 @@ TEST(ServerConcurrency, FullQueueGets503) {
   close(fd);
   EXPECT_TRUE(wait_metric(srv, "glia_slots_busy", 0));
   EXPECT_EQ(post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}).status, 200);
+  // More choices than a slot and an empty queue could ever hold are taken when nothing else waits.
+  auto many = post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}, {"n", 3}});
+  ASSERT_EQ(many.status, 200) << many.body;
+  EXPECT_EQ(many.json()["choices"].size(), 3u);
 }
 
 TEST(ServerConcurrency, AbandonedQueuedRequestsGiveBackTheirPlace) {
@@ -131,6 +135,9 @@ TEST(ServerConcurrency, AbandonedQueuedRequestsGiveBackTheirPlace) {
   const int running = send_raw(srv, post_request("/v1/completions", longest));
   ASSERT_GE(running, 0);
   ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
+  // A request's choices queue together or not at all: two would not fit the one place.
+  EXPECT_EQ(post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}, {"n", 2}}).status, 503);
+  EXPECT_EQ(metric(srv, "glia_queue_length"), 0);
   double cancelled = 0;
   for (bool stream : {false, true}) {
     const int fd = send_raw(srv, post_request("/v1/completions", json{{"prompt", "Queued"}, {"max_tokens", 4}, {"stream", stream}}.dump()));
@@ -140,6 +147,15 @@ TEST(ServerConcurrency, AbandonedQueuedRequestsGiveBackTheirPlace) {
     EXPECT_TRUE(wait_metric(srv, "glia_queue_length", 0)) << stream;
     EXPECT_TRUE(wait_metric(srv, "glia_requests_cancelled_total", ++cancelled)) << stream;
     EXPECT_EQ(metric(srv, "glia_slots_busy"), 1) << "the running generation goes on";
+  }
+  // A request of several choices that gives up counts once.
+  {
+    const int fd = send_raw(srv, post_request("/v1/completions", json{{"prompt", "Queued"}, {"max_tokens", 4}, {"n", 3}}.dump()));
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(wait_metric(srv, "glia_queue_length", 3));  // more than the queue holds: taken, since none waited
+    close(fd);
+    EXPECT_TRUE(wait_metric(srv, "glia_queue_length", 0));
+    EXPECT_TRUE(wait_metric(srv, "glia_requests_cancelled_total", ++cancelled));
   }
   // The freed place takes a live request, which runs once the slot frees.
   auto live = std::async(std::launch::async, [&srv] { return post(srv, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}); });
