@@ -193,6 +193,8 @@ const render_case renders[] = {
      "a\n  b\n\n  c|  a\n  b|a\n \n b|x\n> y"},
     {"safe_escape", "{{ '<b>'|safe }} {{ '<a href=\"x\">&\\'</a>'|e }} {{ '<x>'|escape }}",
      "<b> &lt;a href=&#34;x&#34;&gt;&amp;&#39;&lt;/a&gt; &lt;x&gt;"},
+    {"slice_filter", "{{ [1,2,3,4,5,6,7]|slice(3)|list }} {{ [1,2,3,4,5,6,7]|slice(3, 0)|list }} {{ [1,2]|slice(3)|list }}",
+     "[[1, 2, 3], [4, 5], [6, 7]] [[1, 2, 3], [4, 5, 0], [6, 7, 0]] [[1], [2], []]"},
     {"batch_wordcount", "{{ [1,2,3,4,5]|batch(2)|list }} {{ [1,2,3]|batch(2, 0)|list }} {{ 'one two  three'|wordcount }}",
      "[[1, 2], [3, 4], [5]] [[1, 2], [3, 0]] 3"},
     {"min_max_sum", "{{ [3, 1, 2]|min }} {{ [3, 1, 2]|max }} {{ ['b', 'A']|max }} {{ l|sum }} {{ [{'v': 2}, {'v': 3}]|sum(attribute='v') }}",

@@ -345,6 +345,30 @@ result<value> f_batch(interpreter& in, const value& v, call_args& a) {
   return generator(std::move(out));
 }
 
+// Jinja's slice: the items in `slices` columns, the first len % slices one longer; fill_with pads
+// the shorter ones.
+result<value> f_slice(interpreter& in, const value& v, call_args& a) {
+  arg_reader r("slice", a, {"slices", "fill_with"});
+  GLIA_TRY(r.check());
+  if (!r.get(0) || !(r.get(0)->is_int() || r.get(0)->is_bool())) return make_error("TypeError: slice() needs an integer count of slices");
+  const int64_t n = r.get(0)->int_like();
+  if (n <= 0) return make_error("ValueError: the count of slices must be positive");
+  GLIA_ASSIGN(std::vector<value> items, iterate(v));
+  GLIA_TRY(in.tick(items.size() + size_t(std::min<int64_t>(n, 1 << 20))));
+  const int64_t len = int64_t(items.size()), per = len / n, with_extra = len % n;
+  std::vector<value> out;
+  int64_t offset = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t start = offset + k * per;
+    if (k < with_extra) ++offset;
+    const int64_t end = offset + (k + 1) * per;
+    std::vector<value> column(items.begin() + start, items.begin() + end);
+    if (r.get(1) && !r.get(1)->is_none() && k >= with_extra) column.push_back(*r.get(1));
+    out.push_back(value::array(std::move(column)));
+  }
+  return generator(std::move(out));
+}
+
 result<value> f_sum(interpreter& in, const value& v, call_args& a) {
   arg_reader r("sum", a, {"attribute", "start"});
   GLIA_TRY(r.check());
@@ -432,6 +456,7 @@ const std::map<std::string, filter_fn, std::less<>>& sequence_filters() {
       {"unique", f_unique},
       {"reverse", f_reverse},
       {"batch", f_batch},
+      {"slice", f_slice},
       {"sum", f_sum},
       {"min", [](interpreter& in, const value& v, call_args& a) { return f_minmax(in, v, a, false); }},
       {"max", [](interpreter& in, const value& v, call_args& a) { return f_minmax(in, v, a, true); }},
