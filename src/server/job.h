@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -43,7 +44,10 @@ class job {
   generation_params params;
   std::string echo_text;  // with params.echo: the prompt as the reply shows it
   int client_fd = -1;  // the client's socket, polled for a disconnect before every step (-1: unknown)
-  bool counts_request = true;  // its cancellation counts as a request's (one choice of several does not)
+  // Shared by a request's choices: the first of them cancelled counts the request as cancelled.
+  std::shared_ptr<std::atomic<bool>> request_cancelled = std::make_shared<std::atomic<bool>>(false);
+  // Whether this job's cancellation is the first of its request's (to count it once).
+  bool first_cancelled_of_request() { return !request_cancelled->exchange(true); }
   std::atomic<bool> cancel{false};
   // The handler asked to stop, or the client has gone (its socket closed or reset).
   bool abandoned() const { return cancel.load() || peer_closed(client_fd); }

@@ -420,7 +420,8 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   if (!prompts.ok()) return send_error(res, prompts.error());
   if (r.params.ignore_eos) st.sess().forbid_end_of_generation(r.params.sampling);
 
-  // A job per choice: each prompt n times, choice p * n + k; sampled apart (seed + choice index).
+  // A job per choice: each prompt n times, choice p * n + k; a prompt's choices sampled apart (seed +
+  // k: every prompt draws as it would alone, however a harness batches them).
   std::vector<std::shared_ptr<job>> jobs;
   const int client_fd = find_connection_fd(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
   for (size_t p = 0; p < prompts.value().size(); ++p)
@@ -428,12 +429,12 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
       auto j = std::make_shared<job>();
       j->prompt = prompts.value()[p];
       j->params = r.params;
-      j->params.sampling.seed = r.params.seed_given ? r.params.sampling.seed + jobs.size() : std::random_device{}() * 0x100000001ull;
+      j->params.sampling.seed = r.params.seed_given ? r.params.sampling.seed + uint64_t(k) : std::random_device{}() * 0x100000001ull;
       if (r.params.echo) j->echo_text = r.prompts[p].is_ids ? st.sess().detokenize(j->prompt, true) : r.prompts[p].text;
       j->client_fd = client_fd;
       jobs.push_back(std::move(j));
     }
-  for (size_t i = 1; i < jobs.size(); ++i) jobs[i]->counts_request = false;
+  for (size_t i = 1; i < jobs.size(); ++i) jobs[i]->request_cancelled = jobs[0]->request_cancelled;
   auto guard = std::make_unique<in_flight_guard>(st);
   switch (st.sched->submit_all(jobs)) {
     case submit_result::accepted: break;

@@ -28,10 +28,13 @@ submit_result scheduler::submit_all(std::vector<std::shared_ptr<job>> jobs) {
     if (stopping_) return submit_result::shutting_down;
     // Jobs that find a free slot do not count against the queue bound; a request whose choices
     // alone are more than it holds is taken when nothing else waits (it could never fit otherwise).
+    // A request of several choices more than the queue holds is taken when nothing else waits, so
+    // that it is not refused for ever (a single job keeps --max-queue's bound, 0 included).
     const int free_slots = int(slots_.size()) - busy_;
-    const bool never_fits = int(jobs.size()) > opts_.max_queue + int(slots_.size());
+    const bool oversized = jobs.size() > 1 && int(jobs.size()) > opts_.max_queue;
     const auto full = [&] {
-      return never_fits ? !queue_.empty() : int(queue_.size() + jobs.size()) > opts_.max_queue + std::max(0, free_slots);
+      if (oversized && queue_.empty()) return false;
+      return int(queue_.size() + jobs.size()) > opts_.max_queue + std::max(0, free_slots);
     };
     if (full()) drop_abandoned_locked();
     if (full()) return submit_result::queue_full;
@@ -80,7 +83,7 @@ gauges scheduler::snapshot() const {
 void scheduler::drop_abandoned_locked() {
   std::erase_if(queue_, [this](const std::shared_ptr<job>& j) {
     if (!j->abandoned()) return false;
-    if (j->counts_request) m_.cancelled++;
+    if (j->first_cancelled_of_request()) m_.cancelled++;
     j->finish(finish_kind::cancelled);
     return true;
   });
@@ -154,14 +157,14 @@ void scheduler::loop() {
     }
     // Tasks run before the next step: all of them on an idle engine, one between two steps while
     // slots generate, so that a flood of them slows the streams rather than stalls them.
-    for (bool more = true; more;) {
+    for (bool first = true;; first = false) {
       std::function<void(session&)> task;
       {
         std::lock_guard lock(mu_);
-        if (tasks_.empty()) break;
+        // After the first, only while the engine is idle: a job that came meanwhile is admitted first.
+        if (tasks_.empty() || (!first && (busy_ > 0 || !queue_.empty()))) break;
         task = std::move(tasks_.front());
         tasks_.pop_front();
-        more = busy_ == 0 && queue_.empty();  // a job that came meanwhile is admitted first
       }
       task(*sess_);  // a task reports its own failures (it must not throw: nothing here could answer)
     }

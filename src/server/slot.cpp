@@ -51,7 +51,7 @@ void slot::finish(finish_kind k, const std::string& error, int error_status) {
 
 bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {
   if (job_->abandoned()) {
-    if (job_->counts_request) m.cancelled++;
+    if (job_->first_cancelled_of_request()) m.cancelled++;
     finish(finish_kind::cancelled);
     return false;
   }

@@ -36,6 +36,8 @@ std::vector<hostile> hostile_templates() {
        "{% set ns = namespace(l=[1]) %}{% for i in range(100) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}",
        "LimitExceeded"},
       {"list_repeat", "{{ ([1] * 10**12)|length }}", "LimitExceeded"},
+      {"slice_columns", "{{ [1]|slice(2**40)|list|length }}", "LimitExceeded"},
+      {"batch_fill", "{{ [1]|batch(2**40, 0)|list|length }}", "LimitExceeded"},
       {"output_flood", "{% for i in range(100000) %}{{ 'x' * 100000 }}{% endfor %}", "LimitExceeded"},
       {"deep_parentheses", "{{ " + repeat("(", 100000) + "1" + repeat(")", 100000) + " }}", "nests deeper"},
       {"deep_lists_literal", "{{ " + repeat("[", 100000) + repeat("]", 100000) + " }}", "nests deeper"},

@@ -331,7 +331,7 @@ result<value> f_batch(interpreter& in, const value& v, call_args& a) {
   const int64_t n = r.get(0)->int_like();
   if (n <= 0) return make_error("ValueError: batch size must be positive");
   GLIA_ASSIGN(std::vector<value> items, iterate(v));
-  GLIA_TRY(in.tick(items.size()));
+  GLIA_TRY(in.tick(items.size() + (r.get(1) && !r.get(1)->is_none() ? size_t(n) : 0)));  // fill_with pads up to n
   std::vector<value> out, cur;
   for (const value& x : items) {
     cur.push_back(x);
@@ -354,7 +354,7 @@ result<value> f_slice(interpreter& in, const value& v, call_args& a) {
   const int64_t n = r.get(0)->int_like();
   if (n <= 0) return make_error("ValueError: the count of slices must be positive");
   GLIA_ASSIGN(std::vector<value> items, iterate(v));
-  GLIA_TRY(in.tick(items.size() + size_t(std::min<int64_t>(n, 1 << 20))));
+  GLIA_TRY(in.tick(items.size() + size_t(n)));  // n columns are made, however few the items
   const int64_t len = int64_t(items.size()), per = len / n, with_extra = len % n;
   std::vector<value> out;
   int64_t offset = 0;
