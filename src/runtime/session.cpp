@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "backend/backend.h"
+#include "core/unit_length.h"
 #include "model/forward.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
@@ -383,13 +384,7 @@ result<std::vector<float>> session::embed(std::span<const int32_t> tokens, pooli
     const size_t t = how == pooling::first ? 0 : n - 1;
     std::copy_n(hidden.begin() + std::ptrdiff_t(t * d), d, out.begin());
   }
-  if (normalize) {
-    double norm = 0.0;
-    for (float v : out) norm += double(v) * double(v);
-    norm = std::sqrt(norm);
-    if (norm > 0.0)
-      for (float& v : out) v = float(double(v) / norm);
-  }
+  if (normalize) scale_to_unit_length(out);
   return out;
 }
 

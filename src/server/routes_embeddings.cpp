@@ -7,6 +7,7 @@
 #include <future>
 
 #include "core/json_text.h"
+#include "core/unit_length.h"
 #include "server/connection.h"
 #include "server/request.h"
 #include "server/request_fields.h"
@@ -157,10 +158,7 @@ void embeddings(server_state& st, const httplib::Request& req, httplib::Response
     if (dims && *dims < n_embd) {
       // Matryoshka truncation (what "dimensions" asks of models trained for it), at unit length again.
       v.resize(size_t(*dims));
-      double norm = 0.0;
-      for (float x : v) norm += double(x) * double(x);
-      if (norm > 0.0)
-        for (float& x : v) x = float(double(x) / std::sqrt(norm));
+      scale_to_unit_length(v);
     }
     json e = {{"object", "embedding"}, {"index", i}};
     if (format.value_or("float") == "base64") e["embedding"] = base64_of(v);

@@ -110,7 +110,6 @@ void scheduler::step() {
   using clock = std::chrono::steady_clock;
   std::vector<session::batch_item> items;
   std::vector<slot*> owners;
-  std::vector<size_t> rows;  // logits rows per item
   size_t n_prefill = 0, n_decode = 0;
   for (size_t i = 0; i < slots_.size(); ++i) {
     slot& s = *slots_[i];
@@ -120,7 +119,6 @@ void scheduler::step() {
     const bool all = s.wants_all_logits();
     items.push_back(session::batch_item{s.seq(), planned_[i], all});
     owners.push_back(&s);
-    rows.push_back(all ? planned_[i].size() : 1);
     (prefill ? n_prefill : n_decode) += planned_[i].size();
   }
   if (items.empty()) return;
@@ -135,9 +133,10 @@ void scheduler::step() {
   const size_t n_vocab = size_t(sess_->n_vocab());
   size_t row = 0;
   for (size_t k = 0; k < owners.size(); ++k) {
+    const size_t rows = items[k].all_logits ? items[k].tokens.size() : 1;  // eval_batch's rows for the item
     if (!st) owners[k]->fail(st.message());
-    else owners[k]->absorb(std::span<const float>(logits_).subspan(row * n_vocab, rows[k] * n_vocab));
-    row += rows[k];
+    else owners[k]->absorb(std::span<const float>(logits_).subspan(row * n_vocab, rows * n_vocab));
+    row += rows;
   }
 }
 

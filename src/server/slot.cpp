@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/softmax_norm.h"
 #include "server/connection.h"
 #include "tokenizer/utf8.h"
 
@@ -28,7 +29,6 @@ void slot::start(std::shared_ptr<job> j) {
   stops_ = std::make_unique<stop_filter>(job_->params.stop);
   n_prefilled_ = 0;
   first_chunk_ = true;
-  scoring_chunk_ = false;
   pending_lp_.clear();
   in_bytes_ = counted_bytes_ = counted_chars_ = offset_base_ = 0;
   sent_.clear();
@@ -70,7 +70,6 @@ bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {
     // Chunk boundaries are fixed multiples of the chunk size counted from the prompt's start, so they
     // do not depend on what else is running; between chunks the other slots' streams move on.
     planned_end_ = std::min(prompt.size(), (from / size_t(chunk_) + 1) * size_t(chunk_));
-    scoring_chunk_ = wants_all_logits();
     tokens.assign(prompt.begin() + std::ptrdiff_t(from), prompt.begin() + std::ptrdiff_t(planned_end_));
     return true;
   }
@@ -83,7 +82,7 @@ bool slot::plan(metrics& m, std::vector<int32_t>& tokens) {
 void slot::absorb(std::span<const float> logits) {
   const size_t n_vocab = size_t(sess_.n_vocab());
   if (n_prefilled_ < job_->prompt.size()) {
-    if (scoring_chunk_) score_prompt_chunk(logits, n_prefilled_);
+    if (wants_all_logits()) score_prompt_chunk(logits, n_prefilled_);  // what the chunk was planned with
     n_prefilled_ = planned_end_;
     if (n_prefilled_ == job_->prompt.size()) {
       smp_->reset();
@@ -131,10 +130,8 @@ void slot::emit_echo() {
 
 token_logprob slot::logprob_in(std::span<const float> logits, int32_t id) const {
   // log softmax of the model's distribution (before sampling transforms), as OpenAI reports it.
-  const float mx = *std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (float l : logits) sum += std::exp(double(l - mx));
-  const double log_z = double(mx) + std::log(sum);
+  const softmax_norm z = softmax_normalizer(logits);
+  const double log_z = double(z.top) + z.log_sum;
   token_logprob lp;
   lp.token = sess_.token_text(id);
   lp.logprob = float(double(logits[size_t(id)]) - log_z);

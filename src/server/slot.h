@@ -62,7 +62,6 @@ class slot {
   size_t n_prefilled_ = 0;     // prompt tokens in the sequence so far
   size_t planned_end_ = 0;     // prompt position the planned chunk ends at
   bool first_chunk_ = true;
-  bool scoring_chunk_ = false;  // the planned chunk asked for every token's logits (wants_all_logits)
   // Logprobs wait until some of their token's text is sent: a token's text starts `start` bytes into
   // what the text stream gave the stop filter (in_bytes_), and goes out once the filter has passed
   // more than that (sent_). Tokens whose text is all in a stop string are never reported, so the
