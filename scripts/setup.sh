@@ -20,5 +20,5 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq "${missing[@]}"
 fi
-# The openai npm client for the server's compatibility test (tests/server/openai).
-"$(dirname "$0")/install_openai_client.sh"
+# The openai and Anthropic npm clients for the server's compatibility tests (tests/server/clients).
+"$(dirname "$0")/install_api_clients.sh"

@@ -13,7 +13,11 @@ std::string stop_filter::push(std::string_view text, bool& hit) {
   pending_ += text;
   hit = false;
   size_t cut = std::string::npos;
-  for (const auto& s : stops_) cut = std::min(cut, pending_.find(s));
+  for (const auto& s : stops_)
+    if (const size_t at = pending_.find(s); at < cut) {
+      cut = at;
+      matched_ = s;
+    }
   if (cut != std::string::npos) {
     hit = true;
     std::string out = pending_.substr(0, cut);

@@ -16,9 +16,13 @@ class stop_filter {
   std::string push(std::string_view text, bool& hit);
   // The held-back text at the end of generation (when no stop string was hit).
   std::string flush();
+  // The stop string that was hit (the first to appear; of those starting there, the first given);
+  // empty before one is.
+  const std::string& matched() const { return matched_; }
 
  private:
   std::vector<std::string> stops_;
+  std::string matched_;
   std::string pending_;
 };
 

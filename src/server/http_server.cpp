@@ -79,7 +79,7 @@ void add_route(httplib::Server& svr, server_state& st, const std::string& method
       return true;
     });
     // A body cut short (the client stopped sending, a timeout) is an error, never a request.
-    if (!whole) return send_error(res, api_error{400, "the request body ended before its Content-Length"});
+    if (!whole) return send_error_for(req, res, api_error{400, "the request body ended before its Content-Length"});
     handler(with_body, res);
   });
 }
@@ -120,7 +120,7 @@ int run_server(const server_options& opts) {
       if (res.status == 404) return send_unrouted(st, req, res);
       api_error e{res.status, fmt::format("HTTP error {}", res.status)};
       if (res.status == 413) e.message = fmt::format("the request body is larger than the limit of {} bytes", st.opts.max_body);
-      res.set_content(e.to_json(), "application/json");
+      send_error_for(req, res, e);
     }
   });
   svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
@@ -137,6 +137,7 @@ int run_server(const server_options& opts) {
   add_misc_routes(svr, st);
   add_generation_routes(svr, st);
   add_embedding_routes(svr, st);
+  add_messages_routes(svr, st);
 
   int port = opts.port;
   if (port == 0) {

@@ -68,6 +68,7 @@ class job {
   int n_prompt = 0;
   int n_reused = 0;
   int n_generated = 0;
+  std::string stop_string;  // finish_kind::stop by a stop string (the template's end of turn, too): which
 
  private:
   std::mutex mu_;

@@ -46,9 +46,9 @@ bool answer_cors(const server_state& st, const httplib::Request& req, httplib::R
 // timeout, holding a handler thread), a length over the cap, and multipart bodies (the routes read
 // plain bodies). Returns whether it answered.
 bool refuse_body_framing(const server_state& st, const httplib::Request& req, httplib::Response& res) {
-  const auto refuse = [&res](api_error e) {
+  const auto refuse = [&req, &res](api_error e) {
     res.set_header("Connection", "close");
-    send_error(res, e);
+    send_error_for(req, res, e);
     return true;
   };
   if (req.has_header("Transfer-Encoding"))
@@ -80,20 +80,21 @@ bool refuse_body_framing(const server_state& st, const httplib::Request& req, ht
 
 void send_unrouted(const server_state& st, const httplib::Request& req, httplib::Response& res) {
   const std::string* known = st.endpoint_method(req.path);
-  if (!known) return send_error(res, api_error{404, "no such endpoint"});
+  if (!known) return send_error_for(req, res, api_error{404, "no such endpoint"});
   res.set_header("Allow", *known);
-  send_error(res, api_error{405, fmt::format("{} takes {} requests", req.path, *known)});
+  send_error_for(req, res, api_error{405, fmt::format("{} takes {} requests", req.path, *known)});
 }
 
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {
-  if (req.path != "/v1/chat/completions" && req.path != "/v1/completions") st.stats.requests_other++;
+  if (req.path != "/v1/chat/completions" && req.path != "/v1/completions" && req.path != "/v1/messages") st.stats.requests_other++;
   if (answer_cors(st, req, res)) return httplib::Server::HandlerResponse::Handled;
-  if (req.path != "/health" && !st.opts.api_key.empty() &&
-      !bearer_matches(req.get_header_value("Authorization"), st.opts.api_key)) {
+  // The key comes as OpenAI's clients send it, or in x-api-key as Anthropic's do.
+  if (req.path != "/health" && !st.opts.api_key.empty() && !bearer_matches(req.get_header_value("Authorization"), st.opts.api_key) &&
+      !(req.has_header("x-api-key") && constant_time_equal(req.get_header_value("x-api-key"), st.opts.api_key))) {
     res.set_header("WWW-Authenticate", "Bearer");
-    api_error e{401, "invalid or missing API key (Authorization: Bearer KEY)"};
+    api_error e{401, "invalid or missing API key (Authorization: Bearer KEY, or x-api-key: KEY)"};
     e.code = "invalid_api_key";
-    send_error(res, e);
+    send_error_for(req, res, e);
     return httplib::Server::HandlerResponse::Handled;
   }
   if (refuse_body_framing(st, req, res)) return httplib::Server::HandlerResponse::Handled;

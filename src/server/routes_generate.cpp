@@ -4,12 +4,11 @@
 
 #include <chrono>
 #include <optional>
-#include <random>
 #include <thread>
 
 #include "core/json_text.h"
-#include "server/chat_prefill.h"
 #include "server/connection.h"
+#include "server/generation_setup.h"
 #include "server/request.h"
 #include "server/responses.h"
 #include "server/server_state.h"
@@ -22,156 +21,7 @@ namespace glia::server {
 namespace {
 
 using nlohmann::json;
-constexpr auto poll_interval = std::chrono::milliseconds(50);
 
-// How a chat reply is read: for reasoning (a template that thinks, unless reasoning_format is none)
-// and for tool calls (not without tools, or with tool_choice "none").
-struct reply_reading {
-  tool_options options;
-  tool_syntax syntax = tool_syntax::none;
-  std::optional<reasoning_tags> reasoning;  // the tags the reply reasons between, when it is split
-  reasoning_start start = reasoning_start::outside;
-  std::string before;  // mid_reasoning: the continued text's end where it may be the close tag's start
-  bool reads_calls() const { return options.reads_calls(); }
-};
-
-// The template for a chat request and how its replies are read; a 400 when tools were asked for
-// but the template cannot show them to the model, or writes calls in no syntax glia reads.
-api_result<const served_template*> chat_format_for(server_state& st, completion_request& r, reply_reading& reading) {
-  if (r.tools.tools.is_null()) return &st.chat_fmt;
-  const served_template& f = st.tool_chat_fmt;
-  if (!r.tools.reads_calls()) return &f;
-  if (!f.reads_tools)
-    return bad_request("the model's chat template does not read 'tools', so the model would not see them "
-                       "(give a template that does with --chat-template, or set 'tool_choice' to \"none\")",
-                       "tools");
-  reading.options = r.tools;
-  reading.syntax = f.syntax;
-  if (r.tools.mode == tool_mode::automatic && reading.syntax == tool_syntax::none)
-    return bad_request("glia does not know how this model's chat template writes tool calls; ask for one with 'tool_choice' "
-                       "\"required\" or a named function (the reply is then JSON)",
-                       "tool_choice");
-  // Some models write their call markers as control tokens, which text leaves out otherwise.
-  if (r.tools.mode == tool_mode::automatic) r.params.shown_control_tokens = tool_marker_tokens(reading.syntax);
-  return &f;
-}
-
-// The id of the token a text is, as the template's text is read (special tokens parsed); -1 when it
-// takes more than one.
-int32_t single_token(const session& s, std::string_view text) {
-  auto t = s.tokenize(std::string(text), false, true);
-  return t && t->size() == 1 ? t->front() : -1;
-}
-
-// The token ids of every prompt: the chat's rendered messages, or each completions prompt.
-api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading) {
-  const session& s = st.sess();
-  std::vector<std::vector<int32_t>> all;
-  if (r.chat) {
-    std::vector<int32_t> ids;
-    auto served = chat_format_for(st, r, reading);
-    if (!served.ok()) return served.error();
-    const served_template& tmpl = *served.value();
-    fit_call_ids(tmpl.syntax, r.messages);
-    json kwargs = st.template_kwargs;
-    kwargs.update(r.template_kwargs);
-    nlohmann::ordered_json vars = nlohmann::ordered_json::parse(json_text(kwargs));
-    if (!r.tools.tools.is_null()) vars["tools"] = r.tools.tools;
-    auto text = s.render_chat(tmpl.format, ordered_json_text(r.messages), r.add_generation_prompt, ordered_json_text(vars));
-    if (!text) return bad_request(fmt::format("the chat template failed: {}", text.message()), "messages");
-    if (r.continue_final_message) {
-      const auto end = continued_message_end(*text, r.messages.back()["content"].get<std::string>());
-      if (!end)
-        return bad_request("the chat template does not write the final message's content, so it cannot be continued",
-                           "continue_final_message");
-      text->resize(*end);
-    }
-    if (r.split_reasoning.value_or(st.opts.split_reasoning)) reading.reasoning = tmpl.reasoning;
-    if (reading.reasoning) {
-      // The prompt opened it, or the message being continued did and has not closed it.
-      const auto& last = r.messages.back()["content"];
-      if (prompt_opens_reasoning(*text, *reading.reasoning))
-        reading.start = reasoning_start::after_open_tag;
-      else if (r.continue_final_message && last.is_string() && leaves_reasoning_open(last.get<std::string>(), *reading.reasoning)) {
-        reading.start = reasoning_start::mid_reasoning;
-        const std::string& text_so_far = last.get_ref<const std::string&>();
-        reading.before = text_so_far.substr(partial_tag_at(text_so_far, reading.reasoning->close));
-      }
-      // Gemma 4's tags are control tokens, which text leaves out otherwise (and a converter may
-      // have made <think> one).
-      r.params.shown_control_tokens.emplace_back(reading.reasoning->open_token);
-      r.params.shown_control_tokens.emplace_back(reading.reasoning->close);
-      // A constraint (a schema, a grammar, a forced tool call) holds for the answer, after the
-      // reasoning, as vLLM applies it: a reply the model is not let think in is a worse one. The
-      // reply may open it where its open tag is one token (Gemma 4's is two: the token after the
-      // first could leave the reasoning unopened while the grammar waited), and not where it
-      // continues a message.
-      const int32_t opener = r.continue_final_message ? -1 : single_token(s, reading.reasoning->open);
-      if (r.params.sampling.grammar)
-        r.params.sampling.grammar_after =
-            grammar_after_reasoning{std::string(reading.reasoning->close), opener, reading.start != reasoning_start::outside, reading.before};
-    }
-    // The template writes the special tokens (BOS included) as text.
-    auto t = s.tokenize(*text, false, true);
-    if (!t) return bad_request(t.message(), "messages");
-    all.push_back(std::move(*t));
-    if (!tmpl.format.end_of_turn.empty()) r.params.stop.push_back(tmpl.format.end_of_turn);
-  } else {
-    for (const auto& p : r.prompts) {
-      std::vector<int32_t> ids;
-      if (p.is_ids) {
-        for (int64_t id : p.ids) {
-          if (id >= s.n_vocab())
-            return bad_request(fmt::format("prompt token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "prompt");
-          ids.push_back(int32_t(id));
-        }
-      } else {
-        auto t = s.tokenize(p.text, true, true);
-        if (!t) return bad_request(t.message(), "prompt");
-        ids = std::move(*t);
-      }
-      all.push_back(std::move(ids));
-    }
-  }
-  const char* field = r.chat ? "messages" : "prompt";
-  // At least one position must stay free for a generated token, but for a prompt being scored: the
-  // one token it may ask for (as lm-evaluation-harness does) is sampled, never evaluated.
-  const bool scoring_only = r.params.echo;
-  for (const auto& ids : all) {
-    if (ids.empty()) return bad_request("the prompt is empty", field);
-    if (int64_t(ids.size()) > s.n_ctx() || (int64_t(ids.size()) == s.n_ctx() && !scoring_only)) {
-      api_error e = bad_request(fmt::format("the prompt has {} tokens, but the context holds {} (and needs room for at least one generated token)",
-                                            ids.size(), s.n_ctx()), field);
-      e.code = "context_length_exceeded";
-      return e;
-    }
-  }
-  for (const auto& [id, bias] : r.params.sampling.logit_bias)
-    if (id >= s.n_vocab())
-      return bad_request(fmt::format("logit_bias token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "logit_bias");
-  return all;
-}
-
-// The finish reason a client sees: a reply read as tool calls is "tool_calls", whether its end token
-// came or max_tokens cut the whitespace a grammar allows after them; but a named function's is the
-// generation's own (stop, or length for arguments cut short), as OpenAI and vLLM answer it.
-finish_kind reported_finish(finish_kind k, const parsed_reply& reply, const reply_reading& reading) {
-  if (reply.calls.empty() || (k != finish_kind::stop && k != finish_kind::length) || reading.options.mode == tool_mode::named) return k;
-  return finish_kind::tool_calls;
-}
-
-// Prompt tokens as usage counts them: each prompt once, however many choices answer it.
-int prompt_tokens_of(const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt) {
-  int n = 0;
-  for (size_t i = 0; i < jobs.size(); i += size_t(n_per_prompt)) n += jobs[i]->n_prompt;
-  return n;
-}
-
-int generated_tokens_of(const std::vector<std::shared_ptr<job>>& jobs) {
-  int n = 0;
-  for (const auto& j : jobs) n += j->n_generated;
-  return n;
-}
 
 // Every choice, whole, in one answer (choice i is jobs[i]).
 void respond_whole(const response_meta& meta, const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt,
@@ -408,10 +258,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
 
 void generate(server_state& st, bool chat, const httplib::Request& req, httplib::Response& res) {
   (chat ? st.stats.requests_chat : st.stats.requests_completion)++;
-  if (!st.ready.load() || st.draining.load()) {
-    res.set_header("Retry-After", "1");
-    return send_error(res, api_error{503, st.ready.load() ? "the server is shutting down" : "the model is still loading"});
-  }
+  if (auto e = refuse_unready(st, res)) return send_error(res, *e);
   auto parsed = chat ? parse_chat_request(req.body, st.sampling_defaults) : parse_completion_request(req.body, st.sampling_defaults);
   if (!parsed.ok()) return send_error(res, parsed.error());
   completion_request& r = parsed.value();
@@ -419,33 +266,10 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   auto prompts = build_prompts(st, r, reading);
   if (!prompts.ok()) return send_error(res, prompts.error());
   if (r.params.ignore_eos) st.sess().forbid_end_of_generation(r.params.sampling);
-
-  // A job per choice: each prompt n times, choice p * n + k; a prompt's choices sampled apart (seed +
-  // k: every prompt draws as it would alone, however a harness batches them).
-  std::vector<std::shared_ptr<job>> jobs;
-  const int client_fd = find_connection_fd(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
-  for (size_t p = 0; p < prompts.value().size(); ++p)
-    for (int k = 0; k < r.n; ++k) {
-      auto j = std::make_shared<job>();
-      j->prompt = prompts.value()[p];
-      j->params = r.params;
-      j->params.sampling.seed = r.params.seed_given ? r.params.sampling.seed + uint64_t(k) : std::random_device{}() * 0x100000001ull;
-      if (r.params.echo) j->echo_text = r.prompts[p].is_ids ? st.sess().detokenize(j->prompt, true) : r.prompts[p].text;
-      j->client_fd = client_fd;
-      jobs.push_back(std::move(j));
-    }
-  for (size_t i = 1; i < jobs.size(); ++i) jobs[i]->request_cancelled = jobs[0]->request_cancelled;
   auto guard = std::make_unique<in_flight_guard>(st);
-  switch (st.sched->submit_all(jobs)) {
-    case submit_result::accepted: break;
-    case submit_result::queue_full:
-      st.stats.rejected_queue_full++;
-      res.set_header("Retry-After", "1");
-      return send_error(res, api_error{503, "all slots are busy and the queue is full; retry later"});
-    case submit_result::shutting_down:
-      res.set_header("Retry-After", "1");
-      return send_error(res, api_error{503, "the server is shutting down"});
-  }
+  auto queued = queue_jobs(st, r, prompts.value(), req, res);
+  if (!queued.ok()) return send_error(res, queued.error());
+  const std::vector<std::shared_ptr<job>>& jobs = queued.value();
   const response_meta meta = new_response_meta(chat, r.model.empty() ? st.model_name : r.model);
   if (!r.params.stream) return respond_whole(meta, jobs, r.n, reading, res);
 

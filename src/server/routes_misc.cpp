@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "core/json_text.h"
+#include "server/anthropic_responses.h"
 #include "server/request.h"
 #include "server/request_fields.h"
 #include "server/responses.h"
@@ -15,6 +16,12 @@ using nlohmann::json;
 void send_error(httplib::Response& res, const api_error& e) {
   res.status = e.status;
   res.set_content(e.to_json(), "application/json");
+}
+
+void send_error_for(const httplib::Request& req, httplib::Response& res, const api_error& e) {
+  if (!is_anthropic_path(req.path)) return send_error(res, e);
+  res.status = e.status;
+  res.set_content(anthropic_error_json(e), "application/json");
 }
 
 namespace {

@@ -70,8 +70,11 @@ void add_route(httplib::Server& svr, server_state& st, const std::string& method
 void add_generation_routes(httplib::Server& svr, server_state& st);
 void add_misc_routes(httplib::Server& svr, server_state& st);
 void add_embedding_routes(httplib::Server& svr, server_state& st);
+void add_messages_routes(httplib::Server& svr, server_state& st);
 
 // Writes an OpenAI-shaped error response.
 void send_error(httplib::Response& res, const api_error& e);
+// The same in the shape the request's API uses (Anthropic's for the Messages API's paths).
+void send_error_for(const httplib::Request& req, httplib::Response& res, const api_error& e);
 
 }  // namespace glia::server

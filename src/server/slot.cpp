@@ -154,6 +154,7 @@ token_logprob slot::logprob_in(std::span<const float> logits, int32_t id) const 
 void slot::filter_text(const std::string& text, gen_event& ev, bool& hit) {
   in_bytes_ += text.size();
   const std::string passed = stops_->push(text, hit);
+  if (hit) job_->stop_string = stops_->matched();
   sent_ += passed;
   ev.text += passed;
 }

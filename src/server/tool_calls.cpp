@@ -8,6 +8,7 @@
 
 #include "core/json_depth.h"
 #include "core/json_text.h"
+#include "server/random_id.h"
 #include "server/reply_text.h"
 
 namespace glia::server {
@@ -479,12 +480,8 @@ parsed_reply parse_tool_reply(tool_syntax syntax, std::string_view text) {
 }
 
 std::string new_tool_call_id(tool_syntax syntax) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr std::string_view alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   const bool mistral = syntax == tool_syntax::mistral_list || syntax == tool_syntax::mistral_args;
-  std::string id = mistral ? "" : "call_";
-  for (int i = 0, n = mistral ? 9 : 24; i < n; ++i) id += alnum[rng() % alnum.size()];
-  return id;
+  return mistral ? random_id("", 9) : random_id("call_", 24);
 }
 
 std::optional<std::vector<tool_call>> parse_required_calls(tool_syntax syntax, std::string_view text) {

@@ -3,17 +3,17 @@
 // GLIA_CLI (the glia binary) and GLIA_MODEL set; starts and stops its own server on a free port.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { startServer, stopServer } from './serve.mjs';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-// Without the package (scripts/install_openai_client.sh not run) the test is skipped (ctest code 77).
+// Without the package (scripts/install_api_clients.sh not run) the test is skipped (ctest code 77).
 let OpenAI;
 try {
   ({ default: OpenAI } = await import('openai'));
 } catch {
-  console.log('openai package not installed: run scripts/install_openai_client.sh');
+  console.log('openai package not installed: run scripts/install_api_clients.sh');
   process.exit(77);
 }
 
@@ -21,32 +21,6 @@ let server;
 let client;
 const model = 'brown';
 const jury = ' the same time he was a few moment. Then he was a few moment, he was a few moment';
-
-// Starts glia serve with a chat template; resolves to the process and its port.
-async function startServer(template) {
-  const proc = spawn(process.env.GLIA_CLI, ['serve', '-m', process.env.GLIA_MODEL, '--port', '0', '-t', '1',
-    '--kv-type', 'f32', '--api-key', 'test-key', '--chat-template', template],
-    { stdio: ['ignore', 'ignore', 'pipe'] });
-  const port = await new Promise((resolve, reject) => {
-    let log = '';
-    const timer = setTimeout(() => reject(new Error('no listening line: ' + log)), 30000);
-    proc.stderr.on('data', (d) => {
-      log += d;
-      const m = log.match(/glia serve: listening on http:\/\/127\.0\.0\.1:(\d+)\n/);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-    });
-    proc.on('exit', (code) => reject(new Error(`server exited (${code}): ${log}`)));
-  });
-  return { proc, port };
-}
-
-async function stopServer(proc) {
-  if (proc && proc.exitCode === null) {
-    const exited = new Promise((resolve) => proc.on('exit', resolve));
-    proc.kill('SIGTERM');
-    await exited;
-  }
-}
 
 before(async () => {
   const started = await startServer(process.env.GLIA_CHAT_TEMPLATE);

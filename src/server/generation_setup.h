@@ -1,0 +1,62 @@
+// What the generation endpoints (OpenAI's chat and completions, Anthropic's messages) share before
+// they answer: the prompt's token ids from a parsed request (the chat template rendered, tools and
+// reasoning set up), how the reply will be read, and the jobs queued for it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+
+#include "server/job.h"
+#include "server/reasoning_split.h"
+#include "server/request.h"
+#include "server/server_state.h"
+#include "server/tool_calls.h"
+#include "server/tool_request.h"
+
+namespace glia::server {
+
+// How long a handler waits for a job's events before it looks at its client again.
+inline constexpr auto poll_interval = std::chrono::milliseconds(50);
+
+// How a chat reply is read: for reasoning (a template that thinks, unless reasoning_format is none)
+// and for tool calls (not without tools, or with tool_choice "none").
+struct reply_reading {
+  tool_options options;
+  tool_syntax syntax = tool_syntax::none;
+  std::optional<reasoning_tags> reasoning;  // the tags the reply reasons between, when it is split
+  reasoning_start start = reasoning_start::outside;
+  std::string before;  // mid_reasoning: the continued text's end where it may be the close tag's start
+  bool reads_calls() const { return options.reads_calls(); }
+};
+
+// The token ids of every prompt: the chat's rendered messages, or each completions prompt; sets how
+// the reply is read. A 400 for a prompt that does not fit the context, tools the template cannot
+// show, a template that fails.
+api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading);
+
+// The finish reason a client sees: a reply read as tool calls is "tool_calls", whether its end token
+// came or max_tokens cut the whitespace a grammar allows after them; but a named function's is the
+// generation's own (stop, or length for arguments cut short), as OpenAI and vLLM answer it.
+finish_kind reported_finish(finish_kind k, const parsed_reply& reply, const reply_reading& reading);
+
+// Prompt tokens as usage counts them: each prompt once, however many choices answer it.
+int prompt_tokens_of(const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt);
+int generated_tokens_of(const std::vector<std::shared_ptr<job>>& jobs);
+
+// A job per choice, queued: each prompt n times, choice p * n + k; a prompt's choices sampled apart
+// (seed + k: every prompt draws as it would alone, however a harness batches them). A 503 (with
+// Retry-After set on `res`) when the queue is full or the server is shutting down.
+api_result<std::vector<std::shared_ptr<job>>> queue_jobs(server_state& st, const completion_request& r,
+                                                         const std::vector<std::vector<int32_t>>& prompts,
+                                                         const httplib::Request& req, httplib::Response& res);
+
+// A 503 while the model loads or the server drains (Retry-After set on `res`); nullopt when ready.
+std::optional<api_error> refuse_unready(server_state& st, httplib::Response& res);
+
+}  // namespace glia::server
