@@ -6,7 +6,7 @@
 namespace glia::cli {
 
 command_fn add_serve(CLI::App& app) {
-  auto* cmd = app.add_subcommand("serve", "serve the model over an OpenAI-compatible HTTP API");
+  auto* cmd = app.add_subcommand("serve", "serve the model over an OpenAI-compatible (and Anthropic Messages) HTTP API");
   auto o = std::make_shared<server::server_options>();
   add_session_options(cmd, o->session);
   cmd->add_option("--host", o->host, "address to listen on")->capture_default_str();

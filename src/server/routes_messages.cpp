@@ -13,8 +13,7 @@
 #include "server/anthropic_responses.h"
 #include "server/connection.h"
 #include "server/generation_setup.h"
-#include "server/required_call_stream.h"
-#include "server/tool_gate.h"
+#include "server/anthropic_stream.h"
 
 namespace glia::server {
 namespace {
@@ -44,13 +43,6 @@ api_result<prepared> prepare(server_state& st, std::string_view body, bool count
   p.prompt = std::move(prompts.value().front());
   if (p.r.chat.params.ignore_eos) st.sess().forbid_end_of_generation(p.r.chat.params.sampling);
   return p;
-}
-
-ojson text_block(const std::string& text) { return {{"type", "text"}, {"text", text}}; }
-// Local reasoning has no signature (Anthropic's signs its own so that it can be passed back unaltered).
-ojson thinking_block(const std::string& text) { return {{"type", "thinking"}, {"thinking", text}, {"signature", ""}}; }
-ojson tool_use_block(const std::string& name, ojson input) {
-  return {{"type", "tool_use"}, {"id", new_tool_use_id()}, {"name", name}, {"input", std::move(input)}};
 }
 
 void respond_with_message(const prepared& p, const std::shared_ptr<job>& jp, const std::string& model, httplib::Response& res) {
@@ -90,19 +82,37 @@ void respond_with_message(const prepared& p, const std::shared_ptr<job>& jp, con
       "application/json");
 }
 
-// A streamed message: the blocks open one after another (the index counts them), each closed before
-// the next opens.
+// A streamed message between calls of the content provider.
 class message_stream {
  public:
-  message_stream(prepared p, std::shared_ptr<job> j, std::string model, std::unique_ptr<in_flight_guard> guard)
-      : p_(std::move(p)), j_(std::move(j)), model_(std::move(model)), guard_(std::move(guard)) {
-    const reply_reading& reading = p_.reading;
-    if (reading.reasoning) splitter_.emplace(*reading.reasoning, reading.start, reading.before);
-    if (reading.options.mode == tool_mode::required) required_.emplace(reading.options.parallel ? SIZE_MAX : 1);
-    else if (reading.reads_calls() && reading.options.mode != tool_mode::named) gate_.emplace(reading.syntax);
+  message_stream(const prepared& p, std::shared_ptr<job> j, const std::string& model, std::unique_ptr<in_flight_guard> guard)
+      : events_(p.reading, p.r.stop_sequences, model, int(p.prompt.size())), j_(std::move(j)), guard_(std::move(guard)) {}
+
+  bool step(httplib::DataSink& sink) {
+    // message_start at once, before the prompt is read: a long prefill must not leave the client
+    // without a byte.
+    std::string out = started_ ? std::string() : events_.start();
+    started_ = true;
+    std::vector<gen_event> events;
+    const bool done = j_->wait(events, poll_interval);
+    for (const auto& e : events) out += events_.push(e.text);
+    if (done) {
+      if (j_->reason == finish_kind::cancelled) return false;
+      out += j_->reason == finish_kind::error ? events_.error(api_error{j_->error_status, j_->error}) : events_.finish(*j_);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (out.empty() && now - last_write_ >= ping_interval) out = anthropic_event({{"type", "ping"}});
+    if (!out.empty()) {
+      if (!sink.write(out.data(), out.size())) {
+        j_->cancel = true;
+        return false;
+      }
+      last_write_ = now;
+    }
+    if (done) sink.done();
+    return true;
   }
 
-  bool step(httplib::DataSink& sink);
   // The response ended (or the client left): the engine lets go of the job before the request stops
   // counting as in flight.
   void end(bool success) {
@@ -113,141 +123,12 @@ class message_stream {
   }
 
  private:
-  enum class block { none, thinking, text, tool_use };
-
-  void open(block kind, ojson content_block) {
-    close();
-    open_ = kind;
-    out_ += anthropic_event({{"type", "content_block_start"}, {"index", ++index_}, {"content_block", std::move(content_block)}});
-  }
-  void close() {
-    if (open_ == block::none) return;
-    out_ += anthropic_event({{"type", "content_block_stop"}, {"index", index_}});
-    open_ = block::none;
-  }
-  void delta(ojson d) { out_ += anthropic_event({{"type", "content_block_delta"}, {"index", index_}, {"delta", std::move(d)}}); }
-  void thinking(const std::string& t) {
-    if (t.empty()) return;
-    if (open_ != block::thinking) open(block::thinking, thinking_block(""));
-    delta({{"type", "thinking_delta"}, {"thinking", t}});
-  }
-  void text(const std::string& t) {
-    if (t.empty()) return;
-    if (open_ != block::text) open(block::text, text_block(""));
-    delta({{"type", "text_delta"}, {"text", t}});
-  }
-  void call(const std::string& name) {
-    open(block::tool_use, tool_use_block(name, ojson::object()));
-    ++calls_;
-  }
-  void input(const std::string& json_piece) {
-    if (!json_piece.empty()) delta({{"type", "input_json_delta"}, {"partial_json", json_piece}});
-  }
-  // Content (the text after any reasoning): text, or a forced choice's calls as they come.
-  void content(const std::string& t) {
-    if (p_.reading.options.mode == tool_mode::named) {
-      if (t.empty()) return;
-      if (calls_ == 0) call(p_.reading.options.function);
-      return input(t);
-    }
-    if (required_) {
-      for (const call_piece& piece : required_->push(t)) {
-        if (piece.name) call(*piece.name);
-        input(piece.arguments);
-      }
-      return;
-    }
-    text(gate_ ? gate_->push(t) : t);
-  }
-  void piece(const std::string& t) {
-    reply_parts parts{{}, t};
-    if (splitter_) parts = splitter_->push(t);
-    thinking(parts.reasoning);
-    content(parts.content);
-  }
-  void finish();
-
-  prepared p_;
+  anthropic_stream events_;
   std::shared_ptr<job> j_;
-  std::string model_;
   std::unique_ptr<in_flight_guard> guard_;
-  std::optional<reasoning_splitter> splitter_;
-  std::optional<tool_reply_gate> gate_;
-  std::optional<required_call_stream> required_;
   bool started_ = false;
-  block open_ = block::none;
-  int index_ = -1;
-  size_t calls_ = 0;
-  std::string out_;
   std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
 };
-
-// What the splitter and gate held, the calls read at the end, and the message's close.
-void message_stream::finish() {
-  if (splitter_) {
-    const reply_parts rest = splitter_->finish();
-    splitter_.reset();
-    thinking(rest.reasoning);
-    content(rest.content);
-  }
-  const reply_reading& reading = p_.reading;
-  bool has_calls = calls_ > 0;
-  if (reading.options.mode == tool_mode::named) {
-    if (calls_ == 0) call(reading.options.function);  // no arguments came: the call still does
-    has_calls = true;
-  }
-  if (gate_) {
-    const parsed_reply reply = read_tool_reply(reading.options, reading.syntax, gate_->text());
-    text(gate_->finish(reply));
-    for (const tool_call& c : reply.calls) {
-      call(c.name);
-      input(c.arguments);
-    }
-    has_calls = !reply.calls.empty();
-  }
-  if (required_ && calls_ == 0) text(read_tool_reply(reading.options, reading.syntax, required_->text()).content);
-  close();
-  std::string matched;
-  const std::string reason = stop_reason_of(*j_, has_calls, p_.r.stop_sequences, matched);
-  out_ += anthropic_event({{"type", "message_delta"},
-                           {"delta", {{"stop_reason", reason}, {"stop_sequence", matched.empty() ? ojson() : ojson(matched)}}},
-                           {"usage", anthropic_usage(j_->n_prompt, j_->n_reused, j_->n_generated)}});
-  out_ += anthropic_event({{"type", "message_stop"}});
-}
-
-bool message_stream::step(httplib::DataSink& sink) {
-  if (!started_) {
-    // At once, before the prompt is read: a long prefill must not leave the client without a byte.
-    ojson usage = anthropic_usage(int(p_.prompt.size()), 0, 0);
-    out_ += anthropic_event({{"type", "message_start"}, {"message", message_json(new_message_id(), model_, ojson::array(), "", "", usage)}});
-    out_ += anthropic_event({{"type", "ping"}});
-    started_ = true;
-  }
-  std::vector<gen_event> events;
-  const bool done = j_->wait(events, poll_interval);
-  for (const auto& e : events) piece(e.text);
-  if (done) {
-    if (j_->reason == finish_kind::cancelled) return false;
-    if (j_->reason == finish_kind::error) {
-      close();
-      out_ += "event: error\ndata: " + anthropic_error_json(api_error{j_->error_status, j_->error}) + "\n\n";
-    } else {
-      finish();
-    }
-  }
-  const auto now = std::chrono::steady_clock::now();
-  if (out_.empty() && now - last_write_ >= ping_interval) out_ = anthropic_event({{"type", "ping"}});
-  if (!out_.empty()) {
-    const std::string chunk = std::exchange(out_, std::string());
-    if (!sink.write(chunk.data(), chunk.size())) {
-      j_->cancel = true;
-      return false;
-    }
-    last_write_ = now;
-  }
-  if (done) sink.done();
-  return true;
-}
 
 void messages(server_state& st, const httplib::Request& req, httplib::Response& res) {
   st.stats.requests_chat++;
@@ -260,7 +141,7 @@ void messages(server_state& st, const httplib::Request& req, httplib::Response& 
   std::shared_ptr<job> j = queued.value().front();
   const std::string model = p.value().r.chat.model.empty() ? st.model_name : p.value().r.chat.model;
   if (!p.value().r.chat.params.stream) return respond_with_message(p.value(), j, model, res);
-  auto ms = std::make_shared<message_stream>(std::move(p.value()), j, model, std::move(guard));
+  auto ms = std::make_shared<message_stream>(p.value(), j, model, std::move(guard));
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream", [ms](size_t, httplib::DataSink& sink) { return ms->step(sink); }, [ms](bool success) { ms->end(success); });

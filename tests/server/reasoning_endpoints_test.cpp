@@ -9,59 +9,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gguf/gguf.h"
 #include "http_helpers.h"
+#include "think_fixtures.h"
 #include "test_support.h"
 
 namespace glia::test {
 namespace {
 
 using nlohmann::json;
-
-std::string opening_think_template() {
-  const std::string path = scratch("think_template.jinja");
-  std::ofstream out(path);
-  out << "{%- if tools %}tools: {{ tools | tojson }}\n{% endif %}"
-         "{%- for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
-         "{%- if add_generation_prompt %}assistant: <think>\n{% endif %}";
-  return path;
-}
-
-// A template that leaves the reply outside the reasoning (Qwen3's, without enable_thinking false).
-std::string plain_think_template() {
-  const std::string path = scratch("plain_think_template.jinja");
-  std::ofstream out(path);
-  out << "{#- the model reasons between <think> and </think> #}"
-         "{%- for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
-         "{%- if add_generation_prompt %}assistant:{% endif %}";
-  return path;
-}
-
-// The Brown model with two of its rarest pieces made <think> and </think> control tokens (as a
-// reasoning model's vocabulary has them), so that a logit bias can open and close the reasoning.
-constexpr int32_t think_id = 1022, unthink_id = 1023;
-std::string brown_with_think_tokens() {
-  const std::string path = scratch("brown_think.gguf");
-  auto f = gguf::file::open(test_model());
-  EXPECT_TRUE(f) << f.message();
-  std::vector<std::string> tokens;
-  for (const auto& v : *(*f)->find("tokenizer.ggml.tokens")->as_array()) tokens.push_back(*v.as_string());
-  std::vector<int32_t> types;
-  for (const auto& v : *(*f)->find("tokenizer.ggml.token_type")->as_array()) types.push_back(int32_t(*v.as_int()));
-  tokens.at(think_id) = "<think>";
-  tokens.at(unthink_id) = "</think>";
-  types.at(think_id) = types.at(unthink_id) = 3;  // control
-  gguf::writer w;
-  w.copy_metadata(**f);
-  w.set_string_array("tokenizer.ggml.tokens", tokens);
-  w.set_i32_array("tokenizer.ggml.token_type", types);
-  EXPECT_TRUE(w.copy_tensors(**f));
-  // Written aside and renamed: tests in other processes may be loading the file this moment.
-  const std::string part = path + "." + std::to_string(::getpid());
-  EXPECT_TRUE(w.write(part));
-  std::filesystem::rename(part, path);
-  return path;
-}
 
 std::string streamed_reasoning(const stream_result& sr) {
   std::string out;
