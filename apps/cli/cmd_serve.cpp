@@ -15,7 +15,7 @@ command_fn add_serve(CLI::App& app) {
   cmd->add_option("--max-queue", o->max_queue, "requests that may wait for a slot; more get 503")->check(CLI::Range(0, 4096))->capture_default_str();
   cmd->add_option("--prefill-chunk", o->prefill_chunk, "prompt tokens evaluated per scheduler step")->check(CLI::Range(1, 65536))->capture_default_str();
   cmd->add_option("--max-body", o->max_body, "largest request body in bytes (413 above)")->check(CLI::Range(size_t(1024), size_t(1) << 34))->capture_default_str();
-  cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on every endpoint but /health");
+  cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' (or 'x-api-key: KEY') on every endpoint but /health");
   cmd->add_option_function<std::vector<std::string>>(
          "--cors-origin",
          [o](const std::vector<std::string>& v) {

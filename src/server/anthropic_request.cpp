@@ -13,18 +13,13 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-#define GLIA_FIELD(expr)              \
-  do {                                \
-    if (auto e_ = (expr)) return *e_; \
-  } while (0)
-
 std::string type_of(const ojson& v) { return json_type_name(nlohmann::json(v)); }
 
 // Anthropic's own fields, and those glia's chat endpoint takes that are read the same way here (the
 // sampling extensions llama-server's and vLLM's users send to any endpoint).
 const std::set<std::string> anthropic_fields = {"model",       "messages", "max_tokens", "system",   "stop_sequences", "stream",
                                                 "temperature", "top_p",    "top_k",      "tools",    "tool_choice",    "thinking",
-                                                "metadata",    "service_tier"};
+                                                "metadata",    "service_tier", "output_config"};
 const std::set<std::string> passed_fields = {"seed", "min_p", "presence_penalty", "frequency_penalty", "repeat_penalty", "repetition_penalty",
                                              "logit_bias", "ignore_eos", "chat_template_kwargs", "reasoning_format"};
 
@@ -45,7 +40,7 @@ field_error text_of_blocks(const ojson& blocks, const char* where, std::string& 
   if (!blocks.is_array()) return bad_request(fmt::format("'{}' must be a string or an array of text blocks, got {}", where, type_of(blocks)), where);
   bool first = true;
   for (const auto& b : blocks) {
-    if (!b.is_object() || b.value("type", "") != "text")
+    if (!b.is_object() || !b.contains("type") || b["type"] != "text")
       return bad_request(fmt::format("'{}' may only hold text blocks, got {}", where, b.is_object() && b.contains("type") ? b["type"].dump() : type_of(b)),
                          where);
     if (!b.contains("text") || !b["text"].is_string()) return bad_request(fmt::format("a text block in '{}' needs a string 'text'", where), where);
@@ -87,9 +82,16 @@ field_error add_turn(const std::string& role, const ojson& blocks, ojson& out) {
       append_line(text, t);
       has_text = true;
     } else if (type == "tool_result" && role == "user") {
+      // Anthropic's rule: a turn's results come before its text (the template shows them in that order).
+      if (has_text) return bad_request("a user turn's tool_result blocks must come before its text", "messages");
       std::string id, result;
       GLIA_FIELD(block_string(b, "tool_use_id", "tool_result", id));
       if (auto c = b.find("content"); c != b.end() && !c->is_null()) GLIA_FIELD(text_of_blocks(*c, "tool_result.content", result));
+      // Templates have no field for a failed call: the model is told in the text.
+      if (auto e = b.find("is_error"); e != b.end() && !e->is_null()) {
+        if (!e->is_boolean()) return bad_request("'tool_result.is_error' must be a boolean", "messages");
+        if (e->get<bool>()) result = "Error: " + result;
+      }
       out.push_back({{"role", "tool"}, {"tool_call_id", id}, {"content", result}});
     } else if (type == "tool_use" && role == "assistant") {
       std::string id, name;
@@ -172,7 +174,10 @@ field_error read_tools(const ojson& a, ojson& o) {
     auto schema = t.find("input_schema");
     if (schema == t.end() || !schema->is_object()) return bad_request("each tool needs an object 'input_schema'", "tools");
     ojson f = {{"name", *name}};
-    if (auto d = t.find("description"); d != t.end() && !d->is_null()) f["description"] = *d;
+    if (auto d = t.find("description"); d != t.end() && !d->is_null()) {
+      if (!d->is_string()) return bad_request(fmt::format("a tool's 'description' must be a string, got {}", type_of(*d)), "tools");
+      f["description"] = *d;
+    }
     f["parameters"] = *schema;
     tools.push_back({{"type", "function"}, {"function", std::move(f)}});
   }
@@ -206,25 +211,54 @@ field_error read_tool_choice(const ojson& a, ojson& o) {
   return std::nullopt;
 }
 
-// thinking {"type": "enabled", "budget_tokens"} or {"type": "disabled"}: the template's enable_thinking
-// (Qwen3's switch). The budget is not enforced: the reasoning ends when the model ends it.
+// thinking {"type": "enabled", "budget_tokens"}, {"type": "adaptive"} (the model decides how much: what
+// newer Claude models take) or {"type": "disabled"}: the template's enable_thinking (Qwen3's switch).
+// The budget is not enforced: the reasoning ends when the model ends it.
 field_error read_thinking(const ojson& a, ojson& kwargs) {
   auto it = a.find("thinking");
   if (it == a.end() || it->is_null()) return std::nullopt;
   if (!it->is_object() || !it->contains("type") || !(*it)["type"].is_string())
-    return bad_request("'thinking' must be an object with a 'type' (enabled or disabled)", "thinking");
+    return bad_request("'thinking' must be an object with a 'type' (enabled, adaptive or disabled)", "thinking");
   const std::string type = (*it)["type"].get<std::string>();
-  if (type != "enabled" && type != "disabled")
-    return bad_request(fmt::format("'thinking.type' must be \"enabled\" or \"disabled\", got \"{}\"", shown(type)), "thinking");
+  if (type != "enabled" && type != "adaptive" && type != "disabled")
+    return bad_request(fmt::format("'thinking.type' must be \"enabled\", \"adaptive\" or \"disabled\", got \"{}\"", shown(type)), "thinking");
   for (const auto& [k, v] : it->items())
-    if (k != "type" && !(k == "budget_tokens" && type == "enabled"))
+    // display: whether Anthropic's own models summarize or omit their thinking; a local model's is shown whole.
+    if (k != "type" && k != "display" && !(k == "budget_tokens" && type == "enabled"))
       return bad_request(fmt::format("unknown field 'thinking.{}'", shown(k)), "thinking");
   if (type == "enabled") {
     auto b = it->find("budget_tokens");
     if (b == it->end() || !b->is_number_integer() || b->get<int64_t>() < 1)
       return bad_request("'thinking' of type \"enabled\" needs a positive integer 'budget_tokens'", "thinking");
   }
-  if (!kwargs.contains("enable_thinking")) kwargs["enable_thinking"] = type == "enabled";
+  if (!kwargs.contains("enable_thinking")) kwargs["enable_thinking"] = type != "disabled";
+  return std::nullopt;
+}
+
+// output_config {"effort", "format"}: the effort is the template's reasoning_effort (as the chat
+// endpoint's; Claude's max and xhigh are high), a json_schema format the response_format.
+field_error read_output_config(const ojson& a, ojson& o) {
+  auto it = a.find("output_config");
+  if (it == a.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return bad_request(fmt::format("'output_config' must be an object, got {}", type_of(*it)), "output_config");
+  for (const auto& [k, v] : it->items()) {
+    if (v.is_null()) continue;
+    if (k == "effort") {
+      static const std::set<std::string> efforts = {"low", "medium", "high", "max", "xhigh"};
+      if (!v.is_string() || !efforts.contains(v.get<std::string>()))
+        return bad_request("'output_config.effort' must be \"low\", \"medium\", \"high\", \"xhigh\" or \"max\"", "output_config");
+      const std::string e = v.get<std::string>();
+      o["reasoning_effort"] = e == "max" || e == "xhigh" ? "high" : e;
+    } else if (k == "format") {
+      for (const char* c : output_constraint_fields)
+        if (o.contains(c)) return bad_request(fmt::format("give one of 'output_config.format' and '{}'", c), "output_config");
+      if (!v.is_object() || v.value("type", ojson()) != "json_schema" || !v.contains("schema"))
+        return bad_request("'output_config.format' must be {\"type\": \"json_schema\", \"schema\": {...}}", "output_config");
+      o["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", "output"}, {"schema", v["schema"]}}}};
+    } else {
+      return bad_request(fmt::format("unknown field 'output_config.{}'", shown(k)), "output_config");
+    }
+  }
   return std::nullopt;
 }
 
@@ -248,7 +282,7 @@ field_error translate(const ojson& a, bool counting, ojson& o, std::vector<std::
     return bad_request(fmt::format("'metadata' must be an object, got {}", type_of(*m)), "metadata");
   for (const auto& [k, v] : a.items())
     if (k != "system" && k != "messages" && k != "stop_sequences" && k != "tools" && k != "tool_choice" && k != "thinking" &&
-        k != "metadata" && k != "max_tokens")
+        k != "metadata" && k != "max_tokens" && k != "output_config")
       o[k] = v;
   if (!counting) {
     auto mt = a.find("max_tokens");
@@ -272,8 +306,13 @@ field_error translate(const ojson& a, bool counting, ojson& o, std::vector<std::
     return bad_request("'tool_choice' needs 'tools'", "tool_choice");
   ojson kwargs = o.contains("chat_template_kwargs") && o["chat_template_kwargs"].is_object() ? o["chat_template_kwargs"] : ojson::object();
   GLIA_FIELD(read_thinking(a, kwargs));
+  GLIA_FIELD(read_output_config(a, o));
   if (!kwargs.empty()) o["chat_template_kwargs"] = std::move(kwargs);
-  // A final assistant message is a prefill: the reply continues it, as Anthropic's does.
+  // A final assistant message is a prefill: the reply continues it, as Anthropic's does; one with no
+  // text (Anthropic allows it empty) asks for an ordinary reply.
+  if (messages.back()["role"] == "assistant" && messages.back()["content"] == "" && !messages.back().contains("tool_calls"))
+    messages.erase(messages.size() - 1);
+  if (messages.empty()) return bad_request("'messages' holds no turn but an empty assistant message", "messages");
   if (messages.back()["role"] == "assistant") {
     if (messages.back().contains("tool_calls")) return bad_request("the final message may not be an assistant's tool_use", "messages");
     if (o.contains("tools") && o.value("tool_choice", ojson("auto")) != "none")
@@ -288,6 +327,23 @@ field_error translate(const ojson& a, bool counting, ojson& o, std::vector<std::
 
 }  // namespace
 
+api_error in_anthropic_terms(api_error e) {
+  static const std::pair<std::string_view, std::string_view> terms[] = {
+      {".function.parameters", ".input_schema"},
+      {".function.description", ".description"},
+      {".function.name", ".name"},
+      {"'tool_choice' to \"none\"", "'tool_choice' to {\"type\": \"none\"}"},
+      {"'tool_choice' \"required\" or a named function", "'tool_choice' {\"type\": \"any\"} or {\"type\": \"tool\", \"name\": ...}"},
+      {"'tool_choice' \"required\"", "'tool_choice' {\"type\": \"any\"}"},
+      {"use \"auto\" or name one", "use {\"type\": \"auto\"} or name one"},
+      {"a response format or grammar", "output_config.format or a grammar"},
+  };
+  for (const auto& [openai, anthropic] : terms)
+    for (size_t at = e.message.find(openai); at != std::string::npos; at = e.message.find(openai, at + anthropic.size()))
+      e.message.replace(at, openai.size(), anthropic);
+  return e;
+}
+
 api_result<messages_request> parse_messages_request(std::string_view body, const sampler_params& defaults, bool counting) {
   auto checked = parse_json_object(body);  // UTF-8, depth and JSON errors, as the other endpoints word them
   if (!checked.ok()) return checked.error();
@@ -296,7 +352,7 @@ api_result<messages_request> parse_messages_request(std::string_view body, const
   messages_request r;
   if (auto e = translate(a, counting, o, r.stop_sequences)) return *e;
   auto chat = parse_chat_request(ordered_json_text(o), defaults);
-  if (!chat.ok()) return chat.error();
+  if (!chat.ok()) return in_anthropic_terms(chat.error());
   r.chat = std::move(chat.value());
   return r;
 }

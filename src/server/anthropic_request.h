@@ -31,4 +31,8 @@ struct messages_request {
 // `counting`: for /v1/messages/count_tokens, where max_tokens is not given.
 api_result<messages_request> parse_messages_request(std::string_view body, const sampler_params& defaults, bool counting = false);
 
+// An error the chat request's reading gave, in the Messages API's terms: its tool fields and choices
+// as Anthropic spells them (input_schema, {"type": "any"}, ...).
+api_error in_anthropic_terms(api_error e);
+
 }  // namespace glia::server

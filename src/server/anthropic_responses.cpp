@@ -1,5 +1,7 @@
 #include "server/anthropic_responses.h"
 
+#include <algorithm>
+
 #include "core/json_text.h"
 #include "server/random_id.h"
 
@@ -29,8 +31,10 @@ std::string new_message_id() { return random_id("msg_", 24); }
 std::string new_tool_use_id() { return random_id("toolu_", 24); }
 
 std::string stop_reason_of(const job& j, bool has_calls, const std::vector<std::string>& stop_sequences, std::string& matched) {
-  if (j.reason == finish_kind::length) return "max_tokens";
+  // Calls that are whole are to be run, even when max_tokens cut the whitespace a grammar allows after
+  // them (as the chat endpoint's finish reason says tool_calls).
   if (has_calls) return "tool_use";
+  if (j.reason == finish_kind::length) return "max_tokens";
   for (const auto& s : stop_sequences)
     if (!j.stop_string.empty() && s == j.stop_string) {
       matched = s;
@@ -40,6 +44,7 @@ std::string stop_reason_of(const job& j, bool has_calls, const std::vector<std::
 }
 
 ojson anthropic_usage(int n_prompt, int n_reused, int n_generated) {
+  n_reused = std::max(n_reused, 0);  // not known yet (the job has not reached a slot)
   return {{"input_tokens", n_prompt - n_reused},
           {"cache_creation_input_tokens", 0},
           {"cache_read_input_tokens", n_reused},

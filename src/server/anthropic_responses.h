@@ -22,7 +22,7 @@ std::string anthropic_error_json(const api_error& e);
 std::string new_message_id();
 std::string new_tool_use_id();
 
-// Why a reply ended, as Anthropic names it: max_tokens, tool_use (a reply read as calls),
+// Why a reply ended, as Anthropic names it: tool_use (a reply read as whole calls), max_tokens,
 // stop_sequence (one of the client's stop_sequences; `matched` is set to it) or end_turn.
 std::string stop_reason_of(const job& j, bool has_calls, const std::vector<std::string>& stop_sequences, std::string& matched);
 

@@ -1,12 +1,9 @@
-// A streamed Messages API answer as Anthropic's events: message_start (and a ping), then content
-// blocks opened one after another (thinking, text, tool_use; the index counts them), each filled by
-// deltas and closed before the next opens, then message_delta (stop reason, usage) and message_stop.
-// Generated text goes in as it comes and is read as the chat endpoint reads it: reasoning apart, tool
-// calls in the model's syntax held until the reply is whole (tool_choice auto), forced calls as they
-// are written (any, tool).
+// A streamed Messages API answer as Anthropic's events: message_start (and a ping), then the reply's
+// blocks (server/reply_blocks.h) as content blocks, thinking, text and tool_use (the index counts them),
+// each started, filled by deltas and stopped before the next starts, then message_delta (stop reason,
+// usage) and message_stop. A whole answer is the same blocks put together (anthropic_message).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,20 +11,17 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api_error.h"
-#include "server/generation_setup.h"
 #include "server/job.h"
-#include "server/reasoning_split.h"
-#include "server/required_call_stream.h"
-#include "server/tool_gate.h"
+#include "server/reply_blocks.h"
 
 namespace glia::server {
 
 class anthropic_stream {
  public:
-  // n_prompt_tokens: the prompt's length, which message_start reports before it is read.
-  anthropic_stream(const reply_reading& reading, std::vector<std::string> stop_sequences, std::string model, int n_prompt_tokens);
+  anthropic_stream(const reply_reading& reading, std::vector<std::string> stop_sequences, std::string model);
 
-  std::string start();
+  // message_start; n_reused: the prompt's tokens read from the slot's cache (usage as message_delta's).
+  std::string start(int n_prompt, int n_reused);
   // The events for a piece of generated text (none while it is held).
   std::string push(std::string_view text);
   // The events that end the message, from the finished job (its reason, stop string and counts).
@@ -36,33 +30,16 @@ class anthropic_stream {
   std::string error(const api_error& e);
 
  private:
-  enum class block { none, thinking, text, tool_use };
-  void open(block kind, nlohmann::ordered_json content_block);
-  void close();
-  void delta(nlohmann::ordered_json d);
-  void thinking(const std::string& t);
-  void text(const std::string& t);
-  void call(const std::string& name);
-  void input(const std::string& json_piece);
-  void content(const std::string& t);
-  std::string take();
+  std::string events(const std::vector<block_event>& blocks);
 
-  reply_reading reading_;
+  reply_blocks blocks_;
   std::vector<std::string> stop_sequences_;
   std::string model_;
-  int n_prompt_tokens_;
-  std::optional<reasoning_splitter> splitter_;
-  std::optional<tool_reply_gate> gate_;
-  std::optional<required_call_stream> required_;
-  block open_ = block::none;
   int index_ = -1;
-  size_t calls_ = 0;
-  std::string out_;
 };
 
-// The blocks of a message (tool_use ids new).
-nlohmann::ordered_json text_block(const std::string& text);
-nlohmann::ordered_json thinking_block(const std::string& text);
-nlohmann::ordered_json tool_use_block(const std::string& name, nlohmann::ordered_json input);
+// The whole message for a finished job's reply.
+nlohmann::ordered_json anthropic_message(const reply_reading& reading, const std::vector<std::string>& stop_sequences, const std::string& model,
+                                         const std::string& reply, const job& j);
 
 }  // namespace glia::server

@@ -43,7 +43,7 @@ int32_t single_token(const session& s, std::string_view text) {
 
 }  // namespace
 
-api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading) {
+api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading, bool check_fit) {
   const session& s = st.sess();
   std::vector<std::vector<int32_t>> all;
   if (r.chat) {
@@ -118,7 +118,7 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
   const bool scoring_only = r.params.echo;
   for (const auto& ids : all) {
     if (ids.empty()) return bad_request("the prompt is empty", field);
-    if (int64_t(ids.size()) > s.n_ctx() || (int64_t(ids.size()) == s.n_ctx() && !scoring_only)) {
+    if (check_fit && (int64_t(ids.size()) > s.n_ctx() || (int64_t(ids.size()) == s.n_ctx() && !scoring_only))) {
       api_error e = bad_request(fmt::format("the prompt has {} tokens, but the context holds {} (and needs room for at least one generated token)",
                                             ids.size(), s.n_ctx()), field);
       e.code = "context_length_exceeded";

@@ -38,7 +38,9 @@ struct reply_reading {
 // The token ids of every prompt: the chat's rendered messages, or each completions prompt; sets how
 // the reply is read. A 400 for a prompt that does not fit the context, tools the template cannot
 // show, a template that fails.
-api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading);
+// check_fit false: a prompt is not checked against the context (for counting its tokens).
+api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading,
+                                                            bool check_fit = true);
 
 // The finish reason a client sees: a reply read as tool calls is "tool_calls", whether its end token
 // came or max_tokens cut the whitespace a grammar allows after them; but a named function's is the

@@ -123,7 +123,7 @@ int run_server(const server_options& opts) {
       send_error_for(req, res, e);
     }
   });
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+  svr.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "internal error";
     try {
       if (ep) std::rethrow_exception(ep);
@@ -131,7 +131,7 @@ int run_server(const server_options& opts) {
       what = e.what();
     } catch (...) {
     }
-    send_error(res, api_error{500, what});
+    send_error_for(req, res, api_error{500, what});
   });
   svr.set_logger([&st](const httplib::Request&, const httplib::Response& res) { count_status(st, res.status); });
   add_misc_routes(svr, st);

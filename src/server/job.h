@@ -66,7 +66,9 @@ class job {
   std::string error;
   int error_status = 500;
   int n_prompt = 0;
-  int n_reused = 0;
+  // Prompt tokens read from the slot's cache, set when the job reaches a slot (-1 before): a handler
+  // may read it before the job finishes.
+  std::atomic<int> n_reused{-1};
   int n_generated = 0;
   std::string stop_string;  // finish_kind::stop by a stop string (the template's end of turn, too): which
 

@@ -16,6 +16,7 @@ std::string metrics::render(const gauges& g) const {
   family(o, "glia_requests_total", "counter", "Requests received, by endpoint.");
   o += fmt::format("glia_requests_total{{endpoint=\"chat\"}} {}\n", requests_chat.load());
   o += fmt::format("glia_requests_total{{endpoint=\"completions\"}} {}\n", requests_completion.load());
+  o += fmt::format("glia_requests_total{{endpoint=\"messages\"}} {}\n", requests_messages.load());
   o += fmt::format("glia_requests_total{{endpoint=\"other\"}} {}\n", requests_other.load());
   family(o, "glia_responses_errors_total", "counter", "Error responses, by class.");
   o += fmt::format("glia_responses_errors_total{{class=\"4xx\"}} {}\n", responses_4xx.load());

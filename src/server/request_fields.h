@@ -15,6 +15,12 @@ namespace glia::server {
 
 using field_error = std::optional<api_error>;
 
+// Returns the error of a field read that failed (from a function returning field_error or api_result).
+#define GLIA_FIELD(expr)              \
+  do {                                \
+    if (auto e_ = (expr)) return *e_; \
+  } while (0)
+
 field_error read_int(const nlohmann::json& obj, const char* key, int64_t lo, int64_t hi, std::optional<int64_t>& out);
 field_error read_number(const nlohmann::json& obj, const char* key, double lo, double hi, std::optional<double>& out);
 field_error read_bool(const nlohmann::json& obj, const char* key, std::optional<bool>& out);

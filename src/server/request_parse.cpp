@@ -21,11 +21,6 @@ namespace {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-#define GLIA_FIELD(expr)            \
-  do {                              \
-    if (auto e_ = (expr)) return *e_; \
-  } while (0)
-
 constexpr int64_t max_int32 = std::numeric_limits<int32_t>::max();
 // Choices in one request (prompts x n): each is a job in the engine's queue.
 constexpr int64_t max_choices = 128;

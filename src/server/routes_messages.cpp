@@ -11,9 +11,9 @@
 #include "core/json_text.h"
 #include "server/anthropic_request.h"
 #include "server/anthropic_responses.h"
+#include "server/anthropic_stream.h"
 #include "server/connection.h"
 #include "server/generation_setup.h"
-#include "server/anthropic_stream.h"
 
 namespace glia::server {
 namespace {
@@ -22,11 +22,6 @@ using ojson = nlohmann::ordered_json;
 // Anthropic's streams send ping events; one goes out whenever nothing else did for this long (a long
 // prompt's prefill, text held while it may be a call).
 constexpr auto ping_interval = std::chrono::seconds(10);
-
-void send_anthropic_error(httplib::Response& res, const api_error& e) {
-  res.status = e.status;
-  res.set_content(anthropic_error_json(e), "application/json");
-}
 
 struct prepared {
   messages_request r;
@@ -38,14 +33,16 @@ api_result<prepared> prepare(server_state& st, std::string_view body, bool count
   auto parsed = parse_messages_request(body, st.sampling_defaults, counting);
   if (!parsed.ok()) return parsed.error();
   prepared p{std::move(parsed.value()), {}, {}};
-  auto prompts = build_prompts(st, p.r.chat, p.reading);
-  if (!prompts.ok()) return prompts.error();
+  // Counting tells a client whether a prompt fits: one that does not is counted, not refused.
+  auto prompts = build_prompts(st, p.r.chat, p.reading, !counting);
+  if (!prompts.ok()) return in_anthropic_terms(prompts.error());
   p.prompt = std::move(prompts.value().front());
   if (p.r.chat.params.ignore_eos) st.sess().forbid_end_of_generation(p.r.chat.params.sampling);
   return p;
 }
 
-void respond_with_message(const prepared& p, const std::shared_ptr<job>& jp, const std::string& model, httplib::Response& res) {
+void respond_with_message(const httplib::Request& req, const prepared& p, const std::shared_ptr<job>& jp, const std::string& model,
+                          httplib::Response& res) {
   job& j = *jp;
   std::string text;
   std::vector<gen_event> events;
@@ -55,52 +52,35 @@ void respond_with_message(const prepared& p, const std::shared_ptr<job>& jp, con
     for (auto& e : events) text += e.text;
     if (!done && peer_closed(j.client_fd)) j.cancel = true;
   }
-  if (j.reason == finish_kind::error) return send_anthropic_error(res, api_error{j.error_status, j.error});
-  const reply_reading& reading = p.reading;
-  reply_parts parts{{}, std::move(text)};
-  if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.start, reading.before);
-  parsed_reply reply{std::move(parts.content), {}};
-  if (reading.reads_calls()) reply = read_tool_reply(reading.options, reading.syntax, reply.content);
-  ojson content = ojson::array();
-  if (!parts.reasoning.empty()) content.push_back(thinking_block(parts.reasoning));
-  if (!reply.content.empty()) content.push_back(text_block(reply.content));
-  bool has_calls = false;
-  for (const tool_call& c : reply.calls) {
-    // A forced call's arguments cut short by max_tokens are no input object: they stay text.
-    ojson input = ojson::parse(c.arguments, nullptr, false);
-    if (!input.is_object()) {
-      content.push_back(text_block(c.arguments));
-      continue;
-    }
-    content.push_back(tool_use_block(c.name, std::move(input)));
-    has_calls = true;
-  }
-  std::string matched;
-  const std::string reason = stop_reason_of(j, has_calls, p.r.stop_sequences, matched);
-  res.set_content(
-      ordered_json_text(message_json(new_message_id(), model, std::move(content), reason, matched, anthropic_usage(j.n_prompt, j.n_reused, j.n_generated))),
-      "application/json");
+  if (j.reason == finish_kind::error) return send_error_for(req, res, api_error{j.error_status, j.error});
+  res.set_content(ordered_json_text(anthropic_message(p.reading, p.r.stop_sequences, model, text, j)), "application/json");
 }
 
 // A streamed message between calls of the content provider.
 class message_stream {
  public:
   message_stream(const prepared& p, std::shared_ptr<job> j, const std::string& model, std::unique_ptr<in_flight_guard> guard)
-      : events_(p.reading, p.r.stop_sequences, model, int(p.prompt.size())), j_(std::move(j)), guard_(std::move(guard)) {}
+      : events_(p.reading, p.r.stop_sequences, model), n_prompt_(int(p.prompt.size())), j_(std::move(j)), guard_(std::move(guard)) {}
 
   bool step(httplib::DataSink& sink) {
-    // message_start at once, before the prompt is read: a long prefill must not leave the client
-    // without a byte.
-    std::string out = started_ ? std::string() : events_.start();
-    started_ = true;
     std::vector<gen_event> events;
     const bool done = j_->wait(events, poll_interval);
+    const auto now = std::chrono::steady_clock::now();
+    // message_start once the job has a slot (its usage then says what the cache held), before the
+    // prompt is read: a long prefill must not leave the client without a byte; a job that waits for
+    // a slot longer than a ping's interval starts without knowing.
+    std::string out;
+    if (!started_) {
+      const int reused = j_->n_reused.load();
+      if (reused < 0 && events.empty() && !done && now - last_write_ < ping_interval) return true;
+      out = events_.start(n_prompt_, reused);
+      started_ = true;
+    }
     for (const auto& e : events) out += events_.push(e.text);
     if (done) {
       if (j_->reason == finish_kind::cancelled) return false;
       out += j_->reason == finish_kind::error ? events_.error(api_error{j_->error_status, j_->error}) : events_.finish(*j_);
     }
-    const auto now = std::chrono::steady_clock::now();
     if (out.empty() && now - last_write_ >= ping_interval) out = anthropic_event({{"type", "ping"}});
     if (!out.empty()) {
       if (!sink.write(out.data(), out.size())) {
@@ -124,6 +104,7 @@ class message_stream {
 
  private:
   anthropic_stream events_;
+  int n_prompt_;
   std::shared_ptr<job> j_;
   std::unique_ptr<in_flight_guard> guard_;
   bool started_ = false;
@@ -131,16 +112,16 @@ class message_stream {
 };
 
 void messages(server_state& st, const httplib::Request& req, httplib::Response& res) {
-  st.stats.requests_chat++;
-  if (auto e = refuse_unready(st, res)) return send_anthropic_error(res, *e);
+  st.stats.requests_messages++;
+  if (auto e = refuse_unready(st, res)) return send_error_for(req, res, *e);
   auto p = prepare(st, req.body, false);
-  if (!p.ok()) return send_anthropic_error(res, p.error());
+  if (!p.ok()) return send_error_for(req, res, p.error());
   auto guard = std::make_unique<in_flight_guard>(st);
   auto queued = queue_jobs(st, p.value().r.chat, {p.value().prompt}, req, res);
-  if (!queued.ok()) return send_anthropic_error(res, queued.error());
+  if (!queued.ok()) return send_error_for(req, res, queued.error());
   std::shared_ptr<job> j = queued.value().front();
   const std::string model = p.value().r.chat.model.empty() ? st.model_name : p.value().r.chat.model;
-  if (!p.value().r.chat.params.stream) return respond_with_message(p.value(), j, model, res);
+  if (!p.value().r.chat.params.stream) return respond_with_message(req, p.value(), j, model, res);
   auto ms = std::make_shared<message_stream>(p.value(), j, model, std::move(guard));
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
@@ -149,9 +130,9 @@ void messages(server_state& st, const httplib::Request& req, httplib::Response& 
 
 // The prompt's tokens as /v1/messages would read them (Anthropic's token counting endpoint).
 void count_tokens(server_state& st, const httplib::Request& req, httplib::Response& res) {
-  if (auto e = refuse_unready(st, res)) return send_anthropic_error(res, *e);
+  if (auto e = refuse_unready(st, res)) return send_error_for(req, res, *e);
   auto p = prepare(st, req.body, true);
-  if (!p.ok()) return send_anthropic_error(res, p.error());
+  if (!p.ok()) return send_error_for(req, res, p.error());
   res.set_content(json_text(nlohmann::json{{"input_tokens", p.value().prompt.size()}}), "application/json");
 }
 

@@ -60,7 +60,9 @@ json message_of_stream(const std::string& body) {
       EXPECT_EQ(e.data["index"], open) << body;
       json& b = m["content"][size_t(open)];
       if (b["type"] == "tool_use") {
-        if (!b["partial"].get<std::string>().empty()) b["input"] = json::parse(b["partial"].get<std::string>(), nullptr, false);
+        // Deltas cut short (max_tokens) leave the start's {} in place, as a whole answer gives it.
+        const json input = json::parse(b["partial"].get<std::string>(), nullptr, false);
+        if (input.is_object()) b["input"] = input;
         b.erase("partial");
       }
       open = -1;

@@ -17,7 +17,8 @@ struct sse_event {
 // Anthropic's framing: "event: NAME\ndata: JSON\n\n".
 std::vector<sse_event> events_of(const std::string& body);
 // message_start, then blocks each opened, filled and closed in index order, message_delta,
-// message_stop; each event's name its type. A tool_use block's input is its input_json_deltas parsed.
+// message_stop; each event's name its type. A tool_use block's input is its input_json_deltas parsed
+// (when they make an object).
 nlohmann::json message_of_stream(const std::string& body);
 
 }  // namespace glia::test

@@ -62,7 +62,7 @@ TEST(AnthropicParse, ToolUseResultsAndThinking) {
       {"id":"toolu_1","type":"function","function":{"name":"w","arguments":{"city":"Oslo","n":[1,2]}}},
       {"id":"toolu_2","type":"function","function":{"name":"w","arguments":{}}}],"reasoning_content":"let me see"},
     {"role":"tool","content":"rain","tool_call_id":"toolu_1"},
-    {"role":"tool","content":"sun\nwind","tool_call_id":"toolu_2"},
+    {"role":"tool","content":"Error: sun\nwind","tool_call_id":"toolu_2"},
     {"role":"user","content":"and now?"}])");
   EXPECT_EQ(nlohmann::json(c.messages), nlohmann::json(expected)) << c.messages.dump();  // key order aside
   EXPECT_EQ(c.tools.mode, tool_mode::automatic);
@@ -110,6 +110,39 @@ TEST(AnthropicParse, PrefillAndThinking) {
   EXPECT_EQ(own.value().chat.template_kwargs["enable_thinking"], true);
 }
 
+TEST(AnthropicParse, AdaptiveThinkingEffortAndFormat) {
+  auto r = parse(R"({"max_tokens":5,"messages":[{"role":"user","content":"x"}],"thinking":{"type":"adaptive","display":"summarized"},
+    "output_config":{"effort":"max","format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"integer"}}}}}})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().chat.template_kwargs["enable_thinking"], true);
+  EXPECT_EQ(r.value().chat.template_kwargs["reasoning_effort"], "high");
+  EXPECT_NE(r.value().chat.params.sampling.grammar, nullptr);
+  expect_refused(R"({"max_tokens":5,"messages":[{"role":"user","content":"x"}],"output_config":{"effort":"huge"}})", "effort");
+  expect_refused(R"({"max_tokens":5,"messages":[{"role":"user","content":"x"}],"output_config":{"format":{"type":"json_schema"}},"grammar":"root ::= \"a\""})",
+                 "output_config.format");
+}
+
+TEST(AnthropicParse, AnEmptyFinalAssistantMessageAsksForAReply) {
+  auto r = parse(R"({"max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[]}]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r.value().chat.continue_final_message);
+  EXPECT_EQ(r.value().chat.messages.size(), 1u);
+  auto thinking_only = parse(
+      R"({"max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":""}]}]})");
+  ASSERT_TRUE(thinking_only.ok()) << thinking_only.error().message;
+  EXPECT_FALSE(thinking_only.value().chat.continue_final_message);
+}
+
+TEST(AnthropicParse, ErrorsNameAnthropicsFields) {
+  const std::string body = R"({"max_tokens":5,"messages":[{"role":"user","content":"x"}],
+    "tools":[{"name":"w","input_schema":{"type":"array"}}],"tool_choice":{"type":"any"}})";
+  auto r = parse(body);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("input_schema"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().message.find("function"), std::string::npos) << r.error().message;
+  EXPECT_EQ(in_anthropic_terms(bad_request("set 'tool_choice' to \"none\"")).message, "set 'tool_choice' to {\"type\": \"none\"}");
+}
+
 TEST(AnthropicParse, CountingNeedsNoMaxTokens) {
   EXPECT_TRUE(parse_messages_request(R"({"model":"m","messages":[{"role":"user","content":"x"}]})", anthropic_defaults, true).ok());
 }
@@ -142,6 +175,13 @@ TEST(AnthropicParse, Refusals) {
   expect_refused(R"({"max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y"}],
     "tools":[{"name":"w","input_schema":{"type":"object"}}]})",
                  "continues a final assistant message");
+  expect_refused(R"({"max_tokens":5,"system":[{"type":5,"text":"x"}],)" + user + "}", "text blocks");
+  expect_refused(R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":null}]}]}]})",
+                 "text blocks");
+  expect_refused(R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"tool_result","tool_use_id":"a"}]}]})",
+                 "must come before its text");
+  expect_refused(R"({"max_tokens":5,"tools":[{"name":"w","description":5,"input_schema":{"type":"object"}}],)" + user + "}", "'description'");
+  expect_refused(R"({"max_tokens":5,"messages":[{"role":"assistant","content":""}]})", "no turn");
   expect_refused("[1]", "JSON object");
   expect_refused("{\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}", "UTF-8");
 }
@@ -159,7 +199,8 @@ TEST(AnthropicResponses, StopReasons) {
   EXPECT_EQ(matched, "END");
   EXPECT_EQ(stop_reason_of(j, true, {}, matched), "tool_use");
   j.reason = finish_kind::length;
-  EXPECT_EQ(stop_reason_of(j, true, {}, matched), "max_tokens");
+  EXPECT_EQ(stop_reason_of(j, false, {}, matched), "max_tokens");
+  EXPECT_EQ(stop_reason_of(j, true, {}, matched), "tool_use");  // whole calls, whitespace after them cut
 }
 
 TEST(AnthropicResponses, ShapesAndIds) {

@@ -24,20 +24,31 @@ reply_reading reading_for(tool_mode mode, tool_syntax syntax = tool_syntax::herm
   return r;
 }
 
-// The message the stream of `reply`, pushed `piece` bytes at a time, adds up to.
+json without_ids(json m) {
+  m.erase("id");
+  for (json& b : m["content"]) b.erase("id");
+  return m;
+}
+
+// The message the stream of `reply`, pushed `piece` bytes at a time, adds up to; the whole answer for
+// the same reply must be the same message.
 json streamed(const reply_reading& reading, const std::string& reply, size_t piece, finish_kind reason = finish_kind::stop,
-              std::vector<std::string> stops = {}, const std::string& stop_string = {}) {
-  anthropic_stream s(reading, std::move(stops), "m", 7);
-  std::string body = s.start();
+              const std::vector<std::string>& stops = {}, const std::string& stop_string = {}) {
+  anthropic_stream s(reading, stops, "m");
+  std::string body = s.start(7, 2);
   for (size_t at = 0; at < reply.size(); at += piece) body += s.push(reply.substr(at, piece));
   job j;
   j.reason = reason;
   j.stop_string = stop_string;
   j.n_prompt = 7;
+  j.n_reused = 2;
   j.n_generated = 5;
   body += s.finish(j);
-  json m = test::message_of_stream(body);
-  for (json& b : m["content"]) b.erase("id");
+  const json start_usage = test::events_of(body).front().data["message"]["usage"];
+  json m = without_ids(test::message_of_stream(body));
+  EXPECT_EQ(start_usage["input_tokens"], m["usage"]["input_tokens"]);
+  EXPECT_EQ(start_usage["cache_read_input_tokens"], m["usage"]["cache_read_input_tokens"]);
+  EXPECT_EQ(without_ids(json(anthropic_message(reading, stops, "m", reply, j))), m) << "piece " << piece;
   return m;
 }
 
@@ -51,7 +62,8 @@ TEST(AnthropicStream, CallsInTheModelsSyntaxAreToolUseBlocks) {
     const json m = streamed(reading_for(tool_mode::automatic), reply, piece);
     EXPECT_EQ(m["content"], expected) << "piece " << piece;
     EXPECT_EQ(m["stop_reason"], "tool_use");
-    EXPECT_EQ(m["usage"]["input_tokens"], 7);
+    EXPECT_EQ(m["usage"]["input_tokens"], 5);
+    EXPECT_EQ(m["usage"]["cache_read_input_tokens"], 2);
     EXPECT_EQ(m["usage"]["output_tokens"], 5);
   }
   // A call to a tool the request does not list is text, and so is a reply without calls.
@@ -73,6 +85,13 @@ TEST(AnthropicStream, ForcedCallsStreamTheirInput) {
         << piece;
     EXPECT_EQ(required["stop_reason"], "tool_use");
   }
+  // A named function's arguments cut by max_tokens: the call has no input, and the reply was cut.
+  const json cut_named = streamed(reading_for(tool_mode::named), R"({"unit": "c)", 3, finish_kind::length);
+  EXPECT_EQ(cut_named["content"], json::parse(R"([{"type":"tool_use","name":"get_unit","input":{}}])"));
+  EXPECT_EQ(cut_named["stop_reason"], "max_tokens");
+  // Whole arguments with the whitespace after them cut: the call is to be run.
+  const json spaced = streamed(reading_for(tool_mode::named), "{\"unit\": \"c\"}\n  \n", 3, finish_kind::length);
+  EXPECT_EQ(spaced["stop_reason"], "tool_use");
   // Cut by max_tokens before a call opened: what came is text.
   const json cut = streamed(reading_for(tool_mode::required), R"([{"na)", 2, finish_kind::length);
   EXPECT_EQ(cut["content"], json::parse(R"([{"type":"text","text":"[{\"na"}])"));
@@ -93,8 +112,8 @@ TEST(AnthropicStream, ReasoningIsAThinkingBlockBeforeTheText) {
 }
 
 TEST(AnthropicStream, AnErrorEndsTheOpenBlock) {
-  anthropic_stream s(reply_reading{}, {}, "m", 3);
-  std::string body = s.start() + s.push("partial");
+  anthropic_stream s(reply_reading{}, {}, "m");
+  std::string body = s.start(3, 0) + s.push("partial");
   body += s.error(api_error{500, "the engine failed"});
   const auto events = test::events_of(body);
   ASSERT_GE(events.size(), 3u);

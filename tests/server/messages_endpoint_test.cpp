@@ -95,7 +95,13 @@ TEST(ServerMessages, StreamsAddUpToTheWholeMessageAndNameTheirStop) {
     EXPECT_EQ(m["content"][0]["text"], text.substr(0, text.find(stop))) << r.body;
     req.erase("stop_sequences");
     if (stream) {
-      const json again = message_of_stream(post(srv, "/v1/messages", req).body);
+      const std::string body = post(srv, "/v1/messages", req).body;
+      const json again = message_of_stream(body);
+      // The same prompt again: message_start's usage says what the cache held, as message_delta's does.
+      const json start_usage = events_of(body).front().data["message"]["usage"];
+      EXPECT_GT(again["usage"]["cache_read_input_tokens"].get<int>(), 0) << body;
+      EXPECT_EQ(start_usage["cache_read_input_tokens"], again["usage"]["cache_read_input_tokens"]) << body;
+      EXPECT_EQ(start_usage["input_tokens"], again["usage"]["input_tokens"]) << body;
       EXPECT_EQ(blocks_without_ids(again["content"]), blocks_without_ids(whole["content"]));
       EXPECT_EQ(again["stop_reason"], whole["stop_reason"]);
       EXPECT_EQ(again["usage"]["output_tokens"], whole["usage"]["output_tokens"]);
@@ -131,8 +137,17 @@ TEST(ServerMessages, ToolChoiceAutoReadsTheModelsSyntaxAndNoneShowsTools) {
   }
   // The template is shown the tools in OpenAI's shape.
   const int with = post(srv, "/v1/messages/count_tokens", json{{"tools", tools}, {"messages", messages}}).json()["input_tokens"];
+  const int none = post(srv, "/v1/messages/count_tokens", json{{"tools", tools}, {"tool_choice", {{"type", "none"}}}, {"messages", messages}})
+                       .json()["input_tokens"];
   const int without = post(srv, "/v1/messages/count_tokens", json{{"messages", messages}}).json()["input_tokens"];
   EXPECT_GT(with, without + 5);
+  EXPECT_EQ(none, with);
+  // Counting says how long a prompt is, also when it does not fit the context (256 tokens).
+  std::string long_text;
+  for (int i = 0; i < 300; ++i) long_text += "a ";
+  const http_reply counted = post(srv, "/v1/messages/count_tokens", json{{"messages", {{{"role", "user"}, {"content", long_text}}}}});
+  ASSERT_EQ(counted.status, 200) << counted.body;
+  EXPECT_GT(counted.json()["input_tokens"].get<int>(), 300);
 }
 
 TEST(ServerMessages, KeysAndErrorsAreAnthropics) {
