@@ -40,8 +40,16 @@ std::string stop_reason_for(const reply_blocks& blocks, const job& j, const std:
 
 }  // namespace
 
-anthropic_stream::anthropic_stream(const reply_reading& reading, std::vector<std::string> stop_sequences, std::string model)
-    : blocks_(reading), stop_sequences_(std::move(stop_sequences)), model_(std::move(model)) {}
+anthropic_stream::anthropic_stream(const reply_reading& reading, std::vector<std::string> stop_sequences, std::string model, int n_prompt)
+    : blocks_(reading), stop_sequences_(std::move(stop_sequences)), model_(std::move(model)), n_prompt_(n_prompt) {}
+
+std::optional<std::string> anthropic_stream::start(const job& j, bool now) {
+  const int reused = j.n_reused.load();
+  if (reused < 0 && !now) return std::nullopt;
+  return start(n_prompt_, reused);
+}
+
+std::string anthropic_stream::keep_alive() const { return anthropic_event({{"type", "ping"}}); }
 
 std::string anthropic_stream::events(const std::vector<block_event>& blocks) {
   std::string out;

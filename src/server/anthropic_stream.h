@@ -4,6 +4,7 @@
 // usage) and message_stop. A whole answer is the same blocks put together (anthropic_message).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,9 +19,12 @@ namespace glia::server {
 
 class anthropic_stream {
  public:
-  anthropic_stream(const reply_reading& reading, std::vector<std::string> stop_sequences, std::string model);
+  // n_prompt: the prompt's length (the job's own count is set when it finishes).
+  anthropic_stream(const reply_reading& reading, std::vector<std::string> stop_sequences, std::string model, int n_prompt = 0);
 
-  // message_start; n_reused: the prompt's tokens read from the slot's cache (usage as message_delta's).
+  // message_start, once the job has a slot (its usage then says what the slot's cache held, as
+  // message_delta's does) or `now`: nullopt before.
+  std::optional<std::string> start(const job& j, bool now);
   std::string start(int n_prompt, int n_reused);
   // The events for a piece of generated text (none while it is held).
   std::string push(std::string_view text);
@@ -28,6 +32,7 @@ class anthropic_stream {
   std::string finish(const job& j);
   // A failure after the stream began: Anthropic's error event.
   std::string error(const api_error& e);
+  std::string keep_alive() const;  // a ping event
 
  private:
   std::string events(const std::vector<block_event>& blocks);
@@ -35,6 +40,7 @@ class anthropic_stream {
   reply_blocks blocks_;
   std::vector<std::string> stop_sequences_;
   std::string model_;
+  int n_prompt_;
   int index_ = -1;
 };
 

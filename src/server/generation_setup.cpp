@@ -176,6 +176,18 @@ api_result<std::vector<std::shared_ptr<job>>> queue_jobs(server_state& st, const
   return api_error{503, "the server is shutting down"};
 }
 
+std::string wait_for_reply(job& j) {
+  std::string text;
+  std::vector<gen_event> events;
+  for (bool done = false; !done;) {
+    events.clear();
+    done = j.wait(events, poll_interval);
+    for (auto& e : events) text += e.text;
+    if (!done && peer_closed(j.client_fd)) j.cancel = true;
+  }
+  return text;
+}
+
 std::optional<api_error> refuse_unready(server_state& st, httplib::Response& res) {
   if (st.ready.load() && !st.draining.load()) return std::nullopt;
   res.set_header("Retry-After", "1");

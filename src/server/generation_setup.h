@@ -58,6 +58,9 @@ api_result<std::vector<std::shared_ptr<job>>> queue_jobs(server_state& st, const
                                                          const std::vector<std::vector<int32_t>>& prompts,
                                                          const httplib::Request& req, httplib::Response& res);
 
+// A job's whole reply text, waited for; a client that leaves cancels it.
+std::string wait_for_reply(job& j);
+
 // A 503 while the model loads or the server drains (Retry-After set on `res`); nullopt when ready.
 std::optional<api_error> refuse_unready(server_state& st, httplib::Response& res);
 

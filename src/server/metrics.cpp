@@ -17,6 +17,7 @@ std::string metrics::render(const gauges& g) const {
   o += fmt::format("glia_requests_total{{endpoint=\"chat\"}} {}\n", requests_chat.load());
   o += fmt::format("glia_requests_total{{endpoint=\"completions\"}} {}\n", requests_completion.load());
   o += fmt::format("glia_requests_total{{endpoint=\"messages\"}} {}\n", requests_messages.load());
+  o += fmt::format("glia_requests_total{{endpoint=\"responses\"}} {}\n", requests_responses.load());
   o += fmt::format("glia_requests_total{{endpoint=\"other\"}} {}\n", requests_other.load());
   family(o, "glia_responses_errors_total", "counter", "Error responses, by class.");
   o += fmt::format("glia_responses_errors_total{{class=\"4xx\"}} {}\n", responses_4xx.load());

@@ -20,6 +20,7 @@ struct metrics {
   std::atomic<uint64_t> requests_chat{0};
   std::atomic<uint64_t> requests_completion{0};
   std::atomic<uint64_t> requests_messages{0};  // Anthropic's /v1/messages
+  std::atomic<uint64_t> requests_responses{0};  // OpenAI's /v1/responses
   std::atomic<uint64_t> requests_other{0};
   std::atomic<uint64_t> responses_4xx{0};
   std::atomic<uint64_t> responses_5xx{0};

@@ -86,7 +86,9 @@ void send_unrouted(const server_state& st, const httplib::Request& req, httplib:
 }
 
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {
-  if (req.path != "/v1/chat/completions" && req.path != "/v1/completions" && req.path != "/v1/messages") st.stats.requests_other++;
+  if (req.path != "/v1/chat/completions" && req.path != "/v1/completions" && req.path != "/v1/messages" &&
+      req.path != "/v1/responses")
+    st.stats.requests_other++;
   if (answer_cors(st, req, res)) return httplib::Server::HandlerResponse::Handled;
   // The key comes as OpenAI's clients send it, or in x-api-key as Anthropic's do.
   if (req.path != "/health" && !st.opts.api_key.empty() && !bearer_matches(req.get_header_value("Authorization"), st.opts.api_key) &&

@@ -113,7 +113,8 @@ TEST(AnthropicStream, ReasoningIsAThinkingBlockBeforeTheText) {
 
 TEST(AnthropicStream, AnErrorEndsTheOpenBlock) {
   anthropic_stream s(reply_reading{}, {}, "m");
-  std::string body = s.start(3, 0) + s.push("partial");
+  std::string body = s.start(3, 0);
+  body += s.push("partial");
   body += s.error(api_error{500, "the engine failed"});
   const auto events = test::events_of(body);
   ASSERT_GE(events.size(), 3u);

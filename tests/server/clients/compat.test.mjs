@@ -153,6 +153,77 @@ test('chat: tool calls (a named function, a required choice), whole and streamed
   }
 });
 
+test('responses: whole and streamed, as the chat endpoint answers', async () => {
+  const body = { model, input: 'The jury said', instructions: 'Be brief.', max_output_tokens: 12, temperature: 0 };
+  const r = await client.responses.create(body);
+  assert.equal(r.object, 'response');
+  assert.match(r.id, /^resp_/);
+  assert.equal(r.status, 'incomplete');
+  assert.equal(r.incomplete_details.reason, 'max_output_tokens');
+  const chat = await client.chat.completions.create({ model, max_tokens: 12, temperature: 0,
+    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'The jury said' }] });
+  assert.equal(r.output_text, chat.choices[0].message.content);
+  assert.equal(r.usage.input_tokens, chat.usage.prompt_tokens);
+  assert.equal(r.usage.output_tokens, 12);
+  const events = [];
+  const stream = client.responses.stream(body);
+  stream.on('event', (e) => events.push(e));
+  await stream.done();
+  assert.equal(events[0].type, 'response.created');
+  assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
+  const last = events[events.length - 1];
+  assert.equal(last.type, 'response.incomplete');
+  const deltas = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+  assert.equal(deltas, r.output_text);
+  assert.equal(last.response.output[0].content[0].text, r.output_text);
+});
+
+test('responses: function calls (a named function, required), whole and streamed, and their outputs sent back', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'glia-responses-'));
+  const template = join(dir, 'tools.jinja');
+  writeFileSync(template, "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}" +
+    "{%- for m in messages %}{{ m.role }}: {{ m.content or '' }}" +
+    "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}" +
+    "{%- if add_generation_prompt %}assistant:{% endif %}");
+  const { proc, port } = await startServer(template);
+  try {
+    const tc = new OpenAI({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', name: 'get_unit', strict: true,
+      parameters: { type: 'object', properties: { unit: { type: 'string', enum: ['c', 'f'] } }, required: ['unit'], additionalProperties: false } }];
+    for (const tool_choice of [{ type: 'function', name: 'get_unit' }, 'required']) {
+      const body = { model, input: 'Which unit?', tools, tool_choice, parallel_tool_calls: false, max_output_tokens: 120, temperature: 0 };
+      const r = await tc.responses.create(body);
+      assert.equal(r.status, 'completed', JSON.stringify(r));
+      const calls = r.output.filter((i) => i.type === 'function_call');
+      assert.equal(calls.length, 1, JSON.stringify(r));
+      assert.equal(calls[0].name, 'get_unit');
+      assert.match(calls[0].call_id, /^call_/);
+      assert.ok(['c', 'f'].includes(JSON.parse(calls[0].arguments).unit), calls[0].arguments);
+      const final = await tc.responses.stream(body).finalResponse();
+      const streamed = final.output.filter((i) => i.type === 'function_call');
+      assert.equal(streamed.length, 1, JSON.stringify(final));
+      assert.equal(streamed[0].arguments, calls[0].arguments);
+      // The call and its output sent back: the next turn is accepted and the prompt shows them.
+      const next = await tc.responses.create({ model, tools, max_output_tokens: 4, temperature: 0,
+        input: [{ role: 'user', content: 'Which unit?' }, calls[0], { type: 'function_call_output', call_id: calls[0].call_id, output: 'celsius' }] });
+      assert.ok(next.usage.input_tokens > r.usage.input_tokens + 5, `${next.usage.input_tokens} vs ${r.usage.input_tokens}`);
+    }
+  } finally {
+    await stopServer(proc);
+  }
+});
+
+test('responses: a json_schema text format is followed', async () => {
+  const r = await client.responses.create({ model, input: 'Give a number.', max_output_tokens: 60, temperature: 0,
+    text: { format: { type: 'json_schema', name: 'n', schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false } } } });
+  assert.equal(r.status, 'completed', JSON.stringify(r));
+  assert.equal(typeof JSON.parse(r.output_text).n, 'number');
+  await assert.rejects(client.responses.create({ model, input: 'x', previous_response_id: 'resp_1' }),
+    (e) => e instanceof OpenAI.BadRequestError && /stores no responses/.test(e.message));
+  await assert.rejects(client.responses.create({ model, input: 'x', tools: [{ type: 'web_search_preview' }] }),
+    (e) => e instanceof OpenAI.BadRequestError && /function tools/.test(e.message));
+});
+
 test('embeddings: the SDK asks for base64 and decodes it to the floats the server sends as JSON', async () => {
   const viaSdk = await client.embeddings.create({ model, input: ['The jury said', 'It was'] });
   assert.equal(viaSdk.data.length, 2);
