@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cstdio>
 #include <set>
 
 #include "core/json_text.h"
@@ -19,7 +20,7 @@ std::string type_of(const ojson& v) { return json_type_name(nlohmann::json(v)); 
 // sampling extensions llama-server's and vLLM's users send to any endpoint).
 const std::set<std::string> anthropic_fields = {"model",       "messages", "max_tokens", "system",   "stop_sequences", "stream",
                                                 "temperature", "top_p",    "top_k",      "tools",    "tool_choice",    "thinking",
-                                                "metadata",    "service_tier", "output_config"};
+                                                "metadata",    "service_tier", "output_config", "context_management", "cache_control"};
 const std::set<std::string> passed_fields = {"seed", "min_p", "presence_penalty", "frequency_penalty", "repeat_penalty", "repetition_penalty",
                                              "logit_bias", "ignore_eos", "chat_template_kwargs", "reasoning_format"};
 
@@ -27,7 +28,8 @@ field_error check_fields(const ojson& a) {
   static const std::set<std::string> constraints(std::begin(output_constraint_fields), std::end(output_constraint_fields));
   for (const auto& [k, v] : a.items())
     if (!anthropic_fields.count(k) && !passed_fields.count(k) && !constraints.count(k))
-      return bad_request(fmt::format("unknown or unsupported field '{}'", shown(k)), k);
+      // Anthropic's wording, which clients (Claude Code) match to retry without a field a server lacks.
+      return bad_request(fmt::format("{}: Extra inputs are not permitted (glia does not know or support this field)", shown(k)), k);
   return std::nullopt;
 }
 
@@ -166,9 +168,11 @@ field_error read_tools(const ojson& a, ojson& o) {
                                      "built-in tools run on Anthropic's side)",
                                      type->dump()),
                          "tools");
+    // strict: the input always follows the schema here; the others are hints to Anthropic's servers.
+    static const std::set<std::string> tool_fields = {"type", "name", "description", "input_schema", "cache_control", "strict",
+                                                      "eager_input_streaming", "defer_loading", "input_examples"};
     for (const auto& [k, v] : t.items())
-      if (k != "type" && k != "name" && k != "description" && k != "input_schema" && k != "cache_control")
-        return bad_request(fmt::format("tool field '{}' is not supported", shown(k)), "tools");
+      if (!tool_fields.contains(k)) return bad_request(fmt::format("tool field '{}' is not supported", shown(k)), "tools");
     auto name = t.find("name");
     if (name == t.end() || !name->is_string()) return bad_request("each tool needs a string 'name'", "tools");
     auto schema = t.find("input_schema");
@@ -282,7 +286,7 @@ field_error translate(const ojson& a, bool counting, ojson& o, std::vector<std::
     return bad_request(fmt::format("'metadata' must be an object, got {}", type_of(*m)), "metadata");
   for (const auto& [k, v] : a.items())
     if (k != "system" && k != "messages" && k != "stop_sequences" && k != "tools" && k != "tool_choice" && k != "thinking" &&
-        k != "metadata" && k != "max_tokens" && k != "output_config")
+        k != "metadata" && k != "max_tokens" && k != "output_config" && k != "context_management" && k != "cache_control")
       o[k] = v;
   if (!counting) {
     auto mt = a.find("max_tokens");
@@ -328,6 +332,12 @@ field_error translate(const ojson& a, bool counting, ojson& o, std::vector<std::
 }  // namespace
 
 api_error in_anthropic_terms(api_error e) {
+  // Anthropic's phrase for a prompt over the context, which clients look for to compact a conversation.
+  if (e.code == "context_length_exceeded") {
+    int tokens = 0, context = 0;
+    if (std::sscanf(e.message.c_str(), "the prompt has %d tokens, but the context holds %d", &tokens, &context) == 2)
+      e.message = fmt::format("prompt is too long: {} tokens > {} maximum ({})", tokens, context - 1, e.message);
+  }
   static const std::pair<std::string_view, std::string_view> terms[] = {
       {".function.parameters", ".input_schema"},
       {".function.description", ".description"},

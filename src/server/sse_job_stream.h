@@ -81,7 +81,7 @@ void stream_job(httplib::Response& res, Writer w, std::shared_ptr<job> j, std::u
   auto s = std::make_shared<sse_job_stream<Writer>>(std::move(w), std::move(j), std::move(guard));
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
-      "text/event-stream", [s](size_t, httplib::DataSink& sink) { return s->step(sink); }, [s](bool success) { s->end(success); });
+      "text/event-stream; charset=utf-8", [s](size_t, httplib::DataSink& sink) { return s->step(sink); }, [s](bool success) { s->end(success); });
 }
 
 }  // namespace glia::server

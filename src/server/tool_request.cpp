@@ -40,7 +40,7 @@ field_error read_tool(const json& t, size_t i, std::set<std::string>& names) {
   if (name == f->end() || !name->is_string()) return bad_request(fmt::format("'{}.function' needs a string 'name'", where), "tools");
   const std::string n = name->get<std::string>();
   if (!valid_function_name(n))
-    return bad_request(fmt::format("'{}.function.name' {} is not a usable name (1 to 256 characters, no spaces, quotes or brackets)",
+    return bad_request(fmt::format("'{}.function.name' \"{}\" is not a usable name (1 to 256 characters, no spaces, quotes or brackets)",
                                    where, shown(n)), "tools");
   if (!names.insert(n).second) return bad_request(fmt::format("two tools are named {}", shown(n)), "tools");
   if (auto d = f->find("description"); d != f->end() && !d->is_null() && !d->is_string())

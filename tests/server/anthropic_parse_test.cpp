@@ -163,7 +163,11 @@ TEST(AnthropicParse, Refusals) {
   expect_refused(R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"image"}]}]}]})",
                  "text blocks");
   expect_refused(R"({"max_tokens":5,"system":[{"type":"image"}],)" + user + "}", "'system'");
-  expect_refused(R"({"max_tokens":5,"top_q":1,)" + user + "}", "'top_q'");
+  expect_refused(R"({"max_tokens":5,"top_q":1,)" + user + "}", "top_q: Extra inputs are not permitted");
+  // Fields of Anthropic's that only steer its own servers are taken.
+  EXPECT_TRUE(parse(R"({"max_tokens":5,"context_management":{"edits":[]},"cache_control":{"type":"ephemeral"},
+    "tools":[{"name":"w","input_schema":{"type":"object"},"strict":true,"eager_input_streaming":true,"defer_loading":false}],)" + user + "}")
+                  .ok());
   expect_refused(R"({"max_tokens":5,"stop_sequences":"x",)" + user + "}", "stop_sequences");
   expect_refused(R"({"max_tokens":5,"stop_sequences":[""],)" + user + "}", "stop_sequences");
   expect_refused(R"({"max_tokens":5,"tools":[{"type":"web_search_20250305","name":"web_search"}],)" + user + "}", "web_search");

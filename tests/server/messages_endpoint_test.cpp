@@ -182,7 +182,7 @@ TEST(ServerMessages, KeysAndErrorsAreAnthropics) {
   const http_reply too_long =
       post_with(srv, "/v1/messages", json{{"max_tokens", 2}, {"messages", {{{"role", "user"}, {"content", long_text}}}}}.dump(), key);
   expect_error(too_long, 400, "invalid_request_error");
-  EXPECT_NE(too_long.body.find("context"), std::string::npos) << too_long.body;
+  EXPECT_NE(too_long.body.find("prompt is too long: "), std::string::npos) << too_long.body;
 }
 
 }  // namespace
