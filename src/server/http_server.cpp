@@ -164,6 +164,13 @@ int run_server(const server_options& opts) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(st.opts.drain_seconds);
     while (st.in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Past the deadline, what still runs or waits ends with a 503 (an error event for a stream), and
+    // its response is let out before the listener stops.
+    if (st.in_flight.load() > 0 && st.ready.load()) {
+      st.sched->abort_all(fmt::format("the server is shutting down (--drain-seconds {} passed)", st.opts.drain_seconds));
+      const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (st.in_flight.load() > 0 && std::chrono::steady_clock::now() < grace) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     for (int i = 0; i < 1000 && !svr.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     svr.stop();
   });

@@ -64,6 +64,24 @@ void scheduler::shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
+void scheduler::abort_all(std::string why) {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    abort_why_ = std::move(why);
+  }
+  cv_.notify_all();
+}
+
+// Slots are the engine thread's: it ends their jobs itself, between two steps.
+void scheduler::abort_jobs_locked() {
+  for (auto& j : queue_) j->finish(finish_kind::error, abort_why_, 503);
+  queue_.clear();
+  for (auto& s : slots_)
+    if (s->busy()) s->fail(abort_why_, 503);
+  busy_ = 0;
+}
+
 gauges scheduler::snapshot() const {
   std::lock_guard lock(mu_);
   gauges g;
@@ -149,8 +167,10 @@ void scheduler::loop() {
         drop_abandoned_locked();
         next_abandon_scan_ = now + std::chrono::milliseconds(50);
       }
+      if (!abort_why_.empty()) abort_jobs_locked();
       admit_locked();
       cv_.wait(lock, [&] { return busy_ > 0 || !queue_.empty() || !tasks_.empty() || stopping_; });
+      if (!abort_why_.empty()) abort_jobs_locked();
       admit_locked();
       if (busy_ == 0 && queue_.empty() && tasks_.empty() && stopping_) return;
     }

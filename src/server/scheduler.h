@@ -44,6 +44,9 @@ class scheduler {
   submit_result run_between_steps(std::function<void(session&)> task);
   // Refuses new jobs, lets the queued and running ones finish, and stops the engine thread.
   void shutdown();
+  // Ends every queued and running job now with a 503 and this message (a drain's deadline passed);
+  // jobs submitted later are refused.
+  void abort_all(std::string why);
   gauges snapshot() const;
   // A session for tokenizing and templates (const use only: safe from any thread).
   const session& any_session() const { return *sess_; }
@@ -54,6 +57,7 @@ class scheduler {
   void step();
   void admit_locked();
   void drop_abandoned_locked();
+  void abort_jobs_locked();
 
   std::unique_ptr<session> sess_;
   std::vector<std::unique_ptr<slot>> slots_;
@@ -68,6 +72,7 @@ class scheduler {
   static constexpr size_t max_tasks = 4096;  // run_between_steps beyond this: queue_full
   int busy_ = 0;
   bool stopping_ = false;
+  std::string abort_why_;  // abort_all's message: the engine thread ends every job with it
   std::vector<int64_t> kv_used_;  // per slot, updated by the engine thread under mu_
   std::chrono::steady_clock::time_point next_abandon_scan_{};
   std::thread thread_;

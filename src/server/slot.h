@@ -36,7 +36,7 @@ class slot {
   // The planned prompt chunk is to be scored token by token (an echoed prompt with logprobs).
   bool wants_all_logits() const { return prefilling() && job_->params.echo && job_->params.logprobs; }
   // The batched evaluation failed: the job ends with this error.
-  void fail(const std::string& error) { finish(finish_kind::error, error); }
+  void fail(const std::string& error, int status = 500) { finish(finish_kind::error, error, status); }
   bool prefilling() const { return busy() && n_prefilled_ < job_->prompt.size(); }
 
  private:

@@ -223,5 +223,29 @@ TEST(ServerLifecycle, SigtermDrainsRunningStream) {
   EXPECT_FALSE(r.text.empty());
 }
 
+TEST(ServerLifecycle, DrainDeadlineEndsWhatStillRuns) {
+  // A generation far longer than the one second of draining allowed, and a request queued behind it.
+  server_process srv({"-m", test_model(), "-c", "16384", "--metrics", "--drain-seconds", "1"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  const json body = {{"prompt", "The jury said"}, {"max_tokens", 16000}, {"ignore_eos", true}, {"temperature", 0}};
+  json streamed = body;
+  streamed["stream"] = true;
+  auto running = std::async(std::launch::async, [&] { return post(srv, "/v1/completions", streamed); });
+  ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
+  auto queued = std::async(std::launch::async, [&] { return post(srv, "/v1/completions", body); });
+  ASSERT_TRUE(wait_metric(srv, "glia_queue_length", 1));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(srv.pid(), SIGTERM), 0);
+  EXPECT_EQ(srv.terminate(60), 0) << srv.log();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(test::emulated ? 60 : 10));
+  // The stream ends properly, with the error that says why; the queued request is refused.
+  const http_reply r = running.get();
+  const stream_result sr = parse_stream(r.body, false);
+  EXPECT_TRUE(sr.done) << r.body.substr(r.body.size() > 300 ? r.body.size() - 300 : 0);
+  EXPECT_NE(r.body.find("shutting down"), std::string::npos);
+  const http_reply q = queued.get();
+  EXPECT_EQ(q.status, 503) << q.body;
+}
+
 }  // namespace
 }  // namespace glia::test
