@@ -150,6 +150,9 @@ class session {
     std::string end_of_turn;   // a stop string for built-ins whose marker is not a special token
     bool fell_back = false;
     std::string fallback_note;  // when fell_back: why ChatML is used, for a warning
+    // Whether the template shows a system message (Gemma 1/2's and Mistral v0.1's raise on one):
+    // render_chat then gives its text to the first user message instead, as llama.cpp does.
+    bool system_role = true;
   };
   // with_tools: for a conversation with tools, the model's "tool_use" template when it has one (as
   // Hugging Face chooses; Hermes 2 Pro ships one), else the same as without.

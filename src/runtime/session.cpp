@@ -150,16 +150,46 @@ bool session::model_is_mapped() const { return p_->m->file->is_mapped(); }
 uint64_t session::prepared_weight_bytes() const { return p_->fwd->prepared_bytes(); }
 double session::prepare_seconds() const { return p_->fwd->prepare_seconds(); }
 
+// For a template without a system role: each system message's text opens the next user message
+// (separated by a blank line, as Gemma 3's template joins them itself), or becomes a user message when
+// none follows.
+static jinja::json system_text_to_user(jinja::json messages) {
+  jinja::json out = jinja::json::array();
+  std::string pending;
+  for (auto& m : messages) {
+    const bool text = m.is_object() && m.contains("content") && m["content"].is_string();
+    if (text && m.value("role", "") == "system") {
+      pending += (pending.empty() ? "" : "\n\n") + m["content"].get<std::string>();
+      continue;
+    }
+    if (!pending.empty() && text && m.value("role", "") == "user") {
+      m["content"] = pending + "\n\n" + m["content"].get<std::string>();
+      pending.clear();
+    }
+    out.push_back(std::move(m));
+  }
+  if (!pending.empty()) out.push_back({{"role", "user"}, {"content", pending}});
+  return out;
+}
+
 // Parses `f.source` into `f`: once, when the template is chosen, not on every request that uses it.
-static status compile_into(session::chat_format& f) {
+static status compile_into(session::chat_format& f, const jinja::special_tokens& tokens) {
   auto compiled = jinja::compiled_template::compile(f.source);
   if (!compiled) return compiled.take_error();
   f.compiled = std::make_shared<const jinja::compiled_template>(std::move(*compiled));
+  // A system message rendered, whole: one the template refuses or leaves out has no role there.
+  constexpr std::string_view probe = "glia system probe 7f3a";
+  jinja::chat_inputs in;
+  in.messages = jinja::json::array({{{"role", "system"}, {"content", probe}}, {{"role", "user"}, {"content", "hello"}}});
+  in.tokens = tokens;  // templates add bos_token to text, which fails while it is undefined
+  auto shown = jinja::render_chat(*f.compiled, in);
+  f.system_role = shown && shown->find(probe) != std::string::npos;
   return {};
 }
 
 result<session::chat_format> session::chat_template(const std::string& spec, bool with_tools) const {
   chat_format f;
+  const jinja::special_tokens tokens = p_->templates ? p_->templates->tokens : jinja::special_tokens{};
   if (spec.empty()) {
     // The model's own template, or ChatML with a warning when it has none or one that does not
     // parse (as llama.cpp does).
@@ -169,7 +199,7 @@ result<session::chat_format> session::chat_template(const std::string& spec, boo
     const std::string* t = set ? set->select({}, with_tools) : nullptr;
     if (t && !t->empty()) {
       f.source = *t;
-      status parsed = compile_into(f);
+      status parsed = compile_into(f, tokens);
       if (parsed) return f;
       note = fmt::format("the model's chat template does not parse ({}); using ChatML (give one with --chat-template)",
                          parsed.message());
@@ -179,13 +209,13 @@ result<session::chat_format> session::chat_template(const std::string& spec, boo
     f.end_of_turn = b->end_of_turn;
     f.fell_back = true;
     f.fallback_note = note;
-    GLIA_TRY(compile_into(f));
+    GLIA_TRY(compile_into(f, tokens));
     return f;
   }
   if (const builtin_template* b = find_builtin_template(spec)) {
     f.source = b->source;
     f.end_of_turn = b->end_of_turn;
-    GLIA_TRY(compile_into(f));
+    GLIA_TRY(compile_into(f, tokens));
     return f;
   }
   std::error_code ec;
@@ -195,7 +225,7 @@ result<session::chat_format> session::chat_template(const std::string& spec, boo
                       fmt::join(builtin_template_names(), ", "));
   f.source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (in.bad()) return make_error("--chat-template '{}': cannot read the file", spec);
-  if (status parsed = compile_into(f); !parsed) return make_error("--chat-template '{}': {}", spec, parsed.message());
+  if (status parsed = compile_into(f, tokens); !parsed) return make_error("--chat-template '{}': {}", spec, parsed.message());
   return f;
 }
 
@@ -207,6 +237,7 @@ result<std::string> session::render_chat(const chat_format& f, const std::string
   jinja::chat_inputs in;
   in.messages = jinja::json::parse(messages_json, nullptr, false);
   if (in.messages.is_discarded() || !in.messages.is_array()) return make_error("messages must be a JSON array");
+  if (!f.system_role) in.messages = system_text_to_user(std::move(in.messages));
   in.add_generation_prompt = add_generation_prompt;
   if (set) in.tokens = set->tokens;
   in.extra = jinja::json::parse(extra_vars_json, nullptr, false);
