@@ -14,20 +14,13 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string type_of(const ojson& v) { return json_type_name(nlohmann::json(v)); }
-
-// Anthropic's own fields, and those glia's chat endpoint takes that are read the same way here (the
-// sampling extensions llama-server's and vLLM's users send to any endpoint).
+// Anthropic's own fields (glia's sampling extensions are taken too).
 const std::set<std::string> anthropic_fields = {"model",       "messages", "max_tokens", "system",   "stop_sequences", "stream",
                                                 "temperature", "top_p",    "top_k",      "tools",    "tool_choice",    "thinking",
                                                 "metadata",    "service_tier", "output_config", "context_management", "cache_control"};
-const std::set<std::string> passed_fields = {"seed", "min_p", "presence_penalty", "frequency_penalty", "repeat_penalty", "repetition_penalty",
-                                             "logit_bias", "ignore_eos", "chat_template_kwargs", "reasoning_format"};
-
 field_error check_fields(const ojson& a) {
-  static const std::set<std::string> constraints(std::begin(output_constraint_fields), std::end(output_constraint_fields));
   for (const auto& [k, v] : a.items())
-    if (!anthropic_fields.count(k) && !passed_fields.count(k) && !constraints.count(k))
+    if (!anthropic_fields.count(k) && !is_sampling_extension(k))
       // Anthropic's wording, which clients (Claude Code) match to retry without a field a server lacks.
       return bad_request(fmt::format("{}: Extra inputs are not permitted (glia does not know or support this field)", shown(k)), k);
   return std::nullopt;
@@ -39,11 +32,11 @@ field_error text_of_blocks(const ojson& blocks, const char* where, std::string& 
     out = blocks.get<std::string>();
     return std::nullopt;
   }
-  if (!blocks.is_array()) return bad_request(fmt::format("'{}' must be a string or an array of text blocks, got {}", where, type_of(blocks)), where);
+  if (!blocks.is_array()) return bad_request(fmt::format("'{}' must be a string or an array of text blocks, got {}", where, json_type_name(blocks)), where);
   bool first = true;
   for (const auto& b : blocks) {
     if (!b.is_object() || !b.contains("type") || b["type"] != "text")
-      return bad_request(fmt::format("'{}' may only hold text blocks, got {}", where, b.is_object() && b.contains("type") ? b["type"].dump() : type_of(b)),
+      return bad_request(fmt::format("'{}' may only hold text blocks, got {}", where, b.is_object() && b.contains("type") ? b["type"].dump() : json_type_name(b)),
                          where);
     if (!b.contains("text") || !b["text"].is_string()) return bad_request(fmt::format("a text block in '{}' needs a string 'text'", where), where);
     if (!first) out += '\n';
@@ -128,12 +121,12 @@ field_error add_turn(const std::string& role, const ojson& blocks, ojson& out) {
 field_error read_messages(const ojson& a, ojson& out) {
   auto it = a.find("messages");
   if (it == a.end()) return bad_request("'messages' is required", "messages");
-  if (!it->is_array()) return bad_request(fmt::format("'messages' must be an array, got {}", type_of(*it)), "messages");
+  if (!it->is_array()) return bad_request(fmt::format("'messages' must be an array, got {}", json_type_name(*it)), "messages");
   if (it->empty()) return bad_request("'messages' must not be empty", "messages");
   std::string role;
   ojson blocks = ojson::array();
   for (const auto& m : *it) {
-    if (!m.is_object()) return bad_request(fmt::format("each message must be an object, got {}", type_of(m)), "messages");
+    if (!m.is_object()) return bad_request(fmt::format("each message must be an object, got {}", json_type_name(m)), "messages");
     for (const auto& [k, v] : m.items())
       if (k != "role" && k != "content") return bad_request(fmt::format("message field '{}' is not supported", shown(k)), "messages");
     auto r = m.find("role");
@@ -158,11 +151,11 @@ field_error read_messages(const ojson& a, ojson& out) {
 field_error read_tools(const ojson& a, ojson& o) {
   auto it = a.find("tools");
   if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_array()) return bad_request(fmt::format("'tools' must be an array, got {}", type_of(*it)), "tools");
+  if (!it->is_array()) return bad_request(fmt::format("'tools' must be an array, got {}", json_type_name(*it)), "tools");
   if (it->empty()) return std::nullopt;
   ojson tools = ojson::array();
   for (const auto& t : *it) {
-    if (!t.is_object()) return bad_request(fmt::format("each tool must be an object, got {}", type_of(t)), "tools");
+    if (!t.is_object()) return bad_request(fmt::format("each tool must be an object, got {}", json_type_name(t)), "tools");
     if (auto type = t.find("type"); type != t.end() && !type->is_null() && *type != "custom")
       return bad_request(fmt::format("tool type {} is not supported: only client tools with an 'input_schema' (Anthropic's server and "
                                      "built-in tools run on Anthropic's side)",
@@ -179,7 +172,7 @@ field_error read_tools(const ojson& a, ojson& o) {
     if (schema == t.end() || !schema->is_object()) return bad_request("each tool needs an object 'input_schema'", "tools");
     ojson f = {{"name", *name}};
     if (auto d = t.find("description"); d != t.end() && !d->is_null()) {
-      if (!d->is_string()) return bad_request(fmt::format("a tool's 'description' must be a string, got {}", type_of(*d)), "tools");
+      if (!d->is_string()) return bad_request(fmt::format("a tool's 'description' must be a string, got {}", json_type_name(*d)), "tools");
       f["description"] = *d;
     }
     f["parameters"] = *schema;
@@ -244,7 +237,7 @@ field_error read_thinking(const ojson& a, ojson& kwargs) {
 field_error read_output_config(const ojson& a, ojson& o) {
   auto it = a.find("output_config");
   if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_object()) return bad_request(fmt::format("'output_config' must be an object, got {}", type_of(*it)), "output_config");
+  if (!it->is_object()) return bad_request(fmt::format("'output_config' must be an object, got {}", json_type_name(*it)), "output_config");
   for (const auto& [k, v] : it->items()) {
     if (v.is_null()) continue;
     if (k == "effort") {
@@ -269,7 +262,7 @@ field_error read_output_config(const ojson& a, ojson& o) {
 field_error read_stop_sequences(const ojson& a, std::vector<std::string>& out) {
   auto it = a.find("stop_sequences");
   if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_array()) return bad_request(fmt::format("'stop_sequences' must be an array of strings, got {}", type_of(*it)), "stop_sequences");
+  if (!it->is_array()) return bad_request(fmt::format("'stop_sequences' must be an array of strings, got {}", json_type_name(*it)), "stop_sequences");
   if (it->size() > 16) return bad_request(fmt::format("'stop_sequences' has {} strings, at most 16 are allowed", it->size()), "stop_sequences");
   for (const auto& s : *it) {
     if (!s.is_string() || s.get<std::string>().empty())
@@ -283,7 +276,7 @@ field_error read_stop_sequences(const ojson& a, std::vector<std::string>& out) {
 field_error translate(const ojson& a, bool counting, ojson& o, std::vector<std::string>& stops) {
   GLIA_FIELD(check_fields(a));
   if (auto m = a.find("metadata"); m != a.end() && !m->is_null() && !m->is_object())
-    return bad_request(fmt::format("'metadata' must be an object, got {}", type_of(*m)), "metadata");
+    return bad_request(fmt::format("'metadata' must be an object, got {}", json_type_name(*m)), "metadata");
   for (const auto& [k, v] : a.items())
     if (k != "system" && k != "messages" && k != "stop_sequences" && k != "tools" && k != "tool_choice" && k != "thinking" &&
         k != "metadata" && k != "max_tokens" && k != "output_config" && k != "context_management" && k != "cache_control")

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <fmt/core.h>
 
+#include <set>
+
 #include "core/json_text.h"
+#include "server/request_grammar.h"
 
 namespace glia::server {
 namespace {
@@ -15,6 +18,14 @@ const nlohmann::json* find(const nlohmann::json& obj, const char* key) {
 }
 
 }  // namespace
+
+bool is_sampling_extension(const std::string& field) {
+  static const std::set<std::string> fields = {"seed", "top_k", "min_p", "presence_penalty", "frequency_penalty", "repeat_penalty",
+                                               "repetition_penalty", "logit_bias", "ignore_eos", "chat_template_kwargs", "reasoning_format",
+                                               "stop"};
+  static const std::set<std::string> constraints(std::begin(output_constraint_fields), std::end(output_constraint_fields));
+  return fields.contains(field) || constraints.contains(field);
+}
 
 std::string json_type_name(const nlohmann::json& v) {
   if (v.is_null()) return "null";

@@ -28,6 +28,12 @@ field_error read_string(const nlohmann::json& obj, const char* key, std::optiona
 
 // Names of a JSON type for messages ("a string", "an integer", ...).
 std::string json_type_name(const nlohmann::json& v);
+inline std::string json_type_name(const nlohmann::ordered_json& v) { return json_type_name(nlohmann::json(v)); }
+
+// glia's sampling fields beyond an API's own (seed, min_p, penalties, logit_bias, grammars,
+// chat_template_kwargs, ...), which the Messages and Responses APIs take as the chat endpoint reads
+// them: llama-server's and vLLM's users send them to every endpoint.
+bool is_sampling_extension(const std::string& field);
 // Client text (a field name, a role) as it may appear in an error message: JSON-escaped, so control
 // characters cannot break the message's single line, and cut to 64 characters.
 std::string shown(std::string_view client_text);

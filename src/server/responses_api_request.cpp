@@ -13,21 +13,15 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string type_of(const ojson& v) { return json_type_name(nlohmann::json(v)); }
-
-// The Responses API's fields, and glia's sampling extensions read as the chat endpoint reads them.
+// The Responses API's fields (glia's sampling extensions are taken too).
 const std::set<std::string> own_fields = {"model",       "input",          "instructions", "max_output_tokens", "temperature", "top_p",
                                           "tools",       "tool_choice",    "parallel_tool_calls", "stream",  "text",        "reasoning",
                                           "metadata",    "store",          "user",         "truncation",        "include",     "service_tier",
                                           "background",  "previous_response_id", "conversation", "prompt", "prompt_cache_key",
                                           "safety_identifier", "max_tool_calls", "top_logprobs", "stream_options"};
-const std::set<std::string> passed_fields = {"seed",       "top_k",      "min_p",      "presence_penalty", "frequency_penalty", "repeat_penalty",
-                                             "repetition_penalty", "logit_bias", "ignore_eos", "chat_template_kwargs", "reasoning_format", "stop"};
-
 field_error check_fields(const ojson& a) {
-  static const std::set<std::string> constraints(std::begin(output_constraint_fields), std::end(output_constraint_fields));
   for (const auto& [k, v] : a.items())
-    if (!own_fields.count(k) && !passed_fields.count(k) && !constraints.count(k))
+    if (!own_fields.count(k) && !is_sampling_extension(k))
       return bad_request(fmt::format("unknown or unsupported field '{}'", shown(k)), k);
   // What would need a store of earlier responses, or a server-side prompt.
   for (const char* k : {"previous_response_id", "conversation", "prompt"})
@@ -48,7 +42,7 @@ field_error content_text(const ojson& content, std::string& out) {
     out = content.get<std::string>();
     return std::nullopt;
   }
-  if (!content.is_array()) return bad_request(fmt::format("a message's 'content' must be a string or an array of parts, got {}", type_of(content)), "input");
+  if (!content.is_array()) return bad_request(fmt::format("a message's 'content' must be a string or an array of parts, got {}", json_type_name(content)), "input");
   bool first = true;
   for (const auto& p : content) {
     if (!p.is_object() || !p.contains("type") || !p["type"].is_string()) return bad_request("each content part needs a string 'type'", "input");
@@ -81,7 +75,7 @@ field_error read_input(const ojson& a, ojson& out) {
     out.push_back({{"role", "user"}, {"content", *it}});
     return std::nullopt;
   }
-  if (!it->is_array()) return bad_request(fmt::format("'input' must be a string or an array of items, got {}", type_of(*it)), "input");
+  if (!it->is_array()) return bad_request(fmt::format("'input' must be a string or an array of items, got {}", json_type_name(*it)), "input");
   if (it->empty()) return bad_request("'input' must not be empty", "input");
   std::string reasoning;
   const auto assistant_turn = [&]() -> ojson& {
@@ -90,7 +84,7 @@ field_error read_input(const ojson& a, ojson& out) {
     return out.back();
   };
   for (const auto& item : *it) {
-    if (!item.is_object()) return bad_request(fmt::format("each input item must be an object, got {}", type_of(item)), "input");
+    if (!item.is_object()) return bad_request(fmt::format("each input item must be an object, got {}", json_type_name(item)), "input");
     const std::string type = item.contains("type") && item["type"].is_string() ? item["type"].get<std::string>() : "message";
     if (type == "message") {
       std::string role, text;
@@ -147,11 +141,11 @@ field_error read_input(const ojson& a, ojson& out) {
 field_error read_tools(const ojson& a, ojson& o) {
   auto it = a.find("tools");
   if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_array()) return bad_request(fmt::format("'tools' must be an array, got {}", type_of(*it)), "tools");
+  if (!it->is_array()) return bad_request(fmt::format("'tools' must be an array, got {}", json_type_name(*it)), "tools");
   if (it->empty()) return std::nullopt;
   ojson tools = ojson::array();
   for (const auto& t : *it) {
-    if (!t.is_object()) return bad_request(fmt::format("each tool must be an object, got {}", type_of(t)), "tools");
+    if (!t.is_object()) return bad_request(fmt::format("each tool must be an object, got {}", json_type_name(t)), "tools");
     if (t.value("type", ojson()) != "function")
       return bad_request(fmt::format("tool type {} is not supported: only function tools (hosted tools run on OpenAI's side)",
                                      t.contains("type") ? t["type"].dump() : "(none)"),
@@ -186,7 +180,7 @@ field_error read_tool_choice(const ojson& a, ojson& o) {
 field_error read_text(const ojson& a, ojson& o) {
   auto it = a.find("text");
   if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_object()) return bad_request(fmt::format("'text' must be an object, got {}", type_of(*it)), "text");
+  if (!it->is_object()) return bad_request(fmt::format("'text' must be an object, got {}", json_type_name(*it)), "text");
   for (const auto& [k, v] : it->items())
     if (k != "format" && k != "verbosity") return bad_request(fmt::format("unknown field 'text.{}'", shown(k)), "text");
   auto f = it->find("format");
@@ -213,7 +207,7 @@ field_error read_text(const ojson& a, ojson& o) {
 field_error read_reasoning(const ojson& a, ojson& o) {
   auto it = a.find("reasoning");
   if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_object()) return bad_request(fmt::format("'reasoning' must be an object, got {}", type_of(*it)), "reasoning");
+  if (!it->is_object()) return bad_request(fmt::format("'reasoning' must be an object, got {}", json_type_name(*it)), "reasoning");
   for (const auto& [k, v] : it->items()) {
     // summary: OpenAI's models summarize their reasoning; a local model's is given whole.
     if (k == "summary" || k == "generate_summary") continue;
@@ -253,20 +247,18 @@ field_error translate(const ojson& a, ojson& o) {
   GLIA_FIELD(check_fields(a));
   for (const char* k : {"model", "temperature", "top_p", "parallel_tool_calls", "stream", "user", "service_tier"})
     if (a.contains(k)) o[k] = a[k];
-  for (const auto& k : passed_fields)
-    if (a.contains(k)) o[k] = a[k];
-  for (const char* c : output_constraint_fields)
-    if (a.contains(c)) o[c] = a[c];
+  for (const auto& [k, v] : a.items())
+    if (is_sampling_extension(k)) o[k] = v;
   if (auto m = a.find("max_output_tokens"); m != a.end() && !m->is_null()) {
     if (!m->is_number_integer() || m->get<int64_t>() < 1)
       return bad_request(fmt::format("'max_output_tokens' must be a positive integer, got {}", m->dump()), "max_output_tokens");
     o["max_tokens"] = *m;
   }
   if (auto m = a.find("metadata"); m != a.end() && !m->is_null() && !m->is_object())
-    return bad_request(fmt::format("'metadata' must be an object, got {}", type_of(*m)), "metadata");
+    return bad_request(fmt::format("'metadata' must be an object, got {}", json_type_name(*m)), "metadata");
   ojson messages = ojson::array();
   if (auto ins = a.find("instructions"); ins != a.end() && !ins->is_null()) {
-    if (!ins->is_string()) return bad_request(fmt::format("'instructions' must be a string, got {}", type_of(*ins)), "instructions");
+    if (!ins->is_string()) return bad_request(fmt::format("'instructions' must be a string, got {}", json_type_name(*ins)), "instructions");
     messages.push_back({{"role", "system"}, {"content", *ins}});
   }
   GLIA_FIELD(read_input(a, messages));

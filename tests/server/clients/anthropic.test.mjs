@@ -5,10 +5,7 @@
 // GLIA_MODEL set; starts and stops its own servers on free ports.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startServer, stopServer } from './serve.mjs';
+import { startServer, stopServer, writeToolTemplate } from './serve.mjs';
 
 // Without the package (scripts/install_api_clients.sh not run) the test is skipped (ctest code 77).
 let Anthropic;
@@ -21,14 +18,7 @@ try {
   process.exit(77);
 }
 
-// A small template that shows tools and writes calls as Hermes does (the Brown model's context is 256
-// tokens), and shows tool results.
-const dir = mkdtempSync(join(tmpdir(), 'glia-anthropic-'));
-const template = join(dir, 'tools.jinja');
-writeFileSync(template, "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}" +
-  "{%- for m in messages %}{{ m.role }}: {{ m.content or '' }}" +
-  "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}" +
-  "{%- if add_generation_prompt %}assistant:{% endif %}");
+const template = writeToolTemplate();
 
 let server;
 let port;

@@ -3,10 +3,7 @@
 // GLIA_CLI (the glia binary) and GLIA_MODEL set; starts and stops its own server on a free port.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, stopServer } from './serve.mjs';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { startServer, stopServer, writeToolTemplate } from './serve.mjs';
 
 // Without the package (scripts/install_api_clients.sh not run) the test is skipped (ctest code 77).
 let OpenAI;
@@ -119,13 +116,7 @@ test('chat: structured output (response_format json_schema, the SDK parsing the 
 });
 
 test('chat: tool calls (a named function, a required choice), whole and streamed through the SDK', async () => {
-  // A small Hermes-style template (the Brown model's context is 256 tokens): tools in, <tool_call> out.
-  const dir = mkdtempSync(join(tmpdir(), 'glia-tools-'));
-  const template = join(dir, 'tools.jinja');
-  writeFileSync(template, "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}" +
-    "{%- for m in messages %}{{ m.role }}: {{ m.content or '' }}" +
-    "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}" +
-    "{%- if add_generation_prompt %}assistant:{% endif %}");
+  const template = writeToolTemplate();
   const { proc, port } = await startServer(template);
   try {
     const tc = new OpenAI({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
@@ -179,12 +170,7 @@ test('responses: whole and streamed, as the chat endpoint answers', async () => 
 });
 
 test('responses: function calls (a named function, required), whole and streamed, and their outputs sent back', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'glia-responses-'));
-  const template = join(dir, 'tools.jinja');
-  writeFileSync(template, "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}" +
-    "{%- for m in messages %}{{ m.role }}: {{ m.content or '' }}" +
-    "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}" +
-    "{%- if add_generation_prompt %}assistant:{% endif %}");
+  const template = writeToolTemplate();
   const { proc, port } = await startServer(template);
   try {
     const tc = new OpenAI({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });

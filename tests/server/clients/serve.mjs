@@ -1,5 +1,19 @@
 // Starting and stopping a `glia serve` for the client tests (GLIA_CLI: the binary, GLIA_MODEL: the model).
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// A small Hermes-style template (the Brown model's context is 256 tokens): tool names in, calls out
+// in <tool_call> tags, earlier calls and tool results shown. Returns its path.
+export function writeToolTemplate() {
+  const template = join(mkdtempSync(join(tmpdir(), 'glia-tools-')), 'tools.jinja');
+  writeFileSync(template, "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}" +
+    "{%- for m in messages %}{{ m.role }}: {{ m.content or '' }}" +
+    "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}" +
+    "{%- if add_generation_prompt %}assistant:{% endif %}");
+  return template;
+}
 
 // Starts glia serve with a chat template; resolves to the process and its port.
 export async function startServer(template) {
