@@ -1,6 +1,8 @@
 // GET /health, GET /v1/models(/{id}), GET /metrics, POST /tokenize, POST /detokenize.
 #include <fmt/core.h>
 
+#include <ctime>
+
 #include "core/json_text.h"
 #include "server/anthropic_responses.h"
 #include "server/request.h"
@@ -25,6 +27,15 @@ void send_error_for(const httplib::Request& req, httplib::Response& res, const a
 }
 
 namespace {
+
+std::string rfc3339_utc(int64_t unix_seconds) {
+  const std::time_t t = std::time_t(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 bool require_ready(server_state& st, httplib::Response& res) {
   if (st.ready.load()) return true;
@@ -100,12 +111,21 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
     }
     res.set_content(R"({"status":"ok"})", "application/json");
   });
+  // OpenAI's model object and Anthropic's in one (each SDK reads its own fields): the same path
+  // serves both.
   auto model_json = [&st] {
-    return json{{"id", st.model_name}, {"object", "model"}, {"created", st.model_loaded_at}, {"owned_by", "glia"}};
+    return json{{"id", st.model_name},      {"object", "model"},        {"created", st.model_loaded_at},
+                {"owned_by", "glia"},       {"type", "model"},          {"display_name", st.model_name},
+                {"created_at", rfc3339_utc(st.model_loaded_at)}};
   };
   add_route(svr, st, "GET", "/v1/models", [&st, model_json](const httplib::Request&, httplib::Response& res) {
     if (!require_ready(st, res)) return;
-    res.set_content(json_text({{"object", "list"}, {"data", json::array({model_json()})}}), "application/json");
+    res.set_content(json_text({{"object", "list"},
+                               {"data", json::array({model_json()})},
+                               {"has_more", false},
+                               {"first_id", st.model_name},
+                               {"last_id", st.model_name}}),
+                    "application/json");
   });
   // GET /v1/models/{id} (the SDKs' models.retrieve): the served model, or OpenAI's 404 for any other.
   st.endpoint_prefix_methods["/v1/models/"] = "GET";

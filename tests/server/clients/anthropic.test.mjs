@@ -110,6 +110,17 @@ test('forced tool use comes back as tool_use blocks, whole and streamed; a tool 
   }
 });
 
+test('models: the list and one model, in Anthropic\'s shape', async () => {
+  const page = await client.models.list();
+  assert.equal(page.data.length, 1);
+  const m = page.data[0];
+  assert.equal(m.type, 'model');
+  assert.equal(m.display_name, m.id);
+  assert.ok(!Number.isNaN(Date.parse(m.created_at)), m.created_at);
+  const one = await client.models.retrieve(m.id);
+  assert.equal(one.id, m.id);
+});
+
 test('errors are typed', async () => {
   await assert.rejects(client.messages.create({ model, max_tokens: 4,
     messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }] }),
