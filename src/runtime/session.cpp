@@ -150,40 +150,12 @@ bool session::model_is_mapped() const { return p_->m->file->is_mapped(); }
 uint64_t session::prepared_weight_bytes() const { return p_->fwd->prepared_bytes(); }
 double session::prepare_seconds() const { return p_->fwd->prepare_seconds(); }
 
-// For a template without a system role: each system message's text opens the next user message
-// (separated by a blank line, as Gemma 3's template joins them itself), or becomes a user message when
-// none follows.
-static jinja::json system_text_to_user(jinja::json messages) {
-  jinja::json out = jinja::json::array();
-  std::string pending;
-  for (auto& m : messages) {
-    const bool text = m.is_object() && m.contains("content") && m["content"].is_string();
-    if (text && m.value("role", "") == "system") {
-      pending += (pending.empty() ? "" : "\n\n") + m["content"].get<std::string>();
-      continue;
-    }
-    if (!pending.empty() && text && m.value("role", "") == "user") {
-      m["content"] = pending + "\n\n" + m["content"].get<std::string>();
-      pending.clear();
-    }
-    out.push_back(std::move(m));
-  }
-  if (!pending.empty()) out.push_back({{"role", "user"}, {"content", pending}});
-  return out;
-}
-
 // Parses `f.source` into `f`: once, when the template is chosen, not on every request that uses it.
 static status compile_into(session::chat_format& f, const jinja::special_tokens& tokens) {
   auto compiled = jinja::compiled_template::compile(f.source);
   if (!compiled) return compiled.take_error();
   f.compiled = std::make_shared<const jinja::compiled_template>(std::move(*compiled));
-  // A system message rendered, whole: one the template refuses or leaves out has no role there.
-  constexpr std::string_view probe = "glia system probe 7f3a";
-  jinja::chat_inputs in;
-  in.messages = jinja::json::array({{{"role", "system"}, {"content", probe}}, {{"role", "user"}, {"content", "hello"}}});
-  in.tokens = tokens;  // templates add bos_token to text, which fails while it is undefined
-  auto shown = jinja::render_chat(*f.compiled, in);
-  f.system_role = shown && shown->find(probe) != std::string::npos;
+  f.system_role = jinja::shows_system_role(*f.compiled, tokens);
   return {};
 }
 
@@ -237,7 +209,7 @@ result<std::string> session::render_chat(const chat_format& f, const std::string
   jinja::chat_inputs in;
   in.messages = jinja::json::parse(messages_json, nullptr, false);
   if (in.messages.is_discarded() || !in.messages.is_array()) return make_error("messages must be a JSON array");
-  if (!f.system_role) in.messages = system_text_to_user(std::move(in.messages));
+  if (!f.system_role) in.messages = jinja::system_text_to_user(std::move(in.messages));
   in.add_generation_prompt = add_generation_prompt;
   if (set) in.tokens = set->tokens;
   in.extra = jinja::json::parse(extra_vars_json, nullptr, false);

@@ -190,4 +190,32 @@ result<chat_template_set> load_chat_templates_hf(const std::string& dir) {
   return set;
 }
 
+bool shows_system_role(const compiled_template& t, const special_tokens& tokens) {
+  constexpr std::string_view probe = "glia system probe 7f3a";
+  chat_inputs in;
+  in.messages = json::array({{{"role", "system"}, {"content", probe}}, {{"role", "user"}, {"content", "hello"}}});
+  in.tokens = tokens;
+  auto shown = render_chat(t, in);
+  return shown && shown->find(probe) != std::string::npos;
+}
+
+json system_text_to_user(json messages) {
+  json out = json::array();
+  std::string pending;
+  for (auto& m : messages) {
+    const bool text = m.is_object() && m.contains("content") && m["content"].is_string();
+    if (text && m.value("role", "") == "system") {
+      pending += (pending.empty() ? "" : "\n\n") + m["content"].get<std::string>();
+      continue;
+    }
+    if (!pending.empty() && text && m.value("role", "") == "user") {
+      m["content"] = pending + "\n\n" + m["content"].get<std::string>();
+      pending.clear();
+    }
+    out.push_back(std::move(m));
+  }
+  if (!pending.empty()) out.push_back({{"role", "user"}, {"content", pending}});
+  return out;
+}
+
 }  // namespace glia::jinja

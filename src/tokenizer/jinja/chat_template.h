@@ -38,6 +38,15 @@ result<json> chat_variables(const chat_inputs& in);
 result<std::string> render_chat(const compiled_template& t, const chat_inputs& in);
 result<std::string> render_chat(std::string_view template_source, const chat_inputs& in);
 
+// Whether a template shows a system message (Gemma 1/2's and Mistral v0.1's raise on one), found by
+// rendering one with the model's special tokens (templates add bos_token to text, which fails while
+// it is undefined).
+bool shows_system_role(const compiled_template& t, const special_tokens& tokens);
+// For a template without one, as llama.cpp polyfills it: each system message's text opens the next
+// user message (after a blank line, as Gemma 3's template joins them itself), or becomes a user
+// message when none follows.
+json system_text_to_user(json messages);
+
 // The templates a model ships with and the special-token texts they are rendered with.
 struct chat_template_set {
   std::string default_template;                            // empty when the model has none
