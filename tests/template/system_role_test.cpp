@@ -1,0 +1,35 @@
+// Templates without a system role: the probe that finds them (on the real templates of the pack)
+// and the merge of a system message's text into the next user message.
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+#include "tokenizer/jinja/chat_template.h"
+#include "tokenizer/jinja/jinja.h"
+
+namespace glia {
+namespace {
+
+bool shows_system(const std::string& stem) {
+  auto t = jinja::compiled_template::compile(test::read_text(test::testdata("chat_templates/templates/" + stem + ".jinja")));
+  EXPECT_TRUE(t) << stem;
+  const jinja::special_tokens tokens = {{"bos_token", "<s>"}, {"eos_token", "</s>"}};
+  return t && jinja::shows_system_role(*t, tokens);
+}
+
+TEST(system_role, found_by_rendering_one) {
+  EXPECT_FALSE(shows_system("google-gemma-2-2b-it"));  // raises "System role not supported"
+  for (const char* stem : {"meta-llama-Llama-2-13b-chat-hf", "meta-llama-Llama-3.1-8B-Instruct", "Qwen-Qwen3-0.6B",
+                           "mistralai-Mistral-Nemo-Instruct-2407", "google-gemma-4-31B-it", "microsoft-Phi-3.5-mini-instruct"})
+    EXPECT_TRUE(shows_system(stem)) << stem;
+}
+
+TEST(system_role, text_opens_the_next_user_message) {
+  const auto merged = jinja::system_text_to_user(jinja::json::parse(R"([{"role":"system","content":"a"},{"role":"system","content":"b"},
+    {"role":"user","content":"u1"},{"role":"assistant","content":"x"},{"role":"user","content":"u2"}])"));
+  EXPECT_EQ(merged, jinja::json::parse(R"([{"role":"user","content":"a\n\nb\n\nu1"},{"role":"assistant","content":"x"},{"role":"user","content":"u2"}])"));
+  EXPECT_EQ(jinja::system_text_to_user(jinja::json::parse(R"([{"role":"system","content":"only"}])")),
+            jinja::json::parse(R"([{"role":"user","content":"only"}])"));
+}
+
+}  // namespace
+}  // namespace glia
