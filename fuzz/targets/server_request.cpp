@@ -1,5 +1,6 @@
 // Fuzzes the server's request parsing and validation: any bytes as the body of POST
-// /v1/chat/completions or /v1/completions (the first byte chooses which; the rest is the body). Every
+// /v1/chat/completions, /v1/completions, /v1/messages (Anthropic's) or /v1/responses (the first
+// byte's two low bits choose which; the rest is the body). Every
 // body must give either a validated request or a 4xx api_error with a one-line message naming what
 // is wrong, never an exception, a crash or a hang; the error must serialize to OpenAI's JSON shape.
 // Accepted requests must hold what the scheduler relies on (bounded counts, messages as an array).
@@ -10,15 +11,34 @@
 
 #include "fuzz_support.h"
 #include "sampler/params.h"
+#include "server/anthropic_request.h"
 #include "server/request.h"
+#include "server/responses_api_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace glia;
   if (size == 0) return 0;
-  const bool chat = (data[0] & 1) == 0;
+  const int endpoint = data[0] & 3;
+  const bool chat = endpoint != 1;
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   const sampler_params defaults{};
-  auto r = chat ? server::parse_chat_request(body, defaults) : server::parse_completion_request(body, defaults);
+  const auto parse = [&]() -> server::api_result<server::completion_request> {
+    switch (endpoint) {
+      case 0: return server::parse_chat_request(body, defaults);
+      case 1: return server::parse_completion_request(body, defaults);
+      case 2: {
+        auto m = server::parse_messages_request(body, defaults);
+        if (!m.ok()) return m.error();
+        return std::move(m.value().chat);
+      }
+      default: {
+        auto m = server::parse_responses_api_request(body, defaults);
+        if (!m.ok()) return m.error();
+        return std::move(m.value().chat);
+      }
+    }
+  };
+  auto r = parse();
   if (!r.ok()) {
     const server::api_error& e = r.error();
     fuzz::require(e.status >= 400 && e.status < 500, "request error is not a 4xx", e.message);
