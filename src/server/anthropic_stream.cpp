@@ -34,10 +34,6 @@ ojson call_input(const std::string& arguments) {
   return input.is_object() ? input : ojson::object();
 }
 
-std::string stop_reason_for(const reply_blocks& blocks, const job& j, const std::vector<std::string>& stop_sequences, std::string& matched) {
-  return stop_reason_of(j, blocks.calls_complete(), stop_sequences, matched);
-}
-
 }  // namespace
 
 anthropic_stream::anthropic_stream(const reply_reading& reading, std::vector<std::string> stop_sequences, std::string model, int n_prompt)
@@ -78,7 +74,7 @@ std::string anthropic_stream::push(std::string_view piece) { return events(block
 std::string anthropic_stream::finish(const job& j) {
   std::string out = events(blocks_.finish());
   std::string matched;
-  const std::string reason = stop_reason_for(blocks_, j, stop_sequences_, matched);
+  const std::string reason = stop_reason_of(j, blocks_.calls_complete(), stop_sequences_, matched);
   out += anthropic_event({{"type", "message_delta"},
                           {"delta", {{"stop_reason", reason}, {"stop_sequence", matched.empty() ? ojson() : ojson(matched)}}},
                           {"usage", anthropic_usage(j.n_prompt, j.n_reused, j.n_generated)}});
@@ -108,7 +104,7 @@ ojson anthropic_message(const reply_reading& reading, const std::vector<std::str
     }
   }
   std::string matched;
-  const std::string reason = stop_reason_for(blocks, j, stop_sequences, matched);
+  const std::string reason = stop_reason_of(j, blocks.calls_complete(), stop_sequences, matched);
   return message_json(new_message_id(), model, std::move(content), reason, matched, anthropic_usage(j.n_prompt, j.n_reused, j.n_generated));
 }
 

@@ -125,6 +125,7 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
       return e;
     }
   }
+  if (r.params.ignore_eos) s.forbid_end_of_generation(r.params.sampling);
   for (const auto& [id, bias] : r.params.sampling.logit_bias)
     if (id >= s.n_vocab())
       return bad_request(fmt::format("logit_bias token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "logit_bias");

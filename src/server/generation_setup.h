@@ -36,7 +36,7 @@ struct reply_reading {
 };
 
 // The token ids of every prompt: the chat's rendered messages, or each completions prompt; sets how
-// the reply is read. A 400 for a prompt that does not fit the context, tools the template cannot
+// the reply is read (and, for ignore_eos, bans the end tokens in r's sampling). A 400 for a prompt that does not fit the context, tools the template cannot
 // show, a template that fails.
 // check_fit false: a prompt is not checked against the context (for counting its tokens).
 api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading,

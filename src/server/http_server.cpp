@@ -167,7 +167,10 @@ int run_server(const server_options& opts) {
     // Past the deadline, what still runs or waits ends with a 503 (an error event for a stream), and
     // its response is let out before the listener stops.
     if (st.in_flight.load() > 0 && st.ready.load()) {
-      st.sched->abort_all(fmt::format("the server is shutting down (--drain-seconds {} passed)", st.opts.drain_seconds));
+      // The engine may be in a forward pass (a prefill chunk of a large model takes seconds): its jobs
+      // end after it; then their handlers get a moment to write the error.
+      st.sched->abort_all(fmt::format("the server is shutting down (--drain-seconds {} passed)", st.opts.drain_seconds),
+                          std::chrono::seconds(60));
       const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       while (st.in_flight.load() > 0 && std::chrono::steady_clock::now() < grace) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

@@ -1,13 +1,11 @@
 #include "server/responses_api_output.h"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <chrono>
-#include <random>
 
 #include "core/json_text.h"
 #include "server/random_id.h"
+#include "server/sse.h"
 
 namespace glia::server {
 
@@ -37,8 +35,12 @@ void add_to_item(ojson& item, const std::string& piece) {
   else item["content"][0]["text"] = item["content"][0]["text"].get<std::string>() + piece;
 }
 
-void complete_item(ojson& item) {
-  if (item.contains("status")) item["status"] = "completed";
+// An item is completed, or incomplete where the reply was cut inside it (a call's arguments that do
+// not make an object yet, text cut by max_output_tokens).
+void close_item(ojson& item, bool cut) {
+  if (!item.contains("status")) return;
+  const bool whole_call = item["type"] == "function_call" && nlohmann::json::parse(item["arguments"].get<std::string>(), nullptr, false).is_object();
+  item["status"] = cut && !whole_call ? "incomplete" : "completed";
 }
 
 // Whether the reply ended as a complete response (incomplete: cut by max_output_tokens or the
@@ -54,8 +56,9 @@ ojson usage_of(const job& j) {
 }
 
 // The response object; status in_progress has no usage yet.
-ojson response_object(const response_head& h, const std::string& status, bool cut, ojson output, ojson usage) {
-  ojson r = {{"id", h.id}, {"object", "response"}, {"created_at", h.created_at}, {"status", status}, {"background", false}, {"error", nullptr}};
+ojson response_object(const response_head& h, const std::string& status, bool cut, ojson output, ojson usage, ojson error = nullptr) {
+  ojson r = {{"id", h.id}, {"object", "response"}, {"created_at", h.created_at}, {"status", status}, {"background", false},
+             {"error", std::move(error)}};
   r["incomplete_details"] = cut ? ojson{{"reason", "max_output_tokens"}} : ojson();
   for (const auto& [k, v] : h.settings.items()) r[k] = v;
   r["model"] = h.model;
@@ -90,9 +93,13 @@ std::string responses_api_stream::start() {
   return out + event({{"type", "response.in_progress"}, {"response", r}});
 }
 
-std::string responses_api_stream::events(const std::vector<block_event>& blocks) {
+std::string responses_api_stream::events(const std::vector<block_event>& blocks, bool cut) {
   std::string out;
-  for (const block_event& b : blocks) {
+  size_t last_close = blocks.size();
+  for (size_t i = 0; i < blocks.size(); ++i)
+    if (blocks[i].action == block_event::what::close) last_close = i;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const block_event& b = blocks[i];
     const int index = int(output_.size()) - (b.action == block_event::what::open ? 0 : 1);
     if (b.action == block_event::what::open) {
       output_.push_back(new_item(b));
@@ -128,24 +135,29 @@ std::string responses_api_stream::events(const std::vector<block_event>& blocks)
       out += event(std::move(done));
       out += event({{"type", "response.content_part.done"}, {"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"part", part}});
     }
-    complete_item(item);
+    close_item(item, cut && i == last_close);
     out += event({{"type", "response.output_item.done"}, {"output_index", index}, {"item", item}});
   }
   return out;
 }
 
+std::string responses_api_stream::keep_alive() const { return std::string(sse_keep_alive); }
+
 std::string responses_api_stream::push(std::string_view text) { return events(blocks_.push(text)); }
 
 std::string responses_api_stream::finish(const job& j) {
-  std::string out = events(blocks_.finish());
+  std::string out = events(blocks_.finish(), j.reason == finish_kind::length);
   const bool cut = incomplete(blocks_, j);
   const ojson r = response_object(head_, cut ? "incomplete" : "completed", cut, output_, usage_of(j));
   return out + event({{"type", cut ? "response.incomplete" : "response.completed"}, {"response", r}});
 }
 
+// The error event, then response.failed: the terminal event clients such as Codex wait for.
 std::string responses_api_stream::error(const api_error& e) {
-  std::string out = events(blocks_.cut());
-  return out + responses_api_error_event(e, sequence_++);
+  std::string out = events(blocks_.cut(), true);
+  out += responses_api_error_event(e, sequence_++);
+  const ojson error = {{"code", e.status >= 500 ? "server_error" : "invalid_request"}, {"message", e.message}};
+  return out + event({{"type", "response.failed"}, {"response", response_object(head_, "failed", false, output_, nullptr, error)}});
 }
 
 std::string responses_api_error_event(const api_error& e, int sequence_number) {
@@ -166,9 +178,9 @@ ojson responses_api_response(const reply_reading& reading, const response_head& 
     ojson item = new_item({block_event::what::open, b.kind, b.name});
     if (b.kind != block_kind::call) item["content"].push_back(empty_part(b.kind));
     add_to_item(item, b.text);
-    complete_item(item);
     output.push_back(std::move(item));
   }
+  for (size_t i = 0; i < output.size(); ++i) close_item(output[i], j.reason == finish_kind::length && i + 1 == output.size());
   const bool cut = incomplete(blocks, j);
   return response_object(head, cut ? "incomplete" : "completed", cut, std::move(output), usage_of(j));
 }

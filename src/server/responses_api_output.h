@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,12 +32,16 @@ class responses_api_stream {
   responses_api_stream(const reply_reading& reading, response_head head);
 
   std::string start();  // response.created, response.in_progress
+  // As sse_job_stream drives a writer: the opening events at once; an SSE comment to keep alive.
+  std::optional<std::string> start(const job&, bool) { return start(); }
+  std::string keep_alive() const;
   std::string push(std::string_view text);
   std::string finish(const job& j);  // the last items' .done events, response.completed or .incomplete
   std::string error(const api_error& e);
 
  private:
-  std::string events(const std::vector<block_event>& blocks);
+  // cut: the reply was cut inside the last item these events close.
+  std::string events(const std::vector<block_event>& blocks, bool cut = false);
   std::string event(nlohmann::ordered_json e);
 
   reply_blocks blocks_;

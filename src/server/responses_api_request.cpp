@@ -18,7 +18,8 @@ const std::set<std::string> own_fields = {"model",       "input",          "inst
                                           "tools",       "tool_choice",    "parallel_tool_calls", "stream",  "text",        "reasoning",
                                           "metadata",    "store",          "user",         "truncation",        "include",     "service_tier",
                                           "background",  "previous_response_id", "conversation", "prompt", "prompt_cache_key",
-                                          "safety_identifier", "max_tool_calls", "top_logprobs", "stream_options"};
+                                          "safety_identifier", "max_tool_calls", "top_logprobs", "stream_options",
+                                          "client_metadata", "prompt_cache_retention"};
 field_error check_fields(const ojson& a) {
   for (const auto& [k, v] : a.items())
     if (!own_fields.count(k) && !is_sampling_extension(k))
@@ -77,11 +78,18 @@ field_error read_input(const ojson& a, ojson& out) {
   }
   if (!it->is_array()) return bad_request(fmt::format("'input' must be a string or an array of items, got {}", json_type_name(*it)), "input");
   if (it->empty()) return bad_request("'input' must not be empty", "input");
+  // Reasoning items wait for the assistant message or call they came before; one before a user's,
+  // system's or tool's item (a reply that was only reasoning) is dropped.
   std::string reasoning;
   const auto assistant_turn = [&]() -> ojson& {
     if (out.empty() || out.back()["role"] != "assistant") out.push_back({{"role", "assistant"}, {"content", ""}});
-    if (!reasoning.empty()) out.back()["reasoning_content"] = std::exchange(reasoning, std::string());
-    return out.back();
+    ojson& turn = out.back();
+    if (!reasoning.empty()) {
+      const std::string before = turn.value("reasoning_content", std::string());
+      turn["reasoning_content"] = before.empty() ? reasoning : before + "\n" + reasoning;
+      reasoning.clear();
+    }
+    return turn;
   };
   for (const auto& item : *it) {
     if (!item.is_object()) return bad_request(fmt::format("each input item must be an object, got {}", json_type_name(item)), "input");
@@ -104,7 +112,13 @@ field_error read_input(const ojson& a, ojson& out) {
           turn["content"] = joined.empty() ? text : joined + "\n" + text;
         }
       } else {
-        out.push_back({{"role", role}, {"content", text}});
+        reasoning.clear();
+        // Instructions and the system or developer messages before the conversation are one system
+        // message: many templates take only one.
+        if (role == "system" && !out.empty() && out.back()["role"] == "system" && out.size() == 1)
+          out.back()["content"] = out.back()["content"].get<std::string>() + "\n\n" + text;
+        else
+          out.push_back({{"role", role}, {"content", text}});
       }
     } else if (type == "function_call") {
       std::string id, name, arguments;
@@ -118,17 +132,20 @@ field_error read_input(const ojson& a, ojson& out) {
       GLIA_FIELD(item_string(item, "call_id", id));
       if (!item.contains("output")) return bad_request("a 'function_call_output' item needs an 'output'", "input");
       GLIA_FIELD(content_text(item["output"], output));
+      reasoning.clear();
       out.push_back({{"role", "tool"}, {"tool_call_id", id}, {"content", output}});
     } else if (type == "reasoning") {
       // Its text (gpt-oss and vLLM give it as content, OpenAI's own models as summary); encrypted
       // content is another server's.
+      std::string text;
       for (const char* key : {"content", "summary"}) {
         auto parts = item.find(key);
         if (parts == item.end() || !parts->is_array()) continue;
         for (const auto& p : *parts)
-          if (p.is_object() && p.contains("text") && p["text"].is_string()) reasoning += (reasoning.empty() ? "" : "\n") + p["text"].get<std::string>();
-        if (!reasoning.empty()) break;
+          if (p.is_object() && p.contains("text") && p["text"].is_string()) text += (text.empty() ? "" : "\n") + p["text"].get<std::string>();
+        if (!text.empty()) break;
       }
+      if (!text.empty()) reasoning += (reasoning.empty() ? "" : "\n") + text;
     } else {
       return bad_request(fmt::format("input item type \"{}\" is not supported (message, function_call, function_call_output, reasoning)",
                                      shown(type)),
@@ -232,8 +249,8 @@ ojson settings_of(const ojson& a, const completion_request& r) {
   // As the client wrote them, not float's nearest double (0.949999988 for 0.95).
   const auto shortest = [](float v) { return std::stod(fmt::format("{}", v)); };
   s["temperature"] = shortest(r.params.sampling.temperature);
-  s["text"] = {{"format", a.contains("text") && a["text"].is_object() && a["text"].contains("format") ? a["text"]["format"]
-                                                                                                      : ojson{{"type", "text"}}}};
+  s["text"] = a.contains("text") && a["text"].is_object() ? a["text"] : ojson::object();
+  if (!s["text"].contains("format") || s["text"]["format"].is_null()) s["text"]["format"] = {{"type", "text"}};
   s["tool_choice"] = given("tool_choice", "auto");
   s["tools"] = given("tools", ojson::array());
   s["top_p"] = shortest(r.params.sampling.top_p);
@@ -272,6 +289,21 @@ field_error translate(const ojson& a, ojson& o) {
 
 }  // namespace
 
+api_error in_responses_api_terms(api_error e) {
+  static const std::pair<std::string_view, std::string_view> params[] = {
+      {"messages", "input"}, {"max_tokens", "max_output_tokens"}, {"response_format", "text"}, {"reasoning_effort", "reasoning"}};
+  for (const auto& [chat, responses] : params)
+    if (e.param == chat) e.param = responses;
+  static const std::pair<std::string_view, std::string_view> terms[] = {
+      {"'max_tokens'", "'max_output_tokens'"}, {"'response_format.json_schema'", "'text.format'"}, {"'response_format'", "'text.format'"},
+      {"'reasoning_effort'", "'reasoning.effort'"}, {".function.parameters", ".parameters"}, {".function.description", ".description"},
+      {".function.name", ".name"}, {".function'", "'"}};
+  for (const auto& [chat, responses] : terms)
+    for (size_t at = e.message.find(chat); at != std::string::npos; at = e.message.find(chat, at + responses.size()))
+      e.message.replace(at, chat.size(), responses);
+  return e;
+}
+
 api_result<responses_api_request> parse_responses_api_request(std::string_view body, const sampler_params& defaults) {
   auto checked = parse_json_object(body);  // UTF-8, depth and JSON errors, as the other endpoints word them
   if (!checked.ok()) return checked.error();
@@ -279,11 +311,7 @@ api_result<responses_api_request> parse_responses_api_request(std::string_view b
   ojson o = ojson::object();
   if (auto e = translate(a, o)) return *e;
   auto chat = parse_chat_request(ordered_json_text(o), defaults);
-  if (!chat.ok()) {
-    api_error e = chat.error();
-    if (e.param == "max_tokens") e.param = "max_output_tokens";
-    return e;
-  }
+  if (!chat.ok()) return in_responses_api_terms(chat.error());
   responses_api_request r{std::move(chat.value()), {}};
   r.settings = settings_of(a, r.chat);
   return r;

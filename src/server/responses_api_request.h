@@ -28,4 +28,8 @@ struct responses_api_request {
 
 api_result<responses_api_request> parse_responses_api_request(std::string_view body, const sampler_params& defaults);
 
+// An error the chat request's reading gave, in the Responses API's terms (input, max_output_tokens,
+// text.format, reasoning.effort, flat function tools).
+api_error in_responses_api_terms(api_error e);
+
 }  // namespace glia::server

@@ -87,9 +87,6 @@ struct stream_state {
   }
 };
 
-// A stream whose text may be held back (calls, reasoning) says who speaks at once, as OpenAI's does,
-// and sends a comment when nothing else went out for this long.
-constexpr auto keep_alive_interval = std::chrono::seconds(10);
 
 bool write(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
 
@@ -233,7 +230,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   }
   const auto now = std::chrono::steady_clock::now();
   if (out.empty() && !all_done) {
-    if (now - ss->last_write >= keep_alive_interval) out = sse_keep_alive;
+    if (now - ss->last_write >= sse_keep_alive_interval) out = sse_keep_alive;
     else if (!one) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // nothing came from any choice
   }
   if (!out.empty()) {
@@ -265,7 +262,6 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
   reply_reading reading;
   auto prompts = build_prompts(st, r, reading);
   if (!prompts.ok()) return send_error(res, prompts.error());
-  if (r.params.ignore_eos) st.sess().forbid_end_of_generation(r.params.sampling);
   auto guard = std::make_unique<in_flight_guard>(st);
   auto queued = queue_jobs(st, r, prompts.value(), req, res);
   if (!queued.ok()) return send_error(res, queued.error());

@@ -27,7 +27,6 @@ api_result<prepared> prepare(server_state& st, std::string_view body, bool count
   auto prompts = build_prompts(st, p.r.chat, p.reading, !counting);
   if (!prompts.ok()) return in_anthropic_terms(prompts.error());
   p.prompt = std::move(prompts.value().front());
-  if (p.r.chat.params.ignore_eos) st.sess().forbid_end_of_generation(p.r.chat.params.sampling);
   return p;
 }
 

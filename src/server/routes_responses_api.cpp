@@ -6,25 +6,10 @@
 #include "server/generation_setup.h"
 #include "server/responses_api_output.h"
 #include "server/responses_api_request.h"
-#include "server/sse.h"
 #include "server/sse_job_stream.h"
 
 namespace glia::server {
 namespace {
-
-// responses_api_stream as sse_job_stream drives it.
-class responses_writer {
- public:
-  explicit responses_writer(responses_api_stream s) : s_(std::move(s)) {}
-  std::optional<std::string> start(const job&, bool) { return s_.start(); }
-  std::string push(std::string_view text) { return s_.push(text); }
-  std::string finish(const job& j) { return s_.finish(j); }
-  std::string error(const api_error& e) { return s_.error(e); }
-  std::string keep_alive() const { return std::string(sse_keep_alive); }
-
- private:
-  responses_api_stream s_;
-};
 
 void respond(server_state& st, const httplib::Request& req, httplib::Response& res) {
   st.stats.requests_responses++;
@@ -34,14 +19,13 @@ void respond(server_state& st, const httplib::Request& req, httplib::Response& r
   responses_api_request& r = parsed.value();
   reply_reading reading;
   auto prompts = build_prompts(st, r.chat, reading);
-  if (!prompts.ok()) return send_error(res, prompts.error());
-  if (r.chat.params.ignore_eos) st.sess().forbid_end_of_generation(r.chat.params.sampling);
+  if (!prompts.ok()) return send_error(res, in_responses_api_terms(prompts.error()));
   auto guard = std::make_unique<in_flight_guard>(st);
   auto queued = queue_jobs(st, r.chat, prompts.value(), req, res);
   if (!queued.ok()) return send_error(res, queued.error());
   std::shared_ptr<job> j = queued.value().front();
   response_head head = new_response_head(r.chat.model.empty() ? st.model_name : r.chat.model, std::move(r.settings));
-  if (r.chat.params.stream) return stream_job(res, responses_writer(responses_api_stream(reading, std::move(head))), j, std::move(guard));
+  if (r.chat.params.stream) return stream_job(res, responses_api_stream(reading, std::move(head)), j, std::move(guard));
   const std::string reply = wait_for_reply(*j);
   if (j->reason == finish_kind::error) return send_error(res, api_error{j->error_status, j->error});
   res.set_content(ordered_json_text(responses_api_response(reading, head, reply, *j)), "application/json");

@@ -64,13 +64,12 @@ void scheduler::shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
-void scheduler::abort_all(std::string why) {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-    abort_why_ = std::move(why);
-  }
+bool scheduler::abort_all(std::string why, std::chrono::milliseconds wait) {
+  std::unique_lock lock(mu_);
+  stopping_ = true;
+  abort_why_ = std::move(why);
   cv_.notify_all();
+  return aborted_cv_.wait_for(lock, wait, [this] { return aborted_; });
 }
 
 // Slots are the engine thread's: it ends their jobs itself, between two steps.
@@ -80,6 +79,8 @@ void scheduler::abort_jobs_locked() {
   for (auto& s : slots_)
     if (s->busy()) s->fail(abort_why_, 503);
   busy_ = 0;
+  aborted_ = true;
+  aborted_cv_.notify_all();
 }
 
 gauges scheduler::snapshot() const {

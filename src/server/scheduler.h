@@ -44,9 +44,10 @@ class scheduler {
   submit_result run_between_steps(std::function<void(session&)> task);
   // Refuses new jobs, lets the queued and running ones finish, and stops the engine thread.
   void shutdown();
-  // Ends every queued and running job now with a 503 and this message (a drain's deadline passed);
-  // jobs submitted later are refused.
-  void abort_all(std::string why);
+  // Ends every queued and running job with a 503 and this message (a drain's deadline passed), at the
+  // engine thread's next turn (after the forward pass it may be in); waits up to `wait` for that and
+  // returns whether it came. Jobs submitted later are refused.
+  bool abort_all(std::string why, std::chrono::milliseconds wait);
   gauges snapshot() const;
   // A session for tokenizing and templates (const use only: safe from any thread).
   const session& any_session() const { return *sess_; }
@@ -73,6 +74,8 @@ class scheduler {
   int busy_ = 0;
   bool stopping_ = false;
   std::string abort_why_;  // abort_all's message: the engine thread ends every job with it
+  bool aborted_ = false;   // and it has
+  std::condition_variable aborted_cv_;
   std::vector<int64_t> kv_used_;  // per slot, updated by the engine thread under mu_
   std::chrono::steady_clock::time_point next_abandon_scan_{};
   std::thread thread_;

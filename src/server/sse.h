@@ -2,6 +2,7 @@
 // event is "data: <one line of JSON>\n\n"; an OpenAI stream ends with "data: [DONE]\n\n".
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -12,5 +13,7 @@ std::string sse_data(std::string_view json_line);
 inline constexpr std::string_view sse_done = "data: [DONE]\n\n";
 // A comment line, which clients skip: keeps proxies from timing out a stream that is quiet for long.
 inline constexpr std::string_view sse_keep_alive = ": keep-alive\n\n";
+// Proxies drop streams that are quiet for long: a stream sends a keep-alive after this long without a write.
+inline constexpr auto sse_keep_alive_interval = std::chrono::seconds(10);
 
 }  // namespace glia::server

@@ -17,11 +17,9 @@
 #include "server/generation_setup.h"
 #include "server/job.h"
 #include "server/server_state.h"
+#include "server/sse.h"
 
 namespace glia::server {
-
-// Proxies drop streams that are quiet for long; a keep-alive goes out after this long without a write.
-inline constexpr auto stream_keep_alive_interval = std::chrono::seconds(10);
 
 template <class Writer>
 class sse_job_stream {
@@ -33,7 +31,7 @@ class sse_job_stream {
     std::vector<gen_event> events;
     const bool done = j_->wait(events, poll_interval);
     const auto now = std::chrono::steady_clock::now();
-    const bool quiet = now - last_write_ >= stream_keep_alive_interval;
+    const bool quiet = now - last_write_ >= sse_keep_alive_interval;
     std::string out;
     if (!started_) {
       std::optional<std::string> opening = w_.start(*j_, !events.empty() || done || quiet);

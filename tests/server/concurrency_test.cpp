@@ -247,5 +247,34 @@ TEST(ServerLifecycle, DrainDeadlineEndsWhatStillRuns) {
   EXPECT_EQ(q.status, 503) << q.body;
 }
 
+TEST(ServerLifecycle, DrainDeadlineEndsMessagesAndResponsesStreamsInTheirShapes) {
+  server_process srv({"-m", test_model(), "-c", "16384", "--metrics", "--drain-seconds", "1"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  const json messages = {{{"role", "user"}, {"content", "The jury said"}}};
+  auto running = std::async(std::launch::async, [&] {
+    return post(srv, "/v1/messages", json{{"max_tokens", 16000}, {"ignore_eos", true}, {"stream", true}, {"messages", messages}});
+  });
+  ASSERT_TRUE(wait_metric(srv, "glia_slots_busy", 1));
+  auto queued = std::async(std::launch::async, [&] {
+    return post(srv, "/v1/responses", json{{"max_output_tokens", 16000}, {"ignore_eos", true}, {"stream", true}, {"input", "The jury said"}});
+  });
+  ASSERT_TRUE(wait_metric(srv, "glia_queue_length", 1));
+  ASSERT_EQ(kill(srv.pid(), SIGTERM), 0);
+  EXPECT_EQ(srv.terminate(60), 0) << srv.log();
+  // Anthropic's stream: its open block closed, then an error event with the reason.
+  const std::string m = running.get().body;
+  EXPECT_NE(m.find("event: content_block_stop"), std::string::npos);
+  const size_t error_at = m.rfind("event: error\ndata: ");
+  ASSERT_NE(error_at, std::string::npos) << m.substr(m.size() > 400 ? m.size() - 400 : 0);
+  EXPECT_NE(m.find("shutting down", error_at), std::string::npos);
+  // The Responses API's: an error event, then response.failed, the terminal event.
+  const std::string r = queued.get().body;
+  EXPECT_NE(r.find("event: response.created"), std::string::npos) << r;
+  EXPECT_NE(r.find("event: error"), std::string::npos) << r;
+  const size_t failed_at = r.rfind("event: response.failed");
+  ASSERT_NE(failed_at, std::string::npos) << r;
+  EXPECT_NE(r.find("shutting down", failed_at), std::string::npos) << r;
+}
+
 }  // namespace
 }  // namespace glia::test

@@ -30,7 +30,8 @@ TEST(ResponsesApiParse, InputItemsBecomeChatMessages) {
     "tool_choice":"auto","parallel_tool_calls":false,"store":true,"metadata":{"k":"v"},"reasoning":{"effort":"low","summary":"auto"}})");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const completion_request& c = r.value().chat;
-  const json expected = json::parse(R"([{"role":"system","content":"be brief"},{"role":"system","content":"rules"},
+  // Instructions and the developer message before the conversation are one system message.
+  const json expected = json::parse(R"([{"role":"system","content":"be brief\n\nrules"},
     {"role":"user","content":"a\nb"},
     {"role":"assistant","content":"Let me see.","reasoning_content":"think","tool_calls":[
       {"id":"call_1","type":"function","function":{"name":"w","arguments":{"city":"Oslo"}}}]},
@@ -48,6 +49,35 @@ TEST(ResponsesApiParse, InputItemsBecomeChatMessages) {
   EXPECT_EQ(s["metadata"]["k"], "v");
   EXPECT_EQ(s["store"], false);  // nothing is kept, whatever was asked
   EXPECT_EQ(s["tools"][0]["name"], "w");
+}
+
+TEST(ResponsesApiParse, ReasoningGoesWithTheTurnItCameBefore) {
+  auto r = parse(R"({"input":[{"role":"user","content":"a"},{"type":"reasoning","summary":[{"type":"summary_text","text":"lost"}]},
+    {"role":"user","content":"b"},{"type":"reasoning","summary":[{"type":"summary_text","text":"r1"}]},
+    {"type":"function_call","call_id":"c1","name":"w","arguments":"{}"},{"type":"reasoning","content":[{"type":"reasoning_text","text":"r2"}]},
+    {"type":"function_call","call_id":"c2","name":"w","arguments":"{}"}],"client_metadata":{"trace":"t"},"prompt_cache_retention":"24h",
+    "text":{"verbosity":"low"}})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& m = r.value().chat.messages;
+  ASSERT_EQ(m.size(), 3u) << m.dump();
+  EXPECT_EQ(m[2]["reasoning_content"], "r1\nr2");
+  EXPECT_EQ(m[2]["tool_calls"].size(), 2u);
+  EXPECT_EQ(r.value().settings["text"]["verbosity"], "low");
+  EXPECT_EQ(r.value().settings["text"]["format"]["type"], "text");
+}
+
+TEST(ResponsesApiParse, ErrorsNameTheResponsesApisFields) {
+  auto big = parse(R"({"input":"x","max_output_tokens":1e12})");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().message.find("max_output_tokens"), std::string::npos) << big.error().message;
+  auto schema = parse(R"({"input":"x","text":{"format":{"type":"json_schema","name":"n"}}})");
+  ASSERT_FALSE(schema.ok());
+  EXPECT_EQ(schema.error().param, "text");
+  EXPECT_EQ(schema.error().message.find("response_format"), std::string::npos) << schema.error().message;
+  auto effort = parse(R"({"input":"x","reasoning":{"effort":"banana"}})");
+  ASSERT_FALSE(effort.ok());
+  EXPECT_EQ(effort.error().param, "reasoning");
+  EXPECT_NE(effort.error().message.find("'reasoning.effort'"), std::string::npos) << effort.error().message;
 }
 
 TEST(ResponsesApiParse, StringInputToolChoicesAndFormats) {
@@ -173,15 +203,18 @@ TEST(ResponsesApiOutput, ReasoningTextAndCallsAreItems) {
   EXPECT_EQ(whole["usage"]["input_tokens"], 9);
   EXPECT_EQ(whole["usage"]["input_tokens_details"]["cached_tokens"], 4);
   EXPECT_EQ(whole["usage"]["total_tokens"], 15);
-  // Cut by max_output_tokens: incomplete, but whole forced arguments are a completed call.
+  // Cut by max_output_tokens: incomplete, its last item too; but whole forced arguments are a completed call.
   j.reason = finish_kind::length;
   expect_stream_is_whole(reply_reading{}, "some text", j, "incomplete");
+  EXPECT_EQ(responses_api_response(reply_reading{}, new_response_head("m", ojson::object()), "some text", j)["output"][0]["status"], "incomplete");
   reply_reading named;
   named.options.tools = unit_tools;
   named.options.mode = tool_mode::named;
   named.options.function = "get_unit";
   expect_stream_is_whole(named, "{\"unit\": \"f\"}  \n", j, "completed");
   expect_stream_is_whole(named, "{\"unit\": \"f", j, "incomplete");
+  EXPECT_EQ(responses_api_response(named, new_response_head("m", ojson::object()), "{\"unit\": \"f", j)["output"][0]["status"], "incomplete");
+  EXPECT_EQ(responses_api_response(named, new_response_head("m", ojson::object()), "{\"unit\": \"f\"} ", j)["output"][0]["status"], "completed");
 }
 
 TEST(ResponsesApiOutput, AnErrorEvent) {
@@ -190,10 +223,18 @@ TEST(ResponsesApiOutput, AnErrorEvent) {
   body += s.push("partial");
   body += s.error(api_error{500, "failed"});
   const auto events = test::events_of(body);
-  ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().name, "error");
-  EXPECT_EQ(events.back().data["message"], "failed");
-  EXPECT_EQ(events.back().data["sequence_number"], events.size() - 1);
+  ASSERT_GE(events.size(), 3u);
+  // The cut item is incomplete; the error event, then response.failed (the terminal event).
+  const auto& done = events[events.size() - 3];
+  EXPECT_EQ(done.name, "response.output_item.done");
+  EXPECT_EQ(done.data["item"]["status"], "incomplete");
+  EXPECT_EQ(events[events.size() - 2].name, "error");
+  EXPECT_EQ(events[events.size() - 2].data["message"], "failed");
+  EXPECT_EQ(events.back().name, "response.failed");
+  EXPECT_EQ(events.back().data["response"]["status"], "failed");
+  EXPECT_EQ(events.back().data["response"]["error"]["message"], "failed");
+  EXPECT_EQ(events.back().data["response"]["output"][0]["content"][0]["text"], "partial");
+  for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].data["sequence_number"], i);
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ bool shows_system(const std::string& stem) {
 
 TEST(system_role, found_by_rendering_one) {
   EXPECT_FALSE(shows_system("google-gemma-2-2b-it"));  // raises "System role not supported"
-  for (const char* stem : {"meta-llama-Llama-2-13b-chat-hf", "meta-llama-Llama-3.1-8B-Instruct", "Qwen-Qwen3-0.6B",
+  // A tool_use template that fails without tools is asked with one.
+  for (const char* stem : {"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", "meta-llama-Llama-2-13b-chat-hf", "meta-llama-Llama-3.1-8B-Instruct", "Qwen-Qwen3-0.6B",
                            "mistralai-Mistral-Nemo-Instruct-2407", "google-gemma-4-31B-it", "microsoft-Phi-3.5-mini-instruct"})
     EXPECT_TRUE(shows_system(stem)) << stem;
 }
@@ -29,6 +30,10 @@ TEST(system_role, text_opens_the_next_user_message) {
   EXPECT_EQ(merged, jinja::json::parse(R"([{"role":"user","content":"a\n\nb\n\nu1"},{"role":"assistant","content":"x"},{"role":"user","content":"u2"}])"));
   EXPECT_EQ(jinja::system_text_to_user(jinja::json::parse(R"([{"role":"system","content":"only"}])")),
             jinja::json::parse(R"([{"role":"user","content":"only"}])"));
+  EXPECT_EQ(jinja::system_text_to_user(jinja::json::parse(
+                R"([{"role":"user","content":"u"},{"role":"assistant","content":"x"},{"role":"system","content":"s"},{"role":"assistant","content":"y"}])")),
+            jinja::json::parse(
+                R"([{"role":"user","content":"u"},{"role":"assistant","content":"x"},{"role":"user","content":"s"},{"role":"assistant","content":"y"}])"));
 }
 
 }  // namespace

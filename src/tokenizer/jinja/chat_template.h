@@ -44,7 +44,7 @@ result<std::string> render_chat(std::string_view template_source, const chat_inp
 bool shows_system_role(const compiled_template& t, const special_tokens& tokens);
 // For a template without one, as llama.cpp polyfills it: each system message's text opens the next
 // user message (after a blank line, as Gemma 3's template joins them itself), or becomes a user
-// message when none follows.
+// message where no user message follows it at once.
 json system_text_to_user(json messages);
 
 // The templates a model ships with and the special-token texts they are rendered with.
