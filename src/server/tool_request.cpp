@@ -170,7 +170,20 @@ field_error read_tool_options(const json& obj, std::string_view body, sampler_pa
     return bad_request(fmt::format("'tool_choice' \"required\" takes at most 128 tools, got {}; use \"auto\" or name one", out.tools.size()),
                        "tool_choice");
   auto g = grammar::from_json_schema(forced_schema(out));
-  if (!g) return bad_request(fmt::format("'tools': a function's parameters schema cannot be followed: {}", g.message()), "tools");
+  if (!g) {
+    // The combined schema's error names a place inside the wrapper of all the calls: the tool at
+    // fault, alone, names its own.
+    for (size_t i = 0; i < out.tools.size(); ++i) {
+      const ojson& f = out.tools[i]["function"];
+      if (out.mode == tool_mode::named && f["name"] != out.function) continue;
+      const ojson params = f.contains("parameters") ? f["parameters"] : ojson::object();
+      if (auto alone = grammar::from_json_schema(params); !alone)
+        return bad_request(fmt::format("'tools[{}].function.parameters' (\"{}\") cannot be followed: {}", i, shown(f["name"].get<std::string>()),
+                                       alone.message()),
+                           "tools");
+    }
+    return bad_request(fmt::format("'tools': the functions' parameters schemas cannot be followed: {}", g.message()), "tools");
+  }
   s.grammar = *g;
   return std::nullopt;
 }

@@ -146,6 +146,20 @@ TEST(ServerParse, MessageNamePassesThrough) {
 
 // Tool fields that ask for no tool use (some SDKs always send them) are accepted; others are not
 // (RejectsBadRequests).
+TEST(ServerParse, AForcedChoiceNamesTheToolWhoseSchemaCannotBeFollowed) {
+  const std::string tools = R"("tools":[{"type":"function","function":{"name":"ok","parameters":{"type":"object"}}},
+    {"type":"function","function":{"name":"tags","parameters":{"type":"object","properties":{"t":{"type":"array","uniqueItems":true}}}}}])";
+  for (const std::string choice : {R"("required")", R"({"type":"function","function":{"name":"tags"}})"}) {
+    auto r = chat(R"({"messages":[{"role":"user","content":"x"}],)" + tools + R"(,"tool_choice":)" + choice + "}");
+    ASSERT_FALSE(r.ok()) << choice;
+    EXPECT_NE(r.error().message.find("'tools[1].function.parameters' (\"tags\")"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("#/properties/t"), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().message.find("anyOf"), std::string::npos) << r.error().message;
+  }
+  // Named, the other tool's schema is not compiled.
+  EXPECT_TRUE(chat(R"({"messages":[{"role":"user","content":"x"}],)" + tools + R"(,"tool_choice":{"type":"function","function":{"name":"ok"}}})").ok());
+}
+
 TEST(ServerParse, EmptyToolsAndToolChoiceNoneAskForNothing) {
   auto r = chat(R"({"messages":[{"role":"user","content":"hi"}],"tools":[],"tool_choice":"none"})");
   ASSERT_TRUE(r.ok()) << r.error().message;
