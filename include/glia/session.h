@@ -153,6 +153,8 @@ class session {
     // Whether the template shows a system message (Gemma 1/2's and Mistral v0.1's raise on one):
     // render_chat then gives its text to the first user message instead, as llama.cpp does.
     bool system_role = true;
+    // Whether it refuses two user messages in a row: render_chat then joins consecutive turns.
+    bool alternating_roles = false;
   };
   // with_tools: for a conversation with tools, the model's "tool_use" template when it has one (as
   // Hugging Face chooses; Hermes 2 Pro ships one), else the same as without.

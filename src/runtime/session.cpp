@@ -156,6 +156,7 @@ static status compile_into(session::chat_format& f, const jinja::special_tokens&
   if (!compiled) return compiled.take_error();
   f.compiled = std::make_shared<const jinja::compiled_template>(std::move(*compiled));
   f.system_role = jinja::shows_system_role(*f.compiled, tokens);
+  f.alternating_roles = jinja::requires_alternating_roles(*f.compiled, tokens);
   return {};
 }
 
@@ -210,6 +211,7 @@ result<std::string> session::render_chat(const chat_format& f, const std::string
   in.messages = jinja::json::parse(messages_json, nullptr, false);
   if (in.messages.is_discarded() || !in.messages.is_array()) return make_error("messages must be a JSON array");
   if (!f.system_role) in.messages = jinja::system_text_to_user(std::move(in.messages));
+  if (f.alternating_roles) in.messages = jinja::join_consecutive_turns(std::move(in.messages));
   in.add_generation_prompt = add_generation_prompt;
   if (set) in.tokens = set->tokens;
   in.extra = jinja::json::parse(extra_vars_json, nullptr, false);

@@ -1,6 +1,7 @@
 // Chat templates without a system role (Gemma 1/2's raise "System role not supported"): a system
 // message's text opens the first user message instead, as llama.cpp does, so clients that always send
-// one (Claude Code, most agents) still get answers.
+// one (Claude Code, most agents) still get answers; and templates that want roles to alternate get
+// consecutive user messages as one.
 #include <gtest/gtest.h>
 
 #include "http_helpers.h"
@@ -27,6 +28,9 @@ TEST(ServerTemplateRoles, ASystemMessageOpensTheFirstUserMessageWhereTheTemplate
   // A system message alone is the user's.
   EXPECT_EQ(prompt_tokens(srv, json::parse(R"([{"role":"system","content":"Hello"}])")),
             prompt_tokens(srv, json::parse(R"([{"role":"user","content":"Hello"}])")));
+  // Two user messages in a row (Codex opens so), which the template refuses, are one.
+  EXPECT_EQ(prompt_tokens(srv, json::parse(R"([{"role":"system","content":"s"},{"role":"user","content":"a"},{"role":"user","content":"b"}])")),
+            prompt_tokens(srv, json::parse(R"([{"role":"user","content":"s\n\na\n\nb"}])")));
   // Anthropic's top-level system prompt, as Claude Code always sends one.
   const http_reply m = post(srv, "/v1/messages", json{{"max_tokens", 2}, {"system", "Be brief."}, {"messages", {{{"role", "user"}, {"content", "Hello"}}}}});
   EXPECT_EQ(m.status, 200) << m.body;

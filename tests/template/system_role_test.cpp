@@ -36,5 +36,19 @@ TEST(system_role, text_opens_the_next_user_message) {
                 R"([{"role":"user","content":"u"},{"role":"assistant","content":"x"},{"role":"user","content":"s"},{"role":"assistant","content":"y"}])"));
 }
 
+TEST(alternating_roles, found_by_rendering_two_user_messages) {
+  const jinja::special_tokens tokens = {{"bos_token", "<s>"}, {"eos_token", "</s>"}};
+  const auto alternating = [&](const std::string& stem) {
+    auto t = jinja::compiled_template::compile(test::read_text(test::testdata("chat_templates/templates/" + stem + ".jinja")));
+    return t && jinja::requires_alternating_roles(*t, tokens);
+  };
+  for (const char* stem : {"google-gemma-2-2b-it", "meta-llama-Llama-2-13b-chat-hf"}) EXPECT_TRUE(alternating(stem)) << stem;
+  for (const char* stem : {"Qwen-Qwen3-0.6B", "meta-llama-Llama-3.1-8B-Instruct", "google-gemma-4-31B-it"}) EXPECT_FALSE(alternating(stem)) << stem;
+  EXPECT_EQ(jinja::join_consecutive_turns(jinja::json::parse(R"([{"role":"user","content":"a"},{"role":"user","content":"b"},
+    {"role":"assistant","content":"x"},{"role":"assistant","content":"","tool_calls":[]},{"role":"user","content":"c"}])")),
+            jinja::json::parse(R"([{"role":"user","content":"a\n\nb"},{"role":"assistant","content":"x"},
+    {"role":"assistant","content":"","tool_calls":[]},{"role":"user","content":"c"}])"));
+}
+
 }  // namespace
 }  // namespace glia

@@ -227,4 +227,29 @@ json system_text_to_user(json messages) {
   return out;
 }
 
+bool requires_alternating_roles(const compiled_template& t, const special_tokens& tokens) {
+  chat_inputs in;
+  in.tokens = tokens;
+  in.messages = json::array({{{"role", "user"}, {"content", "one"}}, {{"role", "assistant"}, {"content", "two"}}, {{"role", "user"}, {"content", "three"}}});
+  if (!render_chat(t, in)) return false;  // fails for some other reason: nothing to learn
+  in.messages = json::array({{{"role", "user"}, {"content", "one"}}, {{"role", "user"}, {"content", "two"}}});
+  return !render_chat(t, in);
+}
+
+json join_consecutive_turns(json messages) {
+  json out = json::array();
+  const auto joinable = [](const json& m) {
+    return m.is_object() && m.contains("content") && m["content"].is_string() && !m.contains("tool_calls") &&
+           (m.value("role", "") == "user" || m.value("role", "") == "assistant");
+  };
+  for (auto& m : messages) {
+    if (!out.empty() && joinable(m) && joinable(out.back()) && out.back()["role"] == m["role"]) {
+      out.back()["content"] = out.back()["content"].get<std::string>() + "\n\n" + m["content"].get<std::string>();
+      continue;
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 }  // namespace glia::jinja

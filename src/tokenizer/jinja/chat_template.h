@@ -47,6 +47,14 @@ bool shows_system_role(const compiled_template& t, const special_tokens& tokens)
 // message where no user message follows it at once.
 json system_text_to_user(json messages);
 
+// Whether a template refuses two user messages in a row (Gemma's, Llama 2's and Mistral's raise
+// "roles must alternate"), which clients send (Codex opens with several; a tool-less history may
+// hold them).
+bool requires_alternating_roles(const compiled_template& t, const special_tokens& tokens);
+// For such a template: consecutive user messages (and assistant messages without calls) become one,
+// their texts joined by a blank line.
+json join_consecutive_turns(json messages);
+
 // The templates a model ships with and the special-token texts they are rendered with.
 struct chat_template_set {
   std::string default_template;                            // empty when the model has none
