@@ -117,11 +117,10 @@ TEST(ServerMessages, StreamsAddUpToTheWholeMessageAndNameTheirStop) {
 
 TEST(ServerMessages, ToolChoiceAutoReadsTheModelsSyntaxAndNoneShowsTools) {
   // A small template that shows tools and writes calls as Hermes does.
-  const std::string tmpl = scratch("messages_tools.jinja");
-  std::ofstream(tmpl) << "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}: {{ t.function.parameters | tojson }}{% endfor %}\n{% endif %}"
+  const std::string tmpl = write_scratch("messages_tools.jinja", "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}: {{ t.function.parameters | tojson }}{% endfor %}\n{% endif %}"
                          "{%- for m in messages %}{{ m.role }}: {{ m.content or '' }}"
                          "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}"
-                         "{%- if add_generation_prompt %}assistant:{% endif %}";
+                         "{%- if add_generation_prompt %}assistant:{% endif %}");
   server_process srv({"-m", test_model(), "--chat-template", tmpl, "-t", "1"});
   ASSERT_GT(srv.port(), 0) << srv.log();
   const json tools = {{{"name", "get_unit"}, {"input_schema", {{"type", "object"}, {"properties", {{"unit", {{"type", "string"}}}}}}}}};

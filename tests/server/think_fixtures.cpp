@@ -12,23 +12,18 @@
 #include "test_support.h"
 
 namespace glia::test {
-
 std::string opening_think_template() {
-  const std::string path = scratch("think_template.jinja");
-  std::ofstream out(path);
-  out << "{%- if tools %}tools: {{ tools | tojson }}\n{% endif %}"
-         "{%- for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
-         "{%- if add_generation_prompt %}assistant: <think>\n{% endif %}";
-  return path;
+  return write_scratch("think_template.jinja",
+                       "{%- if tools %}tools: {{ tools | tojson }}\n{% endif %}"
+                       "{%- for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
+                       "{%- if add_generation_prompt %}assistant: <think>\n{% endif %}");
 }
 
 std::string plain_think_template() {
-  const std::string path = scratch("plain_think_template.jinja");
-  std::ofstream out(path);
-  out << "{#- the model reasons between <think> and </think> #}"
-         "{%- for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
-         "{%- if add_generation_prompt %}assistant:{% endif %}";
-  return path;
+  return write_scratch("plain_think_template.jinja",
+                       "{#- the model reasons between <think> and </think> #}"
+                       "{%- for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
+                       "{%- if add_generation_prompt %}assistant:{% endif %}");
 }
 
 std::string brown_with_think_tokens() { return brown_with_control_tokens("brown_think.gguf", {{think_id, "<think>"}, {unthink_id, "</think>"}}); }

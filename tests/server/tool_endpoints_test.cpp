@@ -16,14 +16,12 @@ using nlohmann::json;
 
 // A small template in the Hermes style (Qwen's): tools in the system turn, calls in <tool_call> tags.
 std::string hermes_style_template() {
-  const std::string path = scratch("tool_template.jinja");
-  std::ofstream out(path);
   // (Names only: the Brown model's context is 256 tokens.)
-  out << "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}"
-         "{%- for m in messages %}{{ m.role }}: {% if m.content %}{{ m.content }}{% endif %}"
-         "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}"
-         "{%- if add_generation_prompt %}assistant:{% endif %}";
-  return path;
+  return write_scratch("tool_template.jinja",
+                       "{%- if tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}"
+                       "{%- for m in messages %}{{ m.role }}: {% if m.content %}{{ m.content }}{% endif %}"
+                       "{%- for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\n{% endfor %}"
+                       "{%- if add_generation_prompt %}assistant:{% endif %}");
 }
 
 const json unit_tool = json::parse(R"({"type": "function", "function": {"name": "get_unit", "description": "the unit",

@@ -25,6 +25,14 @@ std::string scratch(const std::string& name) {
   return std::string(GLIA_TEST_SCRATCH) + "/" + name;
 }
 
+std::string write_scratch(const std::string& name, const std::string& text) {
+  const std::string path = scratch(name);
+  const std::string part = path + "." + std::to_string(::getpid());
+  write_text(part, text);
+  std::filesystem::rename(part, path);
+  return path;
+}
+
 std::string decompressed(const std::string& rel) {
   static std::mutex mu;
   std::lock_guard lock(mu);

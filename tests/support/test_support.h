@@ -10,6 +10,9 @@ namespace glia::test {
 std::string testdata(const std::string& rel);
 // Path in the build's scratch folder (created on demand).
 std::string scratch(const std::string& name);
+// Writes a scratch file (returns its path) aside and renames it into place: the test processes ctest
+// runs at once share the folder, and none may read another's half-written file.
+std::string write_scratch(const std::string& name, const std::string& text);
 // Decompresses a .gz or .xz file of the pack into the scratch folder (once) and returns its path.
 std::string decompressed(const std::string& rel);
 // Reads a whole file; empty vector if missing.
