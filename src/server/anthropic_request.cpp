@@ -235,9 +235,9 @@ field_error read_thinking(const ojson& a, ojson& kwargs) {
 // output_config {"effort", "format"}: the effort is the template's reasoning_effort (as the chat
 // endpoint's; Claude's max and xhigh are high), a json_schema format the response_format.
 field_error read_output_config(const ojson& a, ojson& o) {
-  auto it = a.find("output_config");
-  if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_object()) return bad_request(fmt::format("'output_config' must be an object, got {}", json_type_name(*it)), "output_config");
+  const ojson* it = nullptr;
+  GLIA_FIELD(optional_object(a, "output_config", it));
+  if (!it) return std::nullopt;
   for (const auto& [k, v] : it->items()) {
     if (v.is_null()) continue;
     if (k == "effort") {

@@ -19,6 +19,15 @@ const nlohmann::json* find(const nlohmann::json& obj, const char* key) {
 
 }  // namespace
 
+field_error optional_object(const nlohmann::ordered_json& obj, const char* key, const nlohmann::ordered_json*& out) {
+  out = nullptr;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return bad_request(fmt::format("'{}' must be an object, got {}", key, json_type_name(*it)), key);
+  out = &*it;
+  return std::nullopt;
+}
+
 bool is_sampling_extension(const std::string& field) {
   static const std::set<std::string> fields = {"seed", "top_k", "min_p", "presence_penalty", "frequency_penalty", "repeat_penalty",
                                                "repetition_penalty", "logit_bias", "ignore_eos", "chat_template_kwargs", "reasoning_format",

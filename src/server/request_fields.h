@@ -30,6 +30,9 @@ field_error read_string(const nlohmann::json& obj, const char* key, std::optiona
 std::string json_type_name(const nlohmann::json& v);
 inline std::string json_type_name(const nlohmann::ordered_json& v) { return json_type_name(nlohmann::json(v)); }
 
+// An optional object member: `out` is null when absent or null; a 400 naming it when not an object.
+field_error optional_object(const nlohmann::ordered_json& obj, const char* key, const nlohmann::ordered_json*& out);
+
 // glia's sampling fields beyond an API's own (seed, min_p, penalties, logit_bias, grammars,
 // chat_template_kwargs, ...), which the Messages and Responses APIs take as the chat endpoint reads
 // them: llama-server's and vLLM's users send them to every endpoint.

@@ -195,9 +195,9 @@ field_error read_tool_choice(const ojson& a, ojson& o) {
 
 // text.format as the chat endpoint's response_format; text.verbosity is a hint for OpenAI's models.
 field_error read_text(const ojson& a, ojson& o) {
-  auto it = a.find("text");
-  if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_object()) return bad_request(fmt::format("'text' must be an object, got {}", json_type_name(*it)), "text");
+  const ojson* it = nullptr;
+  GLIA_FIELD(optional_object(a, "text", it));
+  if (!it) return std::nullopt;
   for (const auto& [k, v] : it->items())
     if (k != "format" && k != "verbosity") return bad_request(fmt::format("unknown field 'text.{}'", shown(k)), "text");
   auto f = it->find("format");
@@ -222,9 +222,9 @@ field_error read_text(const ojson& a, ojson& o) {
 }
 
 field_error read_reasoning(const ojson& a, ojson& o) {
-  auto it = a.find("reasoning");
-  if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_object()) return bad_request(fmt::format("'reasoning' must be an object, got {}", json_type_name(*it)), "reasoning");
+  const ojson* it = nullptr;
+  GLIA_FIELD(optional_object(a, "reasoning", it));
+  if (!it) return std::nullopt;
   for (const auto& [k, v] : it->items()) {
     // summary: OpenAI's models summarize their reasoning; a local model's is given whole.
     if (k == "summary" || k == "generate_summary") continue;

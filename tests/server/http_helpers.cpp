@@ -32,8 +32,12 @@ http_reply get(const server_process& s, const std::string& path, const std::stri
 }
 
 http_reply post(const server_process& s, const std::string& path, const std::string& body, const std::string& api_key) {
+  return post_with_headers(s, path, body, auth(api_key));
+}
+
+http_reply post_with_headers(const server_process& s, const std::string& path, const std::string& body, const httplib::Headers& headers) {
   auto c = s.client();
-  return from(c.Post(path.c_str(), auth(api_key), body, "application/json"));
+  return from(c.Post(path.c_str(), headers, body, "application/json"));
 }
 
 std::vector<std::string> sse_payloads(const std::string& body) {

@@ -20,6 +20,8 @@ struct http_reply {
 
 http_reply get(const server_process& s, const std::string& path, const std::string& api_key = {});
 http_reply post(const server_process& s, const std::string& path, const std::string& body, const std::string& api_key = {});
+// A JSON post with these headers (x-api-key, anthropic-version, ...).
+http_reply post_with_headers(const server_process& s, const std::string& path, const std::string& body, const httplib::Headers& headers);
 inline http_reply post(const server_process& s, const std::string& path, const nlohmann::json& body) {
   return post(s, path, body.dump());
 }

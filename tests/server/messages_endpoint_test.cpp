@@ -22,17 +22,6 @@ json blocks_without_ids(json content) {
   return content;
 }
 
-http_reply post_with(const server_process& s, const std::string& path, const std::string& body, const httplib::Headers& headers) {
-  auto cli = s.client();
-  auto r = cli.Post(path, headers, body, "application/json");
-  http_reply out;
-  if (!r) return out;
-  out.status = r->status;
-  out.body = r->body;
-  out.headers = r->headers;
-  return out;
-}
-
 TEST(ServerMessages, ReasoningComesBackAsThinkingBlocks) {
   // The piece the Brown model writes fourth here (" the") made </think>: it reasons a little, then
   // answers. The chat endpoint's split is the oracle.
@@ -153,8 +142,8 @@ TEST(ServerMessages, KeysAndErrorsAreAnthropics) {
   server_process srv({"-m", test_model(), "--api-key", "k1", "--max-body", "2048", "-t", "1"});
   ASSERT_GT(srv.port(), 0) << srv.log();
   const std::string body = R"({"max_tokens":2,"messages":[{"role":"user","content":"hi"}]})";
-  EXPECT_EQ(post_with(srv, "/v1/messages", body, {{"x-api-key", "k1"}, {"anthropic-version", "2023-06-01"}}).status, 200);
-  EXPECT_EQ(post_with(srv, "/v1/messages", body, {{"Authorization", "Bearer k1"}}).status, 200);
+  EXPECT_EQ(post_with_headers(srv, "/v1/messages", body, {{"x-api-key", "k1"}, {"anthropic-version", "2023-06-01"}}).status, 200);
+  EXPECT_EQ(post_with_headers(srv, "/v1/messages", body, {{"Authorization", "Bearer k1"}}).status, 200);
   auto expect_error = [](const http_reply& r, int status, const std::string& type) {
     EXPECT_EQ(r.status, status) << r.body;
     const json j = r.json();
@@ -162,24 +151,24 @@ TEST(ServerMessages, KeysAndErrorsAreAnthropics) {
     EXPECT_EQ(j["error"]["type"], type) << r.body;
     EXPECT_TRUE(j["error"]["message"].is_string()) << r.body;
   };
-  expect_error(post_with(srv, "/v1/messages", body, {{"x-api-key", "k2"}}), 401, "authentication_error");
-  expect_error(post_with(srv, "/v1/messages/count_tokens", body, {}), 401, "authentication_error");
+  expect_error(post_with_headers(srv, "/v1/messages", body, {{"x-api-key", "k2"}}), 401, "authentication_error");
+  expect_error(post_with_headers(srv, "/v1/messages/count_tokens", body, {}), 401, "authentication_error");
   const httplib::Headers key = {{"x-api-key", "k1"}};
-  expect_error(post_with(srv, "/v1/messages", R"({"messages":[]})", key), 400, "invalid_request_error");
-  expect_error(post_with(srv, "/v1/messages", std::string(3000, ' '), key), 413, "request_too_large");
-  expect_error(post_with(srv, "/v1/messages/batches", body, key), 404, "not_found_error");
+  expect_error(post_with_headers(srv, "/v1/messages", R"({"messages":[]})", key), 400, "invalid_request_error");
+  expect_error(post_with_headers(srv, "/v1/messages", std::string(3000, ' '), key), 413, "request_too_large");
+  expect_error(post_with_headers(srv, "/v1/messages/batches", body, key), 404, "not_found_error");
   auto cli = srv.client();
   auto got = cli.Get("/v1/messages", httplib::Headers{{"x-api-key", "k1"}});
   ASSERT_TRUE(got);
   expect_error(http_reply{got->status, got->body, got->headers}, 405, "invalid_request_error");
   // The OpenAI routes keep OpenAI's shape.
-  const json openai = post_with(srv, "/v1/chat/completions", R"({"messages":[]})", key).json();
+  const json openai = post_with_headers(srv, "/v1/chat/completions", R"({"messages":[]})", key).json();
   EXPECT_TRUE(openai.contains("error") && openai["error"].contains("param")) << openai;
   // A prompt longer than the context.
   std::string long_text;
   for (int i = 0; i < 700; ++i) long_text += "a ";
   const http_reply too_long =
-      post_with(srv, "/v1/messages", json{{"max_tokens", 2}, {"messages", {{{"role", "user"}, {"content", long_text}}}}}.dump(), key);
+      post_with_headers(srv, "/v1/messages", json{{"max_tokens", 2}, {"messages", {{{"role", "user"}, {"content", long_text}}}}}.dump(), key);
   expect_error(too_long, 400, "invalid_request_error");
   EXPECT_NE(too_long.body.find("prompt is too long: "), std::string::npos) << too_long.body;
 }
