@@ -44,6 +44,8 @@ TEST(alternating_roles, found_by_rendering_two_user_messages) {
   };
   for (const char* stem : {"google-gemma-2-2b-it", "meta-llama-Llama-2-13b-chat-hf"}) EXPECT_TRUE(alternating(stem)) << stem;
   for (const char* stem : {"Qwen-Qwen3-0.6B", "meta-llama-Llama-3.1-8B-Instruct", "google-gemma-4-31B-it"}) EXPECT_FALSE(alternating(stem)) << stem;
+  EXPECT_EQ(jinja::join_consecutive_turns(jinja::json::parse(R"([{"role":"system","content":"s"},{"role":"system","content":"t"},{"role":"user","content":"u"}])")),
+            jinja::json::parse(R"([{"role":"system","content":"s\n\nt"},{"role":"user","content":"u"}])"));
   EXPECT_EQ(jinja::join_consecutive_turns(jinja::json::parse(R"([{"role":"user","content":"a"},{"role":"user","content":"b"},
     {"role":"assistant","content":"x"},{"role":"assistant","content":"","tool_calls":[]},{"role":"user","content":"c"}])")),
             jinja::json::parse(R"([{"role":"user","content":"a\n\nb"},{"role":"assistant","content":"x"},

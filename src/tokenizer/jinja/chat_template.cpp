@@ -240,7 +240,7 @@ json join_consecutive_turns(json messages) {
   json out = json::array();
   const auto joinable = [](const json& m) {
     return m.is_object() && m.contains("content") && m["content"].is_string() && !m.contains("tool_calls") &&
-           (m.value("role", "") == "user" || m.value("role", "") == "assistant");
+           (m.value("role", "") == "user" || m.value("role", "") == "assistant" || m.value("role", "") == "system");
   };
   for (auto& m : messages) {
     if (!out.empty() && joinable(m) && joinable(out.back()) && out.back()["role"] == m["role"]) {

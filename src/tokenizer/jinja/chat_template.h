@@ -51,8 +51,8 @@ json system_text_to_user(json messages);
 // "roles must alternate"), which clients send (Codex opens with several; a tool-less history may
 // hold them).
 bool requires_alternating_roles(const compiled_template& t, const special_tokens& tokens);
-// For such a template: consecutive user messages (and assistant messages without calls) become one,
-// their texts joined by a blank line.
+// For such a template: consecutive user messages (and system messages, and assistant messages without
+// calls) become one, their texts joined by a blank line.
 json join_consecutive_turns(json messages);
 
 // The templates a model ships with and the special-token texts they are rendered with.
