@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include <cstdio>
 #include <set>
 
 #include "core/json_text.h"
@@ -182,15 +181,27 @@ field_error read_tools(const ojson& a, ojson& o) {
   return std::nullopt;
 }
 
+// An optional member that must be an object with a string 'type' (`types` lists them for the
+// error): `it` is null when it is absent or null.
+field_error typed_object(const ojson& a, const char* key, const char* types, const ojson*& it, std::string& type) {
+  it = nullptr;
+  auto m = a.find(key);
+  if (m == a.end() || m->is_null()) return std::nullopt;
+  if (!m->is_object() || !m->contains("type") || !(*m)["type"].is_string())
+    return bad_request(fmt::format("'{}' must be an object with a 'type' ({})", key, types), key);
+  it = &*m;
+  type = (*m)["type"].get<std::string>();
+  return std::nullopt;
+}
+
 field_error read_tool_choice(const ojson& a, ojson& o) {
-  auto it = a.find("tool_choice");
-  if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_object() || !it->contains("type") || !(*it)["type"].is_string())
-    return bad_request("'tool_choice' must be an object with a 'type' (auto, any, tool or none)", "tool_choice");
+  const ojson* it = nullptr;
+  std::string type;
+  GLIA_FIELD(typed_object(a, "tool_choice", "auto, any, tool or none", it, type));
+  if (!it) return std::nullopt;
   for (const auto& [k, v] : it->items())
     if (k != "type" && k != "name" && k != "disable_parallel_tool_use")
       return bad_request(fmt::format("unknown field 'tool_choice.{}'", shown(k)), "tool_choice");
-  const std::string type = (*it)["type"].get<std::string>();
   if (type == "auto") o["tool_choice"] = "auto";
   else if (type == "any") o["tool_choice"] = "required";
   else if (type == "none") o["tool_choice"] = "none";
@@ -212,11 +223,10 @@ field_error read_tool_choice(const ojson& a, ojson& o) {
 // newer Claude models take) or {"type": "disabled"}: the template's enable_thinking (Qwen3's switch).
 // The budget is not enforced: the reasoning ends when the model ends it.
 field_error read_thinking(const ojson& a, ojson& kwargs) {
-  auto it = a.find("thinking");
-  if (it == a.end() || it->is_null()) return std::nullopt;
-  if (!it->is_object() || !it->contains("type") || !(*it)["type"].is_string())
-    return bad_request("'thinking' must be an object with a 'type' (enabled, adaptive or disabled)", "thinking");
-  const std::string type = (*it)["type"].get<std::string>();
+  const ojson* it = nullptr;
+  std::string type;
+  GLIA_FIELD(typed_object(a, "thinking", "enabled, adaptive or disabled", it, type));
+  if (!it) return std::nullopt;
   if (type != "enabled" && type != "adaptive" && type != "disabled")
     return bad_request(fmt::format("'thinking.type' must be \"enabled\", \"adaptive\" or \"disabled\", got \"{}\"", shown(type)), "thinking");
   for (const auto& [k, v] : it->items())
@@ -325,12 +335,6 @@ field_error translate(const ojson& a, bool counting, ojson& o, std::vector<std::
 }  // namespace
 
 api_error in_anthropic_terms(api_error e) {
-  // Anthropic's phrase for a prompt over the context, which clients look for to compact a conversation.
-  if (e.code == "context_length_exceeded") {
-    int tokens = 0, context = 0;
-    if (std::sscanf(e.message.c_str(), "the prompt has %d tokens, but the context holds %d", &tokens, &context) == 2)
-      e.message = fmt::format("prompt is too long: {} tokens > {} maximum ({})", tokens, context - 1, e.message);
-  }
   static const std::pair<std::string_view, std::string_view> terms[] = {
       {".function.parameters", ".input_schema"},
       {".function.description", ".description"},

@@ -47,7 +47,6 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
   const session& s = st.sess();
   std::vector<std::vector<int32_t>> all;
   if (r.chat) {
-    std::vector<int32_t> ids;
     auto served = chat_format_for(st, r, reading);
     if (!served.ok()) return served.error();
     const served_template& tmpl = *served.value();
@@ -113,12 +112,9 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
     }
   }
   const char* field = r.chat ? "messages" : "prompt";
-  // At least one position must stay free for a generated token, but for a prompt being scored: the
-  // one token it may ask for (as lm-evaluation-harness does) is sampled, never evaluated.
-  const bool scoring_only = r.params.echo;
   for (const auto& ids : all) {
     if (ids.empty()) return bad_request("the prompt is empty", field);
-    if (check_fit && (int64_t(ids.size()) > s.n_ctx() || (int64_t(ids.size()) == s.n_ctx() && !scoring_only))) {
+    if (check_fit && !fits_context(s, ids.size(), r.params.echo)) {
       api_error e = bad_request(fmt::format("the prompt has {} tokens, but the context holds {} (and needs room for at least one generated token)",
                                             ids.size(), s.n_ctx()), field);
       e.code = "context_length_exceeded";
@@ -130,6 +126,12 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
     if (id >= s.n_vocab())
       return bad_request(fmt::format("logit_bias token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "logit_bias");
   return all;
+}
+
+bool fits_context(const session& s, size_t n_prompt, bool scoring_only) {
+  // At least one position must stay free for a generated token, but for a prompt being scored: the
+  // one token it may ask for (as lm-evaluation-harness does) is sampled, never evaluated.
+  return int64_t(n_prompt) < s.n_ctx() || (int64_t(n_prompt) == s.n_ctx() && scoring_only);
 }
 
 finish_kind reported_finish(finish_kind k, const parsed_reply& reply, const reply_reading& reading) {

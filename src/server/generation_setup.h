@@ -38,9 +38,14 @@ struct reply_reading {
 // The token ids of every prompt: the chat's rendered messages, or each completions prompt; sets how
 // the reply is read (and, for ignore_eos, bans the end tokens in r's sampling). A 400 for a prompt that does not fit the context, tools the template cannot
 // show, a template that fails.
-// check_fit false: a prompt is not checked against the context (for counting its tokens).
+// check_fit false: a prompt is not checked against the context (fits_context; for counting its
+// tokens, or an API that words the refusal its own way).
 api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading,
                                                             bool check_fit = true);
+
+// Whether a prompt of n_prompt tokens leaves room in the context for a generated token (a prompt being
+// scored, echo, may fill it).
+bool fits_context(const session& s, size_t n_prompt, bool scoring_only);
 
 // The finish reason a client sees: a reply read as tool calls is "tool_calls", whether its end token
 // came or max_tokens cut the whitespace a grammar allows after them; but a named function's is the

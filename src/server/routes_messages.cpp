@@ -3,6 +3,8 @@
 // read as the chat endpoint reads it (reasoning apart, tool calls in the model's syntax or forced) and
 // comes back as content blocks: thinking, text, tool_use; streamed as Anthropic's events, a block at a
 // time, each opened, filled by deltas and closed.
+#include <fmt/core.h>
+
 #include "core/json_text.h"
 #include "server/anthropic_request.h"
 #include "server/anthropic_responses.h"
@@ -23,10 +25,20 @@ api_result<prepared> prepare(server_state& st, std::string_view body, bool count
   auto parsed = parse_messages_request(body, st.sampling_defaults, counting);
   if (!parsed.ok()) return parsed.error();
   prepared p{std::move(parsed.value()), {}, {}};
-  // Counting tells a client whether a prompt fits: one that does not is counted, not refused.
-  auto prompts = build_prompts(st, p.r.chat, p.reading, !counting);
+  auto prompts = build_prompts(st, p.r.chat, p.reading, false);
   if (!prompts.ok()) return in_anthropic_terms(prompts.error());
   p.prompt = std::move(prompts.value().front());
+  // Counting tells a client whether a prompt fits: one that does not is counted, not refused. The
+  // refusal is in Anthropic's phrase, which clients look for to compact a conversation.
+  const session& s = st.sess();
+  if (!counting && !fits_context(s, p.prompt.size(), false)) {
+    api_error e = bad_request(fmt::format("prompt is too long: {} tokens > {} maximum (the context holds {} and needs room for at least "
+                                          "one generated token)",
+                                          p.prompt.size(), s.n_ctx() - 1, s.n_ctx()),
+                              "messages");
+    e.code = "context_length_exceeded";
+    return e;
+  }
   return p;
 }
 

@@ -168,10 +168,10 @@ void scheduler::loop() {
         drop_abandoned_locked();
         next_abandon_scan_ = now + std::chrono::milliseconds(50);
       }
-      if (!abort_why_.empty()) abort_jobs_locked();
+      if (!abort_why_.empty() && !aborted_) abort_jobs_locked();
       admit_locked();
       cv_.wait(lock, [&] { return busy_ > 0 || !queue_.empty() || !tasks_.empty() || stopping_; });
-      if (!abort_why_.empty()) abort_jobs_locked();
+      if (!abort_why_.empty() && !aborted_) abort_jobs_locked();
       admit_locked();
       if (busy_ == 0 && queue_.empty() && tasks_.empty() && stopping_) return;
     }
