@@ -30,6 +30,17 @@ struct grammar_after_reasoning {
   bool operator==(const grammar_after_reasoning&) const = default;
 };
 
+// The reasoning's tags, for counting its tokens and ending it on a budget (reasoning_budget.h).
+struct reasoning_limit {
+  std::string open, close;     // "<think>", "</think>"
+  bool starts_inside = false;  // the prompt opened the reasoning: the reply starts in it
+  std::string before;          // starts_inside: the text before the reply, where it ends with the close tag's start
+  int budget = -1;             // tokens after the open tag before `forced` is; -1: no limit
+  std::vector<int32_t> forced;  // a closing message's tokens, then the close tag's; not empty with a budget
+
+  bool operator==(const reasoning_limit&) const = default;
+};
+
 struct sampler_params {
   float temperature = 0.8f;  // 0 = greedy (after the penalties, bias, DRY and XTC have run)
   int top_k = 40;            // <= 0: off
@@ -59,6 +70,8 @@ struct sampler_params {
   std::shared_ptr<const grammar::compiled> grammar;
   // With a grammar: leave a reasoning model's thinking free and constrain what follows it.
   std::optional<grammar_after_reasoning> grammar_after;
+  // A reasoning model's tags: its reasoning tokens are counted, and end on a budget when it has one.
+  std::optional<reasoning_limit> reasoning;
 
   uint64_t seed = 0;
 

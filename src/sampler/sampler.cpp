@@ -21,6 +21,7 @@ sampler::sampler(const sampler_params& p, token_text_fn token_text, std::shared_
     grammar_ = std::make_unique<grammar::token_matcher>(p.grammar, std::move(vocab));
     if (p.grammar_after) gate_ = reasoning_gate(*p.grammar_after, token_text);
   }
+  if (p.reasoning) budget_ = reasoning_budget(*p.reasoning, token_text);
   const size_t min_keep = size_t(std::max(p.min_keep, 0));
   if (!p.logit_bias.empty()) stages_.push_back(make_logit_bias(p.logit_bias));
   if (p.repeat_last_n != 0 && (p.repeat_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f))
@@ -62,6 +63,10 @@ int32_t sampler::sample(std::span<const float> logits) {
   if (logits.empty()) return -1;
   dead_end_ = gate_broken_;
   if (dead_end_) return end_of_generation();
+  if (const int32_t id = budget_.forced(); id >= 0) {
+    cur_.assign(logits);
+    return id;
+  }
   const bool constrain = grammar_ && gate_.constrains();
   const int32_t also_allowed = gate_.opening_token();
   if (constrain && greedy_fast_) {
@@ -121,6 +126,7 @@ int32_t sampler::pick() {
 
 void sampler::accept(int32_t id) {
   for (auto& s : stages_) s->accept(id);
+  budget_.accept(id);
   if (!grammar_) return;
   const reasoning_gate::taken t = gate_.accept(id);
   if (t.whole) grammar_->accept(id);
@@ -137,6 +143,7 @@ void sampler::reset() {
   for (auto& s : stages_) s->reset();
   if (grammar_) grammar_->reset();
   gate_.reset();
+  budget_.reset();
   gate_broken_ = false;
   rng_.seed(seed_);
 }

@@ -5,6 +5,9 @@
 // (sampler_params::grammar) runs first: tokens that would take the text out of it get -inf (after a
 // reasoning model's thinking only, with sampler_params::grammar_after).
 //
+// With sampler_params::reasoning and a budget, the tokens that close a reasoning past its budget are
+// picked whatever the logits say.
+//
 // Use: construct, accept_prompt() every prompt token, then per step sample() and accept() the token
 // kept.
 #pragma once
@@ -19,6 +22,7 @@
 #include "sampler/candidates.h"
 #include "sampler/grammar/token_matcher.h"
 #include "sampler/params.h"
+#include "sampler/reasoning_budget.h"
 #include "sampler/reasoning_gate.h"
 #include "sampler/stages.h"
 
@@ -56,6 +60,9 @@ class sampler {
   // The candidates left by the last sample(), before the pick; after a draw their p are the
   // probabilities it used (in no particular order): for showing alternatives.
   const candidate_list& last_candidates() const { return cur_; }
+  // Tokens accepted since the reply's start that belong to its reasoning (sampler_params::reasoning;
+  // 0 without it).
+  int reasoning_tokens() const { return budget_.tokens(); }
 
  private:
   int32_t pick();  // the chain and the pick over cur_
@@ -68,6 +75,7 @@ class sampler {
   std::vector<std::unique_ptr<sampler_stage>> stages_;
   std::unique_ptr<grammar::token_matcher> grammar_;
   reasoning_gate gate_;        // when the grammar holds
+  reasoning_budget budget_;    // when the reasoning must end
   bool gate_broken_ = false;  // the text after a close tag was outside the grammar: a dead end
   bool dead_end_ = false;
   std::mt19937_64 rng_;

@@ -220,9 +220,10 @@ field_error read_tool_choice(const ojson& a, ojson& o) {
 }
 
 // thinking {"type": "enabled", "budget_tokens"}, {"type": "adaptive"} (the model decides how much: what
-// newer Claude models take) or {"type": "disabled"}: the template's enable_thinking (Qwen3's switch).
-// The budget is not enforced: the reasoning ends when the model ends it.
-field_error read_thinking(const ojson& a, ojson& kwargs) {
+// newer Claude models take) or {"type": "disabled"}: the template's enable_thinking (Qwen3's switch),
+// and the reasoning budget (thinking_budget_tokens; disabled: 0, so that a model whose template always
+// opens its reasoning closes it at once).
+field_error read_thinking(const ojson& a, ojson& kwargs, ojson& o) {
   const ojson* it = nullptr;
   std::string type;
   GLIA_FIELD(typed_object(a, "thinking", "enabled, adaptive or disabled", it, type));
@@ -235,9 +236,11 @@ field_error read_thinking(const ojson& a, ojson& kwargs) {
       return bad_request(fmt::format("unknown field 'thinking.{}'", shown(k)), "thinking");
   if (type == "enabled") {
     auto b = it->find("budget_tokens");
-    if (b == it->end() || !b->is_number_integer() || b->get<int64_t>() < 1)
+    if (b == it->end() || !b->is_number_integer() || b->get<int64_t>() < 1 || b->get<int64_t>() > INT32_MAX)
       return bad_request("'thinking' of type \"enabled\" needs a positive integer 'budget_tokens'", "thinking");
+    o["thinking_budget_tokens"] = *b;
   }
+  if (type == "disabled") o["thinking_budget_tokens"] = 0;
   if (!kwargs.contains("enable_thinking")) kwargs["enable_thinking"] = type != "disabled";
   return std::nullopt;
 }
@@ -312,7 +315,7 @@ field_error translate(const ojson& a, bool counting, ojson& o, std::vector<std::
   if (o.contains("tool_choice") && !o.contains("tools") && o["tool_choice"] != "none")
     return bad_request("'tool_choice' needs 'tools'", "tool_choice");
   ojson kwargs = o.contains("chat_template_kwargs") && o["chat_template_kwargs"].is_object() ? o["chat_template_kwargs"] : ojson::object();
-  GLIA_FIELD(read_thinking(a, kwargs));
+  GLIA_FIELD(read_thinking(a, kwargs, o));
   GLIA_FIELD(read_output_config(a, o));
   if (!kwargs.empty()) o["chat_template_kwargs"] = std::move(kwargs);
   // A final assistant message is a prefill: the reply continues it, as Anthropic's does; one with no

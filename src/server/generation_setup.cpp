@@ -7,6 +7,7 @@
 #include "core/json_text.h"
 #include "server/chat_prefill.h"
 #include "server/connection.h"
+#include "server/responses.h"
 
 namespace glia::server {
 namespace {
@@ -41,6 +42,32 @@ int32_t single_token(const session& s, std::string_view text) {
   return t && t->size() == 1 ? t->front() : -1;
 }
 
+// The reasoning's tags as the sampler counts its tokens, and the tokens that close it once `budget`
+// are spent (-1: never): the message, then the close tag.
+api_result<reasoning_limit> reasoning_limit_for(const session& s, const reasoning_tags& tags, reasoning_start start, const std::string& before,
+                                                int budget, const std::string& message) {
+  reasoning_limit l{std::string(tags.open), std::string(tags.close), start != reasoning_start::outside, before, budget, {}};
+  if (budget < 0) return l;
+  auto closing = s.tokenize(message + l.close, false, true);
+  if (!closing || closing->empty())
+    return api_error(500, fmt::format("the reasoning budget's closing text cannot be tokenized: {}", closing ? "it is empty" : closing.message()));
+  l.forced = std::move(*closing);
+  return l;
+}
+
+// Prompt tokens as usage counts them: each prompt once, however many choices answer it.
+int prompt_tokens_of(const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt) {
+  int n = 0;
+  for (size_t i = 0; i < jobs.size(); i += size_t(n_per_prompt)) n += jobs[i]->n_prompt;
+  return n;
+}
+
+int generated_tokens_of(const std::vector<std::shared_ptr<job>>& jobs) {
+  int n = 0;
+  for (const auto& j : jobs) n += j->n_generated;
+  return n;
+}
+
 }  // namespace
 
 api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading, bool check_fit) {
@@ -64,30 +91,39 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
                            "continue_final_message");
       text->resize(*end);
     }
-    if (r.split_reasoning.value_or(st.opts.split_reasoning)) reading.reasoning = tmpl.reasoning;
-    if (reading.reasoning) {
+    if (tmpl.reasoning) {
+      const reasoning_tags& tags = *tmpl.reasoning;
       // The prompt opened it, or the message being continued did and has not closed it.
+      reasoning_start start = reasoning_start::outside;
+      std::string before;
       const auto& last = r.messages.back()["content"];
-      if (prompt_opens_reasoning(*text, *reading.reasoning))
-        reading.start = reasoning_start::after_open_tag;
-      else if (r.continue_final_message && last.is_string() && leaves_reasoning_open(last.get<std::string>(), *reading.reasoning)) {
-        reading.start = reasoning_start::mid_reasoning;
+      if (prompt_opens_reasoning(*text, tags)) {
+        start = reasoning_start::after_open_tag;
+      } else if (r.continue_final_message && last.is_string() && leaves_reasoning_open(last.get<std::string>(), tags)) {
+        start = reasoning_start::mid_reasoning;
         const std::string& text_so_far = last.get_ref<const std::string&>();
-        reading.before = text_so_far.substr(partial_tag_at(text_so_far, reading.reasoning->close));
+        before = text_so_far.substr(partial_tag_at(text_so_far, tags.close));
       }
-      // Gemma 4's tags are control tokens, which text leaves out otherwise (and a converter may
-      // have made <think> one).
-      r.params.shown_control_tokens.emplace_back(reading.reasoning->open_token);
-      r.params.shown_control_tokens.emplace_back(reading.reasoning->close);
-      // A constraint (a schema, a grammar, a forced tool call) holds for the answer, after the
-      // reasoning, as vLLM applies it: a reply the model is not let think in is a worse one. The
-      // reply may open it where its open tag is one token (Gemma 4's is two: the token after the
-      // first could leave the reasoning unopened while the grammar waited), and not where it
-      // continues a message.
-      const int32_t opener = r.continue_final_message ? -1 : single_token(s, reading.reasoning->open);
-      if (r.params.sampling.grammar)
-        r.params.sampling.grammar_after =
-            grammar_after_reasoning{std::string(reading.reasoning->close), opener, reading.start != reasoning_start::outside, reading.before};
+      auto limit = reasoning_limit_for(s, tags, start, before, r.reasoning_budget.value_or(st.opts.reasoning_budget), st.opts.reasoning_budget_message);
+      if (!limit.ok()) return limit.error();
+      r.params.sampling.reasoning = std::move(limit.value());
+      if (r.split_reasoning.value_or(st.opts.split_reasoning)) {
+        reading.reasoning = tags;
+        reading.start = start;
+        reading.before = std::move(before);
+        // Gemma 4's tags are control tokens, which text leaves out otherwise (and a converter may
+        // have made <think> one).
+        r.params.shown_control_tokens.emplace_back(tags.open_token);
+        r.params.shown_control_tokens.emplace_back(tags.close);
+        // A constraint (a schema, a grammar, a forced tool call) holds for the answer, after the
+        // reasoning, as vLLM applies it: a reply the model is not let think in is a worse one. The
+        // reply may open it where its open tag is one token (Gemma 4's is two: the token after the
+        // first could leave the reasoning unopened while the grammar waited), and not where it
+        // continues a message.
+        const int32_t opener = r.continue_final_message ? -1 : single_token(s, tags.open);
+        if (r.params.sampling.grammar)
+          r.params.sampling.grammar_after = grammar_after_reasoning{std::string(tags.close), opener, start != reasoning_start::outside, reading.before};
+      }
     }
     // The template writes the special tokens (BOS included) as text.
     auto t = s.tokenize(*text, false, true);
@@ -139,16 +175,10 @@ finish_kind reported_finish(finish_kind k, const parsed_reply& reply, const repl
   return finish_kind::tool_calls;
 }
 
-int prompt_tokens_of(const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt) {
-  int n = 0;
-  for (size_t i = 0; i < jobs.size(); i += size_t(n_per_prompt)) n += jobs[i]->n_prompt;
-  return n;
-}
-
-int generated_tokens_of(const std::vector<std::shared_ptr<job>>& jobs) {
-  int n = 0;
-  for (const auto& j : jobs) n += j->n_generated;
-  return n;
+nlohmann::json usage_of(const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt, bool chat) {
+  int n_reasoning = 0;
+  for (const auto& j : jobs) n_reasoning += j->n_reasoning;
+  return usage_json(prompt_tokens_of(jobs, n_per_prompt), generated_tokens_of(jobs), chat ? n_reasoning : -1);
 }
 
 api_result<std::vector<std::shared_ptr<job>>> queue_jobs(server_state& st, const completion_request& r,

@@ -52,9 +52,9 @@ bool fits_context(const session& s, size_t n_prompt, bool scoring_only);
 // generation's own (stop, or length for arguments cut short), as OpenAI and vLLM answer it.
 finish_kind reported_finish(finish_kind k, const parsed_reply& reply, const reply_reading& reading);
 
-// Prompt tokens as usage counts them: each prompt once, however many choices answer it.
-int prompt_tokens_of(const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt);
-int generated_tokens_of(const std::vector<std::shared_ptr<job>>& jobs);
+// The usage of a request's jobs (responses.h usage_json; chat: with the reasoning's tokens): each
+// prompt counted once, however many choices answer it.
+nlohmann::json usage_of(const std::vector<std::shared_ptr<job>>& jobs, int n_per_prompt, bool chat);
 
 // A job per choice, queued: each prompt n times, choice p * n + k; a prompt's choices sampled apart
 // (seed + k: every prompt draws as it would alone, however a harness batches them). A 503 (with

@@ -70,6 +70,7 @@ class job {
   // may read it before the job finishes.
   std::atomic<int> n_reused{-1};
   int n_generated = 0;
+  int n_reasoning = 0;  // of n_generated, the reasoning's (sampler::reasoning_tokens)
   std::string stop_string;  // finish_kind::stop by a stop string (the template's end of turn, too): which
 
  private:

@@ -38,6 +38,9 @@ struct completion_request {
   bool add_generation_prompt = true;
   bool continue_final_message = false;  // the reply continues the last (assistant) message: a prefill
   std::optional<bool> split_reasoning;  // llama-server's reasoning_format: the server's choice when unset
+  // Tokens the reasoning may take before it is closed (thinking_budget_tokens, thinking_token_budget;
+  // -1: no limit): the server's --reasoning-budget when unset.
+  std::optional<int> reasoning_budget;
   // A completions prompt: text, or token ids (checked against the vocabulary later).
   struct prompt_input {
     std::string text;

@@ -34,7 +34,8 @@ const std::set<std::string> common_fields = {
     "guided_decoding_backend"};
 // chat_template_kwargs and add_generation_prompt as vLLM and llama-server take them.
 const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs", "reasoning_format",
-                                           "reasoning_effort", "add_generation_prompt", "continue_final_message"};
+                                           "reasoning_effort", "add_generation_prompt", "continue_final_message",
+                                           "thinking_budget_tokens", "thinking_token_budget"};
 const std::set<std::string> completion_fields = {"prompt", "echo", "suffix", "best_of"};
 
 field_error check_known(const json& obj, const std::set<std::string>& own) {
@@ -343,6 +344,15 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
       return bad_request(fmt::format("'reasoning_format' must be \"none\", \"deepseek\" or \"auto\", got \"{}\"", shown(*reasoning)),
                          "reasoning_format");
     r.split_reasoning = *reasoning != "none";
+  }
+  // llama-server's name for the reasoning budget and vLLM's.
+  for (const char* field : {"thinking_budget_tokens", "thinking_token_budget"}) {
+    std::optional<int64_t> budget;
+    GLIA_FIELD(read_int(obj, field, -1, INT32_MAX, budget));
+    if (!budget) continue;
+    if (r.reasoning_budget && *r.reasoning_budget != int(*budget))
+      return bad_request("'thinking_budget_tokens' and 'thinking_token_budget' differ; give one", field);
+    r.reasoning_budget = int(*budget);
   }
   if (auto it = obj.find("chat_template_kwargs"); it != obj.end() && !it->is_null()) {
     if (!it->is_object())

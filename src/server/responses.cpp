@@ -23,8 +23,10 @@ const char* finish_reason_name(finish_kind k) {
   return k == finish_kind::length ? "length" : k == finish_kind::tool_calls ? "tool_calls" : "stop";
 }
 
-json usage_json(int n_prompt, int n_generated) {
-  return {{"prompt_tokens", n_prompt}, {"completion_tokens", n_generated}, {"total_tokens", n_prompt + n_generated}};
+json usage_json(int n_prompt, int n_generated, int n_reasoning) {
+  json u = {{"prompt_tokens", n_prompt}, {"completion_tokens", n_generated}, {"total_tokens", n_prompt + n_generated}};
+  if (n_reasoning >= 0) u["completion_tokens_details"] = {{"reasoning_tokens", n_reasoning}};
+  return u;
 }
 
 namespace {
@@ -139,13 +141,13 @@ json tool_calls_chunk_json(const response_meta& m, const std::vector<tool_call>&
   return c;
 }
 
-json usage_chunk_json(const response_meta& m, int n_prompt, int n_generated) {
+json usage_chunk_json(const response_meta& m, json usage) {
   return {{"id", m.id},
           {"object", m.chat ? "chat.completion.chunk" : "text_completion"},
           {"created", m.created},
           {"model", m.model},
           {"choices", json::array()},
-          {"usage", usage_json(n_prompt, n_generated)}};
+          {"usage", std::move(usage)}};
 }
 
 }  // namespace glia::server

@@ -23,7 +23,9 @@ struct response_meta {
 
 response_meta new_response_meta(bool chat, const std::string& model);
 const char* finish_reason_name(finish_kind k);  // "stop" | "length"
-nlohmann::json usage_json(int n_prompt, int n_generated);
+// n_reasoning: of the generated tokens, the reasoning's (chat: completion_tokens_details, as OpenAI
+// reports it); -1 leaves the details out (completions).
+nlohmann::json usage_json(int n_prompt, int n_generated, int n_reasoning = -1);
 nlohmann::json logprobs_json(bool chat, const std::vector<token_logprob>& lps);
 
 // A whole answer (non-streaming). With tool calls (chat), the message lists them and its content is
@@ -42,6 +44,6 @@ nlohmann::json reasoning_chunk_json(const response_meta& m, const std::string& r
 // "function": {"name", "arguments"}}]}} (clients put streamed calls together by index).
 nlohmann::json tool_calls_chunk_json(const response_meta& m, const std::vector<tool_call>& calls, bool role_delta, bool include_usage);
 // The last chunk of a stream with stream_options.include_usage: no choices, the usage.
-nlohmann::json usage_chunk_json(const response_meta& m, int n_prompt, int n_generated);
+nlohmann::json usage_chunk_json(const response_meta& m, nlohmann::json usage);
 
 }  // namespace glia::server

@@ -51,7 +51,7 @@ ojson usage_of(const job& j) {
   return {{"input_tokens", j.n_prompt},
           {"input_tokens_details", {{"cached_tokens", std::max(j.n_reused.load(), 0)}}},
           {"output_tokens", j.n_generated},
-          {"output_tokens_details", {{"reasoning_tokens", 0}}},
+          {"output_tokens_details", {{"reasoning_tokens", j.n_reasoning}}},
           {"total_tokens", j.n_prompt + j.n_generated}};
 }
 

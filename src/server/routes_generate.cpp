@@ -58,7 +58,7 @@ void respond_whole(const response_meta& meta, const std::vector<std::shared_ptr<
     if (i == 0) answer = std::move(one);
     else answer["choices"].push_back(std::move(one["choices"][0]));
   }
-  answer["usage"] = usage_json(prompt_tokens_of(jobs, n_per_prompt), generated_tokens_of(jobs));
+  answer["usage"] = usage_of(jobs, n_per_prompt, meta.chat);
   res.set_content(json_text(answer), "application/json");
 }
 
@@ -245,7 +245,7 @@ bool stream_step(const std::shared_ptr<stream_state>& ss, httplib::DataSink& sin
   if (usage && !error) {
     std::vector<std::shared_ptr<job>> jobs;
     for (const auto& c : ss->choices) jobs.push_back(c.j);
-    tail += sse_data(json_text(usage_chunk_json(ss->choices.front().meta, prompt_tokens_of(jobs, ss->n_per_prompt), generated_tokens_of(jobs))));
+    tail += sse_data(json_text(usage_chunk_json(ss->choices.front().meta, usage_of(jobs, ss->n_per_prompt, ss->choices.front().meta.chat))));
   }
   tail += sse_done;
   if (!write(sink, tail)) return false;

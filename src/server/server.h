@@ -23,6 +23,8 @@ struct server_options {
   std::string chat_template;    // empty: the model's
   std::string chat_template_kwargs = "{}";  // JSON object: template variables every request gets
   bool split_reasoning = true;  // --reasoning-format deepseek (the default) or none: see reasoning_split.h
+  int reasoning_budget = -1;    // tokens a reply's reasoning may take before it is closed; -1: no limit
+  std::string reasoning_budget_message;  // text forced before the close tag when the budget is spent
   bool metrics = false;         // serve GET /metrics
   std::string pooling;          // embeddings: mean, cls or last; empty: the model file's
   int drain_seconds = 60;       // on SIGTERM, how long running requests may take to finish

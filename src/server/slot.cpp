@@ -37,6 +37,7 @@ void slot::start(std::shared_ptr<job> j) {
 }
 
 void slot::finish(finish_kind k, const std::string& error, int error_status) {
+  if (smp_) job_->n_reasoning = smp_->reasoning_tokens();
   job_->finish(k, error, error_status);
   echo_lps_.clear();
   job_.reset();
