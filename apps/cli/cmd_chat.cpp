@@ -165,8 +165,7 @@ command_fn add_chat(CLI::App& app) {
         unanswered = true;
         continue;
       }
-      // The template writes the special tokens (BOS included) as text.
-      auto ids = sess.tokenize(*prompt, false, true);
+      auto ids = sess.tokenize_chat(*prompt);
       if (!ids) {
         fmt::print(stderr, "error: {}\n", ids.message());
         return 1;

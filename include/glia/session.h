@@ -119,6 +119,10 @@ class session {
 
   // Text -> token ids with the model's tokenizer. add_special adds BOS/EOS per the model's flags.
   result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special, bool parse_special = false) const;
+  // A rendered chat template: its special-token text is the tokens, and it starts with BOS once when
+  // the vocabulary adds one, whether the template wrote it (Llama 3's, Gemma's) or not (ChatML,
+  // Zephyr's), as llama.cpp tokenizes a chat.
+  result<std::vector<int32_t>> tokenize_chat(std::string_view rendered) const;
   // special: control tokens such as <s> as their text (else left out).
   std::string detokenize(std::span<const int32_t> ids, bool special = false) const;
   bool is_end_of_generation(int32_t id) const;

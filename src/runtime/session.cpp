@@ -227,6 +227,12 @@ result<std::vector<int32_t>> session::tokenize(std::string_view text, bool add_s
   return p_->tok->encode(text, add_special, parse_special);
 }
 
+result<std::vector<int32_t>> session::tokenize_chat(std::string_view rendered) const {
+  std::vector<int32_t> ids = p_->tok->encode(rendered, false, true);
+  if (const auto bos = added_bos(); bos && (ids.empty() || ids.front() != *bos)) ids.insert(ids.begin(), *bos);
+  return ids;
+}
+
 std::string session::detokenize(std::span<const int32_t> ids, bool special) const {
   return p_->tok->decode(ids, {.special = special});
 }

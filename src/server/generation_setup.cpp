@@ -125,8 +125,7 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
           r.params.sampling.grammar_after = grammar_after_reasoning{std::string(tags.close), opener, start != reasoning_start::outside, reading.before};
       }
     }
-    // The template writes the special tokens (BOS included) as text.
-    auto t = s.tokenize(*text, false, true);
+    auto t = s.tokenize_chat(*text);
     if (!t) return bad_request(t.message(), "messages");
     all.push_back(std::move(*t));
     if (!tmpl.format.end_of_turn.empty()) r.params.stop.push_back(tmpl.format.end_of_turn);

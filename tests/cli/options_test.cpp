@@ -114,6 +114,34 @@ TEST(cli_options, llama_cpp_flags_only_where_an_option_goes) {
   EXPECT_NE(ub.out.find("\"n_ubatch\": 4"), std::string::npos) << ub.out;
 }
 
+// What glia always does (-no-cnv, -cb) is dropped; llama.cpp's multi-letter flags glia has no option
+// for are refused by their own name (CLI11 would have read "-nkvo" as -n with "kvo" and blamed -n),
+// an unknown one too; a value attached to a one-letter option ("-n3") still reaches it. llama-bench's
+// -pg is bench's --pg.
+TEST(cli_options, llama_cpp_multi_letter_flags_are_named) {
+  auto plain = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 -n 3");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  for (const char* dropped : {"-no-cnv", "-cb", "--no-conversation"}) {
+    auto r = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 -n 3 " + std::string(dropped));
+    EXPECT_EQ(r.exit_code, 0) << dropped << ": " << r.err;
+    EXPECT_EQ(r.out, plain.out) << dropped;
+  }
+  auto attached = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 -n3");
+  EXPECT_EQ(attached.out, plain.out) << attached.err;
+  for (const char* flag : {"-nkvo", "-mmp 0", "-ts 1", "-st", "-lv 3", "-cram 0", "-nocb"}) {
+    auto r = run_cli("run -m " + brown() + " -p x " + std::string(flag));
+    EXPECT_EQ(r.exit_code, 1) << flag;
+    const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+    EXPECT_NE(r.err.find("error: " + name + " is llama.cpp's option, not glia's"), std::string::npos) << flag << ": " << r.err;
+  }
+  auto unknown = run_cli("run -m " + brown() + " -p x -xyzq");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("unknown option -xyzq"), std::string::npos) << unknown.err;
+  auto pg = run_cli("bench -m " + brown() + " -pg 8,2 -p 0 -n 0 -r 1 -t 1 --bandwidth-mib 16 --json");
+  EXPECT_EQ(pg.exit_code, 0) << pg.err;
+  EXPECT_NE(pg.out.find("\"n_prompt\": 8"), std::string::npos) << pg.out;
+}
+
 // llama.cpp's other spellings: -r/--reverse-prompt for --stop, --predict, --draft-n.
 TEST(cli_options, llama_cpp_long_spellings) {
   auto r = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 --predict 30 -r ' of'");
