@@ -156,7 +156,11 @@ command_fn add_chat(CLI::App& app) {
         fmt::print(stderr, "(conversation cleared)\n");
         continue;
       }
-      if (input.empty()) continue;
+      if (input == "/help" || input == "/?") {
+        fmt::print(stderr, "commands: /clear (forget the conversation), /exit or /quit (end); Ctrl-C stops an answer; other lines are messages\n");
+        continue;
+      }
+      if (input.find_first_not_of(" \t\r") == std::string::npos) continue;  // nothing said
       messages.push_back({{"role", "user"}, {"content", input}});
       auto prompt = sess.render_chat(*format, json_text(messages), true, o->chat_template_kwargs);
       if (!prompt) {

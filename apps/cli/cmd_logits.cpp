@@ -3,7 +3,8 @@
 
 #include <bit>
 #include <cstdio>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 
 #include "commands.h"
 #include "common_options.h"
@@ -24,7 +25,7 @@ command_fn add_logits(CLI::App& app) {
   auto o = std::make_shared<opts>();
   add_session_options(cmd, o->s);
   cmd->add_option("--ids", o->ids, "token ids (1,2,3 or \"1 2 3\" or [1, 2, 3]), or @FILE holding them")->required();
-  cmd->add_option("--out", o->out, "output file")->required();
+  cmd->add_option("--out", o->out, "output file (-: stdout)")->required();
   cmd->add_flag("--one-by-one", o->one_by_one, "evaluate one token at a time through the KV cache");
   o->diag.add_to(cmd);
 
@@ -68,12 +69,16 @@ command_fn add_logits(CLI::App& app) {
         return 1;
       }
     }
-    std::ofstream out(o->out, std::ios::binary);
     // x86-64 and AArch64 Linux are little-endian, which is what the file format promises.
     static_assert(std::endian::native == std::endian::little);
-    out.write(reinterpret_cast<const char*>(all.data()), std::streamsize(all.size() * sizeof(float)));
-    if (!out) {
-      fmt::print(stderr, "error: cannot write {}\n", o->out);
+    const bool to_stdout = o->out == "-";
+    std::FILE* out = to_stdout ? stdout : std::fopen(o->out.c_str(), "wb");
+    const size_t bytes = all.size() * sizeof(float);
+    const bool written = out && std::fwrite(all.data(), 1, bytes, out) == bytes && std::fflush(out) == 0;
+    const int err = errno;
+    if (out && !to_stdout) std::fclose(out);
+    if (!written) {
+      fmt::print(stderr, "error: cannot write {}: {}\n", to_stdout ? "stdout" : o->out, std::strerror(err));
       return 1;
     }
     if (!o->diag.finish(sess)) return 1;

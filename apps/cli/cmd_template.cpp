@@ -1,8 +1,10 @@
 // glia template: renders a model's chat template (or a given one) for a conversation, printing the
 // prompt exactly as the model would see it. An inspection tool, so it uses the module API.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -10,6 +12,7 @@
 #include "commands.h"
 #include "core/json_error.h"
 #include "model/model_file.h"
+#include "runtime/builtin_templates.h"
 #include "tokenizer/jinja/chat_template.h"
 
 namespace glia::cli {
@@ -103,7 +106,9 @@ int run(const options& o) {
   }
 
   std::string source;
-  if (!o.template_file.empty()) {
+  if (const builtin_template* b = o.template_file.empty() || std::filesystem::exists(o.template_file) ? nullptr : find_builtin_template(o.template_file)) {
+    source = b->source;
+  } else if (!o.template_file.empty()) {
     auto t = read_file(o.template_file);
     if (!t) return fail(t.message());
     source = std::move(*t);
@@ -132,7 +137,12 @@ command_fn add_template(CLI::App& app) {
   cmd->add_option("--tokenizer", o->tokenizer, "Hugging Face tokenizer folder (tokenizer_config.json)")
       ->check(CLI::ExistingDirectory)
       ->excludes(model);
-  cmd->add_option("--template", o->template_file, "render this template file instead of the model's")->check(CLI::ExistingFile);
+  cmd->add_option("--template", o->template_file, "render this template file (or a built-in one: " + fmt::format("{}", fmt::join(builtin_template_names(), ", ")) + ") instead of the model's")
+      ->check([](const std::string& v) -> std::string {
+        if (std::filesystem::exists(v) || find_builtin_template(v)) return {};
+        return fmt::format("'{}' is neither a file nor a built-in template ({})", v, fmt::join(builtin_template_names(), ", "));
+      })
+      ->type_name("FILE|NAME");
   cmd->add_option("--template-name", o->template_name, "a named template of the model (e.g. tool_use)");
   cmd->add_option("--messages", o->messages, "JSON file: a list of messages, or {\"messages\": [...], \"tools\": [...]}")
       ->required()

@@ -16,7 +16,7 @@ void sampling_options::add_to(CLI::App* cmd) {
     CLI::Option* o = cmd->add_option(flags, user_.*member, help)->capture_default_str()->group("Sampling");
     set_.emplace_back(o, [this, member](sampler_params& p) { p.*member = user_.*member; });
   };
-  add("--temp", &sampler_params::temperature, "temperature (0 = greedy)");
+  add("--temp", &sampler_params::temperature, "temperature (0 or below = greedy)");
   add("--top-k", &sampler_params::top_k, "top-k (0 = off)");
   add("--top-p", &sampler_params::top_p, "top-p (1 = off)");
   add("--min-p", &sampler_params::min_p, "min-p, relative to the most likely token (0 = off)");
@@ -56,6 +56,7 @@ result<sampler_params> sampling_options::resolve(const session& s) const {
   if (!defaults) fmt::print(stderr, "warning: model sampling defaults: {}\n", defaults.message());
   for (const auto& [opt, copy] : set_)
     if (opt->count() > 0) copy(p);
+  if (p.temperature < 0.0f) p.temperature = 0.0f;  // llama.cpp samples greedily at a temperature <= 0
   for (const std::string& item : logit_bias_) {
     const size_t sign = item.find_first_of("+-", 1);
     if (sign == std::string::npos) return make_error("--logit-bias '{}': expected TOKEN_ID+BIAS or TOKEN_ID-BIAS", item);
@@ -65,9 +66,11 @@ result<sampler_params> sampling_options::resolve(const session& s) const {
       return make_error("--logit-bias '{}': token id must be in 0..{}", item, s.n_vocab() - 1);
     const std::string value = item.substr(sign);
     float bias;
-    if (value == "-inf") bias = -INFINITY;
-    else if (value == "+inf") bias = INFINITY;
-    else {
+    if (value == "-inf") {
+      bias = -INFINITY;
+    } else if (value == "+inf") {
+      return make_error("--logit-bias '{}': +inf is not allowed (a large finite bias makes a token all but certain; -inf bans it)", item);
+    } else {
       bias = std::strtof(value.c_str(), &end);
       if (*end != '\0' || !std::isfinite(bias)) return make_error("--logit-bias '{}': '{}' is not a number", item, value);
     }

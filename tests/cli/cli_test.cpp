@@ -231,7 +231,27 @@ TEST(cli, embed_pools_and_normalizes) {
   EXPECT_NE(last[0], mean[0]);
   EXPECT_EQ(cls[0], cls[1]);
   EXPECT_GT(std::abs(norm(vectors(" --no-normalize")[0]) - 1.0), 1e-3);
-  EXPECT_NE(run_cli("embed -m " + quote(test::testdata("models/brown-q8_0.gguf")) + " -p ''").exit_code, 0);
+  EXPECT_NE(run_cli("embed -m " + quote(test::testdata("models/brown-q8_0.gguf"))).exit_code, 0);  // no text
+}
+
+// As llama-embedding: a prompt's lines (--embd-separator) are texts apart, escapes read; -f reads them
+// from a file (one trailing newline dropped); an empty text is its BOS.
+TEST(cli, embed_splits_prompts_and_files) {
+  const std::string model = "embed --json -m " + quote(test::testdata("models/brown-q8_0.gguf"));
+  auto run = [&](const std::string& extra) {
+    run_result r = run_cli(model + extra);
+    EXPECT_EQ(r.exit_code, 0) << extra << ": " << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+  };
+  const nlohmann::json apart = run(" -p 'The jury said' -p 'It was'");
+  ASSERT_EQ(apart.size(), 2u);
+  EXPECT_EQ(run(" -p 'The jury said\\nIt was'"), apart);
+  EXPECT_EQ(run(" -p 'The jury said|It was' --embd-separator '|'"), apart);
+  const std::string file = test::scratch("embed_texts.txt");
+  test::write_text(file, "The jury said\nIt was\n");
+  EXPECT_EQ(run(" -f " + quote(file)), apart);
+  EXPECT_EQ(run(" -p ''").size(), 1u);
+  EXPECT_NE(run_cli(model + " -p x -f " + quote(file)).exit_code, 0);  // one or the other
 }
 
 int prompt_tokens(const std::string& err) {

@@ -142,6 +142,46 @@ TEST(cli_options, llama_cpp_multi_letter_flags_are_named) {
   EXPECT_NE(pg.out.find("\"n_prompt\": 8"), std::string::npos) << pg.out;
 }
 
+// Habits of llama.cpp users: a negative temperature is greedy; +inf as a logit bias is refused by
+// name; `logits --out -` writes to stdout, and a folder as --out says why it fails; `template
+// --template` takes a built-in name as chat's --chat-template does; chat skips lines of blanks and
+// answers /help itself.
+TEST(cli_options, llama_cpp_habits) {
+  const std::string run = "run -m " + brown() + " -p 'The jury' -n 6 --temp ";
+  auto greedy = run_cli(run + "0");
+  ASSERT_EQ(greedy.exit_code, 0) << greedy.err;
+  auto negative = run_cli(run + "-1");
+  EXPECT_EQ(negative.exit_code, 0) << negative.err;
+  EXPECT_EQ(negative.out, greedy.out);
+  auto inf = run_cli("run -m " + brown() + " -p x -n 1 -l 2+inf --ignore-eos");
+  EXPECT_EQ(inf.exit_code, 1);
+  EXPECT_NE(inf.err.find("+inf is not allowed"), std::string::npos) << inf.err;
+
+  const std::string file = test::scratch("habits_logits.f32");
+  auto to_file = run_cli("logits -m " + brown() + " --ids 1,2,3 --out " + quote(file));
+  ASSERT_EQ(to_file.exit_code, 0) << to_file.err;
+  auto to_stdout = run_cli("logits -m " + brown() + " --ids 1,2,3 --out -");
+  ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
+  EXPECT_EQ(to_stdout.out, test::read_text(file));
+  EXPECT_EQ(to_stdout.out.size(), 3u * 1024u * 4u);
+  auto folder = run_cli("logits -m " + brown() + " --ids 1 --out " + quote(test::scratch("")));
+  EXPECT_EQ(folder.exit_code, 1);
+  EXPECT_NE(folder.err.find("Is a directory"), std::string::npos) << folder.err;
+
+  const std::string msgs = test::scratch("habits_messages.json");
+  test::write_text(msgs, R"([{"role":"user","content":"hi"}])");
+  auto chatml = run_cli("template -m " + brown() + " --template chatml --add-generation-prompt --messages " + quote(msgs));
+  EXPECT_EQ(chatml.exit_code, 0) << chatml.err;
+  EXPECT_EQ(chatml.out, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_NE(run_cli("template -m " + brown() + " --template no-such --messages " + quote(msgs)).exit_code, 0);
+
+  auto chat = test::run_glia({"chat", "-m", test::testdata("models/brown-q8_0.gguf"), "-n", "2", "--temp", "0", "--verbose"}, std::string("  \n/help\nThe jury\n"));
+  EXPECT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_NE(chat.err.find("commands: /clear"), std::string::npos) << chat.err;
+  EXPECT_NE(chat.err.find("[turn 1:"), std::string::npos) << chat.err;
+  EXPECT_EQ(chat.err.find("[turn 2:"), std::string::npos) << chat.err;  // the blank line and /help were no turns
+}
+
 // llama.cpp's other spellings: -r/--reverse-prompt for --stop, --predict, --draft-n.
 TEST(cli_options, llama_cpp_long_spellings) {
   auto r = run_cli("run -m " + brown() + " -p 'The jury' --temp 0 --predict 30 -r ' of'");
