@@ -16,6 +16,11 @@ int find_connection_fd(const std::string& local_addr, int local_port, const std:
 // allows it) fixes that. Returns false when the socket was not found.
 bool raise_listen_backlog(int port, int backlog);
 
+// Shuts down (both ways) every connected socket of this process whose local port is `port`: a
+// stopping server's handler threads then stop waiting on clients that send slowly or sit idle in
+// keep-alive. Returns how many.
+int shut_down_connections(int port);
+
 // True when the peer closed its side or reset the connection (checked without waiting).
 bool peer_closed(int fd);
 

@@ -41,7 +41,7 @@ bool answer_cors(const server_state& st, const httplib::Request& req, httplib::R
 }
 
 // Refused framings of a body, answered before the library would read it: a chunked body (no length
-// to check up front), a Content-Length that is not a number, no length on a method that carries a
+// to check up front), Content-Length headers that differ, a Content-Length that is not a number, no length on a method that carries a
 // body (RFC 9112 6.3 makes it empty, but the library would wait for one until its 30 s read
 // timeout, holding a handler thread), a length over the cap, and multipart bodies (the routes read
 // plain bodies). Returns whether it answered.
@@ -54,6 +54,10 @@ bool refuse_body_framing(const server_state& st, const httplib::Request& req, ht
   if (req.has_header("Transfer-Encoding"))
     return refuse(api_error{411, "request bodies must have a Content-Length (no Transfer-Encoding)"});
   const std::string len = req.get_header_value("Content-Length");
+  // Two lengths (RFC 9112 6.3: unrecoverable): the library reads by the first; a proxy in front that
+  // took another would see a different request boundary (request smuggling).
+  for (size_t i = 1; i < req.get_header_value_count("Content-Length"); ++i)
+    if (req.get_header_value("Content-Length", i) != len) return refuse(api_error{400, "the request has two different Content-Length headers"});
   if (req.has_header("Content-Length") && !is_decimal(len))
     return refuse(api_error{400, fmt::format("Content-Length '{}' is not a number of bytes", len.substr(0, 32))});
   const bool carries_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE";
@@ -85,22 +89,31 @@ void send_unrouted(const server_state& st, const httplib::Request& req, httplib:
   send_error_for(req, res, api_error{405, fmt::format("{} takes {} requests", req.path, *known)});
 }
 
+// The key comes as OpenAI's clients send it, or in x-api-key as Anthropic's do. Returns whether it
+// answered (401).
+bool refuse_unauthorized(const server_state& st, const httplib::Request& req, httplib::Response& res) {
+  if (req.path == "/health" || st.opts.api_key.empty() || bearer_matches(req.get_header_value("Authorization"), st.opts.api_key) ||
+      (req.has_header("x-api-key") && constant_time_equal(req.get_header_value("x-api-key"), st.opts.api_key)))
+    return false;
+  res.set_header("WWW-Authenticate", "Bearer");
+  api_error e{401, "invalid or missing API key (Authorization: Bearer KEY, or x-api-key: KEY)"};
+  e.code = "invalid_api_key";
+  send_error_for(req, res, e);
+  return true;
+}
+
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {
   if (req.path != "/v1/chat/completions" && req.path != "/v1/completions" && req.path != "/v1/messages" &&
       req.path != "/v1/responses")
     st.stats.requests_other++;
   if (answer_cors(st, req, res)) return httplib::Server::HandlerResponse::Handled;
-  // The key comes as OpenAI's clients send it, or in x-api-key as Anthropic's do.
-  if (req.path != "/health" && !st.opts.api_key.empty() && !bearer_matches(req.get_header_value("Authorization"), st.opts.api_key) &&
-      !(req.has_header("x-api-key") && constant_time_equal(req.get_header_value("x-api-key"), st.opts.api_key))) {
-    res.set_header("WWW-Authenticate", "Bearer");
-    api_error e{401, "invalid or missing API key (Authorization: Bearer KEY, or x-api-key: KEY)"};
-    e.code = "invalid_api_key";
-    send_error_for(req, res, e);
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  if (refuse_body_framing(st, req, res)) return httplib::Server::HandlerResponse::Handled;
+  if (refuse_unauthorized(st, req, res) || refuse_body_framing(st, req, res)) return httplib::Server::HandlerResponse::Handled;
   return httplib::Server::HandlerResponse::Unhandled;
+}
+
+int expect_continue(const server_state& st, const httplib::Request& req, httplib::Response& res) {
+  if (refuse_unauthorized(st, req, res) || refuse_body_framing(st, req, res)) return res.status;
+  return 100;
 }
 
 }  // namespace glia::server

@@ -287,9 +287,8 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
       c.gate.emplace(reading.syntax);
     ss->choices.push_back(std::move(c));
   }
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream; charset=utf-8", [ss](size_t, httplib::DataSink& sink) { return stream_step(ss, sink); },
+  set_event_stream(
+      req, res, [ss](size_t, httplib::DataSink& sink) { return stream_step(ss, sink); },
       [ss](bool success) {
         // The response ended (or the client went away): stop generating, wait for the engine to let
         // go of the jobs, and only then stop counting the request as in flight.

@@ -54,7 +54,7 @@ void messages(server_state& st, const httplib::Request& req, httplib::Response& 
   const std::string model = p.value().r.chat.model.empty() ? st.model_name : p.value().r.chat.model;
   const prepared& pr = p.value();
   if (pr.r.chat.params.stream)
-    return stream_job(res, anthropic_stream(pr.reading, pr.r.stop_sequences, model, int(pr.prompt.size())), j, std::move(guard));
+    return stream_job(req, res, anthropic_stream(pr.reading, pr.r.stop_sequences, model, int(pr.prompt.size())), j, std::move(guard));
   const std::string reply = wait_for_reply(*j);
   if (j->reason == finish_kind::error) return send_error_for(req, res, api_error{j->error_status, j->error});
   res.set_content(ordered_json_text(anthropic_message(pr.reading, pr.r.stop_sequences, model, reply, *j)), "application/json");

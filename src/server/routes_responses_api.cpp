@@ -25,7 +25,7 @@ void respond(server_state& st, const httplib::Request& req, httplib::Response& r
   if (!queued.ok()) return send_error(res, queued.error());
   std::shared_ptr<job> j = queued.value().front();
   response_head head = new_response_head(r.chat.model.empty() ? st.model_name : r.chat.model, std::move(r.settings));
-  if (r.chat.params.stream) return stream_job(res, responses_api_stream(reading, std::move(head)), j, std::move(guard));
+  if (r.chat.params.stream) return stream_job(req, res, responses_api_stream(reading, std::move(head)), j, std::move(guard));
   const std::string reply = wait_for_reply(*j);
   if (j->reason == finish_kind::error) return send_error(res, api_error{j->error_status, j->error});
   res.set_content(ordered_json_text(responses_api_response(reading, head, reply, *j)), "application/json");

@@ -11,4 +11,16 @@ std::string sse_data(std::string_view json_line) {
   return out;
 }
 
+void set_event_stream(const httplib::Request& req, httplib::Response& res, httplib::ContentProviderWithoutLength step,
+                      httplib::ContentProviderResourceReleaser done) {
+  res.set_header("Cache-Control", "no-cache");
+  constexpr const char* type = "text/event-stream; charset=utf-8";
+  if (req.version == "HTTP/1.0") {
+    res.set_header("Connection", "close");
+    res.set_content_provider(type, std::move(step), std::move(done));
+  } else {
+    res.set_chunked_content_provider(type, std::move(step), std::move(done));
+  }
+}
+
 }  // namespace glia::server

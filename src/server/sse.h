@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <httplib.h>
+
 namespace glia::server {
 
 // `json_line` must not contain a newline (nlohmann's compact dump() never does).
@@ -15,5 +17,12 @@ inline constexpr std::string_view sse_done = "data: [DONE]\n\n";
 inline constexpr std::string_view sse_keep_alive = ": keep-alive\n\n";
 // Proxies drop streams that are quiet for long: a stream sends a keep-alive after this long without a write.
 inline constexpr auto sse_keep_alive_interval = std::chrono::seconds(10);
+
+// Sets `res` to stream events from `step` (called until it returns false or the client leaves) and
+// calls `done(success)` once it has ended: chunked for HTTP/1.1, and for an HTTP/1.0 client (which
+// knows no chunks: ApacheBench, nginx's default proxy_http_version) the bytes as they are, the end of
+// the connection ending the stream.
+void set_event_stream(const httplib::Request& req, httplib::Response& res, httplib::ContentProviderWithoutLength step,
+                      httplib::ContentProviderResourceReleaser done);
 
 }  // namespace glia::server

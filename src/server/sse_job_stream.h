@@ -75,11 +75,9 @@ class sse_job_stream {
 
 // Serves `w`'s stream of job `j` as the response.
 template <class Writer>
-void stream_job(httplib::Response& res, Writer w, std::shared_ptr<job> j, std::unique_ptr<in_flight_guard> guard) {
+void stream_job(const httplib::Request& req, httplib::Response& res, Writer w, std::shared_ptr<job> j, std::unique_ptr<in_flight_guard> guard) {
   auto s = std::make_shared<sse_job_stream<Writer>>(std::move(w), std::move(j), std::move(guard));
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream; charset=utf-8", [s](size_t, httplib::DataSink& sink) { return s->step(sink); }, [s](bool success) { s->end(success); });
+  set_event_stream(req, res, [s](size_t, httplib::DataSink& sink) { return s->step(sink); }, [s](bool success) { s->end(success); });
 }
 
 }  // namespace glia::server

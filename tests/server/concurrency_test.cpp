@@ -1,10 +1,12 @@
 // Many clients at once, clients that hang up, a full queue, and SIGTERM: every response complete and
 // well-formed, greedy text the same alone or among others, and the server still serving afterwards.
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <regex>
@@ -245,6 +247,30 @@ TEST(ServerLifecycle, DrainDeadlineEndsWhatStillRuns) {
   EXPECT_NE(r.body.find("shutting down"), std::string::npos);
   const http_reply q = queued.get();
   EXPECT_EQ(q.status, 503) << q.body;
+}
+
+// A client sending its body a byte at a time (each byte restarts the read timeout) and an idle
+// keep-alive connection do not hold a stopping server: it exits within the drain time and a second.
+TEST(ServerLifecycle, SlowAndIdleClientsDoNotHoldAStop) {
+  server_process srv({"-m", test_model(), "--drain-seconds", "1"});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  const int slow = send_raw(srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n{\"prompt\":\"");
+  ASSERT_GE(slow, 0);
+  const int idle = send_raw(srv, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_GE(idle, 0);
+  char buf[512];
+  ASSERT_GT(recv(idle, buf, sizeof buf, 0), 0);  // answered; the connection stays open
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    while (!stop && send(slow, "x", 1, MSG_NOSIGNAL) == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(srv.terminate(30), 0) << srv.log();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(test::emulated ? 30 : 5));
+  stop = true;
+  trickle.join();
+  close(slow);
+  close(idle);
 }
 
 TEST(ServerLifecycle, DrainDeadlineEndsMessagesAndResponsesStreamsInTheirShapes) {

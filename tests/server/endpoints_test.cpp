@@ -420,6 +420,41 @@ TEST_F(ServerEndpoints, BodylessPostIsAnsweredAtOnce) {
   EXPECT_EQ(get(*srv, "/health").status, 200);
 }
 
+// "Expect: 100-continue": a body that would be refused is refused before the client uploads it;
+// one that will be read gets the go.
+TEST_F(ServerEndpoints, ExpectContinueRefusesBeforeTheBody) {
+  const std::string head = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n";
+  const std::string big = read_raw_reply(send_raw(*srv, head + "Content-Length: 999999999\r\n\r\n"), 10000);
+  EXPECT_EQ(big.rfind("HTTP/1.1 413", 0), 0u) << big;
+  const int fd = send_raw(*srv, head + "Content-Length: 44\r\n\r\n");
+  ASSERT_GE(fd, 0);
+  char buf[256];
+  const ssize_t n = recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, size_t(n)), "HTTP/1.1 100 Continue\r\n\r\n");
+  const std::string body = R"({"prompt": "The jury said", "max_tokens": 1})";
+  ASSERT_EQ(send(fd, body.data(), body.size(), MSG_NOSIGNAL), ssize_t(body.size()));
+  const std::string answer = read_raw_reply(fd, 10000);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+}
+
+// An HTTP/1.0 client knows no chunked encoding (ApacheBench, nginx's default proxy_http_version): its
+// stream comes as plain bytes, ended by the end of the connection.
+TEST_F(ServerEndpoints, StreamsToHttp10ClientsAreNotChunked) {
+  const std::string body = R"({"prompt": "The jury said", "max_tokens": 3, "stream": true})";
+  const std::string reply = read_raw_reply(
+      send_raw(*srv, "POST /v1/completions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                         "\r\n\r\n" + body),
+      10000);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply;
+  EXPECT_EQ(reply.find("Transfer-Encoding"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("Connection: close"), std::string::npos) << reply;
+  const std::string events = reply.substr(reply.find("\r\n\r\n") + 4);
+  EXPECT_TRUE(events.starts_with("data: {")) << reply;
+  EXPECT_TRUE(events.ends_with("data: [DONE]\n\n")) << reply;
+  EXPECT_TRUE(parse_stream(events, false).done) << reply;
+}
+
 // Bodies refused before any byte of them is read: a Content-Length that is not a number (the HTTP
 // library would read it as 0 and take the body for the next request), a multipart or compressed body; and one
 // that ends before its Content-Length is an error, not a request.
@@ -429,6 +464,16 @@ TEST_F(ServerEndpoints, MalformedBodiesAreRefused) {
       send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n" + body), 10000);
   EXPECT_EQ(garbage.rfind("HTTP/1.1 400", 0), 0u) << garbage;
   EXPECT_NE(garbage.find("not a number of bytes"), std::string::npos) << garbage;
+  // Two lengths that differ, in either order: a proxy that took the other would split requests elsewhere.
+  for (const char* lengths : {"Content-Length: 44\r\nContent-Length: 5\r\n", "Content-Length: 5\r\nContent-Length: 44\r\n"}) {
+    const std::string two = read_raw_reply(send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\n" + std::string(lengths) + "\r\n" + body), 10000);
+    EXPECT_EQ(two.rfind("HTTP/1.1 400", 0), 0u) << two;
+    EXPECT_NE(two.find("two different Content-Length"), std::string::npos) << two;
+  }
+  ASSERT_EQ(body.size(), 44u);
+  const std::string same = read_raw_reply(
+      send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 44\r\nContent-Length: 44\r\nConnection: close\r\n\r\n" + body), 10000);
+  EXPECT_EQ(same.rfind("HTTP/1.1 200", 0), 0u) << same;
   auto c = srv->client();
   auto multi = c.Post("/v1/completions", "--x\r\n\r\n" + body + "\r\n--x--\r\n", "multipart/form-data; boundary=x");
   ASSERT_TRUE(multi);
