@@ -174,7 +174,7 @@ command_fn add_chat(CLI::App& app) {
         fmt::print(stderr, "error: {}\n", ids.message());
         return 1;
       }
-      if (ids->empty()) {
+      if (prompt->empty()) {
         fmt::print(stderr, "error: the chat template rendered nothing for this message; it is skipped\n");
         messages.erase(messages.end() - 1);
         unanswered = true;

@@ -18,7 +18,7 @@ constexpr std::string_view k_draft_layers = "the draft model runs on the model's
 constexpr std::string_view k_kv_type = "the KV cache type is --kv-type (f16 or f32, for keys and values together)";
 constexpr std::string_view k_local = "glia loads local files and folders (-m PATH)";
 constexpr std::string_view k_one_turn = "`glia run` answers one prompt; `glia chat` converses (and reads piped turns)";
-constexpr std::string_view k_mapped = "glia always maps the model file (the weights are read in place, not copied)";
+constexpr std::string_view k_mapped = "glia maps the model file; --no-mmap reads it into memory instead (there is no page locking)";
 
 constexpr flag flags[] = {
     {"-md", "--model-draft", ""},
@@ -61,7 +61,6 @@ constexpr flag flags[] = {
     {"-sm", "", k_layers},
     {"--split-mode", "", k_layers},
     {"-mmp", "", k_mapped},
-    {"--no-mmap", "", k_mapped},
     {"--mlock", "", k_mapped},
     {"-mli", "", "glia chat reads one line per turn"},
     {"--multiline-input", "", "glia chat reads one line per turn"},

@@ -215,10 +215,10 @@ result<std::vector<dtype>> plan_tensor_types(std::span<const tensor_desc> tensor
     }
     if (opts.output_type && (t.name == "output.weight" || (mix.tied() && t.name == "token_embd.weight"))) nt = *opts.output_type;
     if (opts.token_embd_type && t.name == "token_embd.weight") nt = *opts.token_embd_type;
-    if (t.dims[0] % block_of(nt) != 0)
-      return make_error("tensor {}: rows of {} elements are not a multiple of {}'s block of {}", t.name, t.dims[0],
-                        type_info(nt).name, block_of(nt));
-    out.push_back(nt);
+    // A type asked for by name falls back as the mix's own choices do (llama-quantize treats them alike).
+    auto fitted = fit_rows(nt, t.dims[0], t.name);
+    if (!fitted) return fitted.take_error();
+    out.push_back(*fitted);
   }
   return out;
 }

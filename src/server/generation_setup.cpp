@@ -125,6 +125,7 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
           r.params.sampling.grammar_after = grammar_after_reasoning{std::string(tags.close), opener, start != reasoning_start::outside, reading.before};
       }
     }
+    if (text->empty()) return bad_request("the chat template rendered nothing for these messages", "messages");
     auto t = s.tokenize_chat(*text);
     if (!t) return bad_request(t.message(), "messages");
     all.push_back(std::move(*t));

@@ -44,5 +44,22 @@ TEST(ServerTemplateRoles, ATemplateWithASystemRoleShowsItAsItWrites) {
             prompt_tokens(srv, json::parse(R"([{"role":"user","content":"Be brief.\n\nHello"}])")));
 }
 
+// A chat starts with BOS once where the vocabulary adds one (the Brown model's does) though ChatML
+// writes none, as llama-server tokenizes it; a template that renders nothing is a 400, not a prompt
+// of BOS alone.
+TEST(ServerTemplateRoles, ChatPromptsStartWithTheVocabularysBos) {
+  server_process srv({"-m", test_model(), "--chat-template", "chatml", "-t", "1"});
+  ASSERT_GT(srv.port(), 0) << srv.log();
+  const http_reply t = post(srv, "/tokenize", json{{"content", "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"}, {"add_special", true}});
+  ASSERT_EQ(t.status, 200) << t.body;
+  EXPECT_EQ(prompt_tokens(srv, json::parse(R"([{"role":"user","content":"Hello"}])")), int(t.json()["tokens"].size()));
+
+  server_process empty({"-m", test_model(), "--chat-template", write_scratch("renders_nothing.jinja", "{% if false %}x{% endif %}"), "-t", "1"});
+  ASSERT_GT(empty.port(), 0) << empty.log();
+  const http_reply r = post(empty, "/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "Hello"}}}}, {"max_tokens", 1}});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("rendered nothing"), std::string::npos) << r.body;
+}
+
 }  // namespace
 }  // namespace glia::test

@@ -222,6 +222,15 @@ TEST(quantize, names_and_errors) {
       EXPECT_EQ((*types)[0], dtype::q4_1);
       EXPECT_EQ((*types)[2], dtype::q5_0);
     }
+  // A type asked for by name falls back for rows it cannot hold, as the mix's own choices do and as
+  // llama-quantize does (IQ4_XS's 256-element blocks on 192-wide rows: IQ4_NL); Q4_0 has no fallback.
+  const std::vector<tensor_desc> narrow = {{"token_embd.weight", {192, 100}, dtype::f32}, {"output.weight", {192, 100}, dtype::f32}};
+  auto fell = plan_tensor_types(narrow, mix_options{file_type::mostly_q8_0, dtype::iq4_xs, dtype::q6_k, false}, mix_facts{1, 1});
+  ASSERT_TRUE(fell.is_ok()) << fell.message();
+  EXPECT_EQ((*fell)[0], dtype::iq4_nl);
+  EXPECT_EQ((*fell)[1], dtype::q8_0);
+  const std::vector<tensor_desc> odd = {{"output.weight", {48, 100}, dtype::f32}};
+  EXPECT_FALSE(plan_tensor_types(odd, mix_options{file_type::mostly_f16, std::nullopt, dtype::q4_0, false}, mix_facts{1, 1}).is_ok());
   // The output must not overwrite the input.
   auto same = quantize_model(test::testdata("models/brown-f32.gguf"), test::testdata("models/brown-f32.gguf"), opts(file_type::mostly_q8_0));
   EXPECT_FALSE(same.is_ok());
