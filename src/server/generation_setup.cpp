@@ -104,9 +104,7 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
         const std::string& text_so_far = last.get_ref<const std::string&>();
         before = text_so_far.substr(partial_tag_at(text_so_far, tags.close));
       }
-      auto limit = reasoning_limit_for(s, tags, start, before, r.reasoning_budget.value_or(st.opts.reasoning_budget), st.opts.reasoning_budget_message);
-      if (!limit.ok()) return limit.error();
-      r.params.sampling.reasoning = std::move(limit.value());
+      const std::string reasoning_before = before;
       if (r.split_reasoning.value_or(st.opts.split_reasoning)) {
         reading.reasoning = tags;
         reading.start = start;
@@ -123,6 +121,14 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
         const int32_t opener = r.continue_final_message ? -1 : single_token(s, tags.open);
         if (r.params.sampling.grammar)
           r.params.sampling.grammar_after = grammar_after_reasoning{std::string(tags.close), opener, start != reasoning_start::outside, reading.before};
+      }
+      // The reasoning is the model's own unless a constraint holds from the first token
+      // (reasoning_format none): then there is none to count or end.
+      if (!r.params.sampling.grammar || r.params.sampling.grammar_after) {
+        auto limit = reasoning_limit_for(s, tags, start, reasoning_before, r.reasoning_budget.value_or(st.opts.reasoning_budget),
+                                         r.reasoning_budget_message.value_or(st.opts.reasoning_budget_message));
+        if (!limit.ok()) return limit.error();
+        r.params.sampling.reasoning = std::move(limit.value());
       }
     }
     if (text->empty()) return bad_request("the chat template rendered nothing for these messages", "messages");

@@ -22,6 +22,7 @@ namespace glia::server {
 enum class finish_kind { none, stop, length, cancelled, error, tool_calls };
 
 struct token_logprob {
+  int32_t id = -1;
   std::string token;
   float logprob = 0.0f;
   // Characters of the returned text before this token's text (legacy completions' text_offset): from
@@ -29,6 +30,7 @@ struct token_logprob {
   // what the client sees.
   size_t text_offset = 0;
   std::vector<std::pair<std::string, float>> top;  // most likely alternatives, best first
+  std::vector<int32_t> top_ids;                     // their ids
   bool scored = true;  // false for an echoed prompt's first token, which nothing predicts (null)
 };
 
@@ -72,6 +74,8 @@ class job {
   int n_generated = 0;
   int n_reasoning = 0;  // of n_generated, the reasoning's (sampler::reasoning_tokens)
   std::string stop_string;  // finish_kind::stop by a stop string (the template's end of turn, too): which
+  // When a slot took the job, when its prompt was evaluated, when it finished (llama-server's timings).
+  std::chrono::steady_clock::time_point t_slot, t_prefilled, t_finished;
 
  private:
   std::mutex mu_;

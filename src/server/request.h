@@ -41,6 +41,7 @@ struct completion_request {
   // Tokens the reasoning may take before it is closed (thinking_budget_tokens, thinking_token_budget;
   // -1: no limit): the server's --reasoning-budget when unset.
   std::optional<int> reasoning_budget;
+  std::optional<std::string> reasoning_budget_message;  // thinking_budget_message: --reasoning-budget-message's
   // A completions prompt: text, or token ids (checked against the vocabulary later).
   struct prompt_input {
     std::string text;

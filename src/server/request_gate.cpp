@@ -98,6 +98,7 @@ bool refuse_unauthorized(const server_state& st, const httplib::Request& req, ht
   res.set_header("WWW-Authenticate", "Bearer");
   api_error e{401, "invalid or missing API key (Authorization: Bearer KEY, or x-api-key: KEY)"};
   e.code = "invalid_api_key";
+  res.set_header("Connection", "close");  // its body is never read
   send_error_for(req, res, e);
   return true;
 }

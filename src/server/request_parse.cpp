@@ -35,7 +35,7 @@ const std::set<std::string> common_fields = {
 // chat_template_kwargs and add_generation_prompt as vLLM and llama-server take them.
 const std::set<std::string> chat_fields = {"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs", "reasoning_format",
                                            "reasoning_effort", "add_generation_prompt", "continue_final_message",
-                                           "thinking_budget_tokens", "thinking_token_budget"};
+                                           "thinking_budget_tokens", "thinking_token_budget", "thinking_budget_message"};
 const std::set<std::string> completion_fields = {"prompt", "echo", "suffix", "best_of"};
 
 field_error check_known(const json& obj, const std::set<std::string>& own) {
@@ -354,6 +354,7 @@ api_result<completion_request> parse_chat_request(std::string_view body, const s
       return bad_request("'thinking_budget_tokens' and 'thinking_token_budget' differ; give one", field);
     r.reasoning_budget = int(*budget);
   }
+  GLIA_FIELD(read_string(obj, "thinking_budget_message", r.reasoning_budget_message));
   if (auto it = obj.find("chat_template_kwargs"); it != obj.end() && !it->is_null()) {
     if (!it->is_object())
       return bad_request(fmt::format("'chat_template_kwargs' must be an object, got {}", json_type_name(*it)), "chat_template_kwargs");

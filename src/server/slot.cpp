@@ -34,10 +34,12 @@ void slot::start(std::shared_ptr<job> j) {
   sent_.clear();
   echo_lps_.clear();
   job_->n_prompt = int(job_->prompt.size());
+  job_->t_slot = job_->t_prefilled = std::chrono::steady_clock::now();
 }
 
 void slot::finish(finish_kind k, const std::string& error, int error_status) {
   if (smp_) job_->n_reasoning = smp_->reasoning_tokens();
+  job_->t_finished = std::chrono::steady_clock::now();
   job_->finish(k, error, error_status);
   echo_lps_.clear();
   job_.reset();
@@ -86,6 +88,7 @@ void slot::absorb(std::span<const float> logits) {
     if (wants_all_logits()) score_prompt_chunk(logits, n_prefilled_);  // what the chunk was planned with
     n_prefilled_ = planned_end_;
     if (n_prefilled_ == job_->prompt.size()) {
+      job_->t_prefilled = std::chrono::steady_clock::now();
       smp_->reset();
       for (int32_t id : job_->prompt) smp_->accept_prompt(id);
       if (job_->params.echo) emit_echo();
@@ -100,6 +103,7 @@ void slot::score_prompt_chunk(std::span<const float> logits, size_t chunk_start)
   const std::vector<int32_t>& prompt = job_->prompt;
   if (chunk_start == 0) {
     token_logprob first;
+    first.id = prompt[0];
     first.token = sess_.token_text(prompt[0]);
     first.scored = false;
     echo_lps_.push_back(std::move(first));
@@ -134,6 +138,7 @@ token_logprob slot::logprob_in(std::span<const float> logits, int32_t id) const 
   const softmax_norm z = softmax_normalizer(logits);
   const double log_z = double(z.top) + z.log_sum;
   token_logprob lp;
+  lp.id = id;
   lp.token = sess_.token_text(id);
   lp.logprob = float(double(logits[size_t(id)]) - log_z);
   const size_t k = size_t(std::min<int>(job_->params.top_logprobs, int(logits.size())));
@@ -148,6 +153,7 @@ token_logprob slot::logprob_in(std::span<const float> logits, int32_t id) const 
       best.insert(std::upper_bound(best.begin(), best.end(), i, before), i);
     }
     for (int32_t id : best) lp.top.emplace_back(sess_.token_text(id), float(double(logits[size_t(id)]) - log_z));
+    lp.top_ids = std::move(best);
   }
   return lp;
 }

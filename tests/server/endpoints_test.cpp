@@ -1,6 +1,8 @@
 // glia serve against a live process on the Brown model: every endpoint, the response shapes, greedy
 // text against llama.cpp's golden continuation, streaming, stop strings, logprobs and the errors.
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -453,6 +455,14 @@ TEST_F(ServerEndpoints, StreamsToHttp10ClientsAreNotChunked) {
   EXPECT_TRUE(events.starts_with("data: {")) << reply;
   EXPECT_TRUE(events.ends_with("data: [DONE]\n\n")) << reply;
   EXPECT_TRUE(parse_stream(events, false).done) << reply;
+  // One that asks for Keep-Alive still sees its stream end at once (the library would keep it open).
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string kept = read_raw_reply(
+      send_raw(*srv, "POST /v1/completions HTTP/1.0\r\nConnection: Keep-Alive\r\nContent-Type: application/json\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body),
+      10000);
+  EXPECT_TRUE(kept.ends_with("data: [DONE]\n\n")) << kept;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
 }
 
 // Bodies refused before any byte of them is read: a Content-Length that is not a number (the HTTP
@@ -471,6 +481,19 @@ TEST_F(ServerEndpoints, MalformedBodiesAreRefused) {
     EXPECT_NE(two.find("two different Content-Length"), std::string::npos) << two;
   }
   ASSERT_EQ(body.size(), 44u);
+  // What follows a refused request's headers is never read as a request of its own (behind a proxy
+  // that framed the body otherwise, it would be a smuggled one).
+  const int smuggler = send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\n"
+                                      "GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_GE(smuggler, 0);
+  std::string all;
+  char chunk[4096];
+  timeval tv{5, 0};
+  setsockopt(smuggler, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  for (ssize_t n; (n = recv(smuggler, chunk, sizeof chunk, 0)) > 0;) all.append(chunk, size_t(n));
+  close(smuggler);
+  EXPECT_EQ(all.rfind("HTTP/1.1 400", 0), 0u) << all;
+  EXPECT_EQ(all.find("HTTP/1.1", 1), std::string::npos) << all;
   const std::string same = read_raw_reply(
       send_raw(*srv, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 44\r\nContent-Length: 44\r\nConnection: close\r\n\r\n" + body), 10000);
   EXPECT_EQ(same.rfind("HTTP/1.1 200", 0), 0u) << same;

@@ -131,11 +131,36 @@ TEST(ServerReasoningBudget, TheServersBudgetAndMessage) {
   EXPECT_TRUE(r.json()["choices"][0]["message"]["reasoning_content"].get<std::string>().ends_with("the end")) << r.body;
   EXPECT_EQ(reasoning_tokens(r.json()), int(at) + 1);
 
+  // A request's own message.
+  json own = req;
+  own["thinking_budget_message"] = " so";
+  const std::vector<std::string> with_own = tokens_of(post(srv, "/v1/chat/completions", own).json());
+  const auto own_close = std::find(with_own.begin(), with_own.end(), "</think>");
+  ASSERT_NE(own_close, with_own.end());
+  // (A SentencePiece vocabulary puts its word-start space before the message, as llama.cpp's does.)
+  EXPECT_TRUE(joined(with_own, 3, size_t(own_close - with_own.begin())).ends_with(" so"));
+
   json unlimited = req;
   unlimited["thinking_budget_tokens"] = -1;
   auto free = post(srv, "/v1/chat/completions", unlimited);
   for (const std::string& t : tokens_of(free.json())) EXPECT_NE(t, "</think>") << free.body;
   EXPECT_EQ(reasoning_tokens(free.json()), 20);
+}
+
+// With reasoning_format none a constraint holds from the first token: the reply has no reasoning to
+// end, so a budget forces nothing into the answer (it would break the JSON) and nothing is counted.
+TEST(ServerReasoningBudget, AConstraintFromTheFirstTokenHasNoReasoningToEnd) {
+  server_process srv({"-m", brown_with_think_tokens(), "--chat-template", opening_think_template()});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  json req = chat_request(24);
+  req["reasoning_format"] = "none";
+  req["response_format"] = {{"type", "json_object"}};
+  req["thinking_budget_tokens"] = 2;
+  auto r = post(srv, "/v1/chat/completions", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  for (const std::string& t : tokens_of(r.json())) EXPECT_NE(t, "</think>") << r.body;
+  EXPECT_TRUE(r.json()["choices"][0]["message"]["content"].get<std::string>().starts_with("{")) << r.body;
+  EXPECT_EQ(reasoning_tokens(r.json()), 0);
 }
 
 // A template without reasoning tags: a budget asks nothing of the reply (clients such as Claude Code
