@@ -134,6 +134,14 @@ class session {
   std::shared_ptr<const grammar::token_vocab> grammar_vocab() const;
   // The BOS token when the vocabulary puts one in front of a text (tokenize's add_special).
   std::optional<int32_t> added_bos() const;
+  // The vocabulary's BOS and EOS tokens (-1: none).
+  int32_t bos_token() const;
+  int32_t eos_token() const;
+  // A code model's fill-in-the-middle markers (-1 where the vocabulary has none).
+  struct fim_tokens {
+    int32_t prefix = -1, suffix = -1, middle = -1, repository = -1, file_separator = -1;
+  };
+  fim_tokens fim() const;
   // raw: the pieces as they are, without a Hugging Face tokenizer's clean-up (for a generation with a
   // grammar, which checked exactly those pieces). shown_control: texts of control tokens to print
   // anyway (markers a reply is read by, which some models write as control tokens: [TOOL_CALLS],

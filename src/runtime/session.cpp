@@ -261,6 +261,13 @@ std::optional<int32_t> session::added_bos() const {
   return p_->tok->bos();
 }
 
+int32_t session::bos_token() const { return p_->tok->bos(); }
+int32_t session::eos_token() const { return p_->tok->eos(); }
+session::fim_tokens session::fim() const {
+  const auto& v = p_->tok->vocab();
+  return {v.fim_pre, v.fim_suf, v.fim_mid, v.fim_rep, v.fim_sep};
+}
+
 std::unique_ptr<text_stream> session::make_text_stream(bool raw, const std::vector<std::string>& shown_control) const {
   auto impl = std::make_unique<text_stream::impl>(*p_->tok, raw);
   std::vector<int32_t> ids;

@@ -70,27 +70,36 @@ int generated_tokens_of(const std::vector<std::shared_ptr<job>>& jobs) {
 
 }  // namespace
 
+api_result<std::string> render_chat_prompt(server_state& st, completion_request& r, reply_reading& reading, const served_template*& used) {
+  auto served = chat_format_for(st, r, reading);
+  if (!served.ok()) return served.error();
+  used = served.value();
+  fit_call_ids(used->syntax, r.messages);
+  json kwargs = st.template_kwargs;
+  kwargs.update(r.template_kwargs);
+  nlohmann::ordered_json vars = nlohmann::ordered_json::parse(json_text(kwargs));
+  if (!r.tools.tools.is_null()) vars["tools"] = r.tools.tools;
+  auto text = st.sess().render_chat(used->format, ordered_json_text(r.messages), r.add_generation_prompt, ordered_json_text(vars));
+  if (!text) return bad_request(fmt::format("the chat template failed: {}", text.message()), "messages");
+  if (r.continue_final_message) {
+    const auto end = continued_message_end(*text, r.messages.back()["content"].get<std::string>());
+    if (!end)
+      return bad_request("the chat template does not write the final message's content, so it cannot be continued", "continue_final_message");
+    text->resize(*end);
+  }
+  if (text->empty()) return bad_request("the chat template rendered nothing for these messages", "messages");
+  return std::move(*text);
+}
+
 api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading, bool check_fit) {
   const session& s = st.sess();
   std::vector<std::vector<int32_t>> all;
   if (r.chat) {
-    auto served = chat_format_for(st, r, reading);
-    if (!served.ok()) return served.error();
-    const served_template& tmpl = *served.value();
-    fit_call_ids(tmpl.syntax, r.messages);
-    json kwargs = st.template_kwargs;
-    kwargs.update(r.template_kwargs);
-    nlohmann::ordered_json vars = nlohmann::ordered_json::parse(json_text(kwargs));
-    if (!r.tools.tools.is_null()) vars["tools"] = r.tools.tools;
-    auto text = s.render_chat(tmpl.format, ordered_json_text(r.messages), r.add_generation_prompt, ordered_json_text(vars));
-    if (!text) return bad_request(fmt::format("the chat template failed: {}", text.message()), "messages");
-    if (r.continue_final_message) {
-      const auto end = continued_message_end(*text, r.messages.back()["content"].get<std::string>());
-      if (!end)
-        return bad_request("the chat template does not write the final message's content, so it cannot be continued",
-                           "continue_final_message");
-      text->resize(*end);
-    }
+    const served_template* used = nullptr;
+    auto rendered = render_chat_prompt(st, r, reading, used);
+    if (!rendered.ok()) return rendered.error();
+    const served_template& tmpl = *used;
+    std::string* text = &rendered.value();
     if (tmpl.reasoning) {
       const reasoning_tags& tags = *tmpl.reasoning;
       // The prompt opened it, or the message being continued did and has not closed it.
@@ -131,7 +140,6 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
         r.params.sampling.reasoning = std::move(limit.value());
       }
     }
-    if (text->empty()) return bad_request("the chat template rendered nothing for these messages", "messages");
     auto t = s.tokenize_chat(*text);
     if (!t) return bad_request(t.message(), "messages");
     all.push_back(std::move(*t));

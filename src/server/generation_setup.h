@@ -42,6 +42,9 @@ struct reply_reading {
 // tokens, or an API that words the refusal its own way).
 api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, completion_request& r, reply_reading& reading,
                                                             bool check_fit = true);
+// A chat request's prompt text as its template renders it (a final message being continued cut where
+// its content ends); `used` is the template. Errors as build_prompts'.
+api_result<std::string> render_chat_prompt(server_state& st, completion_request& r, reply_reading& reading, const served_template*& used);
 
 // Whether a prompt of n_prompt tokens leaves room in the context for a generated token (a prompt being
 // scored, echo, may fill it).

@@ -154,6 +154,7 @@ int run_server(const server_options& opts) {
   add_embedding_routes(svr, st);
   add_messages_routes(svr, st);
   add_responses_api_routes(svr, st);
+  add_native_routes(svr, st);
 
   int port = opts.port;
   if (port == 0) {

@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <set>
 
 #include "server/auth.h"
 
@@ -104,8 +105,9 @@ bool refuse_unauthorized(const server_state& st, const httplib::Request& req, ht
 }
 
 httplib::Server::HandlerResponse pre_route(server_state& st, const httplib::Request& req, httplib::Response& res) {
-  if (req.path != "/v1/chat/completions" && req.path != "/v1/completions" && req.path != "/v1/messages" &&
-      req.path != "/v1/responses")
+  static const std::set<std::string> generation_paths = {"/v1/chat/completions", "/chat/completions", "/v1/completions", "/completion",
+                                                        "/completions",         "/infill",           "/v1/messages",    "/v1/responses"};
+  if (!generation_paths.contains(req.path))
     st.stats.requests_other++;
   if (answer_cors(st, req, res)) return httplib::Server::HandlerResponse::Handled;
   if (refuse_unauthorized(st, req, res) || refuse_body_framing(st, req, res)) return httplib::Server::HandlerResponse::Handled;

@@ -304,6 +304,9 @@ void generate(server_state& st, bool chat, const httplib::Request& req, httplib:
 
 void add_generation_routes(httplib::Server& svr, server_state& st) {
   add_route(svr, st, "POST", "/v1/chat/completions", [&st](const httplib::Request& req, httplib::Response& res) { generate(st, true, req, res); });
+  // llama-server's spelling without the version (its /completion and /completions are its own API:
+  // routes_native.cpp).
+  add_route(svr, st, "POST", "/chat/completions", [&st](const httplib::Request& req, httplib::Response& res) { generate(st, true, req, res); });
   add_route(svr, st, "POST", "/v1/completions", [&st](const httplib::Request& req, httplib::Response& res) { generate(st, false, req, res); });
 }
 

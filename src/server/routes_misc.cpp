@@ -97,7 +97,7 @@ void detokenize(server_state& st, const httplib::Request& req, httplib::Response
 }  // namespace
 
 void add_misc_routes(httplib::Server& svr, server_state& st) {
-  add_route(svr, st, "GET", "/health", [&st](const httplib::Request&, httplib::Response& res) {
+  const auto health = [&st](const httplib::Request&, httplib::Response& res) {
     if (!st.ready.load()) {
       res.status = 503;
       res.set_header("Retry-After", "1");
@@ -110,7 +110,9 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
       return;
     }
     res.set_content(R"({"status":"ok"})", "application/json");
-  });
+  };
+  add_route(svr, st, "GET", "/health", health);
+  add_route(svr, st, "GET", "/v1/health", health);  // llama-server's other spelling
   // OpenAI's model object and Anthropic's in one (each SDK reads its own fields): the same path
   // serves both.
   auto model_json = [&st] {
@@ -118,7 +120,7 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
                 {"owned_by", "glia"},       {"type", "model"},          {"display_name", st.model_name},
                 {"created_at", rfc3339_utc(st.model_loaded_at)}};
   };
-  add_route(svr, st, "GET", "/v1/models", [&st, model_json](const httplib::Request&, httplib::Response& res) {
+  const auto models = [&st, model_json](const httplib::Request&, httplib::Response& res) {
     if (!require_ready(st, res)) return;
     res.set_content(json_text({{"object", "list"},
                                {"data", json::array({model_json()})},
@@ -126,7 +128,9 @@ void add_misc_routes(httplib::Server& svr, server_state& st) {
                                {"first_id", st.model_name},
                                {"last_id", st.model_name}}),
                     "application/json");
-  });
+  };
+  add_route(svr, st, "GET", "/v1/models", models);
+  add_route(svr, st, "GET", "/models", models);
   // GET /v1/models/{id} (the SDKs' models.retrieve): the served model, or OpenAI's 404 for any other.
   st.endpoint_prefix_methods["/v1/models/"] = "GET";
   svr.Get(R"(/v1/models/(.+))", [&st, model_json](const httplib::Request& req, httplib::Response& res) {

@@ -72,6 +72,7 @@ void add_misc_routes(httplib::Server& svr, server_state& st);
 void add_embedding_routes(httplib::Server& svr, server_state& st);
 void add_messages_routes(httplib::Server& svr, server_state& st);
 void add_responses_api_routes(httplib::Server& svr, server_state& st);
+void add_native_routes(httplib::Server& svr, server_state& st);
 
 // Writes an OpenAI-shaped error response.
 void send_error(httplib::Response& res, const api_error& e);

@@ -2,7 +2,8 @@
 // API's): between calls of the HTTP library's content provider it waits briefly for the job's events
 // and writes what the Writer makes of them; a quiet stream gets the Writer's keep-alive. A Writer has
 //   std::optional<std::string> start(const job&, bool now)  the opening events; nullopt to wait (not when now)
-//   std::string push(std::string_view text), finish(const job&), error(const api_error&), keep_alive()
+//   std::string push(std::string_view text) (or push_event(const gen_event&), for the tokens' logprobs too),
+//   finish(const job&), error(const api_error&), keep_alive()
 #pragma once
 
 #include <chrono>
@@ -39,7 +40,13 @@ class sse_job_stream {
       out = std::move(*opening);
       started_ = true;
     }
-    for (const auto& e : events) out += w_.push(e.text);
+    for (const auto& e : events) {
+      if constexpr (requires { w_.push_event(e); }) {
+        out += w_.push_event(e);
+      } else {
+        out += w_.push(e.text);
+      }
+    }
     if (done) {
       if (j_->reason == finish_kind::cancelled) return false;
       out += j_->reason == finish_kind::error ? w_.error(api_error{j_->error_status, j_->error}) : w_.finish(*j_);

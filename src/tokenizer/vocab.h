@@ -105,6 +105,8 @@ struct vocab {
 
   int32_t bos = no_token, eos = no_token, unk = no_token, pad = no_token;
   int32_t eot = no_token, eom = no_token;
+  // Fill-in-the-middle markers (prefix, suffix, middle; padding, repository, file separator).
+  int32_t fim_pre = no_token, fim_suf = no_token, fim_mid = no_token, fim_pad = no_token, fim_rep = no_token, fim_sep = no_token;
   bool add_bos = false, add_eos = false;
   bool add_space_prefix = false;  // SPM: a " " before the text (and after each special token)
   // Ids add_special puts around the text: [BOS] / [EOS] from the flags above for GGUF files, the

@@ -163,6 +163,16 @@ status read_specials(const gguf::file& f, vocab& v, const pre_type* pre) {
   GLIA_TRY(read_special_id(f, "tokenizer.ggml.eot_token_id", v.eot, true, n));
   GLIA_TRY(read_special_id(f, "tokenizer.ggml.eom_token_id", v.eom, true, n));
   GLIA_TRY(read_special_id(f, "tokenizer.ggml.padding_token_id", v.pad, false, n));
+  // FIM markers by id: the current keys, then the older prefix/suffix/middle ones.
+  GLIA_TRY(read_special_id(f, "tokenizer.ggml.prefix_token_id", v.fim_pre, true, n));
+  GLIA_TRY(read_special_id(f, "tokenizer.ggml.suffix_token_id", v.fim_suf, true, n));
+  GLIA_TRY(read_special_id(f, "tokenizer.ggml.middle_token_id", v.fim_mid, true, n));
+  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_pre_token_id", v.fim_pre, true, n));
+  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_suf_token_id", v.fim_suf, true, n));
+  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_mid_token_id", v.fim_mid, true, n));
+  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_pad_token_id", v.fim_pad, true, n));
+  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_rep_token_id", v.fim_rep, true, n));
+  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_sep_token_id", v.fim_sep, true, n));
   GLIA_TRY(read_flag(f, "tokenizer.ggml.add_bos_token", v.add_bos));
   GLIA_TRY(read_flag(f, "tokenizer.ggml.add_eos_token", v.add_eos));
   GLIA_TRY(read_flag(f, "tokenizer.ggml.add_space_prefix", v.add_space_prefix));
@@ -212,7 +222,15 @@ bool in(std::string_view text, std::span<const std::string_view> list) {
   return std::find(list.begin(), list.end(), text) != list.end();
 }
 
-// Fill-in-the-middle padding / repository / file-separator tokens end generation too (llama.cpp).
+// Fill-in-the-middle markers, found by their texts where the file names no id (llama.cpp's lists:
+// Qwen2.5-Coder and StarCoder, DeepSeek-Coder, CodeLlama, CodeGeeX); padding / repository /
+// file-separator tokens end generation too.
+constexpr std::string_view fim_pre_texts[] = {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>",
+                                              "<PRE>", "\xE2\x96\x81<PRE>", "<|code_prefix|>"};
+constexpr std::string_view fim_suf_texts[] = {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>",
+                                              "<SUF>", "\xE2\x96\x81<SUF>", "<|code_suffix|>"};
+constexpr std::string_view fim_mid_texts[] = {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>",
+                                              "<MID>", "\xE2\x96\x81<MID>", "<|code_middle|>"};
 constexpr std::string_view fim_pad_texts[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"};
 constexpr std::string_view fim_rep_texts[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"};
 constexpr std::string_view fim_sep_texts[] = {"<|file_sep|>"};
@@ -223,18 +241,20 @@ void detect_eog(vocab& v, bool force_control) {
   auto make_control = [&](int32_t id) {
     if (force_control) v.tokens[id].attr = v.tokens[id].attr | token_attr::control;
   };
-  int32_t fim_pad = no_token, fim_rep = no_token, fim_sep = no_token;
   // Lowest id first where llama.cpp's (hash-map order) choice is unspecified.
   for (int32_t id = 0; id < v.size(); ++id) {
     const std::string& t = v.tokens[id].text;
     if (v.eot == no_token && in(t, eot_texts)) v.eot = id, make_control(id);
     if (v.eom == no_token && t == "<|eom_id|>") v.eom = id, make_control(id);
-    if (fim_pad == no_token && in(t, fim_pad_texts)) fim_pad = id, make_control(id);
-    if (fim_rep == no_token && in(t, fim_rep_texts)) fim_rep = id, make_control(id);
-    if (fim_sep == no_token && in(t, fim_sep_texts)) fim_sep = id, make_control(id);
+    if (v.fim_pre == no_token && in(t, fim_pre_texts)) v.fim_pre = id, make_control(id);
+    if (v.fim_suf == no_token && in(t, fim_suf_texts)) v.fim_suf = id, make_control(id);
+    if (v.fim_mid == no_token && in(t, fim_mid_texts)) v.fim_mid = id, make_control(id);
+    if (v.fim_pad == no_token && in(t, fim_pad_texts)) v.fim_pad = id, make_control(id);
+    if (v.fim_rep == no_token && in(t, fim_rep_texts)) v.fim_rep = id, make_control(id);
+    if (v.fim_sep == no_token && in(t, fim_sep_texts)) v.fim_sep = id, make_control(id);
     if (in(t, eog_texts)) v.eog_ids.push_back(id), make_control(id);
   }
-  for (int32_t id : {v.eos, v.eot, v.eom, fim_pad, fim_rep, fim_sep})
+  for (int32_t id : {v.eos, v.eot, v.eom, v.fim_pad, v.fim_rep, v.fim_sep})
     if (id != no_token) v.eog_ids.push_back(id);
   sort_unique(v.eog_ids);
 

@@ -1,0 +1,145 @@
+#include "server/native_request.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "core/json_text.h"
+#include "server/request_fields.h"
+
+namespace glia::server {
+namespace {
+
+using nlohmann::json;
+
+// Copied as they are: the names and meanings /v1/completions shares with llama-server.
+constexpr const char* shared_fields[] = {"prompt", "temperature", "top_k", "top_p", "min_p", "stop", "presence_penalty", "frequency_penalty",
+                                         "repeat_penalty", "ignore_eos", "stream", "grammar", "json_schema", "model"};
+
+// llama-server's logit_bias: [[id, bias], ...] with false for a ban, or {"id": bias} as OpenAI's.
+// Biases by token text ([["Hello", -1]]) need the text's tokens, which glia does not look up.
+field_error translate_logit_bias(const json& in, json& out) {
+  if (in.is_object()) {
+    out = in;
+    return std::nullopt;
+  }
+  if (!in.is_array()) return bad_request(fmt::format("'logit_bias' must be an array of [token id, bias] pairs, got {}", json_type_name(in)), "logit_bias");
+  out = json::object();
+  for (const json& pair : in) {
+    if (!pair.is_array() || pair.size() != 2 || !(pair[1].is_number() || pair[1].is_boolean()))
+      return bad_request("'logit_bias' entries must be [token id, bias] pairs (the bias a number, or false for a ban)", "logit_bias");
+    if (!pair[0].is_number_integer() || pair[0].get<int64_t>() < 0)
+      return bad_request("'logit_bias' by token text is not supported; give token ids (POST /tokenize finds them)", "logit_bias");
+    out[std::to_string(pair[0].get<int64_t>())] = pair[1];
+  }
+  return std::nullopt;
+}
+
+// llama.cpp's sampler fields that /v1/completions does not take, set on the parsed request.
+field_error read_sampler_extras(const json& obj, sampler_params& s) {
+  const auto real = [&](const char* key, float& field) -> field_error {
+    std::optional<double> d;
+    GLIA_FIELD(read_number(obj, key, -1e9, 1e9, d));
+    if (d) field = float(*d);
+    return std::nullopt;
+  };
+  const auto integer = [&](const char* key, int& field) -> field_error {
+    std::optional<int64_t> i;
+    GLIA_FIELD(read_int(obj, key, -1, INT32_MAX, i));
+    if (i) field = int(*i);
+    return std::nullopt;
+  };
+  GLIA_FIELD(real("typical_p", s.typical_p));
+  GLIA_FIELD(integer("repeat_last_n", s.repeat_last_n));
+  GLIA_FIELD(integer("min_keep", s.min_keep));
+  GLIA_FIELD(real("dry_multiplier", s.dry_multiplier));
+  GLIA_FIELD(real("dry_base", s.dry_base));
+  GLIA_FIELD(integer("dry_allowed_length", s.dry_allowed_length));
+  GLIA_FIELD(integer("dry_penalty_last_n", s.dry_penalty_last_n));
+  GLIA_FIELD(real("xtc_probability", s.xtc_probability));
+  GLIA_FIELD(real("xtc_threshold", s.xtc_threshold));
+  if (auto it = obj.find("dry_sequence_breakers"); it != obj.end() && !it->is_null()) {
+    if (!it->is_array()) return bad_request("'dry_sequence_breakers' must be an array of strings", "dry_sequence_breakers");
+    s.dry_sequence_breakers.clear();
+    for (const json& b : *it) {
+      if (!b.is_string()) return bad_request("'dry_sequence_breakers' must be an array of strings", "dry_sequence_breakers");
+      s.dry_sequence_breakers.push_back(b.get<std::string>());
+    }
+  }
+  if (status v = validate(s); !v) return bad_request(v.message());
+  return std::nullopt;
+}
+
+api_result<native_request> parse_object(const json& obj, const sampler_params& defaults) {
+  json o = json::object();
+  for (const char* k : shared_fields)
+    if (auto it = obj.find(k); it != obj.end()) o[k] = *it;
+  // n_predict (max_tokens as an alias): -1 is no limit, and so is llama-server's -2 (until the context is full).
+  for (const char* k : {"max_tokens", "n_predict"}) {
+    std::optional<int64_t> n;
+    GLIA_FIELD(read_int(obj, k, -2, INT32_MAX, n));
+    if (n && *n >= 0) o["max_tokens"] = *n;
+    else if (n) o.erase("max_tokens");
+  }
+  // -1 (and llama.cpp's LLAMA_DEFAULT_SEED) is a random seed.
+  if (auto it = obj.find("seed"); it != obj.end() && !(it->is_number_integer() && (it->get<int64_t>() == -1 || it->get<int64_t>() == 0xFFFFFFFF)))
+    o["seed"] = *it;
+  if (auto it = obj.find("logit_bias"); it != obj.end() && !it->is_null()) GLIA_FIELD(translate_logit_bias(*it, o["logit_bias"]));
+  std::optional<int64_t> mirostat;
+  GLIA_FIELD(read_int(obj, "mirostat", 0, 2, mirostat));
+  if (mirostat.value_or(0) != 0)
+    return bad_request("mirostat sampling is not supported (glia samples with top-k, top-p, min-p, typical-p, XTC and DRY); send mirostat 0",
+                       "mirostat");
+  std::optional<int64_t> n_probs;
+  GLIA_FIELD(read_int(obj, "n_probs", 0, 20, n_probs));
+
+  auto parsed = parse_completion_request(json_text(o), defaults);
+  if (!parsed.ok()) return parsed.error();
+  native_request n{std::move(parsed.value()), int(n_probs.value_or(0))};
+  GLIA_FIELD(read_sampler_extras(obj, n.r.params.sampling));
+  // Every token's text is reported, with the alternatives asked for.
+  n.r.params.logprobs = true;
+  n.r.params.top_logprobs = n.n_probs;
+  if (n.r.params.stream && n.r.prompts.size() > 1)
+    return bad_request("a streamed completion takes one prompt (send the others apart)", "prompt");
+  return n;
+}
+
+}  // namespace
+
+api_result<native_request> parse_native_request(std::string_view body, const sampler_params& defaults) {
+  auto j = parse_json_object(body);
+  if (!j.ok()) return j.error();
+  return parse_object(j.value(), defaults);
+}
+
+api_result<std::pair<native_request, infill_input>> parse_infill_request(std::string_view body, const sampler_params& defaults) {
+  auto j = parse_json_object(body);
+  if (!j.ok()) return j.error();
+  json obj = j.value();
+  infill_input in;
+  std::optional<std::string> s;
+  GLIA_FIELD(read_string(obj, "input_prefix", s));
+  in.prefix = s.value_or("");
+  s.reset();
+  GLIA_FIELD(read_string(obj, "input_suffix", s));
+  in.suffix = s.value_or("");
+  s.reset();
+  GLIA_FIELD(read_string(obj, "prompt", s));
+  in.middle = s.value_or("");
+  if (auto it = obj.find("input_extra"); it != obj.end() && !it->is_null()) {
+    if (!it->is_array()) return bad_request("'input_extra' must be an array of {\"filename\", \"text\"} objects", "input_extra");
+    for (const json& e : *it) {
+      if (!e.is_object() || !e.value("text", json()).is_string() || !e.value("filename", json("")).is_string())
+        return bad_request("'input_extra' must be an array of {\"filename\", \"text\"} objects (strings)", "input_extra");
+      in.extra.push_back({e.value("filename", std::string()), e["text"].get<std::string>()});
+    }
+  }
+  // The prompt is built from the fields above; a placeholder stands in for the parse.
+  obj["prompt"] = "";
+  auto n = parse_object(obj, defaults);
+  if (!n.ok()) return n.error();
+  return std::make_pair(std::move(n.value()), std::move(in));
+}
+
+}  // namespace glia::server

@@ -1,0 +1,39 @@
+// llama-server's own completion API (POST /completion, /completions, /infill), as SillyTavern's
+// llama.cpp backend, llama.vscode and scripts written against llama-server speak it: the body is read
+// into the completion request it stands for (n_predict as max_tokens, n_probs as top logprobs,
+// logit_bias as [[id, bias]] pairs, llama.cpp's sampler fields), so prompts, sampling and
+// constraints are /v1/completions'. As llama-server does, fields it does not know are ignored; a
+// sampler glia does not have (mirostat) is refused rather than left out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/request.h"
+
+namespace glia::server {
+
+struct native_request {
+  completion_request r;
+  int n_probs = 0;  // alternatives per token in completion_probabilities (0: none)
+};
+
+// defaults: the server's sampling defaults.
+api_result<native_request> parse_native_request(std::string_view body, const sampler_params& defaults);
+
+// /infill's own fields: the text before and after the cursor, files for context, and text that
+// follows the middle marker (llama-server's `prompt` there).
+struct infill_input {
+  std::string prefix, suffix, middle;
+  struct file {
+    std::string filename, text;
+  };
+  std::vector<file> extra;
+};
+
+// The body of /infill: its own fields, and the rest read as for /completion (its prompt aside).
+api_result<std::pair<native_request, infill_input>> parse_infill_request(std::string_view body, const sampler_params& defaults);
+
+}  // namespace glia::server
