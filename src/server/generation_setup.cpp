@@ -223,15 +223,26 @@ api_result<std::vector<std::shared_ptr<job>>> queue_jobs(server_state& st, const
   return api_error{503, "the server is shutting down"};
 }
 
-std::string wait_for_reply(job& j) {
-  std::string text;
+void wait_for_events(job& j, const std::vector<std::shared_ptr<job>>& request, std::string& text, std::vector<token_logprob>& lps) {
   std::vector<gen_event> events;
   for (bool done = false; !done;) {
     events.clear();
     done = j.wait(events, poll_interval);
-    for (auto& e : events) text += e.text;
-    if (!done && peer_closed(j.client_fd)) j.cancel = true;
+    for (auto& e : events) {
+      text += e.text;
+      for (auto& lp : e.logprobs) lps.push_back(std::move(lp));
+    }
+    if (!done && peer_closed(j.client_fd)) {
+      j.cancel = true;
+      for (const auto& other : request) other->cancel = true;
+    }
   }
+}
+
+std::string wait_for_reply(job& j) {
+  std::string text;
+  std::vector<token_logprob> lps;
+  wait_for_events(j, {}, text, lps);
   return text;
 }
 

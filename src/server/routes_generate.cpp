@@ -31,18 +31,7 @@ void respond_whole(const response_meta& meta, const std::vector<std::shared_ptr<
     job& j = *jobs[i];
     std::string text;
     std::vector<token_logprob> lps;
-    std::vector<gen_event> events;
-    bool done = false;
-    while (!done) {
-      events.clear();
-      done = j.wait(events, poll_interval);
-      for (auto& e : events) {
-        text += e.text;
-        for (auto& lp : e.logprobs) lps.push_back(std::move(lp));
-      }
-      if (!done && peer_closed(j.client_fd))
-        for (const auto& other : jobs) other->cancel = true;
-    }
+    wait_for_events(j, jobs, text, lps);
     if (j.reason == finish_kind::error) {
       for (const auto& other : jobs) other->cancel = true;
       return send_error(res, api_error{j.error_status, j.error});

@@ -5,7 +5,6 @@
 #include <fmt/core.h>
 
 #include "core/json_text.h"
-#include "server/connection.h"
 #include "server/generation_setup.h"
 #include "server/infill_prompt.h"
 #include "server/native_request.h"
@@ -20,31 +19,19 @@ using ojson = nlohmann::ordered_json;
 
 // Waits for every job, then answers with their results (one object for one prompt, a list for
 // several, as llama-server does); a client that leaves cancels them.
-void respond_native(server_state& st, const std::vector<std::shared_ptr<job>>& jobs, const std::vector<native_meta>& metas,
-                   httplib::Response& res) {
+void respond_native(const std::vector<std::shared_ptr<job>>& jobs, const std::vector<native_meta>& metas, httplib::Response& res) {
   ojson results = ojson::array();
   for (size_t i = 0; i < jobs.size(); ++i) {
     job& j = *jobs[i];
     std::string text;
     std::vector<token_logprob> lps;
-    std::vector<gen_event> events;
-    for (bool done = false; !done;) {
-      events.clear();
-      done = j.wait(events, poll_interval);
-      for (auto& e : events) {
-        text += e.text;
-        for (auto& lp : e.logprobs) lps.push_back(std::move(lp));
-      }
-      if (!done && peer_closed(j.client_fd))
-        for (const auto& other : jobs) other->cancel = true;
-    }
+    wait_for_events(j, jobs, text, lps);
     if (j.reason == finish_kind::error) {
       for (const auto& other : jobs) other->cancel = true;
       return send_error(res, api_error{j.error_status, j.error});
     }
     results.push_back(native_result(metas[i], j, int(i), text, lps));
   }
-  (void)st;
   res.set_content(ordered_json_text(results.size() == 1 ? results[0] : results), "application/json");
 }
 
@@ -83,7 +70,7 @@ void native_generate(server_state& st, bool infill, const httplib::Request& req,
     metas.push_back({n.r.model.empty() ? st.model_name : n.r.model, s.detokenize(j->prompt, true), int(j->prompt.size()), n.n_probs,
                      native_settings(j->params, n.n_probs)});
   if (n.r.params.stream) return stream_job(req, res, native_stream(std::move(metas.front())), jobs.front(), std::move(guard));
-  respond_native(st, jobs, metas, res);
+  respond_native(jobs, metas, res);
 }
 
 // llama-server's /props: what its web UI and clients read to learn the context, the slots, the

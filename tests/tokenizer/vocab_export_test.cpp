@@ -74,7 +74,8 @@ TEST_P(vocab_export, ggml_keys_tokenize_as_the_reference) {
   const auto rows = read_jsonl(testdata(std::string("tokenizers/") + c.pack + "/expected.jsonl"));
   ASSERT_EQ(rows.size(), 356u);
   // Token kinds: the reference's control and user-defined tokens, except those llama.cpp's loader
-  // makes control tokens by their text, all of which end generation there.
+  // makes control tokens by their text: those that end generation there, and the fill-in-the-middle
+  // markers.
   std::vector<int32_t> promoted_ids;
   for (int32_t id = 0; id < hf->n_vocab(); ++id) {
     EXPECT_EQ(t->vocab().has(id, tok::token_attr::user_defined), hf->vocab().has(id, tok::token_attr::user_defined)) << id;
@@ -83,7 +84,9 @@ TEST_P(vocab_export, ggml_keys_tokenize_as_the_reference) {
       EXPECT_EQ(t->vocab().tokens[size_t(id)].attr, tok::token_attr::unknown);
       continue;
     }
-    EXPECT_TRUE(t->is_control(id) && t->is_eog(id)) << id << " " << t->token_text(id);
+    const auto& v = t->vocab();
+    const bool fim_marker = id == v.fim_pre || id == v.fim_suf || id == v.fim_mid;
+    EXPECT_TRUE(t->is_control(id) && (t->is_eog(id) || fim_marker)) << id << " " << t->token_text(id);
     promoted_ids.push_back(id);
   }
   int passed = 0, not_nfc = 0, promoted = 0, decoded = 0;
