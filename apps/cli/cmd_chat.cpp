@@ -105,10 +105,14 @@ command_fn add_chat(CLI::App& app) {
       return 1;
     }
     if (format->fell_back) fmt::print(stderr, "warning: {}\n", format->fallback_note);
-    if (const auto kw = nlohmann::json::parse(o->chat_template_kwargs, nullptr, false); kw.is_discarded() || !kw.is_object()) {
+    auto kw = nlohmann::json::parse(o->chat_template_kwargs, nullptr, false);
+    if (kw.is_discarded() || !kw.is_object()) {
       fmt::print(stderr, "error: --chat-template-kwargs must be a JSON object, such as '{{\"enable_thinking\": false}}'\n");
       return 1;
     }
+    // As llama.cpp: templates with a thinking switch (Qwen3, Gemma 4, the R1 distills) think unless told not to.
+    if (!kw.contains("enable_thinking")) kw["enable_thinking"] = true;
+    const std::string template_vars = kw.dump();
     // Without an end-of-generation token an answer ends only at -n: none would fill the context.
     if (o->sampling.ignore_eos() && o->n_predict < 0) {
       fmt::print(stderr, "error: --ignore-eos in a chat needs -n N: an answer would otherwise run until the context is full\n");
@@ -162,7 +166,7 @@ command_fn add_chat(CLI::App& app) {
       }
       if (input.find_first_not_of(" \t\r") == std::string::npos) continue;  // nothing said
       messages.push_back({{"role", "user"}, {"content", input}});
-      auto prompt = sess.render_chat(*format, json_text(messages), true, o->chat_template_kwargs);
+      auto prompt = sess.render_chat(*format, json_text(messages), true, template_vars);
       if (!prompt) {
         fmt::print(stderr, "error: chat template: {}\n", prompt.message());
         messages.erase(messages.end() - 1);

@@ -276,7 +276,7 @@ field_error read_stop_sequences(const ojson& a, std::vector<std::string>& out) {
   auto it = a.find("stop_sequences");
   if (it == a.end() || it->is_null()) return std::nullopt;
   if (!it->is_array()) return bad_request(fmt::format("'stop_sequences' must be an array of strings, got {}", json_type_name(*it)), "stop_sequences");
-  if (it->size() > 16) return bad_request(fmt::format("'stop_sequences' has {} strings, at most 16 are allowed", it->size()), "stop_sequences");
+  if (it->size() > 128) return bad_request(fmt::format("'stop_sequences' has {} strings, at most 128 are allowed", it->size()), "stop_sequences");
   for (const auto& s : *it) {
     if (!s.is_string() || s.get<std::string>().empty())
       return bad_request("'stop_sequences' entries must be non-empty strings", "stop_sequences");

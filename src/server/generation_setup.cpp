@@ -77,6 +77,9 @@ api_result<std::string> render_chat_prompt(server_state& st, completion_request&
   fit_call_ids(used->syntax, r.messages);
   json kwargs = st.template_kwargs;
   kwargs.update(r.template_kwargs);
+  // As llama-server: templates with a thinking switch (Qwen3, Gemma 4, llama.cpp's R1 and QwQ
+  // templates) think unless a budget of 0 or the variable says otherwise.
+  if (!kwargs.contains("enable_thinking")) kwargs["enable_thinking"] = r.reasoning_budget.value_or(st.opts.reasoning_budget) != 0;
   nlohmann::ordered_json vars = nlohmann::ordered_json::parse(json_text(kwargs));
   if (!r.tools.tools.is_null()) vars["tools"] = r.tools.tools;
   auto text = st.sess().render_chat(used->format, ordered_json_text(r.messages), r.add_generation_prompt, ordered_json_text(vars));
@@ -205,7 +208,9 @@ api_result<std::vector<std::shared_ptr<job>>> queue_jobs(server_state& st, const
       auto j = std::make_shared<job>();
       j->prompt = prompts[p];
       j->params = r.params;
-      j->params.sampling.seed = r.params.seed_given ? r.params.sampling.seed + uint64_t(k) : std::random_device{}() * 0x100000001ull;
+      // A random seed is 32 bits, as llama-server's: reported back (native generation_settings), it
+      // can be sent again, and a JavaScript client reads it whole.
+      j->params.sampling.seed = r.params.seed_given ? r.params.sampling.seed + uint64_t(k) : uint64_t(std::random_device{}());
       if (r.params.echo) j->echo_text = r.prompts[p].is_ids ? st.sess().detokenize(j->prompt, true) : r.prompts[p].text;
       j->client_fd = client_fd;
       jobs.push_back(std::move(j));

@@ -28,8 +28,10 @@ field_error translate_logit_bias(const json& in, json& out) {
   for (const json& pair : in) {
     if (!pair.is_array() || pair.size() != 2 || !(pair[1].is_number() || pair[1].is_boolean()))
       return bad_request("'logit_bias' entries must be [token id, bias] pairs (the bias a number, or false for a ban)", "logit_bias");
-    if (!pair[0].is_number_integer() || pair[0].get<int64_t>() < 0)
+    if (pair[0].is_string())
       return bad_request("'logit_bias' by token text is not supported; give token ids (POST /tokenize finds them)", "logit_bias");
+    if (!pair[0].is_number_integer() || pair[0].get<int64_t>() < 0)
+      return bad_request(fmt::format("'logit_bias' token ids must be integers >= 0, got {}", pair[0].dump()), "logit_bias");
     out[std::to_string(pair[0].get<int64_t>())] = pair[1];
   }
   return std::nullopt;
@@ -74,6 +76,9 @@ api_result<native_request> parse_object(const json& obj, const sampler_params& d
   json o = json::object();
   for (const char* k : shared_fields)
     if (auto it = obj.find(k); it != obj.end()) o[k] = *it;
+  // llama-server reads top_k <= 0 as off and a temperature <= 0 as greedy.
+  if (o.contains("top_k") && o["top_k"].is_number() && o["top_k"].get<double>() <= 0) o["top_k"] = 0;
+  if (o.contains("temperature") && o["temperature"].is_number() && o["temperature"].get<double>() < 0) o["temperature"] = 0;
   // n_predict (max_tokens as an alias): -1 is no limit, and so is llama-server's -2 (until the context is full).
   for (const char* k : {"max_tokens", "n_predict"}) {
     std::optional<int64_t> n;
@@ -85,17 +90,39 @@ api_result<native_request> parse_object(const json& obj, const sampler_params& d
   if (auto it = obj.find("seed"); it != obj.end() && !(it->is_number_integer() && (it->get<int64_t>() == -1 || it->get<int64_t>() == 0xFFFFFFFF)))
     o["seed"] = *it;
   if (auto it = obj.find("logit_bias"); it != obj.end() && !it->is_null()) GLIA_FIELD(translate_logit_bias(*it, o["logit_bias"]));
+  // Samplers glia does not have change the text: refused unless off.
   std::optional<int64_t> mirostat;
   GLIA_FIELD(read_int(obj, "mirostat", 0, 2, mirostat));
   if (mirostat.value_or(0) != 0)
     return bad_request("mirostat sampling is not supported (glia samples with top-k, top-p, min-p, typical-p, XTC and DRY); send mirostat 0",
                        "mirostat");
+  std::optional<double> off;
+  GLIA_FIELD(read_number(obj, "dynatemp_range", -1e9, 1e9, off));
+  if (off.value_or(0) > 0) return bad_request("dynamic temperature is not supported; send dynatemp_range 0", "dynatemp_range");
+  off.reset();
+  GLIA_FIELD(read_number(obj, "top_n_sigma", -1e9, 1e9, off));
+  if (off.value_or(0) > 0) return bad_request("top-n-sigma sampling is not supported; send top_n_sigma -1", "top_n_sigma");
+  // Probabilities after the sampler's transformations are not kept; the model's own are.
+  std::optional<bool> post_sampling;
+  GLIA_FIELD(read_bool(obj, "post_sampling_probs", post_sampling));
+  if (post_sampling.value_or(false))
+    return bad_request("post_sampling_probs is not supported: completion_probabilities are the model's own log probabilities", "post_sampling_probs");
   std::optional<int64_t> n_probs;
-  GLIA_FIELD(read_int(obj, "n_probs", 0, 20, n_probs));
+  GLIA_FIELD(read_int(obj, "n_probs", 0, 100, n_probs));
 
   auto parsed = parse_completion_request(json_text(o), defaults);
   if (!parsed.ok()) return parsed.error();
-  native_request n{std::move(parsed.value()), int(n_probs.value_or(0))};
+  native_request n{std::move(parsed.value()), int(n_probs.value_or(0)), false, {}};
+  std::optional<bool> return_tokens;
+  GLIA_FIELD(read_bool(obj, "return_tokens", return_tokens));
+  n.return_tokens = return_tokens.value_or(false);
+  if (auto it = obj.find("response_fields"); it != obj.end() && !it->is_null()) {
+    if (!it->is_array()) return bad_request("'response_fields' must be an array of strings", "response_fields");
+    for (const json& f : *it) {
+      if (!f.is_string()) return bad_request("'response_fields' must be an array of strings", "response_fields");
+      n.response_fields.push_back(f.get<std::string>());
+    }
+  }
   GLIA_FIELD(read_sampler_extras(obj, n.r.params.sampling));
   // Every token's text is reported, with the alternatives asked for.
   n.r.params.logprobs = true;

@@ -18,6 +18,8 @@ namespace glia::server {
 struct native_request {
   completion_request r;
   int n_probs = 0;  // alternatives per token in completion_probabilities (0: none)
+  bool return_tokens = false;               // the generated tokens' ids in "tokens"
+  std::vector<std::string> response_fields;  // only these (paths such as "timings/prompt_n"); empty: all
 };
 
 // defaults: the server's sampling defaults.

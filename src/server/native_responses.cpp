@@ -52,6 +52,32 @@ ojson timings(const job& j) {
           {"predicted_per_second", per_second(predicted_ms, j.n_generated)}};
 }
 
+// The generated tokens' ids with return_tokens (the routes ask every token's logprob, so each has one).
+ojson token_ids(const native_meta& m, const std::vector<token_logprob>& lps) {
+  ojson ids = ojson::array();
+  if (m.return_tokens)
+    for (const token_logprob& lp : lps) ids.push_back(lp.id);
+  return ids;
+}
+
+// llama-server's response_fields: only the values at these paths, each under its path as the key
+// ("timings/prompt_n": the prompt_n of timings); paths that lead nowhere are left out.
+ojson only_fields(const ojson& r, const std::vector<std::string>& paths) {
+  if (paths.empty()) return r;
+  ojson out = ojson::object();
+  for (const std::string& path : paths) {
+    const ojson* at = &r;
+    for (size_t from = 0; at && from <= path.size();) {
+      const size_t slash = std::min(path.find('/', from), path.size());
+      const std::string key = path.substr(from, slash - from);
+      at = at->is_object() && at->contains(key) ? &(*at)[key] : nullptr;
+      from = slash + 1;
+    }
+    if (at) out[path] = *at;
+  }
+  return out;
+}
+
 const char* stop_type(const job& j) {
   if (j.reason == finish_kind::length) return "limit";
   if (j.reason == finish_kind::stop) return j.stop_string.empty() ? "eos" : "word";
@@ -92,10 +118,11 @@ ojson native_settings(const generation_params& p, int n_probs) {
           {"logit_bias", std::move(bias)}};
 }
 
-ojson native_result(const native_meta& m, const job& j, int index, const std::string& content, const std::vector<token_logprob>& lps) {
+ojson native_result(const native_meta& m, const job& j, int index, const std::string& content, const std::vector<token_logprob>& lps,
+                    bool with_probabilities) {
   ojson r = {{"index", index},
              {"content", content},
-             {"tokens", ojson::array()},
+             {"tokens", token_ids(m, lps)},
              {"id_slot", -1},
              {"stop", true},
              {"model", m.model},
@@ -107,22 +134,22 @@ ojson native_result(const native_meta& m, const job& j, int index, const std::st
              {"truncated", false},
              {"stop_type", stop_type(j)},
              {"stopping_word", j.stop_string},
-             {"tokens_cached", j.n_prompt + j.n_generated},
+             {"tokens_cached", j.n_prompt + std::max(0, j.n_generated - 1)},  // the last token is not evaluated
              {"timings", timings(j)}};
-  if (m.n_probs > 0) r["completion_probabilities"] = probabilities(lps);
-  return r;
+  if (m.n_probs > 0 && with_probabilities) r["completion_probabilities"] = probabilities(lps);
+  return only_fields(r, m.response_fields);
 }
 
 std::string native_stream::push_event(const gen_event& e) {
   n_tokens_ += int(e.logprobs.size());
   if (e.text.empty() && e.logprobs.empty()) return {};
-  ojson c = {{"index", 0},         {"content", e.text}, {"tokens", ojson::array()}, {"stop", false}, {"id_slot", -1},
+  ojson c = {{"index", 0},         {"content", e.text}, {"tokens", token_ids(m_, e.logprobs)}, {"stop", false}, {"id_slot", -1},
              {"tokens_predicted", n_tokens_}, {"tokens_evaluated", m_.n_prompt}};
   if (m_.n_probs > 0) c["completion_probabilities"] = probabilities(e.logprobs);
   return sse_data(ordered_json_text(c));
 }
 
-std::string native_stream::finish(const job& j) { return sse_data(ordered_json_text(native_result(m_, j, 0, "", {}))); }
+std::string native_stream::finish(const job& j) { return sse_data(ordered_json_text(native_result(m_, j, 0, "", {}, false))); }
 
 std::string native_stream::error(const api_error& e) { return sse_data(e.to_json()); }
 

@@ -25,15 +25,18 @@ struct native_meta {
   std::string prompt_text;  // the prompt's tokens as text (special tokens shown)
   int n_prompt = 0;
   int n_probs = 0;
-  nlohmann::ordered_json settings;  // native_settings of the request
+  bool return_tokens = false;
+  std::vector<std::string> response_fields;  // only these, by path ("timings/prompt_n"); empty: all
+  nlohmann::ordered_json settings;           // native_settings of the request
 };
 
 // llama-server's generation_settings (and /props' default params) for these parameters.
 nlohmann::ordered_json native_settings(const generation_params& p, int n_probs);
 
-// A finished job's result: `index` among the request's prompts, its content and token logprobs.
+// A finished job's result: `index` among the request's prompts, its content and token logprobs
+// (probabilities: with n_probs, completion_probabilities from them; the stream's last event has none).
 nlohmann::ordered_json native_result(const native_meta& m, const job& j, int index, const std::string& content,
-                                     const std::vector<token_logprob>& lps);
+                                     const std::vector<token_logprob>& lps, bool probabilities = true);
 
 // The result stream's events (a Writer for sse_job_stream): a piece per event, then the result.
 class native_stream {

@@ -31,7 +31,7 @@ field_error optional_object(const nlohmann::ordered_json& obj, const char* key, 
 bool is_sampling_extension(const std::string& field) {
   static const std::set<std::string> fields = {"seed", "top_k", "min_p", "presence_penalty", "frequency_penalty", "repeat_penalty",
                                                "repetition_penalty", "logit_bias", "ignore_eos", "chat_template_kwargs", "reasoning_format",
-                                               "stop"};
+                                               "stop", "thinking_budget_tokens", "thinking_token_budget", "thinking_budget_message"};
   static const std::set<std::string> constraints(std::begin(output_constraint_fields), std::end(output_constraint_fields));
   return fields.contains(field) || constraints.contains(field);
 }

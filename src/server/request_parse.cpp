@@ -61,7 +61,8 @@ field_error read_stop(const json& obj, std::vector<std::string>& out) {
     return std::nullopt;
   }
   if (!it->is_array()) return bad_request(fmt::format("'stop' must be a string or an array of strings, got {}", json_type_name(*it)), "stop");
-  if (it->size() > 16) return bad_request(fmt::format("'stop' has {} strings, at most 16 are allowed", it->size()), "stop");
+  // OpenAI allows 4, llama-server any number; a group chat's client adds one per member.
+  if (it->size() > 128) return bad_request(fmt::format("'stop' has {} strings, at most 128 are allowed", it->size()), "stop");
   for (const auto& s : *it) {
     if (!s.is_string()) return bad_request(fmt::format("'stop' entries must be strings, got {}", json_type_name(s)), "stop");
     out.push_back(s.get<std::string>());

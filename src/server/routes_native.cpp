@@ -68,7 +68,7 @@ void native_generate(server_state& st, bool infill, const httplib::Request& req,
   std::vector<native_meta> metas;
   for (const auto& j : jobs)
     metas.push_back({n.r.model.empty() ? st.model_name : n.r.model, s.detokenize(j->prompt, true), int(j->prompt.size()), n.n_probs,
-                     native_settings(j->params, n.n_probs)});
+                     n.return_tokens, n.response_fields, native_settings(j->params, n.n_probs)});
   if (n.r.params.stream) return stream_job(req, res, native_stream(std::move(metas.front())), jobs.front(), std::move(guard));
   respond_native(jobs, metas, res);
 }
@@ -79,6 +79,7 @@ void native_props(server_state& st, httplib::Response& res) {
   const session& s = st.sess();
   generation_params defaults;
   defaults.sampling = st.sampling_defaults;
+  defaults.sampling.seed = 0xFFFFFFFF;  // llama.cpp's "random": each request draws its own
   const auto text_of = [&s](int32_t id) { return id >= 0 ? s.token_text(id) : std::string(); };
   const ojson p = {{"default_generation_settings",
                     {{"id", 0},

@@ -85,8 +85,39 @@ TEST(ServerNative, CompletionInLlamaServersShape) {
   ASSERT_EQ(several.size(), 2u);
   EXPECT_EQ(several[1]["index"], 1);
   // What glia does not have is refused, not left out.
-  EXPECT_EQ(post(srv, "/completion", json{{"prompt", "x"}, {"mirostat", 2}}).status, 400);
-  EXPECT_EQ(post(srv, "/completion", json{{"prompt", "x"}, {"logit_bias", {{"the", -1}}}}).status, 400);
+  for (const json& unsupported : {json{{"mirostat", 2}}, json{{"logit_bias", {{"the", -1}}}}, json{{"dynatemp_range", 0.5}},
+                                  json{{"top_n_sigma", 1.0}}, json{{"post_sampling_probs", true}}}) {
+    json bad = unsupported;
+    bad["prompt"] = "x";
+    EXPECT_EQ(post(srv, "/completion", bad).status, 400) << unsupported;
+  }
+  // llama-server's readings: top_k <= 0 is off, a negative temperature greedy; seed -1 random.
+  json lenient = req;
+  lenient["top_k"] = -1;
+  lenient["temperature"] = -1;
+  lenient["seed"] = -1;
+  EXPECT_EQ(post(srv, "/completion", lenient).json()["content"], a["content"]);
+  // A random seed is reported as one that can be sent back (32 bits, as llama-server's).
+  json drawn = {{"prompt", "The jury said"}, {"n_predict", 6}, {"temperature", 1.0}};
+  const json first = post(srv, "/completion", drawn).json();
+  const uint64_t seed = first["generation_settings"]["seed"].get<uint64_t>();
+  EXPECT_LE(seed, 0xFFFFFFFFull);
+  drawn["seed"] = seed;
+  EXPECT_EQ(post(srv, "/completion", drawn).json()["content"], first["content"]);
+  // return_tokens gives the ids; response_fields only the paths asked for (llama.vscode's).
+  json fields = req;
+  fields["return_tokens"] = true;
+  fields["response_fields"] = {"content", "timings/predicted_n", "tokens", "no/such"};
+  const json f = post(srv, "/completion", fields).json();
+  ASSERT_EQ(f.size(), 3u) << f;
+  EXPECT_EQ(f["content"], a["content"]);
+  EXPECT_EQ(f["timings/predicted_n"], 6);
+  ASSERT_EQ(f["tokens"].size(), 6u);
+  EXPECT_EQ(f["tokens"][0], a["completion_probabilities"][0]["id"]);
+  EXPECT_EQ(a["tokens_cached"], a["tokens_evaluated"].get<int>() + 5);  // the last token is not in the cache yet
+  EXPECT_FALSE(last.contains("completion_probabilities"));  // the stream's last event repeats none
+  // /tokenize ignores fields it does not read, as llama-server's does.
+  EXPECT_EQ(post(srv, "/tokenize", json{{"content", "The"}, {"model", "x"}}).status, 200);
 }
 
 TEST(ServerNative, PropsApplyTemplateAndOtherSpellings) {
@@ -112,6 +143,26 @@ TEST(ServerNative, PropsApplyTemplateAndOtherSpellings) {
   EXPECT_EQ(unversioned["choices"][0]["message"], chat["choices"][0]["message"]);
   EXPECT_EQ(get(srv, "/models").json()["data"][0]["id"], get(srv, "/v1/models").json()["data"][0]["id"]);
   EXPECT_EQ(get(srv, "/v1/health").status, 200);
+}
+
+// Templates with a thinking switch think unless told not to, as llama-server renders them: the
+// R1 distill's (llama.cpp's copy) leaves the reasoning open, a budget of 0 or enable_thinking false
+// closes it.
+TEST(ServerNative, TemplatesThinkByDefault) {
+  server_process srv({"-m", test_model(), "--chat-template", testdata("chat_templates/templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja")});
+  ASSERT_NE(srv.port(), 0) << srv.log();
+  const json messages = {{{"role", "user"}, {"content", "Hello"}}};
+  const auto rendered = [&](const json& extra) {
+    json body = extra;
+    body["messages"] = messages;
+    const http_reply r = post(srv, "/apply-template", body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json()["prompt"].get<std::string>();
+  };
+  const std::string thinking = rendered(json::object());
+  EXPECT_TRUE(thinking.ends_with("<think>\n")) << thinking;
+  for (const json& off : {json{{"chat_template_kwargs", {{"enable_thinking", false}}}}, json{{"thinking_budget_tokens", 0}}})
+    EXPECT_FALSE(rendered(off).ends_with("<think>\n")) << off;
 }
 
 // /infill on the Brown model with five pieces made a code model's FIM markers: the prompt is laid
