@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,9 +13,11 @@
 #include "commands.h"
 #include "common_options.h"
 #include "draft_options.h"
+#include "escapes.h"
 #include "load_session.h"
 #include "sampling_options.h"
 #include "core/json_text.h"
+#include "server/reasoning_split.h"
 
 namespace glia::cli {
 namespace {
@@ -74,6 +77,8 @@ command_fn add_chat(CLI::App& app) {
     std::string chat_template_kwargs = "{}";
     std::string system;
     int n_predict = -1;
+    int reasoning_budget = -1;
+    std::string reasoning_budget_message;
     bool verbose = false;
   };
   auto o = std::make_shared<opts>();
@@ -85,6 +90,15 @@ command_fn add_chat(CLI::App& app) {
   cmd->add_option("-n,--n-predict,--predict", o->n_predict, "most tokens per answer (-1, or llama.cpp's -2: until the model stops)")
       ->check(CLI::Range(-2, 1 << 24))->capture_default_str();
   cmd->add_flag("--verbose", o->verbose, "print the tokens evaluated and reused per turn on stderr");
+  cmd->add_option("--reasoning-budget", o->reasoning_budget,
+                  "tokens a reasoning model may think per answer before its close tag (</think>) is forced; -1: no limit, 0: no "
+                  "thinking (the template's enable_thinking is false)")
+      ->check(CLI::Range(-1, INT32_MAX))
+      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--reasoning-budget-message", [o](const std::string& v) { o->reasoning_budget_message = process_escapes(v); },
+         "text forced into the reasoning before its close tag when the budget is spent (backslash escapes as in -p)")
+      ->type_name("TEXT");
   o->sampling.add_to(cmd);
   o->draft.add_to(cmd);
   o->diag.add_to(cmd);
@@ -110,8 +124,9 @@ command_fn add_chat(CLI::App& app) {
       fmt::print(stderr, "error: --chat-template-kwargs must be a JSON object, such as '{{\"enable_thinking\": false}}'\n");
       return 1;
     }
-    // As llama.cpp: templates with a thinking switch (Qwen3, Gemma 4, the R1 distills) think unless told not to.
-    if (!kw.contains("enable_thinking")) kw["enable_thinking"] = true;
+    // As llama.cpp: templates with a thinking switch (Qwen3, Gemma 4, the R1 distills) think unless told
+    // not to, or given no budget to think in.
+    if (!kw.contains("enable_thinking")) kw["enable_thinking"] = o->reasoning_budget != 0;
     const std::string template_vars = kw.dump();
     // Without an end-of-generation token an answer ends only at -n: none would fill the context.
     if (o->sampling.ignore_eos() && o->n_predict < 0) {
@@ -123,7 +138,18 @@ command_fn add_chat(CLI::App& app) {
       fmt::print(stderr, "error: {}\n", sp.message());
       return 1;
     }
-    sampler smp(*sp, [&sess](int32_t id) { return sess.token_text(id); }, sp->grammar ? sess.grammar_vocab() : nullptr);
+    // A budget holds where the template shows how the model reasons and the reasoning is free (a grammar
+    // constrains an answer from its first token here).
+    const auto tags = server::reasoning_tags_of(format->source);
+    std::vector<int32_t> closing;
+    if (tags && o->reasoning_budget >= 0 && !sp->grammar) {
+      auto t = sess.tokenize(o->reasoning_budget_message + std::string(tags->close), false, true);
+      if (!t || t->empty()) {
+        fmt::print(stderr, "error: the reasoning budget's closing text cannot be tokenized\n");
+        return 1;
+      }
+      closing = std::move(*t);
+    }
     generate_options go;
     go.n_predict = o->n_predict;
     go.cancel = &g_cancel;
@@ -191,6 +217,11 @@ command_fn add_chat(CLI::App& app) {
         unanswered = true;
         continue;
       }
+      sampler_params turn_params = *sp;
+      if (!closing.empty())
+        turn_params.reasoning = reasoning_limit{std::string(tags->open), std::string(tags->close), server::prompt_opens_reasoning(*prompt, *tags), "",
+                                                o->reasoning_budget, closing};
+      sampler smp(turn_params, [&sess](int32_t id) { return sess.token_text(id); }, sp->grammar ? sess.grammar_vocab() : nullptr);
       std::string answer;
       generation_stats st;
       g_cancel = false;

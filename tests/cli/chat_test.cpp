@@ -175,5 +175,37 @@ TEST(chat, ctrl_c_stops_the_answer_and_returns_to_the_prompt) {
   EXPECT_EQ(turn_stats(c.err).size(), 1u) << c.err;
 }
 
+// A reasoning budget in the chat, as llama-cli's --reasoning-budget: with a template that opens the
+// reasoning (as the R1 distills'), the answer thinks two tokens, then its close tag is forced (here
+// plain text: the Brown model has no such token), after the budget's message.
+TEST(chat, reasoning_budget_closes_the_thinking) {
+  const std::string path = brown_with_template(
+      "think-template", "{% for m in messages %}{{ m.role }}: {{ m.content.split('</think>')[-1] }}\n{% endfor %}"
+      "{% if add_generation_prompt %}assistant: <think>\n{% endif %}");
+  const auto answer = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {test::cli_path(), "chat", "-m", path, "--temp", "0", "-n", "16"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    child c(args);
+    c.write("The jury said\n/exit\n");
+    EXPECT_EQ(c.wait_exit(30000), 0) << c.err;
+    return c.out;
+  };
+  const std::string free = answer({});
+  EXPECT_EQ(free.find("</think>"), std::string::npos) << free;
+  // What came before the forced close: a prefix of the free answer, one token longer for a budget of 2
+  // than of 1 (the message's tokens start with the SentencePiece word-start space, as llama.cpp's).
+  const auto thought = [&](const std::string& budget) {
+    const std::string out = answer({"--reasoning-budget", budget, "--reasoning-budget-message", "\\nDone."});
+    const size_t close = out.find("\nDone.</think>");
+    EXPECT_NE(close, std::string::npos) << out;
+    return close == std::string::npos ? out : out.substr(0, out.find_last_not_of(' ', close - 1) + 1);
+  };
+  const std::string one = thought("1"), two = thought("2");
+  EXPECT_FALSE(one.empty());
+  EXPECT_LT(one.size(), two.size());
+  EXPECT_TRUE(two.starts_with(one)) << one << " / " << two;
+  EXPECT_TRUE(free.starts_with(two)) << two << " / " << free;
+}
+
 }  // namespace
 }  // namespace glia
