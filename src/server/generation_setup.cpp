@@ -175,10 +175,15 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
     }
   }
   if (r.params.ignore_eos) s.forbid_end_of_generation(r.params.sampling);
-  for (const auto& [id, bias] : r.params.sampling.logit_bias)
+  if (auto e = check_logit_bias(s, r.params.sampling)) return *e;
+  return all;
+}
+
+std::optional<api_error> check_logit_bias(const session& s, const sampler_params& p) {
+  for (const auto& [id, bias] : p.logit_bias)
     if (id >= s.n_vocab())
       return bad_request(fmt::format("logit_bias token id {} is outside the vocabulary (0..{})", id, s.n_vocab() - 1), "logit_bias");
-  return all;
+  return std::nullopt;
 }
 
 bool fits_context(const session& s, size_t n_prompt, bool scoring_only) {

@@ -46,6 +46,10 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
 // its content ends); `used` is the template. Errors as build_prompts'.
 api_result<std::string> render_chat_prompt(server_state& st, completion_request& r, reply_reading& reading, const served_template*& used);
 
+// A 400 when a logit bias names a token outside the vocabulary (build_prompts checks it; a route that
+// builds its prompt otherwise must too).
+std::optional<api_error> check_logit_bias(const session& s, const sampler_params& p);
+
 // Whether a prompt of n_prompt tokens leaves room in the context for a generated token (a prompt being
 // scored, echo, may fill it).
 bool fits_context(const session& s, size_t n_prompt, bool scoring_only);

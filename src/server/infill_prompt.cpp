@@ -36,21 +36,28 @@ api_result<std::vector<int32_t>> infill_prompt(const session& s, const infill_in
     extra.push_back(fim.file_separator);
     append(extra, tokens_of(s, "filename\n"));
   }
-  std::vector<int32_t> prefix = tokens_of(s, in.prefix), suffix = tokens_of(s, in.suffix), middle = tokens_of(s, in.middle);
+  std::vector<int32_t> prefix = tokens_of(s, in.prefix), suffix = tokens_of(s, in.suffix);
+  // The text after the cursor on its line (llama.vscode's): special-token text is the token, as
+  // llama-server reads a prompt.
+  auto middle = s.tokenize(in.middle, false, true);
+  if (!middle) return bad_request(middle.message(), "prompt");
   const size_t prefix_take = std::min(prefix.size(), size_t(3 * (n_batch / 4)));
-  const size_t suffix_take = std::min(suffix.size(), size_t(std::max<int64_t>(0, int64_t(n_batch / 4) - int64_t(2 + middle.size()))));
-  const size_t extra_take =
-      std::min(extra.size(), size_t(std::max<int64_t>(0, int64_t(s.n_ctx()) - n_batch - 2 * int64_t(std::max(n_predict, 0)))));
+  const size_t suffix_take = std::min(suffix.size(), size_t(std::max<int64_t>(0, int64_t(n_batch / 4) - int64_t(2 + middle->size()))));
+  // What the context leaves after a chunk, the tokens to generate twice over, the three markers, BOS
+  // and one generated token (llama-server reserves the first two only, and can overfill the context).
+  const int64_t room = int64_t(s.n_ctx()) - n_batch - 2 * int64_t(std::max(n_predict, 0)) - 5;
+  const size_t extra_take = std::min(extra.size(), size_t(std::max<int64_t>(0, room)));
 
-  std::vector<int32_t> out;
+  // [extra][BOS][PRE]prefix prompt[SUF]suffix[MID], as llama-server's format_infill lays it out (the
+  // prompt after the prefix, the extra files before BOS).
+  std::vector<int32_t> out(extra.end() - std::ptrdiff_t(extra_take), extra.end());
   if (const auto bos = s.added_bos()) out.push_back(*bos);
-  out.insert(out.end(), extra.end() - std::ptrdiff_t(extra_take), extra.end());
   out.push_back(fim.prefix);
   out.insert(out.end(), prefix.end() - std::ptrdiff_t(prefix_take), prefix.end());
+  append(out, *middle);
   out.push_back(fim.suffix);
   out.insert(out.end(), suffix.begin(), suffix.begin() + std::ptrdiff_t(suffix_take));
   out.push_back(fim.middle);
-  append(out, middle);
   return out;
 }
 

@@ -11,6 +11,7 @@ namespace glia::server {
 namespace {
 
 using nlohmann::json;
+using ojson = nlohmann::ordered_json;
 
 // Copied as they are: the names and meanings /v1/completions shares with llama-server.
 constexpr const char* shared_fields[] = {"prompt", "temperature", "top_k", "top_p", "min_p", "stop", "presence_penalty", "frequency_penalty",
@@ -18,20 +19,21 @@ constexpr const char* shared_fields[] = {"prompt", "temperature", "top_k", "top_
 
 // llama-server's logit_bias: [[id, bias], ...] with false for a ban, or {"id": bias} as OpenAI's.
 // Biases by token text ([["Hello", -1]]) need the text's tokens, which glia does not look up.
-field_error translate_logit_bias(const json& in, json& out) {
+field_error translate_logit_bias(const ojson& in, ojson& out) {
   if (in.is_object()) {
     out = in;
     return std::nullopt;
   }
   if (!in.is_array()) return bad_request(fmt::format("'logit_bias' must be an array of [token id, bias] pairs, got {}", json_type_name(in)), "logit_bias");
-  out = json::object();
-  for (const json& pair : in) {
+  out = ojson::object();
+  for (const ojson& pair : in) {
     if (!pair.is_array() || pair.size() != 2 || !(pair[1].is_number() || pair[1].is_boolean()))
       return bad_request("'logit_bias' entries must be [token id, bias] pairs (the bias a number, or false for a ban)", "logit_bias");
     if (pair[0].is_string())
       return bad_request("'logit_bias' by token text is not supported; give token ids (POST /tokenize finds them)", "logit_bias");
     if (!pair[0].is_number_integer() || pair[0].get<int64_t>() < 0)
       return bad_request(fmt::format("'logit_bias' token ids must be integers >= 0, got {}", pair[0].dump()), "logit_bias");
+    if (pair[1].is_boolean() && pair[1].get<bool>()) continue;  // true: no bias, as llama-server reads it
     out[std::to_string(pair[0].get<int64_t>())] = pair[1];
   }
   return std::nullopt;
@@ -72,10 +74,12 @@ field_error read_sampler_extras(const json& obj, sampler_params& s) {
   return std::nullopt;
 }
 
-api_result<native_request> parse_object(const json& obj, const sampler_params& defaults) {
-  json o = json::object();
+// obj: the body for reading values; ordered: the same body in its own key order, from which fields
+// are copied (a JSON schema's properties are generated in the order they are declared).
+api_result<native_request> parse_object(const json& obj, const ojson& ordered, const sampler_params& defaults) {
+  ojson o = ojson::object();
   for (const char* k : shared_fields)
-    if (auto it = obj.find(k); it != obj.end()) o[k] = *it;
+    if (auto it = ordered.find(k); it != ordered.end()) o[k] = *it;
   // llama-server reads top_k <= 0 as off and a temperature <= 0 as greedy.
   if (o.contains("top_k") && o["top_k"].is_number() && o["top_k"].get<double>() <= 0) o["top_k"] = 0;
   if (o.contains("temperature") && o["temperature"].is_number() && o["temperature"].get<double>() < 0) o["temperature"] = 0;
@@ -86,10 +90,13 @@ api_result<native_request> parse_object(const json& obj, const sampler_params& d
     if (n && *n >= 0) o["max_tokens"] = *n;
     else if (n) o.erase("max_tokens");
   }
-  // -1 (and llama.cpp's LLAMA_DEFAULT_SEED) is a random seed.
-  if (auto it = obj.find("seed"); it != obj.end() && !(it->is_number_integer() && (it->get<int64_t>() == -1 || it->get<int64_t>() == 0xFFFFFFFF)))
-    o["seed"] = *it;
-  if (auto it = obj.find("logit_bias"); it != obj.end() && !it->is_null()) GLIA_FIELD(translate_logit_bias(*it, o["logit_bias"]));
+  // llama-server's seeds are 32 bits (-5 is 4294967291), and 0xFFFFFFFF (its -1) draws one at random.
+  if (auto it = obj.find("seed"); it != obj.end() && !it->is_null()) {
+    if (!it->is_number_integer()) return bad_request(fmt::format("'seed' must be an integer, got {}", json_type_name(*it)), "seed");
+    const auto seed = uint32_t(it->is_number_unsigned() ? it->get<uint64_t>() : uint64_t(it->get<int64_t>()));
+    if (seed != 0xFFFFFFFF) o["seed"] = seed;
+  }
+  if (auto it = ordered.find("logit_bias"); it != ordered.end() && !it->is_null()) GLIA_FIELD(translate_logit_bias(*it, o["logit_bias"]));
   // Samplers glia does not have change the text: refused unless off.
   std::optional<int64_t> mirostat;
   GLIA_FIELD(read_int(obj, "mirostat", 0, 2, mirostat));
@@ -110,7 +117,7 @@ api_result<native_request> parse_object(const json& obj, const sampler_params& d
   std::optional<int64_t> n_probs;
   GLIA_FIELD(read_int(obj, "n_probs", 0, 100, n_probs));
 
-  auto parsed = parse_completion_request(json_text(o), defaults);
+  auto parsed = parse_completion_request(ordered_json_text(o), defaults);
   if (!parsed.ok()) return parsed.error();
   native_request n{std::move(parsed.value()), int(n_probs.value_or(0)), false, {}};
   std::optional<bool> return_tokens;
@@ -137,7 +144,7 @@ api_result<native_request> parse_object(const json& obj, const sampler_params& d
 api_result<native_request> parse_native_request(std::string_view body, const sampler_params& defaults) {
   auto j = parse_json_object(body);
   if (!j.ok()) return j.error();
-  return parse_object(j.value(), defaults);
+  return parse_object(j.value(), ojson::parse(body), defaults);
 }
 
 api_result<std::pair<native_request, infill_input>> parse_infill_request(std::string_view body, const sampler_params& defaults) {
@@ -164,7 +171,9 @@ api_result<std::pair<native_request, infill_input>> parse_infill_request(std::st
   }
   // The prompt is built from the fields above; a placeholder stands in for the parse.
   obj["prompt"] = "";
-  auto n = parse_object(obj, defaults);
+  ojson ordered = ojson::parse(body);
+  ordered["prompt"] = "";
+  auto n = parse_object(obj, ordered, defaults);
   if (!n.ok()) return n.error();
   return std::make_pair(std::move(n.value()), std::move(in));
 }

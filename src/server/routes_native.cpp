@@ -45,8 +45,10 @@ void native_generate(server_state& st, bool infill, const httplib::Request& req,
     auto parsed = parse_infill_request(req.body, st.sampling_defaults);
     if (!parsed.ok()) return send_error(res, parsed.error());
     n = std::move(parsed.value().first);
-    auto p = infill_prompt(s, parsed.value().second, std::max(1, st.opts.session.n_ubatch), n.r.params.max_tokens);
+    // llama-server's -b (2048 by default) sizes the prefix and suffix windows.
+    auto p = infill_prompt(s, parsed.value().second, std::max(2048, st.opts.session.n_ubatch), n.r.params.max_tokens);
     if (!p.ok()) return send_error(res, p.error());
+    if (auto e = check_logit_bias(s, n.r.params.sampling)) return send_error(res, *e);
     if (!fits_context(s, p.value().size(), false))
       return send_error(res, bad_request(fmt::format("the infill prompt has {} tokens, but the context holds {}", p.value().size(), s.n_ctx()),
                                          "input_prefix"));

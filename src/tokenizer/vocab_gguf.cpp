@@ -163,16 +163,15 @@ status read_specials(const gguf::file& f, vocab& v, const pre_type* pre) {
   GLIA_TRY(read_special_id(f, "tokenizer.ggml.eot_token_id", v.eot, true, n));
   GLIA_TRY(read_special_id(f, "tokenizer.ggml.eom_token_id", v.eom, true, n));
   GLIA_TRY(read_special_id(f, "tokenizer.ggml.padding_token_id", v.pad, false, n));
-  // FIM markers by id: the current keys, then the older prefix/suffix/middle ones.
-  GLIA_TRY(read_special_id(f, "tokenizer.ggml.prefix_token_id", v.fim_pre, true, n));
-  GLIA_TRY(read_special_id(f, "tokenizer.ggml.suffix_token_id", v.fim_suf, true, n));
-  GLIA_TRY(read_special_id(f, "tokenizer.ggml.middle_token_id", v.fim_mid, true, n));
-  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_pre_token_id", v.fim_pre, true, n));
-  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_suf_token_id", v.fim_suf, true, n));
-  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_mid_token_id", v.fim_mid, true, n));
-  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_pad_token_id", v.fim_pad, true, n));
-  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_rep_token_id", v.fim_rep, true, n));
-  GLIA_TRY(read_special_id(f, "tokenizer.ggml.fim_sep_token_id", v.fim_sep, true, n));
+  // FIM markers by id, as llama.cpp reads them: the current keys, then the deprecated prefix/suffix/
+  // middle ones (which win where both are set); an id outside the vocabulary is left out, not an
+  // error (only /infill reads them).
+  for (const auto& [key, id] : {std::pair<const char*, int32_t*>{"tokenizer.ggml.fim_pre_token_id", &v.fim_pre},
+                                {"tokenizer.ggml.fim_suf_token_id", &v.fim_suf}, {"tokenizer.ggml.fim_mid_token_id", &v.fim_mid},
+                                {"tokenizer.ggml.fim_pad_token_id", &v.fim_pad}, {"tokenizer.ggml.fim_rep_token_id", &v.fim_rep},
+                                {"tokenizer.ggml.fim_sep_token_id", &v.fim_sep}, {"tokenizer.ggml.prefix_token_id", &v.fim_pre},
+                                {"tokenizer.ggml.suffix_token_id", &v.fim_suf}, {"tokenizer.ggml.middle_token_id", &v.fim_mid}})
+    GLIA_TRY(read_special_id(f, key, *id, false, n));
   GLIA_TRY(read_flag(f, "tokenizer.ggml.add_bos_token", v.add_bos));
   GLIA_TRY(read_flag(f, "tokenizer.ggml.add_eos_token", v.add_eos));
   GLIA_TRY(read_flag(f, "tokenizer.ggml.add_space_prefix", v.add_space_prefix));

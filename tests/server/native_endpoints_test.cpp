@@ -116,6 +116,22 @@ TEST(ServerNative, CompletionInLlamaServersShape) {
   EXPECT_EQ(f["tokens"][0], a["completion_probabilities"][0]["id"]);
   EXPECT_EQ(a["tokens_cached"], a["tokens_evaluated"].get<int>() + 5);  // the last token is not in the cache yet
   EXPECT_FALSE(last.contains("completion_probabilities"));  // the stream's last event repeats none
+  // A JSON schema's properties keep the order they are declared in (the grammar writes them so).
+  const json schema_req = json::parse(R"({"prompt": "The jury said", "n_predict": 40, "temperature": 0,
+    "json_schema": {"type": "object", "properties": {"zeta": {"type": "integer"}, "alpha": {"type": "integer"}},
+                    "required": ["zeta", "alpha"], "additionalProperties": false}})");
+  const std::string body = schema_req.dump();  // nlohmann sorts keys: write the order by hand
+  std::string ordered = body;
+  ordered.replace(ordered.find(R"("alpha":{"type":"integer"},"zeta":{"type":"integer"})"), 52,
+                  R"("zeta":{"type":"integer"},"alpha":{"type":"integer"})");
+  const http_reply js = post(srv, "/completion", ordered);
+  ASSERT_EQ(js.status, 200) << js.body;
+  const std::string generated = js.json()["content"].get<std::string>();
+  EXPECT_LT(generated.find("zeta"), generated.find("alpha")) << generated;
+  // llama-server's seeds are 32 bits: -5 is 4294967291.
+  json wrapped = drawn;
+  wrapped["seed"] = -5;
+  EXPECT_EQ(post(srv, "/completion", wrapped).json()["generation_settings"]["seed"], 4294967291u);
   // /tokenize ignores fields it does not read, as llama-server's does.
   EXPECT_EQ(post(srv, "/tokenize", json{{"content", "The"}, {"model", "x"}}).status, 200);
 }
@@ -166,22 +182,23 @@ TEST(ServerNative, TemplatesThinkByDefault) {
 }
 
 // /infill on the Brown model with five pieces made a code model's FIM markers: the prompt is laid
-// out as llama-server lays it (BOS, the repository and files, prefix, suffix, middle), which the
-// same tokens sent to /completion confirm.
+// out as llama-server lays it (the repository and files, BOS, prefix and the request's prompt,
+// suffix, middle), which the same tokens sent to /completion confirm.
 TEST(ServerNative, InfillLaysOutTheMarkers) {
   const std::string model = brown_with_control_tokens(
       "brown_fim.gguf", {{1000, "<|fim_prefix|>"}, {1001, "<|fim_suffix|>"}, {1002, "<|fim_middle|>"}, {1003, "<|fim_repo|>"}, {1004, "<|file_sep|>"}});
-  // The extra texts get what the context leaves after a prompt chunk (-b, 512) and twice n_predict.
-  server_process srv({"-m", model, "-c", "1024"});
+  // The extra texts get what the context leaves after a batch (llama-server's 2048) and twice n_predict.
+  server_process srv({"-m", model, "-c", "4096"});
   ASSERT_NE(srv.port(), 0) << srv.log();
   const json req = {{"input_prefix", "The jury said"},
                     {"input_suffix", "of the city"},
                     {"input_extra", {{{"filename", "a.txt"}, {"text", "It was"}}}},
+                    {"prompt", " that"},
                     {"n_predict", 4},
                     {"temperature", 0}};
   const http_reply r = post(srv, "/infill", req);
   ASSERT_EQ(r.status, 200) << r.body;
-  std::vector<int> layout = {1, 1003};
+  std::vector<int> layout = {1003};
   const auto add = [&](const std::string& text) {
     for (int id : token_ids(srv, text)) layout.push_back(id);
   };
@@ -191,20 +208,26 @@ TEST(ServerNative, InfillLaysOutTheMarkers) {
   add("It was");
   layout.push_back(1004);
   add("filename\n");
+  layout.push_back(1);  // BOS
   layout.push_back(1000);
   add("The jury said");
+  add(" that");
   layout.push_back(1001);
   add("of the city");
   layout.push_back(1002);
   EXPECT_EQ(r.json()["tokens_evaluated"], int(layout.size())) << r.body;
   const json same = post(srv, "/completion", json{{"prompt", layout}, {"n_predict", 4}, {"temperature", 0}}).json();
   EXPECT_EQ(r.json()["content"], same["content"]) << r.body;
+  // A bias on a token outside the vocabulary is refused here too.
+  json bad = req;
+  bad["logit_bias"] = json::array({json::array({999999, -1})});
+  EXPECT_EQ(post(srv, "/infill", bad).status, 400);
 
   // In a context too small for them, the extra texts are left out.
   server_process small({"-m", model, "-c", "256"});
   ASSERT_NE(small.port(), 0) << small.log();
-  const auto from_prefix = layout.end() - std::find(layout.begin(), layout.end(), 1000);  // [PRE] to [MID]
-  EXPECT_EQ(post(small, "/infill", req).json()["tokens_evaluated"], int(from_prefix) + 1);         // and BOS
+  const auto from_bos = layout.end() - std::find(layout.begin(), layout.end(), 1);  // BOS [PRE] to [MID]
+  EXPECT_EQ(post(small, "/infill", req).json()["tokens_evaluated"], int(from_bos));
 
   server_process plain({"-m", test_model()});
   ASSERT_NE(plain.port(), 0) << plain.log();
