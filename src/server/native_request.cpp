@@ -39,6 +39,26 @@ field_error translate_logit_bias(const ojson& in, ojson& out) {
   return std::nullopt;
 }
 
+// llama-server's mixed prompt forms, which /v1/completions does not take: a list of text and ids (one
+// prompt), or a list whose prompts are of different forms or mix within themselves. Returns the
+// prompts as lists of parts; none when the prompt is one of OpenAI's forms.
+std::vector<std::vector<json>> mixed_prompts(const json& p) {
+  if (!p.is_array() || p.empty()) return {};
+  bool text = false, number = false, list = false, mixed_list = false;
+  for (const json& e : p) {
+    text |= e.is_string();
+    number |= e.is_number();
+    list |= e.is_array();
+    if (e.is_array())
+      for (const json& x : e) mixed_list |= x.is_string();
+  }
+  if (text && number && !list) return {std::vector<json>(p.begin(), p.end())};
+  if (!(list && (text || mixed_list)) || number) return {};
+  std::vector<std::vector<json>> out;
+  for (const json& e : p) out.push_back(e.is_array() ? std::vector<json>(e.begin(), e.end()) : std::vector<json>{e});
+  return out;
+}
+
 // llama.cpp's sampler fields that /v1/completions does not take, set on the parsed request.
 field_error read_sampler_extras(const json& obj, sampler_params& s) {
   const auto real = [&](const char* key, float& field) -> field_error {
@@ -80,6 +100,13 @@ api_result<native_request> parse_object(const json& obj, const ojson& ordered, c
   ojson o = ojson::object();
   for (const char* k : shared_fields)
     if (auto it = ordered.find(k); it != ordered.end()) o[k] = *it;
+  std::vector<std::vector<json>> mixed;
+  if (auto it = obj.find("prompt"); it != obj.end()) mixed = mixed_prompts(*it);
+  for (const auto& parts : mixed)
+    for (const json& x : parts)
+      if (!x.is_string() && !(x.is_number_integer() && x.get<int64_t>() >= 0 && x.get<int64_t>() <= INT32_MAX))
+        return bad_request(fmt::format("'prompt' parts must be strings or token ids, got {}", x.dump().substr(0, 40)), "prompt");
+  if (!mixed.empty()) o["prompt"] = ojson(std::vector<std::string>(mixed.size(), "x"));  // stand-ins: the route tokenizes them
   // llama-server reads top_k <= 0 as off and a temperature <= 0 as greedy.
   if (o.contains("top_k") && o["top_k"].is_number() && o["top_k"].get<double>() <= 0) o["top_k"] = 0;
   if (o.contains("temperature") && o["temperature"].is_number() && o["temperature"].get<double>() < 0) o["temperature"] = 0;
@@ -119,7 +146,7 @@ api_result<native_request> parse_object(const json& obj, const ojson& ordered, c
 
   auto parsed = parse_completion_request(ordered_json_text(o), defaults);
   if (!parsed.ok()) return parsed.error();
-  native_request n{std::move(parsed.value()), int(n_probs.value_or(0)), false, {}};
+  native_request n{std::move(parsed.value()), int(n_probs.value_or(0)), std::move(mixed), false, {}};
   std::optional<bool> return_tokens;
   GLIA_FIELD(read_bool(obj, "return_tokens", return_tokens));
   n.return_tokens = return_tokens.value_or(false);
@@ -140,6 +167,19 @@ api_result<native_request> parse_object(const json& obj, const ojson& ordered, c
 }
 
 }  // namespace
+
+std::vector<int64_t> tokenize_mixed(const session& s, const std::vector<json>& parts) {
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].is_number_integer()) {
+      ids.push_back(parts[i].get<int64_t>());
+      continue;
+    }
+    auto t = s.tokenize(parts[i].get<std::string>(), i == 0, true);
+    if (t) ids.insert(ids.end(), t->begin(), t->end());
+  }
+  return ids;
+}
 
 api_result<native_request> parse_native_request(std::string_view body, const sampler_params& defaults) {
   auto j = parse_json_object(body);

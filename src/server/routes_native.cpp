@@ -58,6 +58,10 @@ void native_generate(server_state& st, bool infill, const httplib::Request& req,
     auto parsed = parse_native_request(req.body, st.sampling_defaults);
     if (!parsed.ok()) return send_error(res, parsed.error());
     n = std::move(parsed.value());
+    if (!n.mixed.empty()) {
+      n.r.prompts.clear();
+      for (const auto& parts : n.mixed) n.r.prompts.push_back({{}, tokenize_mixed(s, parts), true});
+    }
     reply_reading reading;
     auto built = build_prompts(st, n.r, reading);
     if (!built.ok()) return send_error(res, built.error());

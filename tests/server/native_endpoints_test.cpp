@@ -84,6 +84,20 @@ TEST(ServerNative, CompletionInLlamaServersShape) {
   ASSERT_TRUE(several.is_array()) << several;
   ASSERT_EQ(several.size(), 2u);
   EXPECT_EQ(several[1]["index"], 1);
+  // llama-server's mixed prompts: ids and text in one (BOS only where it starts with text), or
+  // prompts of different forms in one request.
+  json mixed = req;
+  mixed["prompt"] = json::array({1, "The jury said"});
+  EXPECT_EQ(post(srv, "/completion", mixed).json()["content"], a["content"]);
+  const std::vector<int> with_bos = [&] {
+    std::vector<int> ids = {1};
+    for (int id : token_ids(srv, "It was")) ids.push_back(id);
+    return ids;
+  }();
+  const json forms = post(srv, "/completion", json{{"prompt", json::array({"The jury said", with_bos})}, {"n_predict", 2}, {"temperature", 0}}).json();
+  ASSERT_TRUE(forms.is_array()) << forms;
+  EXPECT_EQ(forms[0]["content"], several[0]["content"]);
+  EXPECT_EQ(forms[1]["content"], several[1]["content"]);
   // What glia does not have is refused, not left out.
   for (const json& unsupported : {json{{"mirostat", 2}}, json{{"logit_bias", {{"the", -1}}}}, json{{"dynatemp_range", 0.5}},
                                   json{{"top_n_sigma", 1.0}}, json{{"post_sampling_probs", true}}}) {
