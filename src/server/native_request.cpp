@@ -136,13 +136,10 @@ api_result<native_request> parse_object(const json& obj, const ojson& ordered, c
   off.reset();
   GLIA_FIELD(read_number(obj, "top_n_sigma", -1e9, 1e9, off));
   if (off.value_or(0) > 0) return bad_request("top-n-sigma sampling is not supported; send top_n_sigma -1", "top_n_sigma");
-  // Probabilities after the sampler's transformations are not kept; the model's own are.
   std::optional<bool> post_sampling;
   GLIA_FIELD(read_bool(obj, "post_sampling_probs", post_sampling));
-  if (post_sampling.value_or(false))
-    return bad_request("post_sampling_probs is not supported: completion_probabilities are the model's own log probabilities", "post_sampling_probs");
   std::optional<int64_t> n_probs;
-  GLIA_FIELD(read_int(obj, "n_probs", 0, 100, n_probs));
+  GLIA_FIELD(read_int(obj, "n_probs", 0, 1024, n_probs));
 
   auto parsed = parse_completion_request(ordered_json_text(o), defaults);
   if (!parsed.ok()) return parsed.error();
@@ -161,6 +158,7 @@ api_result<native_request> parse_object(const json& obj, const ojson& ordered, c
   // Every token's text is reported, with the alternatives asked for.
   n.r.params.logprobs = true;
   n.r.params.top_logprobs = n.n_probs;
+  n.r.params.post_sampling_probs = post_sampling.value_or(false);
   if (n.r.params.stream && n.r.prompts.size() > 1)
     return bad_request("a streamed completion takes one prompt (send the others apart)", "prompt");
   return n;

@@ -1,6 +1,7 @@
 #include "server/native_responses.h"
 
 #include <chrono>
+#include <cmath>
 
 #include "core/json_text.h"
 #include "server/sse.h"
@@ -17,8 +18,11 @@ ojson bytes_of(const std::string& s) {
 }
 
 // llama-server's completion_probabilities: per token its id, text, bytes and log probability, and the
-// n_probs most likely alternatives.
-ojson probabilities(const std::vector<token_logprob>& lps) {
+// n_probs most likely alternatives; with post_sampling_probs, probabilities ("prob", "top_probs")
+// among the candidates the sampler's chain left.
+ojson probabilities(const std::vector<token_logprob>& lps, bool post_sampling) {
+  const char* value = post_sampling ? "prob" : "logprob";
+  const auto shown = [post_sampling](float logprob) { return post_sampling ? std::exp(double(logprob)) : double(logprob); };
   ojson out = ojson::array();
   for (const token_logprob& lp : lps) {
     ojson top = ojson::array();
@@ -26,8 +30,12 @@ ojson probabilities(const std::vector<token_logprob>& lps) {
       top.push_back({{"id", i < lp.top_ids.size() ? lp.top_ids[i] : -1},
                      {"token", lp.top[i].first},
                      {"bytes", bytes_of(lp.top[i].first)},
-                     {"logprob", lp.top[i].second}});
-    out.push_back({{"id", lp.id}, {"token", lp.token}, {"bytes", bytes_of(lp.token)}, {"logprob", lp.logprob}, {"top_logprobs", std::move(top)}});
+                     {value, shown(lp.top[i].second)}});
+    out.push_back({{"id", lp.id},
+                   {"token", lp.token},
+                   {"bytes", bytes_of(lp.token)},
+                   {value, shown(lp.logprob)},
+                   {post_sampling ? "top_probs" : "top_logprobs", std::move(top)}});
   }
   return out;
 }
@@ -136,7 +144,7 @@ ojson native_result(const native_meta& m, const job& j, int index, const std::st
              {"stopping_word", j.stop_string},
              {"tokens_cached", j.n_prompt + std::max(0, j.n_generated - 1)},  // the last token is not evaluated
              {"timings", timings(j)}};
-  if (m.n_probs > 0 && with_probabilities) r["completion_probabilities"] = probabilities(lps);
+  if (m.n_probs > 0 && with_probabilities) r["completion_probabilities"] = probabilities(lps, m.post_sampling);
   return only_fields(r, m.response_fields);
 }
 
@@ -145,7 +153,7 @@ std::string native_stream::push_event(const gen_event& e) {
   if (e.text.empty() && e.logprobs.empty()) return {};
   ojson c = {{"index", 0},         {"content", e.text}, {"tokens", token_ids(m_, e.logprobs)}, {"stop", false}, {"id_slot", -1},
              {"tokens_predicted", n_tokens_}, {"tokens_evaluated", m_.n_prompt}};
-  if (m_.n_probs > 0) c["completion_probabilities"] = probabilities(e.logprobs);
+  if (m_.n_probs > 0) c["completion_probabilities"] = probabilities(e.logprobs, m_.post_sampling);
   return sse_data(ordered_json_text(c));
 }
 

@@ -25,6 +25,7 @@ struct native_meta {
   std::string prompt_text;  // the prompt's tokens as text (special tokens shown)
   int n_prompt = 0;
   int n_probs = 0;
+  bool post_sampling = false;  // probabilities ("prob", "top_probs") among the sampler's candidates
   bool return_tokens = false;
   std::vector<std::string> response_fields;  // only these, by path ("timings/prompt_n"); empty: all
   nlohmann::ordered_json settings;           // native_settings of the request

@@ -26,6 +26,9 @@ struct generation_params {
   bool include_usage = false;  // stream_options.include_usage: a last chunk with usage
   bool ignore_eos = false;     // llama-server's and vLLM's: end-of-generation tokens are never sampled
   bool echo = false;           // completions: the prompt comes back before the reply (with its tokens' logprobs)
+  // llama-server's post_sampling_probs: a token's logprobs from the candidates the sampler's chain
+  // left (penalties, truncation, temperature applied) instead of the model's whole distribution.
+  bool post_sampling_probs = false;
   std::vector<std::string> shown_control_tokens;  // markers a reply is read by (see session::make_text_stream)
 };
 

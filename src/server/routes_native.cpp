@@ -74,7 +74,7 @@ void native_generate(server_state& st, bool infill, const httplib::Request& req,
   std::vector<native_meta> metas;
   for (const auto& j : jobs)
     metas.push_back({n.r.model.empty() ? st.model_name : n.r.model, s.detokenize(j->prompt, true), int(j->prompt.size()), n.n_probs,
-                     n.return_tokens, n.response_fields, native_settings(j->params, n.n_probs)});
+                     n.r.params.post_sampling_probs, n.return_tokens, n.response_fields, native_settings(j->params, n.n_probs)});
   if (n.r.params.stream) return stream_job(req, res, native_stream(std::move(metas.front())), jobs.front(), std::move(guard));
   respond_native(jobs, metas, res);
 }

@@ -158,6 +158,23 @@ token_logprob slot::logprob_in(std::span<const float> logits, int32_t id) const 
   return lp;
 }
 
+token_logprob slot::post_sampling_logprob(int32_t id) const {
+  candidate_list c = smp_->last_candidates();  // a copy: softmax() sorts it
+  c.softmax();
+  token_logprob lp;
+  lp.id = id;
+  lp.token = sess_.token_text(id);
+  const candidate* chosen = c.find(id);
+  lp.logprob = chosen && chosen->p > 0.0f ? std::log(chosen->p) : -INFINITY;
+  const size_t k = std::min(size_t(std::max(job_->params.top_logprobs, 0)), c.size());
+  for (size_t i = 0; i < k; ++i) {
+    const candidate& x = c.items()[i];
+    lp.top.emplace_back(sess_.token_text(x.id), x.p > 0.0f ? std::log(x.p) : -INFINITY);
+    lp.top_ids.push_back(x.id);
+  }
+  return lp;
+}
+
 void slot::filter_text(const std::string& text, gen_event& ev, bool& hit) {
   in_bytes_ += text.size();
   const std::string passed = stops_->push(text, hit);
@@ -223,7 +240,7 @@ int32_t slot::sample_and_emit(metrics& m) {
   smp_->accept(id);
   ++j.n_generated;
   m.generated_tokens++;
-  if (j.params.logprobs) pending_lp_.push_back({logprob_of(id), in_bytes_});
+  if (j.params.logprobs) pending_lp_.push_back({j.params.post_sampling_probs ? post_sampling_logprob(id) : logprob_of(id), in_bytes_});
   bool hit = false;
   gen_event ev;
   filter_text(text_->push(id), ev, hit);

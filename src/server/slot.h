@@ -45,6 +45,9 @@ class slot {
   int32_t sample_and_emit(metrics& m);
   token_logprob logprob_of(int32_t id) const { return logprob_in(logits_, id); }
   token_logprob logprob_in(std::span<const float> logits, int32_t id) const;
+  // The sampled token's logprob among the candidates the last sample() left, with the most likely of
+  // them (post_sampling_probs).
+  token_logprob post_sampling_logprob(int32_t id) const;
   // Scores the prompt tokens a chunk's logits predict (an echoed prompt), into echo_lps_.
   void score_prompt_chunk(std::span<const float> logits, size_t chunk_start);
   // The echoed prompt and its tokens' logprobs, once it is all in the sequence.

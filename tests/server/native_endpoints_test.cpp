@@ -100,7 +100,7 @@ TEST(ServerNative, CompletionInLlamaServersShape) {
   EXPECT_EQ(forms[1]["content"], several[1]["content"]);
   // What glia does not have is refused, not left out.
   for (const json& unsupported : {json{{"mirostat", 2}}, json{{"logit_bias", {{"the", -1}}}}, json{{"dynatemp_range", 0.5}},
-                                  json{{"top_n_sigma", 1.0}}, json{{"post_sampling_probs", true}}}) {
+                                  json{{"top_n_sigma", 1.0}}}) {
     json bad = unsupported;
     bad["prompt"] = "x";
     EXPECT_EQ(post(srv, "/completion", bad).status, 400) << unsupported;
@@ -146,6 +146,22 @@ TEST(ServerNative, CompletionInLlamaServersShape) {
   json wrapped = drawn;
   wrapped["seed"] = -5;
   EXPECT_EQ(post(srv, "/completion", wrapped).json()["generation_settings"]["seed"], 4294967291u);
+  // post_sampling_probs: probabilities among what the sampler's chain left (top_k 3: at most three),
+  // the sampled token's among them.
+  json post_req = {{"prompt", "The jury said"}, {"n_predict", 4}, {"temperature", 0.8}, {"top_k", 3}, {"seed", 4}, {"n_probs", 5}, {"post_sampling_probs", true}};
+  const json ps = post(srv, "/completion", post_req).json();
+  ASSERT_EQ(ps["completion_probabilities"].size(), 4u) << ps;
+  for (const json& t : ps["completion_probabilities"]) {
+    ASSERT_TRUE(t.contains("prob") && t.contains("top_probs")) << t;
+    EXPECT_LE(t["top_probs"].size(), 3u);
+    double sum = 0, mine = -1;
+    for (const json& x : t["top_probs"]) {
+      sum += x["prob"].get<double>();
+      if (x["id"] == t["id"]) mine = x["prob"].get<double>();
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-4) << t;
+    EXPECT_NEAR(mine, t["prob"].get<double>(), 1e-9) << t;
+  }
   // /tokenize ignores fields it does not read, as llama-server's does.
   EXPECT_EQ(post(srv, "/tokenize", json{{"content", "The"}, {"model", "x"}}).status, 200);
 }
