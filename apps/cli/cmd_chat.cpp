@@ -13,7 +13,6 @@
 #include "commands.h"
 #include "common_options.h"
 #include "draft_options.h"
-#include "escapes.h"
 #include "load_session.h"
 #include "sampling_options.h"
 #include "core/json_text.h"
@@ -90,15 +89,7 @@ command_fn add_chat(CLI::App& app) {
   cmd->add_option("-n,--n-predict,--predict", o->n_predict, "most tokens per answer (-1, or llama.cpp's -2: until the model stops)")
       ->check(CLI::Range(-2, 1 << 24))->capture_default_str();
   cmd->add_flag("--verbose", o->verbose, "print the tokens evaluated and reused per turn on stderr");
-  cmd->add_option("--reasoning-budget", o->reasoning_budget,
-                  "tokens a reasoning model may think per answer before its close tag (</think>) is forced; -1: no limit, 0: no "
-                  "thinking (the template's enable_thinking is false)")
-      ->check(CLI::Range(-1, INT32_MAX))
-      ->capture_default_str();
-  cmd->add_option_function<std::string>(
-         "--reasoning-budget-message", [o](const std::string& v) { o->reasoning_budget_message = process_escapes(v); },
-         "text forced into the reasoning before its close tag when the budget is spent (backslash escapes as in -p)")
-      ->type_name("TEXT");
+  add_reasoning_budget_options(cmd, o->reasoning_budget, o->reasoning_budget_message, "per answer");
   o->sampling.add_to(cmd);
   o->draft.add_to(cmd);
   o->diag.add_to(cmd);

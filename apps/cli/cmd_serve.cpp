@@ -3,7 +3,6 @@
 
 #include "commands.h"
 #include "common_options.h"
-#include "escapes.h"
 #include "server/server.h"
 
 namespace glia::cli {
@@ -37,16 +36,8 @@ command_fn add_serve(CLI::App& app) {
          "a reasoning model's <think> text: deepseek (the default; auto is the same) returns it as reasoning_content, none leaves it in content")
       ->check(CLI::IsMember({"none", "deepseek", "auto"}))
       ->type_name("FORMAT");
-  cmd->add_option("--reasoning-budget", o->reasoning_budget,
-                  "tokens a reasoning model may think before its close tag (</think>) is forced and it answers; -1: no limit, 0: "
-                  "no thinking (a request's thinking_budget_tokens, thinking_token_budget or Anthropic thinking.budget_tokens wins)")
-      ->check(CLI::Range(-1, INT32_MAX))
-      ->capture_default_str();
-  cmd->add_option_function<std::string>(
-         "--reasoning-budget-message", [o](const std::string& v) { o->reasoning_budget_message = process_escapes(v); },
-         "text forced into the reasoning before its close tag when the budget is spent (backslash escapes as in -p), e.g. "
-         "\"\\n\\nTime is up; answering now.\\n\"")
-      ->type_name("TEXT");
+  // A request's thinking_budget_tokens, thinking_token_budget or Anthropic thinking.budget_tokens wins.
+  add_reasoning_budget_options(cmd, o->reasoning_budget, o->reasoning_budget_message, "per reply");
   cmd->add_flag("--metrics", o->metrics, "serve Prometheus metrics on GET /metrics");
   cmd->add_option("--pooling", o->pooling,
                   "how /v1/embeddings pools the final hidden states: mean, cls (the first token's) or last (default: the model "

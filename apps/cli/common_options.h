@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "escapes.h"
 #include "glia/session.h"
 
 namespace glia::cli {
@@ -87,6 +88,21 @@ inline void add_session_options(CLI::App* cmd, session_options& o) {
   cmd->add_flag("!--no-repack", o.repack_weights,
                 "compute from the file's weight layout instead of repacking weights at load (less memory, slower)");
   cmd->add_flag("--check-tensors", o.check_tensors, "scan every weight (quant scales included) for NaN/Inf before use");
+}
+
+// --reasoning-budget N and --reasoning-budget-message TEXT (backslash escapes read), for chat and serve.
+inline void add_reasoning_budget_options(CLI::App* cmd, int& budget, std::string& message, const char* per) {
+  cmd->add_option("--reasoning-budget", budget,
+                  std::string("tokens a reasoning model may think ") + per +
+                      " before its close tag (</think>) is forced and it answers; -1: no limit, 0: no thinking (the template's "
+                      "enable_thinking is false)")
+      ->check(CLI::Range(-1, INT32_MAX))
+      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--reasoning-budget-message", [&message](const std::string& v) { message = process_escapes(v); },
+         "text forced into the reasoning before its close tag when the budget is spent (backslash escapes as in -p), e.g. "
+         "\"\\n\\nTime is up; answering now.\\n\"")
+      ->type_name("TEXT");
 }
 
 }  // namespace glia::cli

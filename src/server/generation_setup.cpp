@@ -233,7 +233,8 @@ api_result<std::vector<std::shared_ptr<job>>> queue_jobs(server_state& st, const
   return api_error{503, "the server is shutting down"};
 }
 
-void wait_for_events(job& j, const std::vector<std::shared_ptr<job>>& request, std::string& text, std::vector<token_logprob>& lps) {
+std::optional<api_error> wait_for_events(job& j, const std::vector<std::shared_ptr<job>>& request, std::string& text,
+                                         std::vector<token_logprob>& lps) {
   std::vector<gen_event> events;
   for (bool done = false; !done;) {
     events.clear();
@@ -247,12 +248,15 @@ void wait_for_events(job& j, const std::vector<std::shared_ptr<job>>& request, s
       for (const auto& other : request) other->cancel = true;
     }
   }
+  if (j.reason != finish_kind::error) return std::nullopt;
+  for (const auto& other : request) other->cancel = true;
+  return api_error{j.error_status, j.error};
 }
 
 std::string wait_for_reply(job& j) {
   std::string text;
   std::vector<token_logprob> lps;
-  wait_for_events(j, {}, text, lps);
+  (void)wait_for_events(j, {}, text, lps);  // the caller reads j.reason
   return text;
 }
 

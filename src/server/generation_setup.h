@@ -72,8 +72,10 @@ api_result<std::vector<std::shared_ptr<job>>> queue_jobs(server_state& st, const
 
 // A job's whole reply text, waited for; a client that leaves cancels it.
 std::string wait_for_reply(job& j);
-// The same, with its tokens' logprobs; a client that leaves cancels the request's every job.
-void wait_for_events(job& j, const std::vector<std::shared_ptr<job>>& request, std::string& text, std::vector<token_logprob>& lps);
+// The same, with its tokens' logprobs; a client that leaves cancels the request's every job, and so
+// does a job that fails: its error is returned.
+std::optional<api_error> wait_for_events(job& j, const std::vector<std::shared_ptr<job>>& request, std::string& text,
+                                         std::vector<token_logprob>& lps);
 
 // A 503 while the model loads or the server drains (Retry-After set on `res`); nullopt when ready.
 std::optional<api_error> refuse_unready(server_state& st, httplib::Response& res);

@@ -31,11 +31,7 @@ void respond_whole(const response_meta& meta, const std::vector<std::shared_ptr<
     job& j = *jobs[i];
     std::string text;
     std::vector<token_logprob> lps;
-    wait_for_events(j, jobs, text, lps);
-    if (j.reason == finish_kind::error) {
-      for (const auto& other : jobs) other->cancel = true;
-      return send_error(res, api_error{j.error_status, j.error});
-    }
+    if (auto e = wait_for_events(j, jobs, text, lps)) return send_error(res, *e);
     const auto* lp = j.params.logprobs ? &lps : nullptr;
     reply_parts parts{{}, std::move(text)};
     if (reading.reasoning) parts = split_reasoning(parts.content, *reading.reasoning, reading.start, reading.before);

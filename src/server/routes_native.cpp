@@ -25,11 +25,7 @@ void respond_native(const std::vector<std::shared_ptr<job>>& jobs, const std::ve
     job& j = *jobs[i];
     std::string text;
     std::vector<token_logprob> lps;
-    wait_for_events(j, jobs, text, lps);
-    if (j.reason == finish_kind::error) {
-      for (const auto& other : jobs) other->cancel = true;
-      return send_error(res, api_error{j.error_status, j.error});
-    }
+    if (auto e = wait_for_events(j, jobs, text, lps)) return send_error(res, *e);
     results.push_back(native_result(metas[i], j, int(i), text, lps));
   }
   res.set_content(ordered_json_text(results.size() == 1 ? results[0] : results), "application/json");
