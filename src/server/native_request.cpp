@@ -143,7 +143,7 @@ api_result<native_request> parse_object(const json& obj, const ojson& ordered, c
 
   auto parsed = parse_completion_request(ordered_json_text(o), defaults);
   if (!parsed.ok()) return parsed.error();
-  native_request n{std::move(parsed.value()), int(n_probs.value_or(0)), std::move(mixed), false, {}};
+  native_request n{std::move(parsed.value()), std::move(mixed), false, {}};
   std::optional<bool> return_tokens;
   GLIA_FIELD(read_bool(obj, "return_tokens", return_tokens));
   n.return_tokens = return_tokens.value_or(false);
@@ -155,9 +155,9 @@ api_result<native_request> parse_object(const json& obj, const ojson& ordered, c
     }
   }
   GLIA_FIELD(read_sampler_extras(obj, n.r.params.sampling));
-  // Every token's text is reported, with the alternatives asked for.
+  // Every token's text is reported, with the n_probs alternatives asked for.
   n.r.params.logprobs = true;
-  n.r.params.top_logprobs = n.n_probs;
+  n.r.params.top_logprobs = int(n_probs.value_or(0));
   n.r.params.post_sampling_probs = post_sampling.value_or(false);
   if (n.r.params.stream && n.r.prompts.size() > 1)
     return bad_request("a streamed completion takes one prompt (send the others apart)", "prompt");

@@ -18,7 +18,6 @@ namespace glia::server {
 
 struct native_request {
   completion_request r;
-  int n_probs = 0;  // alternatives per token in completion_probabilities (0: none)
   // Prompts that mix text and token ids (llama-server's [12, "text", 34] for one prompt, or
   // ["text", [12, 34]] for several), each a list of strings and ids; the route tokenizes them
   // (tokenize_mixed) into r.prompts. Empty: r.prompts holds the prompts.

@@ -94,7 +94,7 @@ const char* stop_type(const job& j) {
 
 }  // namespace
 
-ojson native_settings(const generation_params& p, int n_probs) {
+ojson native_settings(const generation_params& p) {
   const sampler_params& s = p.sampling;
   ojson bias = ojson::array();
   for (const auto& [id, b] : s.logit_bias) bias.push_back({id, std::isinf(b) && b < 0 ? ojson(false) : ojson(b)});
@@ -121,7 +121,7 @@ ojson native_settings(const generation_params& p, int n_probs) {
           {"stop", p.stop},
           {"ignore_eos", p.ignore_eos},
           {"stream", p.stream},
-          {"n_probs", n_probs},
+          {"n_probs", p.top_logprobs},
           {"grammar", s.grammar ? "(constrained)" : ""},
           {"logit_bias", std::move(bias)}};
 }
@@ -136,7 +136,7 @@ ojson native_result(const native_meta& m, const job& j, int index, const std::st
              {"model", m.model},
              {"tokens_predicted", j.n_generated},
              {"tokens_evaluated", j.n_prompt},
-             {"generation_settings", m.settings},
+             {"generation_settings", native_settings(j.params)},
              {"prompt", m.prompt_text},
              {"has_new_line", content.find('\n') != std::string::npos},
              {"truncated", false},
@@ -144,7 +144,7 @@ ojson native_result(const native_meta& m, const job& j, int index, const std::st
              {"stopping_word", j.stop_string},
              {"tokens_cached", j.n_prompt + std::max(0, j.n_generated - 1)},  // the last token is not evaluated
              {"timings", timings(j)}};
-  if (m.n_probs > 0 && with_probabilities) r["completion_probabilities"] = probabilities(lps, m.post_sampling);
+  if (j.params.top_logprobs > 0 && with_probabilities) r["completion_probabilities"] = probabilities(lps, j.params.post_sampling_probs);
   return only_fields(r, m.response_fields);
 }
 
@@ -152,8 +152,8 @@ std::string native_stream::push_event(const gen_event& e) {
   n_tokens_ += int(e.logprobs.size());
   if (e.text.empty() && e.logprobs.empty()) return {};
   ojson c = {{"index", 0},         {"content", e.text}, {"tokens", token_ids(m_, e.logprobs)}, {"stop", false}, {"id_slot", -1},
-             {"tokens_predicted", n_tokens_}, {"tokens_evaluated", m_.n_prompt}};
-  if (m_.n_probs > 0) c["completion_probabilities"] = probabilities(e.logprobs, m_.post_sampling);
+             {"tokens_predicted", n_tokens_}, {"tokens_evaluated", n_prompt_}};
+  if (params_->top_logprobs > 0) c["completion_probabilities"] = probabilities(e.logprobs, params_->post_sampling_probs);
   return sse_data(ordered_json_text(c));
 }
 

@@ -19,20 +19,17 @@
 
 namespace glia::server {
 
-// What every result of a request repeats.
+// What a result shows beside its job (whose params and prompt give the rest: n_probs is
+// top_logprobs, post_sampling_probs the kind of probabilities).
 struct native_meta {
   std::string model;
   std::string prompt_text;  // the prompt's tokens as text (special tokens shown)
-  int n_prompt = 0;
-  int n_probs = 0;
-  bool post_sampling = false;  // probabilities ("prob", "top_probs") among the sampler's candidates
   bool return_tokens = false;
   std::vector<std::string> response_fields;  // only these, by path ("timings/prompt_n"); empty: all
-  nlohmann::ordered_json settings;           // native_settings of the request
 };
 
 // llama-server's generation_settings (and /props' default params) for these parameters.
-nlohmann::ordered_json native_settings(const generation_params& p, int n_probs);
+nlohmann::ordered_json native_settings(const generation_params& p);
 
 // A finished job's result: `index` among the request's prompts, its content and token logprobs
 // (probabilities: with n_probs, completion_probabilities from them; the stream's last event has none).
@@ -43,7 +40,11 @@ nlohmann::ordered_json native_result(const native_meta& m, const job& j, int ind
 class native_stream {
  public:
   explicit native_stream(native_meta m) : m_(std::move(m)) {}
-  std::optional<std::string> start(const job&, bool) { return std::string(); }
+  std::optional<std::string> start(const job& j, bool) {
+    params_ = &j.params;  // read-only once the job is queued
+    n_prompt_ = int(j.prompt.size());
+    return std::string();
+  }
   std::string push_event(const gen_event& e);
   std::string finish(const job& j);
   std::string error(const api_error& e);
@@ -51,6 +52,8 @@ class native_stream {
 
  private:
   native_meta m_;
+  const generation_params* params_ = nullptr;
+  int n_prompt_ = 0;
   int n_tokens_ = 0;
 };
 

@@ -69,8 +69,7 @@ void native_generate(server_state& st, bool infill, const httplib::Request& req,
   const std::vector<std::shared_ptr<job>>& jobs = queued.value();
   std::vector<native_meta> metas;
   for (const auto& j : jobs)
-    metas.push_back({n.r.model.empty() ? st.model_name : n.r.model, s.detokenize(j->prompt, true), int(j->prompt.size()), n.n_probs,
-                     n.r.params.post_sampling_probs, n.return_tokens, n.response_fields, native_settings(j->params, n.n_probs)});
+    metas.push_back({n.r.model.empty() ? st.model_name : n.r.model, s.detokenize(j->prompt, true), n.return_tokens, n.response_fields});
   if (n.r.params.stream) return stream_job(req, res, native_stream(std::move(metas.front())), jobs.front(), std::move(guard));
   respond_native(jobs, metas, res);
 }
@@ -89,7 +88,7 @@ void native_props(server_state& st, httplib::Response& res) {
                      {"n_ctx", s.n_ctx()},
                      {"speculative", false},
                      {"is_processing", false},
-                     {"params", native_settings(defaults, 0)}}},
+                     {"params", native_settings(defaults)}}},
                    {"total_slots", st.opts.parallel},
                    {"model_alias", st.model_name},
                    {"model_path", st.opts.session.model_path},

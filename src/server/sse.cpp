@@ -1,9 +1,5 @@
 #include "server/sse.h"
 
-#include <sys/socket.h>
-
-#include "server/connection.h"
-
 namespace glia::server {
 
 std::string sse_data(std::string_view json_line) {
@@ -20,14 +16,11 @@ void set_event_stream(const httplib::Request& req, httplib::Response& res, httpl
   res.set_header("Cache-Control", "no-cache");
   constexpr const char* type = "text/event-stream; charset=utf-8";
   if (req.version == "HTTP/1.0") {
+    // A stream without a length ends only with the connection. The library keeps a 1.0 connection
+    // that asked for Keep-Alive open; Connection: close has the server's logger shut its reading
+    // once the response is written (http_server.cpp), which ends it.
     res.set_header("Connection", "close");
-    // The library keeps a 1.0 connection that asked for Keep-Alive open after the response, and a
-    // stream without a length ends only with the connection: shut the socket once it is written.
-    const int fd = find_connection_fd(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
-    res.set_content_provider(type, std::move(step), [done = std::move(done), fd](bool success) {
-      done(success);
-      if (fd >= 0) shutdown(fd, SHUT_RDWR);
-    });
+    res.set_content_provider(type, std::move(step), std::move(done));
   } else {
     res.set_chunked_content_provider(type, std::move(step), std::move(done));
   }
