@@ -18,14 +18,12 @@ namespace glia {
 
 // A reasoning model's thinking left free, its answer constrained: the grammar holds from the end of
 // the reasoning (as vLLM's structured outputs with a reasoning parser; a schema enforced from the
-// first token would keep the model from thinking at all). The reply may open the reasoning with its
-// first token, or start inside it (the prompt opened it); the grammar then starts with the token
-// after the one that completes `close` in the generated text.
+// first token would keep the model from thinking at all). The reasoning's tags, and whether the reply
+// starts inside it, are sampler_params::reasoning's (required with this). The reply may open the
+// reasoning with its first token, or start inside it (the prompt opened it); the grammar then starts
+// with the token after the one that completes the close tag in the generated text.
 struct grammar_after_reasoning {
-  std::string close;           // the tag that ends the reasoning ("</think>")
-  int32_t open_id = -1;        // the token that opens it, allowed as the first token beside the grammar's; -1: none
-  bool starts_inside = false;  // the prompt opened the reasoning: the reply starts in it
-  std::string before;          // starts_inside: the text before the reply, where it ends with the close tag's start
+  int32_t open_id = -1;  // the token that opens it, allowed as the first token beside the grammar's; -1: none
 
   bool operator==(const grammar_after_reasoning&) const = default;
 };
@@ -68,7 +66,7 @@ struct sampler_params {
   // Generated text must stay inside this grammar (GBNF, --grammar / --json-schema / response_format);
   // null: unconstrained.
   std::shared_ptr<const grammar::compiled> grammar;
-  // With a grammar: leave a reasoning model's thinking free and constrain what follows it.
+  // With a grammar (and `reasoning`): leave a reasoning model's thinking free and constrain what follows it.
   std::optional<grammar_after_reasoning> grammar_after;
   // A reasoning model's tags: its reasoning tokens are counted, and end on a budget when it has one.
   std::optional<reasoning_limit> reasoning;

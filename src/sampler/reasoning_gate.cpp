@@ -4,8 +4,8 @@
 
 namespace glia {
 
-reasoning_gate::reasoning_gate(const grammar_after_reasoning& r, token_text_fn token_text)
-    : deferred_(true), starts_inside_(r.starts_inside), open_id_(r.open_id), close_(r.close), before_(r.before), text_(std::move(token_text)) {
+reasoning_gate::reasoning_gate(const reasoning_limit& tags, int32_t open_id, token_text_fn token_text)
+    : deferred_(true), starts_inside_(tags.starts_inside), open_id_(open_id), close_(tags.close), before_(tags.before), text_(std::move(token_text)) {
   if (close_.empty()) throw std::invalid_argument("reasoning_gate: the reasoning needs a close tag");
   if (!text_) throw std::invalid_argument("reasoning_gate: finding the close tag needs the tokens' texts");
   reset();

@@ -14,8 +14,10 @@ namespace glia {
 class reasoning_gate {
  public:
   reasoning_gate() = default;
-  // token_text gives a token's text, control tokens included (the close tag usually is one).
-  reasoning_gate(const grammar_after_reasoning& r, token_text_fn token_text);
+  // tags: the reasoning's close tag and where the reply starts; open_id: the token the reply may open
+  // it with (-1: none). token_text gives a token's text, control tokens included (the close tag
+  // usually is one).
+  reasoning_gate(const reasoning_limit& tags, int32_t open_id, token_text_fn token_text);
 
   // The grammar constrains the next token (with the opening token allowed besides, see below).
   bool constrains() const { return phase_ != phase::reasoning; }

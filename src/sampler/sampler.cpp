@@ -19,7 +19,10 @@ sampler::sampler(const sampler_params& p, token_text_fn token_text, std::shared_
   if (p.grammar) {
     if (!vocab) throw std::invalid_argument("sampler: a grammar needs the vocabulary's pieces");
     grammar_ = std::make_unique<grammar::token_matcher>(p.grammar, std::move(vocab));
-    if (p.grammar_after) gate_ = reasoning_gate(*p.grammar_after, token_text);
+    if (p.grammar_after) {
+      if (!p.reasoning) throw std::invalid_argument("sampler: a grammar after the reasoning needs the reasoning's tags");
+      gate_ = reasoning_gate(*p.reasoning, p.grammar_after->open_id, token_text);
+    }
   }
   if (p.reasoning) budget_ = reasoning_budget(*p.reasoning, token_text);
   const size_t min_keep = size_t(std::max(p.min_keep, 0));

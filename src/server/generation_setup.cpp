@@ -132,7 +132,7 @@ api_result<std::vector<std::vector<int32_t>>> build_prompts(server_state& st, co
         // continues a message.
         const int32_t opener = r.continue_final_message ? -1 : single_token(s, tags.open);
         if (r.params.sampling.grammar)
-          r.params.sampling.grammar_after = grammar_after_reasoning{std::string(tags.close), opener, start != reasoning_start::outside, reading.before};
+          r.params.sampling.grammar_after = grammar_after_reasoning{opener};  // the tags: sampling.reasoning, set below
       }
       // The reasoning is the model's own unless a constraint holds from the first token
       // (reasoning_format none): then there is none to count or end.

@@ -168,7 +168,7 @@ TEST(ReasoningBudget, AForcedCloseStartsTheConstrainedAnswer) {
   auto g = grammar::from_gbnf(R"(root ::= "{" [ab]* "}")");
   ASSERT_TRUE(g.is_ok()) << g.message();
   p.grammar = *g;
-  p.grammar_after = grammar_after_reasoning{"</think>", -1, true, ""};
+  p.grammar_after = grammar_after_reasoning{-1};
   p.reasoning = limit(1, true);
   std::vector<std::string> pieces = texts;
   pieces[3] = pieces[4] = "";

@@ -124,9 +124,12 @@ std::shared_ptr<const grammar::token_vocab> think_vocab() {
   return std::make_shared<grammar::token_vocab>(pieces, std::vector<int32_t>{4});
 }
 
-sampler think_sampler(grammar_after_reasoning after, float temp = 0.0f) {
+// The grammar after a reasoning between <think> and </think>: open_id may open it; inside, the prompt
+// did (`before`: the text before the reply).
+sampler think_sampler(int32_t open_id, bool inside, float temp = 0.0f, std::string before = "") {
   sampler_params p = abc_params(R"(root ::= "{" [ab]* "}")", temp);
-  p.grammar_after = std::move(after);
+  p.grammar_after = grammar_after_reasoning{open_id};
+  p.reasoning = reasoning_limit{"<think>", "</think>", inside, std::move(before), -1, {}};
   return sampler(p, [](int32_t id) { return think_texts.at(size_t(id)); }, think_vocab());
 }
 
@@ -139,7 +142,7 @@ std::vector<float> preferring(int32_t best) {
 }
 
 TEST(SamplerGrammar, AfterReasoningTheReplyMayOpenItFirst) {
-  sampler s = think_sampler({"</think>", 5, false, ""});
+  sampler s = think_sampler(5, false);
   EXPECT_EQ(s.grammar_matcher(), nullptr);  // the first token is not the grammar's alone
   EXPECT_EQ(s.sample(preferring(0)), 2);    // "a" is neither the grammar's nor the opening: "{"
   EXPECT_EQ(s.sample(preferring(5)), 5);    // "<think>" opens the reasoning
@@ -160,19 +163,19 @@ TEST(SamplerGrammar, AfterReasoningTheReplyMayOpenItFirst) {
 }
 
 TEST(SamplerGrammar, AfterReasoningAFirstTokenOutsideItConstrainsAtOnce) {
-  sampler s = think_sampler({"</think>", 5, false, ""});
+  sampler s = think_sampler(5, false);
   s.accept(2);  // "{": the answer started, no reasoning
   EXPECT_EQ(s.sample(preferring(5)), 0);
   EXPECT_EQ(s.sample(preferring(6)), 0);
   // Without an opening token, the grammar holds from the first token.
-  sampler none = think_sampler({"</think>", -1, false, ""});
+  sampler none = think_sampler(-1, false);
   EXPECT_EQ(none.sample(preferring(5)), 2);
   EXPECT_NE(none.grammar_matcher(), nullptr);
 }
 
 TEST(SamplerGrammar, AfterReasoningThePromptOpenedItAndTheCloseComesInPieces) {
   for (float temp : {0.0f, 1.0f}) {
-    sampler s = think_sampler({"</think>", 5, true, ""}, temp);
+    sampler s = think_sampler(5, true, temp);
     EXPECT_EQ(s.sample(preferring(3)), 3);  // inside from the start
     s.accept(3);
     s.accept(7);  // "</"
@@ -190,14 +193,14 @@ TEST(SamplerGrammar, AfterReasoningThePromptOpenedItAndTheCloseComesInPieces) {
 // (whitespace after the tag left out, as the reply's content leaves it out); a start outside the
 // grammar is a dead end.
 TEST(SamplerGrammar, AfterReasoningTheAnswerMayStartInTheClosingToken) {
-  sampler s = think_sampler({"</think>", 5, true, ""});
+  sampler s = think_sampler(5, true);
   s.accept(7);
   s.accept(9);  // "</" "think>\n{a": the answer so far is "{a"
   EXPECT_EQ(s.sample(preferring(2)), 0);  // no second "{": "a" is the best the grammar allows
   s.accept(3);
   EXPECT_EQ(s.sample(preferring(0)), 4);
   EXPECT_FALSE(s.grammar_dead_end());
-  sampler broken = think_sampler({"</think>", 5, true, ""});
+  sampler broken = think_sampler(5, true);
   broken.accept(7);
   broken.accept(10);  // "}" cannot start "{...}"
   EXPECT_EQ(broken.sample(preferring(2)), 4);
@@ -209,7 +212,7 @@ TEST(SamplerGrammar, AfterReasoningTheAnswerMayStartInTheClosingToken) {
 
 // Continuing a text that ends with the close tag's start: the reply's first token may end the tag.
 TEST(SamplerGrammar, AfterReasoningTheTextBeforeMayHoldTheTagsStart) {
-  sampler s = think_sampler({"</think>", 5, true, "so </"});
+  sampler s = think_sampler(5, true, 0.0f, "so </");
   EXPECT_EQ(s.sample(preferring(3)), 3);  // still inside
   s.accept(8);                            // "think>": "</" + "think>" closes it
   EXPECT_EQ(s.sample(preferring(3)), 2);
@@ -219,7 +222,8 @@ TEST(SamplerGrammar, AfterReasoningTheTextBeforeMayHoldTheTagsStart) {
 
 TEST(SamplerGrammar, AfterReasoningNeedsTheTokensTexts) {
   sampler_params p = abc_params(R"(root ::= "a")", 0.0f);
-  p.grammar_after = grammar_after_reasoning{"</think>", 5, false, ""};
+  p.grammar_after = grammar_after_reasoning{5};
+  p.reasoning = reasoning_limit{"<think>", "</think>", false, "", -1, {}};
   EXPECT_THROW(sampler(p, nullptr, think_vocab()), std::invalid_argument);
 }
 
